@@ -1,0 +1,244 @@
+#include "core/config/config_parser.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "core/config/config_node.h"
+#include "core/config/layer_spec_parser.h"
+#include "core/config/yaml_overrides.h"
+
+namespace sluice::config {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& problem) { throw Error(ErrorCode::kConfig, "config: " + problem); }
+
+struct Source {
+  std::string text;
+  std::string file;  // empty when the argument was YAML text
+};
+
+bool looks_like_a_path(const std::string& text) {
+  if (text.find('\n') != std::string::npos || text.find(':') != std::string::npos) return false;
+  auto ends_with = [&](const std::string& suffix) {
+    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".yaml") || ends_with(".yml");
+}
+
+Source read_source(const std::string& yaml_text_or_path) {
+  std::error_code ignored;
+  if (yaml_text_or_path.find('\n') == std::string::npos &&
+      std::filesystem::is_regular_file(yaml_text_or_path, ignored)) {
+    std::ifstream file(yaml_text_or_path);
+    if (!file) fail("cannot read config file \"" + yaml_text_or_path + "\"");
+    std::ostringstream text;
+    text << file.rdbuf();
+    return {text.str(), yaml_text_or_path};
+  }
+  // Without this, a mistyped path would be parsed as a YAML scalar and fail with a puzzling message.
+  if (looks_like_a_path(yaml_text_or_path)) fail("config file \"" + yaml_text_or_path + "\" does not exist");
+  return {yaml_text_or_path, ""};
+}
+
+YAML::Node load_yaml(const Source& source) {
+  try {
+    return YAML::Load(source.text);
+  } catch (const YAML::Exception& error) {
+    const std::string where = source.file.empty() ? "" : " in \"" + source.file + "\"";
+    fail("YAML syntax error" + where + " at line " + std::to_string(error.mark.line + 1) + ", column " +
+         std::to_string(error.mark.column + 1) + ": " + error.msg);
+  }
+}
+
+int positive_int(const ConfigNode& node) {
+  const int value = node.as_int32();
+  if (value <= 0) node.fail("expected a positive integer, got " + node.describe_value());
+  return value;
+}
+
+int non_negative_int(const ConfigNode& node) {
+  const int value = node.as_int32();
+  if (value < 0) node.fail("expected a non-negative integer, got " + node.describe_value());
+  return value;
+}
+
+double number_in(const ConfigNode& node, double low, bool low_inclusive, double high, const std::string& rule) {
+  const double value = node.as_double();
+  const bool above = low_inclusive ? value >= low : value > low;
+  if (!(above && value < high)) node.fail("expected " + rule + ", got " + node.describe_value());
+  return value;
+}
+
+ModelSpec parse_model(const ConfigNode& node) {
+  node.require_map_with_keys({"inputs", "layers"}, "model");
+  ModelSpec model;
+  const ConfigNode inputs = node.child("inputs");
+  model.inputs = inputs.as_int();
+  if (model.inputs <= 0) inputs.fail("expected a positive integer, got " + inputs.describe_value());
+  model.layers = parse_layer_specs(node.child("layers"));
+  return model;
+}
+
+PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
+  node.require_map_with_keys(
+      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel"},
+      "pipeline");
+  PipelineSpec pipeline;
+  if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
+  if (node.has("schedule")) {
+    pipeline.schedule = node.child("schedule").as_choice({"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"});
+  }
+  if (node.has("chunks")) pipeline.chunks = positive_int(node.child("chunks"));
+  if (node.has("microbatches")) pipeline.microbatches = positive_int(node.child("microbatches"));
+  if (node.has("data_parallel")) pipeline.data_parallel = positive_int(node.child("data_parallel"));
+  if (node.has("recompute")) pipeline.recompute = node.child("recompute").as_choice({"none", "full", "selective"});
+
+  if (node.has("recompute_layers")) {
+    const ConfigNode list = node.child("recompute_layers");
+    if (pipeline.recompute != "selective") {
+      list.fail("recompute_layers only applies with recompute: selective (recompute is \"" + pipeline.recompute +
+                "\")");
+    }
+    pipeline.recompute_layers = list.as_int_list();
+    const std::vector<ConfigNode> entries = list.elements();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const int layer = pipeline.recompute_layers[i];
+      if (layer < 0 || static_cast<std::size_t>(layer) >= layer_count) {
+        entries[i].fail("layer index " + std::to_string(layer) + " is out of range: the model has " +
+                        std::to_string(layer_count) + " layers (0.." + std::to_string(layer_count - 1) + ")");
+      }
+    }
+  }
+  if (pipeline.recompute == "selective" && pipeline.recompute_layers.empty()) {
+    node.fail("recompute: selective needs recompute_layers, a non-empty list of layer indices");
+  }
+
+  if (node.has("split")) {
+    const ConfigNode split = node.child("split");
+    pipeline.split = split.as_int_list();
+    const std::size_t chunk_count = static_cast<std::size_t>(pipeline.stages) * pipeline.chunks;
+    if (pipeline.split.size() != chunk_count) {
+      split.fail("expected stages * chunks = " + std::to_string(pipeline.stages) + " * " +
+                 std::to_string(pipeline.chunks) + " = " + std::to_string(chunk_count) + " entries, got " +
+                 std::to_string(pipeline.split.size()));
+    }
+    std::size_t total = 0;
+    const std::vector<ConfigNode> entries = split.elements();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (pipeline.split[i] <= 0)
+        entries[i].fail("every chunk needs at least one layer, got " + entries[i].describe_value());
+      total += static_cast<std::size_t>(pipeline.split[i]);
+    }
+    if (total != layer_count) {
+      split.fail("the entries add up to " + std::to_string(total) + " layers but the model has " +
+                 std::to_string(layer_count));
+    }
+  }
+  return pipeline;
+}
+
+OptimizerSpec parse_optimizer(const ConfigNode& node) {
+  OptimizerSpec optimizer;
+  if (!node.is_map()) node.fail("expected the optimizer (a map), got " + node.describe_value());
+  optimizer.type = node.child("type").as_choice({"sgd", "adamw"});
+  if (optimizer.type == "sgd") {
+    node.require_map_with_keys({"type", "lr", "momentum", "weight_decay", "clip_grad_norm"}, "optimizer sgd");
+    if (node.has("momentum"))
+      optimizer.momentum = number_in(node.child("momentum"), 0.0, true, 1.0, "0 <= momentum < 1");
+  } else {
+    node.require_map_with_keys({"type", "lr", "beta1", "beta2", "eps", "weight_decay", "clip_grad_norm"},
+                               "optimizer adamw");
+    if (node.has("beta1")) optimizer.beta1 = number_in(node.child("beta1"), 0.0, true, 1.0, "0 <= beta1 < 1");
+    if (node.has("beta2")) optimizer.beta2 = number_in(node.child("beta2"), 0.0, true, 1.0, "0 <= beta2 < 1");
+    if (node.has("eps")) optimizer.eps = number_in(node.child("eps"), 0.0, false, HUGE_VAL, "a positive number");
+  }
+  if (node.has("lr")) optimizer.lr = number_in(node.child("lr"), 0.0, false, HUGE_VAL, "a positive learning rate");
+  if (node.has("weight_decay")) {
+    optimizer.weight_decay = number_in(node.child("weight_decay"), 0.0, true, HUGE_VAL, "a non-negative number");
+  }
+  if (node.has("clip_grad_norm")) {
+    optimizer.clip_grad_norm =
+        number_in(node.child("clip_grad_norm"), 0.0, true, HUGE_VAL, "a non-negative number (0 = no clipping)");
+  }
+  return optimizer;
+}
+
+DataSpec parse_data(const ConfigNode& node) {
+  DataSpec data;
+  if (!node.is_map()) node.fail("expected the data section (a map), got " + node.describe_value());
+  data.type = node.child("type").as_choice({"synthetic", "hdf5", "external"});
+  if (data.type == "hdf5") {
+    node.require_map_with_keys({"type", "batch", "path", "inputs", "targets"}, "data hdf5");
+    const ConfigNode path = node.child("path");
+    data.path = path.as_string();
+    if (data.path.empty()) path.fail("data type hdf5 needs the path of an HDF5 file");
+    if (node.has("inputs")) data.inputs = node.child("inputs").as_string();
+    if (node.has("targets")) data.targets = node.child("targets").as_string();
+  } else {
+    node.require_map_with_keys({"type", "batch"}, "data " + data.type);
+  }
+  const ConfigNode batch = node.child("batch");
+  data.batch = batch.as_int();
+  if (data.batch <= 0) batch.fail("expected a positive integer, got " + batch.describe_value());
+  return data;
+}
+
+CheckpointSpec parse_checkpoint(const ConfigNode& node) {
+  node.require_map_with_keys({"dir", "every", "keep"}, "checkpoint");
+  CheckpointSpec checkpoint;
+  if (node.has("dir")) checkpoint.dir = node.child("dir").as_string();
+  if (node.has("every")) checkpoint.every = non_negative_int(node.child("every"));
+  if (node.has("keep")) checkpoint.keep = positive_int(node.child("keep"));
+  if (checkpoint.every > 0 && checkpoint.dir.empty()) {
+    node.child("every").fail("periodic checkpoints need checkpoint.dir");
+  }
+  return checkpoint;
+}
+
+Config parse_tree(const ConfigNode& root) {
+  root.require_map_with_keys(
+      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "seed", "steps"}, "the config");
+  Config config;
+  config.model = parse_model(root.child("model"));
+  if (root.has("pipeline")) config.pipeline = parse_pipeline(root.child("pipeline"), config.model.layers.size());
+  if (root.has("loss")) config.loss = root.child("loss").as_choice({"mse", "cross_entropy"});
+  if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
+  config.data = parse_data(root.child("data"));
+  if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
+  if (root.has("device")) config.device = root.child("device").as_choice({"cpu", "cuda"});
+  if (root.has("seed")) config.seed = root.child("seed").as_uint64();
+  if (root.has("steps")) config.steps = positive_int(root.child("steps"));
+  return config;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text_or_path, const std::vector<std::string>& overrides) {
+  const Source source = read_source(yaml_text_or_path);
+  YAML::Node root = load_yaml(source);
+  if (!root.IsDefined() || root.IsNull()) {
+    if (overrides.empty()) fail("the config is empty; it needs at least the sections model and data");
+    root.reset(YAML::Node(YAML::NodeType::Map));
+  }
+
+  OverrideSources sources;
+  for (const std::string& assignment : overrides) sources.record(apply_override(root, assignment), assignment);
+
+  Config config = parse_tree(ConfigNode(root, "", &sources));
+  if (overrides.empty()) {
+    config.text = source.text;  // keeps the user's comments and layout
+  } else {
+    YAML::Emitter emitter;
+    emitter << root;
+    config.text = std::string(emitter.c_str()) + "\n";
+  }
+  return config;
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,65 @@
+#include "core/config/layout.h"
+
+#include <string>
+
+#include "core/common/error.h"
+
+namespace sluice::config {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& problem) { throw Error(ErrorCode::kConfig, "config: " + problem); }
+
+std::string first_multiples(int step, int count) {
+  std::string listed;
+  for (int i = 1; i <= count; ++i) listed += std::to_string(step * i) + ", ";
+  return listed + "...";
+}
+
+std::string nearest_multiples(int64_t value, int64_t step) {
+  const int64_t below = value / step * step;
+  const int64_t above = below + step;
+  if (below == 0) return std::to_string(above);
+  return std::to_string(below) + " or " + std::to_string(above);
+}
+
+}  // namespace
+
+Layout make_layout(const Config& config, int world_size, int rank) {
+  if (world_size < 1)
+    throw Error(ErrorCode::kInvalidArgument, "make_layout: world size " + std::to_string(world_size) + " < 1");
+  if (rank < 0 || rank >= world_size) {
+    throw Error(ErrorCode::kInvalidArgument, "make_layout: rank " + std::to_string(rank) + " is outside the world of " +
+                                                 std::to_string(world_size) + " ranks");
+  }
+  const int stages = config.pipeline.stages;
+  if (stages < 1) fail("pipeline.stages must be positive, got " + std::to_string(stages));
+  if (world_size % stages != 0) {
+    fail("pipeline.stages is " + std::to_string(stages) + " but the MPI world has " + std::to_string(world_size) +
+         " ranks, which is not a multiple of it; world sizes that work: " + first_multiples(stages, 4));
+  }
+  const int data_parallel = world_size / stages;
+  if (config.pipeline.data_parallel > 0 && config.pipeline.data_parallel != data_parallel) {
+    fail("pipeline.data_parallel is " + std::to_string(config.pipeline.data_parallel) + " and pipeline.stages is " +
+         std::to_string(stages) + ", which needs " + std::to_string(config.pipeline.data_parallel * stages) +
+         " ranks, but the MPI world has " + std::to_string(world_size) + " (drop data_parallel to derive it as " +
+         std::to_string(data_parallel) + ")");
+  }
+  const int64_t rows_per_step = static_cast<int64_t>(data_parallel) * config.pipeline.microbatches;
+  if (config.data.batch <= 0 || config.data.batch % rows_per_step != 0) {
+    fail("data.batch " + std::to_string(config.data.batch) +
+         " is not divisible by data_parallel * microbatches = " + std::to_string(data_parallel) + " * " +
+         std::to_string(config.pipeline.microbatches) + " = " + std::to_string(rows_per_step) +
+         "; nearest valid batch sizes: " + nearest_multiples(config.data.batch, rows_per_step));
+  }
+  Layout layout;
+  layout.world = world_size;
+  layout.stages = stages;
+  layout.data_parallel = data_parallel;
+  layout.rank = rank;
+  layout.stage_rank = rank % stages;
+  layout.replica = rank / stages;
+  return layout;
+}
+
+}  // namespace sluice::config

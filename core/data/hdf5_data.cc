@@ -1,0 +1,188 @@
+#include "core/data/hdf5_data.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "core/common/error.h"
+
+namespace sluice::data {
+
+namespace {
+
+// Our checks produce the error messages; HDF5's own stack dump to stderr would only bury them.
+class SilenceHdf5Errors {
+ public:
+  SilenceHdf5Errors() {
+    H5Eget_auto2(H5E_DEFAULT, &previous_, &previous_data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~SilenceHdf5Errors() { H5Eset_auto2(H5E_DEFAULT, previous_, previous_data_); }
+  SilenceHdf5Errors(const SilenceHdf5Errors&) = delete;
+  SilenceHdf5Errors& operator=(const SilenceHdf5Errors&) = delete;
+
+ private:
+  H5E_auto2_t previous_ = nullptr;
+  void* previous_data_ = nullptr;
+};
+
+// Closes an HDF5 dataspace or type handle at scope exit.
+class ScopedHid {
+ public:
+  ScopedHid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~ScopedHid() {
+    if (id_ >= 0) close_(id_);
+  }
+  ScopedHid(const ScopedHid&) = delete;
+  ScopedHid& operator=(const ScopedHid&) = delete;
+  hid_t get() const { return id_; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
+
+std::string list_root_names(hid_t file) {
+  std::vector<std::string> names;
+  H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &names);
+  std::string listed;
+  for (const std::string& name : names) listed += (listed.empty() ? "" : ", ") + name;
+  return listed.empty() ? "none" : listed;
+}
+
+}  // namespace
+
+Hdf5Data::Hdf5Data(const std::string& path, const std::string& inputs_dataset, const std::string& targets_dataset,
+                   int64_t global_batch, int64_t expected_input_features, int64_t expected_target_features)
+    : path_(path), global_batch_(global_batch) {
+  if (global_batch <= 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "Hdf5Data: global batch must be positive, got " + std::to_string(global_batch));
+  }
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(path, ignored)) {
+    throw Error(ErrorCode::kIo, "hdf5 data: file \"" + path + "\" does not exist (data.path)");
+  }
+  SilenceHdf5Errors silence;
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error(ErrorCode::kIo, "hdf5 data: \"" + path + "\" is not an HDF5 file");
+  file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file_ < 0) throw Error(ErrorCode::kIo, "hdf5 data: cannot open \"" + path + "\" for reading");
+  try {
+    inputs_ = open_dataset(inputs_dataset);
+    targets_ = open_dataset(targets_dataset);
+  } catch (...) {
+    close();  // a throwing constructor gets no destructor call
+    throw;
+  }
+  rows_in_file_ = inputs_.rows;
+  input_features_ = inputs_.features;
+  target_features_ = targets_.features;
+
+  std::string problem;
+  ErrorCode code = ErrorCode::kIo;
+  if (targets_.rows != inputs_.rows) {
+    problem = "dataset \"" + inputs_.name + "\" has " + std::to_string(inputs_.rows) + " rows but \"" + targets_.name +
+              "\" has " + std::to_string(targets_.rows);
+  } else if (expected_input_features >= 0 && input_features_ != expected_input_features) {
+    code = ErrorCode::kConfig;
+    problem = "dataset \"" + inputs_.name + "\" has " + std::to_string(input_features_) +
+              " features per row but the model takes model.inputs = " + std::to_string(expected_input_features);
+  } else if (expected_target_features >= 0 && target_features_ != expected_target_features) {
+    code = ErrorCode::kConfig;
+    problem = "dataset \"" + targets_.name + "\" has " + std::to_string(target_features_) +
+              " features per row but the model outputs " + std::to_string(expected_target_features);
+  }
+  if (!problem.empty()) {
+    close();
+    throw Error(code, "hdf5 data \"" + path_ + "\": " + problem);
+  }
+}
+
+Hdf5Data::~Hdf5Data() { close(); }
+
+void Hdf5Data::close() {
+  if (inputs_.id >= 0) H5Dclose(inputs_.id);
+  if (targets_.id >= 0) H5Dclose(targets_.id);
+  if (file_ >= 0) H5Fclose(file_);
+  inputs_.id = targets_.id = file_ = -1;
+}
+
+Hdf5Data::Dataset Hdf5Data::open_dataset(const std::string& name) const {
+  const std::string where = "hdf5 data \"" + path_ + "\", dataset \"" + name + "\": ";
+  if (name.empty() || H5Lexists(file_, name.c_str(), H5P_DEFAULT) <= 0) {
+    throw Error(ErrorCode::kIo, where + "not found (objects at the file's root: " + list_root_names(file_) + ")");
+  }
+  Dataset dataset;
+  dataset.name = name;
+  dataset.id = H5Dopen2(file_, name.c_str(), H5P_DEFAULT);
+  if (dataset.id < 0) throw Error(ErrorCode::kIo, where + "is not a dataset");
+  try {
+    ScopedHid type(H5Dget_type(dataset.id), H5Tclose);
+    if (H5Tget_class(type.get()) != H5T_FLOAT) {
+      throw Error(ErrorCode::kIo, where + "must hold floating-point numbers");
+    }
+    ScopedHid space(H5Dget_space(dataset.id), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank != 2) {
+      throw Error(ErrorCode::kIo,
+                  where + "must be 2-D [rows][features], but it has " + std::to_string(rank) + " dimensions");
+    }
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    if (dims[0] == 0 || dims[1] == 0) {
+      throw Error(ErrorCode::kIo,
+                  where + "is empty (shape [" + std::to_string(dims[0]) + "][" + std::to_string(dims[1]) + "])");
+    }
+    dataset.rows = static_cast<int64_t>(dims[0]);
+    dataset.features = static_cast<int64_t>(dims[1]);
+  } catch (...) {
+    H5Dclose(dataset.id);
+    throw;
+  }
+  return dataset;
+}
+
+void Hdf5Data::read_rows(const Dataset& dataset, int64_t file_row, int64_t count, float* destination) const {
+  const hsize_t start[2] = {static_cast<hsize_t>(file_row), 0};
+  const hsize_t shape[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(dataset.features)};
+  ScopedHid memory(H5Screate_simple(2, shape, nullptr), H5Sclose);
+  ScopedHid file_space(H5Dget_space(dataset.id), H5Sclose);
+  SilenceHdf5Errors silence;
+  // Reading as NATIVE_FLOAT lets HDF5 convert float64 datasets on the fly.
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, shape, nullptr) < 0 ||
+      H5Dread(dataset.id, H5T_NATIVE_FLOAT, memory.get(), file_space.get(), H5P_DEFAULT, destination) < 0) {
+    throw Error(ErrorCode::kIo, "hdf5 data \"" + path_ + "\", dataset \"" + dataset.name + "\": reading rows " +
+                                    std::to_string(file_row) + ".." + std::to_string(file_row + count - 1) + " failed");
+  }
+}
+
+void Hdf5Data::batch(int64_t step, int64_t first_row, int64_t rows, float* inputs, float* targets) {
+  if (step < 0 || first_row < 0 || rows < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "Hdf5Data::batch: step, first_row and rows must be >= 0, got " +
+                                                 std::to_string(step) + ", " + std::to_string(first_row) + ", " +
+                                                 std::to_string(rows));
+  }
+  if (rows == 0) return;
+  if (inputs == nullptr || targets == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument, "Hdf5Data::batch: inputs and targets must not be null");
+  }
+  const int64_t n = rows_in_file_;
+  // (step * batch + first_row) mod N without overflowing for large step counts.
+  int64_t file_row = ((step % n) * (global_batch_ % n) % n + first_row % n) % n;
+  int64_t done = 0;
+  while (done < rows) {
+    // Contiguous up to the end of the file, then wrap to row 0.
+    const int64_t count = std::min(rows - done, n - file_row);
+    read_rows(inputs_, file_row, count, inputs + done * input_features_);
+    read_rows(targets_, file_row, count, targets + done * target_features_);
+    done += count;
+    file_row = 0;
+  }
+}
+
+}  // namespace sluice::data

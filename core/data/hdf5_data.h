@@ -1,0 +1,53 @@
+// Training data from an HDF5 file holding two 2-D float datasets, inputs [N][in] and targets [N][out].
+// Step k, row r of the global batch reads file row (k * global_batch + r) mod N, so epochs wrap around the
+// file and any rank can read any slice. Each rank opens the file independently with serial (default) access;
+// the parallel HDF5 build needs no MPI_Init for that.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/data/data_source.h"
+
+namespace sluice::data {
+
+class Hdf5Data : public DataSource {
+ public:
+  // expected_input_features / expected_target_features: what the model needs; -1 accepts the file's width.
+  // Throws sluice::Error naming the file and dataset: kIo when the file or a dataset is missing, is not 2-D,
+  // holds no floats, or the datasets disagree on N; kConfig when a width differs from the model's.
+  Hdf5Data(const std::string& path, const std::string& inputs_dataset, const std::string& targets_dataset,
+           int64_t global_batch, int64_t expected_input_features, int64_t expected_target_features);
+  ~Hdf5Data() override;
+  Hdf5Data(const Hdf5Data&) = delete;
+  Hdf5Data& operator=(const Hdf5Data&) = delete;
+
+  void batch(int64_t step, int64_t first_row, int64_t rows, float* inputs, float* targets) override;
+  int64_t input_features() const override { return input_features_; }
+  int64_t target_features() const override { return target_features_; }
+  int64_t rows_in_file() const { return rows_in_file_; }
+
+ private:
+  struct Dataset {
+    hid_t id = -1;
+    std::string name;
+    int64_t rows = 0;
+    int64_t features = 0;
+  };
+  Dataset open_dataset(const std::string& name) const;
+  void close();
+  void read_rows(const Dataset& dataset, int64_t file_row, int64_t count, float* destination) const;
+
+  std::string path_;
+  int64_t global_batch_;
+  hid_t file_ = -1;
+  Dataset inputs_;
+  Dataset targets_;
+  int64_t rows_in_file_ = 0;
+  int64_t input_features_ = 0;
+  int64_t target_features_ = 0;
+};
+
+}  // namespace sluice::data

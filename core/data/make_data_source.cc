@@ -1,0 +1,48 @@
+#include "core/data/make_data_source.h"
+
+#include <string>
+
+#include "core/common/error.h"
+#include "core/data/hdf5_data.h"
+#include "core/data/synthetic_data.h"
+
+namespace sluice::data {
+
+int64_t model_output_features(const config::ModelSpec& model) {
+  int64_t features = model.inputs;
+  for (const config::LayerSpec& layer : model.layers) {
+    if (layer.type == "linear") {
+      features = layer.outputs;
+    } else if (layer.type == "custom") {
+      features = -1;
+    }
+    // Every other built-in layer (activations, dropout, layernorm, residual_mlp) keeps the width.
+  }
+  return features;
+}
+
+std::unique_ptr<DataSource> make_data_source(const config::Config& config) {
+  const int64_t target_features = model_output_features(config.model);
+  if (target_features < 0 && config.data.type == "synthetic") {
+    throw Error(ErrorCode::kConfig,
+                "config: data.type synthetic needs the model's output width, but a custom layer comes after the "
+                "last linear layer; end the model with a linear layer or pass the width to make_data_source");
+  }
+  return make_data_source(config, target_features);
+}
+
+std::unique_ptr<DataSource> make_data_source(const config::Config& config, int64_t target_features) {
+  const config::DataSpec& data = config.data;
+  if (data.type == "synthetic") {
+    const TargetKind kind = config.loss == "cross_entropy" ? TargetKind::kOneHot : TargetKind::kRegression;
+    return std::make_unique<SyntheticData>(config.seed, config.model.inputs, target_features, kind);
+  }
+  if (data.type == "hdf5") {
+    return std::make_unique<Hdf5Data>(data.path, data.inputs, data.targets, data.batch, config.model.inputs,
+                                      target_features);
+  }
+  if (data.type == "external") return nullptr;
+  throw Error(ErrorCode::kConfig, "config: data.type \"" + data.type + "\" is not one of synthetic, hdf5, external");
+}
+
+}  // namespace sluice::data

@@ -1,0 +1,97 @@
+#include "core/data/synthetic_data.h"
+
+#include <Random123/philox.h>
+#include <cblas.h>
+
+#include <Random123/uniform.hpp>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/common/error.h"
+
+namespace sluice::data {
+
+namespace {
+
+// Separate Philox key streams, so the inputs of (step, row) never reuse the numbers that built W.
+constexpr uint64_t kInputStream = 1;
+constexpr uint64_t kTargetMapStream = 2;
+
+using Philox = r123::Philox4x64;
+
+// Fills values[0, count) with uniform [-1, 1] numbers drawn from counters (a, b, block) under `key`.
+void fill_uniform(const Philox::key_type& key, uint64_t a, uint64_t b, int64_t count, float* values) {
+  Philox generate;
+  for (int64_t block = 0; block * 4 < count; ++block) {
+    const Philox::ctr_type counter = {{a, b, static_cast<uint64_t>(block), 0}};
+    const Philox::ctr_type random = generate(counter, key);
+    for (int64_t lane = 0; lane < 4 && block * 4 + lane < count; ++lane) {
+      values[block * 4 + lane] = r123::uneg11<float>(random.v[lane]);
+    }
+  }
+}
+
+}  // namespace
+
+SyntheticData::SyntheticData(uint64_t seed, int64_t input_features, int64_t target_features, TargetKind kind)
+    : seed_(seed), input_features_(input_features), target_features_(target_features), kind_(kind) {
+  if (input_features <= 0 || target_features <= 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "SyntheticData: feature counts must be positive, got inputs=" + std::to_string(input_features) +
+                    " targets=" + std::to_string(target_features));
+  }
+  // Scaled so that W x has unit variance for x uniform in [-1, 1]: sin() is then clearly non-linear but
+  // not so wiggly that a small MLP cannot fit it.
+  const float scale = 3.0f / std::sqrt(static_cast<float>(input_features));
+  target_map_.resize(static_cast<std::size_t>(target_features * input_features));
+  const Philox::key_type key = {{seed_, kTargetMapStream}};
+  for (int64_t output = 0; output < target_features; ++output) {
+    float* row = target_map_.data() + output * input_features;
+    fill_uniform(key, static_cast<uint64_t>(output), 0, input_features, row);
+    for (int64_t i = 0; i < input_features; ++i) row[i] *= scale;
+  }
+}
+
+void SyntheticData::fill_inputs(int64_t step, int64_t first_row, int64_t rows, float* inputs) const {
+  const Philox::key_type key = {{seed_, kInputStream}};
+  for (int64_t r = 0; r < rows; ++r) {
+    fill_uniform(key, static_cast<uint64_t>(step), static_cast<uint64_t>(first_row + r), input_features_,
+                 inputs + r * input_features_);
+  }
+}
+
+void SyntheticData::batch(int64_t step, int64_t first_row, int64_t rows, float* inputs, float* targets) {
+  if (step < 0 || first_row < 0 || rows < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "SyntheticData::batch: step, first_row and rows must be >= 0, got " +
+                                                 std::to_string(step) + ", " + std::to_string(first_row) + ", " +
+                                                 std::to_string(rows));
+  }
+  if (rows == 0) return;
+  if (inputs == nullptr || targets == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument, "SyntheticData::batch: inputs and targets must not be null");
+  }
+  fill_inputs(step, first_row, rows, inputs);
+
+  // targets[r] = W * inputs[r], one GEMV per row: a GEMM over the slice could round differently depending on
+  // how many rows it sees, and every rank must produce bit-identical targets for a row however the global
+  // batch is sliced (data-parallel replicas, a restart with another layout).
+  for (int64_t r = 0; r < rows; ++r) {
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(target_features_), static_cast<int>(input_features_),
+                1.0f, target_map_.data(), static_cast<int>(input_features_), inputs + r * input_features_, 1, 0.0f,
+                targets + r * target_features_, 1);
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = targets + r * target_features_;
+    if (kind_ == TargetKind::kRegression) {
+      for (int64_t j = 0; j < target_features_; ++j) row[j] = std::sin(row[j]);
+    } else {
+      const int64_t winner = std::max_element(row, row + target_features_) - row;
+      std::fill(row, row + target_features_, 0.0f);
+      row[winner] = 1.0f;
+    }
+  }
+}
+
+}  // namespace sluice::data

@@ -1,0 +1,90 @@
+#include "core/config/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "core/common/error.h"
+
+namespace sluice::config {
+namespace {
+
+Config config_with(int stages, int microbatches, int64_t batch, int data_parallel = 0) {
+  Config config;
+  config.pipeline.stages = stages;
+  config.pipeline.microbatches = microbatches;
+  config.pipeline.data_parallel = data_parallel;
+  config.data.batch = batch;
+  return config;
+}
+
+std::string layout_error(const Config& config, int world, int rank = 0) {
+  try {
+    make_layout(config, world, rank);
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kConfig) << error.what();
+    return error.what();
+  }
+  ADD_FAILURE() << "expected make_layout(world=" << world << ") to fail";
+  return "";
+}
+
+TEST(Layout, PipelineRanksOfAReplicaAreConsecutive) {
+  const Config config = config_with(4, 2, 16);
+  std::set<std::pair<int, int>> seen;
+  for (int rank = 0; rank < 8; ++rank) {
+    const Layout layout = make_layout(config, 8, rank);
+    EXPECT_EQ(layout.world, 8);
+    EXPECT_EQ(layout.stages, 4);
+    EXPECT_EQ(layout.data_parallel, 2);
+    EXPECT_EQ(layout.rank, rank);
+    EXPECT_EQ(layout.replica, rank < 4 ? 0 : 1);
+    EXPECT_EQ(layout.stage_rank, rank < 4 ? rank : rank - 4);
+    seen.insert({layout.replica, layout.stage_rank});
+  }
+  EXPECT_EQ(seen.size(), 8u);  // every (replica, stage) is owned by exactly one rank
+}
+
+TEST(Layout, SingleStageIsPureDataParallel) {
+  const Layout layout = make_layout(config_with(1, 1, 6), 3, 2);
+  EXPECT_EQ(layout.data_parallel, 3);
+  EXPECT_EQ(layout.stage_rank, 0);
+  EXPECT_EQ(layout.replica, 2);
+}
+
+TEST(Layout, WorldNotAMultipleOfStagesSaysWhichSizesWork) {
+  EXPECT_EQ(layout_error(config_with(4, 1, 8), 6),
+            "config: pipeline.stages is 4 but the MPI world has 6 ranks, which is not a multiple of it; "
+            "world sizes that work: 4, 8, 12, 16, ...");
+}
+
+TEST(Layout, ExplicitDataParallelMustMatchTheWorld) {
+  EXPECT_NO_THROW(make_layout(config_with(2, 1, 8, 2), 4, 0));
+  const std::string message = layout_error(config_with(2, 1, 8, 3), 4);
+  EXPECT_NE(message.find("pipeline.data_parallel is 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("needs 6 ranks, but the MPI world has 4"), std::string::npos) << message;
+}
+
+TEST(Layout, BatchMustSplitIntoReplicasAndMicrobatches) {
+  // 2 replicas x 8 microbatches = 16 rows per step minimum.
+  const std::string message = layout_error(config_with(4, 8, 40), 8);
+  EXPECT_NE(message.find("data.batch 40 is not divisible by data_parallel * microbatches = 2 * 8 = 16"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("nearest valid batch sizes: 32 or 48"), std::string::npos) << message;
+  EXPECT_NE(layout_error(config_with(4, 8, 10), 8).find("nearest valid batch sizes: 16"), std::string::npos);
+}
+
+TEST(Layout, RankOutsideTheWorldIsAnInvalidArgument) {
+  try {
+    make_layout(config_with(2, 1, 2), 2, 2);
+    ADD_FAILURE() << "rank 2 of 2 accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::config

@@ -1,0 +1,150 @@
+#include "core/data/hdf5_data.h"
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/common/error.h"
+
+namespace sluice::data {
+namespace {
+
+constexpr int64_t kRows = 5;
+constexpr int64_t kInputs = 3;
+constexpr int64_t kTargets = 2;
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+void write_dataset(hid_t file, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
+                   const void* values) {
+  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t dataset = H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(dataset, 0) << name;
+  ASSERT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), 0) << name;
+  H5Dclose(dataset);
+  H5Sclose(space);
+}
+
+// Row r of "inputs" holds 100r + j, row r of "targets" holds -(100r + j): every value says which file row it
+// came from.
+float input_value(int64_t row, int64_t j) { return static_cast<float>(100 * row + j); }
+float target_value(int64_t row, int64_t j) { return -static_cast<float>(100 * row + j); }
+
+std::string write_file(const std::string& name, int64_t rows = kRows, bool extras = false) {
+  const std::string path = temp_path(name);
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_GE(file, 0) << path;
+  std::vector<float> inputs, targets;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < kInputs; ++j) inputs.push_back(input_value(r, j));
+    for (int64_t j = 0; j < kTargets; ++j) targets.push_back(target_value(r, j));
+  }
+  write_dataset(file, "inputs", H5T_NATIVE_FLOAT, {hsize_t(rows), kInputs}, inputs.data());
+  write_dataset(file, "targets", H5T_NATIVE_FLOAT, {hsize_t(rows), kTargets}, targets.data());
+  if (extras) {
+    const std::vector<double> doubles(inputs.begin(), inputs.end());
+    write_dataset(file, "inputs_f64", H5T_NATIVE_DOUBLE, {hsize_t(rows), kInputs}, doubles.data());
+    write_dataset(file, "flat", H5T_NATIVE_FLOAT, {hsize_t(rows * kInputs)}, inputs.data());
+    const std::vector<int> ints(inputs.size(), 1);
+    write_dataset(file, "labels", H5T_NATIVE_INT, {hsize_t(rows), kInputs}, ints.data());
+    write_dataset(file, "short_targets", H5T_NATIVE_FLOAT, {hsize_t(rows - 1), kTargets}, targets.data());
+  }
+  H5Fclose(file);
+  return path;
+}
+
+// Error (code and message) from constructing Hdf5Data, or a test failure if it succeeds.
+Error construction_error(const std::string& path, const std::string& inputs, const std::string& targets,
+                         int64_t expected_inputs = kInputs, int64_t expected_targets = kTargets) {
+  try {
+    Hdf5Data data(path, inputs, targets, 4, expected_inputs, expected_targets);
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "Hdf5Data accepted " << path << " " << inputs << " " << targets;
+  return Error(ErrorCode::kInternal, "");
+}
+
+TEST(Hdf5Data, StepsWalkTheFileAndWrapAround) {
+  Hdf5Data data(write_file("walk.h5"), "inputs", "targets", /*global_batch=*/4, kInputs, kTargets);
+  EXPECT_EQ(data.rows_in_file(), kRows);
+  EXPECT_EQ(data.input_features(), kInputs);
+  EXPECT_EQ(data.target_features(), kTargets);
+  // Step 1 of a batch of 4 covers rows 4, 5, 6, 7 -> file rows 4, 0, 1, 2; ask for global rows 1..3.
+  std::vector<float> inputs(3 * kInputs), targets(3 * kTargets);
+  data.batch(1, 1, 3, inputs.data(), targets.data());
+  const int64_t expected_rows[] = {0, 1, 2};
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t j = 0; j < kInputs; ++j) EXPECT_EQ(inputs[r * kInputs + j], input_value(expected_rows[r], j));
+    for (int64_t j = 0; j < kTargets; ++j) EXPECT_EQ(targets[r * kTargets + j], target_value(expected_rows[r], j));
+  }
+  // A slice longer than the file wraps more than once: step 2 starts at row 8 mod 5 = 3.
+  std::vector<float> long_inputs(7 * kInputs), long_targets(7 * kTargets);
+  data.batch(2, 0, 7, long_inputs.data(), long_targets.data());
+  for (int64_t r = 0; r < 7; ++r) EXPECT_EQ(long_inputs[r * kInputs], input_value((8 + r) % kRows, 0)) << r;
+}
+
+TEST(Hdf5Data, ConvertsDoubleDatasets) {
+  Hdf5Data data(write_file("f64.h5", kRows, true), "inputs_f64", "targets", 4, kInputs, kTargets);
+  std::vector<float> inputs(kInputs), targets(kTargets);
+  data.batch(0, 2, 1, inputs.data(), targets.data());
+  EXPECT_EQ(inputs[1], input_value(2, 1));
+}
+
+TEST(Hdf5Data, MissingFileIsNamed) {
+  const Error error = construction_error(temp_path("absent.h5"), "inputs", "targets");
+  EXPECT_EQ(error.code(), ErrorCode::kIo);
+  EXPECT_NE(std::string(error.what()).find("absent.h5\" does not exist"), std::string::npos) << error.what();
+}
+
+TEST(Hdf5Data, NonHdf5FileIsNamed) {
+  const std::string path = temp_path("text.h5");
+  FILE* file = std::fopen(path.c_str(), "w");
+  std::fputs("not hdf5\n", file);
+  std::fclose(file);
+  EXPECT_NE(std::string(construction_error(path, "inputs", "targets").what()).find("is not an HDF5 file"),
+            std::string::npos);
+}
+
+TEST(Hdf5Data, MissingDatasetListsWhatIsThere) {
+  const Error error = construction_error(write_file("names.h5"), "inputz", "targets");
+  EXPECT_EQ(error.code(), ErrorCode::kIo);
+  EXPECT_NE(
+      std::string(error.what()).find("dataset \"inputz\": not found (objects at the file's root: inputs, targets)"),
+      std::string::npos)
+      << error.what();
+}
+
+TEST(Hdf5Data, WrongRankTypeOrRowCountIsNamed) {
+  const std::string path = write_file("bad.h5", kRows, true);
+  EXPECT_NE(std::string(construction_error(path, "flat", "targets").what()).find("\"flat\": must be 2-D"),
+            std::string::npos);
+  EXPECT_NE(std::string(construction_error(path, "labels", "targets").what()).find("\"labels\": must hold floating"),
+            std::string::npos);
+  EXPECT_NE(std::string(construction_error(path, "inputs", "short_targets").what())
+                .find("\"inputs\" has 5 rows but \"short_targets\" has 4"),
+            std::string::npos);
+}
+
+TEST(Hdf5Data, FeatureCountsMustMatchTheModel) {
+  const std::string path = write_file("widths.h5");
+  const Error inputs = construction_error(path, "inputs", "targets", 32, kTargets);
+  EXPECT_EQ(inputs.code(), ErrorCode::kConfig);
+  EXPECT_NE(std::string(inputs.what()).find("\"inputs\" has 3 features per row but the model takes model.inputs = 32"),
+            std::string::npos)
+      << inputs.what();
+  const Error targets = construction_error(path, "inputs", "targets", kInputs, 8);
+  EXPECT_NE(std::string(targets.what()).find("\"targets\" has 2 features per row but the model outputs 8"),
+            std::string::npos)
+      << targets.what();
+  EXPECT_NO_THROW(Hdf5Data(path, "inputs", "targets", 4, -1, -1));
+}
+
+}  // namespace
+}  // namespace sluice::data

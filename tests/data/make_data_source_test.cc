@@ -1,0 +1,91 @@
+#include "core/data/make_data_source.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/common/error.h"
+
+namespace sluice::data {
+namespace {
+
+config::LayerSpec layer(const std::string& type, int64_t outputs = 0) {
+  config::LayerSpec spec;
+  spec.type = type;
+  spec.outputs = outputs;
+  return spec;
+}
+
+config::Config mlp_config() {
+  config::Config config;
+  config.model.inputs = 6;
+  config.model.layers = {layer("linear", 16), layer("gelu"), layer("residual_mlp"), layer("linear", 4), layer("tanh")};
+  config.data.type = "synthetic";
+  config.data.batch = 8;
+  return config;
+}
+
+TEST(MakeDataSource, OutputWidthIsTheLastLinearLayers) {
+  config::Config config = mlp_config();
+  EXPECT_EQ(model_output_features(config.model), 4);
+  config.model.layers = {layer("relu")};
+  EXPECT_EQ(model_output_features(config.model), 6);
+  config.model.layers = {layer("linear", 3), layer("custom")};
+  EXPECT_EQ(model_output_features(config.model), -1);
+  config.model.layers = {layer("custom"), layer("linear", 3)};
+  EXPECT_EQ(model_output_features(config.model), 3);
+}
+
+TEST(MakeDataSource, SyntheticMatchesTheModelWidths) {
+  const auto source = make_data_source(mlp_config());
+  ASSERT_NE(source, nullptr);
+  EXPECT_EQ(source->input_features(), 6);
+  EXPECT_EQ(source->target_features(), 4);
+}
+
+TEST(MakeDataSource, CrossEntropyGetsOneHotTargets) {
+  config::Config config = mlp_config();
+  config.loss = "cross_entropy";
+  const auto source = make_data_source(config);
+  std::vector<float> inputs(8 * 6), targets(8 * 4);
+  source->batch(0, 0, 8, inputs.data(), targets.data());
+  for (int r = 0; r < 8; ++r) {
+    float sum = 0.0f;
+    for (int j = 0; j < 4; ++j) sum += targets[r * 4 + j];
+    EXPECT_EQ(sum, 1.0f) << "row " << r;
+  }
+}
+
+TEST(MakeDataSource, ExternalDataHasNoSource) {
+  config::Config config = mlp_config();
+  config.data.type = "external";
+  EXPECT_EQ(make_data_source(config), nullptr);
+}
+
+TEST(MakeDataSource, CustomOutputLayerNeedsAnExplicitWidth) {
+  config::Config config = mlp_config();
+  config.model.layers.push_back(layer("custom"));
+  try {
+    make_data_source(config);
+    ADD_FAILURE() << "synthetic data without a known output width";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kConfig);
+  }
+  EXPECT_EQ(make_data_source(config, 9)->target_features(), 9);
+}
+
+TEST(MakeDataSource, Hdf5SourceChecksTheFile) {
+  config::Config config = mlp_config();
+  config.data.type = "hdf5";
+  config.data.path = "/nonexistent/data.h5";
+  try {
+    make_data_source(config);
+    ADD_FAILURE() << "missing HDF5 file accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/data.h5"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::data
