@@ -1,0 +1,53 @@
+#include "core/comm/mpi_context.h"
+
+#include <string>
+
+#include "core/comm/mpi_transport.h"
+#include "core/common/error.h"
+
+namespace sluice::comm {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw Error(ErrorCode::kComm, std::string(what) + " failed: " + std::string(text, len));
+}
+
+MpiContext::MpiContext(MPI_Comm world, int stages) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw Error(ErrorCode::kState, "MPI is not initialized: call MPI_Init before Sluice");
+  check_mpi(MPI_Comm_dup(world, &world_), "MPI_Comm_dup");
+  // Errors come back as codes we turn into exceptions, instead of MPI aborting the host code.
+  MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(world_, &rank);
+  MPI_Comm_size(world_, &size);
+  if (stages <= 0 || size % stages != 0) {
+    throw Error(ErrorCode::kConfig, "world size " + std::to_string(size) + " is not a multiple of " +
+                                        std::to_string(stages) + " pipeline stages");
+  }
+  const int replica = rank / stages;
+  const int stage_rank = rank % stages;
+  check_mpi(MPI_Comm_split(world_, replica, stage_rank, &pipeline_comm_), "MPI_Comm_split (pipeline)");
+  check_mpi(MPI_Comm_split(world_, stage_rank, replica, &dp_comm_), "MPI_Comm_split (data parallel)");
+  MPI_Comm_set_errhandler(pipeline_comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(dp_comm_, MPI_ERRORS_RETURN);
+  pipeline_transport_ = std::make_unique<MpiTransport>(pipeline_comm_);
+  pipeline_group_ = std::make_unique<MpiGroup>(pipeline_comm_);
+  dp_group_ = std::make_unique<MpiGroup>(dp_comm_);
+  world_group_ = std::make_unique<MpiGroup>(world_);
+}
+
+MpiContext::~MpiContext() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (dp_comm_ != MPI_COMM_NULL) MPI_Comm_free(&dp_comm_);
+  if (pipeline_comm_ != MPI_COMM_NULL) MPI_Comm_free(&pipeline_comm_);
+  if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+}
+
+}  // namespace sluice::comm

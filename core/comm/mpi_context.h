@@ -1,0 +1,46 @@
+// The MPI side of a Sluice job: the world communicator the host code gave us, split into a pipeline
+// communicator (the ranks of one data-parallel replica) and a data-parallel communicator (the replicas of
+// one pipeline stage). Placement rule: pipeline ranks of one replica are consecutive world ranks, so on a
+// cluster a pipeline spans neighbouring ranks (nodes) and replicas are the outer axis.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "core/comm/collectives.h"
+#include "core/comm/transport.h"
+
+namespace sluice::comm {
+
+class MpiContext {
+ public:
+  // Duplicates `world` (Sluice never communicates on the host code's communicator) and splits it.
+  // `stages` must divide the world size (checked by config::make_layout before this is built).
+  MpiContext(MPI_Comm world, int stages);
+  ~MpiContext();
+  MpiContext(const MpiContext&) = delete;
+  MpiContext& operator=(const MpiContext&) = delete;
+
+  MPI_Comm world() const { return world_; }
+  MPI_Comm pipeline_comm() const { return pipeline_comm_; }
+  MPI_Comm data_parallel_comm() const { return dp_comm_; }
+  Transport& pipeline() { return *pipeline_transport_; }
+  Group& pipeline_group() { return *pipeline_group_; }
+  Group& data_parallel_group() { return *dp_group_; }
+  Group& world_group() { return *world_group_; }
+
+ private:
+  MPI_Comm world_ = MPI_COMM_NULL;
+  MPI_Comm pipeline_comm_ = MPI_COMM_NULL;
+  MPI_Comm dp_comm_ = MPI_COMM_NULL;
+  std::unique_ptr<Transport> pipeline_transport_;
+  std::unique_ptr<Group> pipeline_group_;
+  std::unique_ptr<Group> dp_group_;
+  std::unique_ptr<Group> world_group_;
+};
+
+// Throws sluice::Error(kComm) naming `what` when an MPI call fails (communicators use MPI_ERRORS_RETURN).
+void check_mpi(int rc, const char* what);
+
+}  // namespace sluice::comm

@@ -1,0 +1,31 @@
+// Point-to-point transport between the ranks of one pipeline. The executor moves activations and
+// activation-gradients only through this interface, so an NCCL (device-memory) transport is a new file
+// implementing it, not an edit of the executor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace sluice::comm {
+
+// A started transfer. The buffer it was started on must stay alive and untouched until wait() returns
+// or test() has returned true.
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual void wait() = 0;
+  virtual bool test() = 0;  // true once complete; never blocks
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;  // this process's pipeline rank
+  virtual int size() const = 0;  // pipeline ranks
+  // Non-blocking send/receive of `count` floats to/from pipeline rank `peer`. Tags identify
+  // (stage, micro-batch, direction) so any number of transfers may be in flight in any order.
+  virtual std::unique_ptr<Request> isend(const float* data, int64_t count, int peer, int tag) = 0;
+  virtual std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) = 0;
+};
+
+}  // namespace sluice::comm

@@ -1,0 +1,30 @@
+#include "core/model/activation_layer.h"
+
+namespace sluice::model {
+
+using kernels::Tensor;
+
+ActivationLayer::ActivationLayer(kernels::Backend& backend, kernels::Activation activation, int64_t features)
+    : backend_(backend), activation_(activation), features_(features) {}
+
+double ActivationLayer::flops_per_sample() const {
+  // A few flops per element (tanh/GELU more than ReLU); enough to keep element-wise layers from being free.
+  const double per_element = activation_ == kernels::Activation::kRelu ? 2.0 : 20.0;
+  return per_element * static_cast<double>(features_);
+}
+
+Tensor ActivationLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+  (void)context;
+  Tensor y = backend_.zeros(x.rows(), x.cols());
+  backend_.activation_forward(activation_, x, y);
+  saved.tensors = {kernels::activation_backward_uses_input(activation_) ? x : y};
+  return y;
+}
+
+Tensor ActivationLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
+  Tensor dx = backend_.zeros(dy.rows(), dy.cols());
+  backend_.activation_backward(activation_, saved.tensors[0], dy, dx);
+  return dx;
+}
+
+}  // namespace sluice::model

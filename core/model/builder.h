@@ -1,0 +1,29 @@
+// Builds the model's full layer list from the config, checking each layer's settings as it goes. Errors are
+// Error(kConfig) naming the layer as "model.layers[i] (line N)".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/model/layer.h"
+#include "kernels/backend.h"
+
+namespace sluice::model {
+
+// Makes an application-defined layer (`type: custom, name: ...`) that takes `in_features` inputs.
+using CustomLayerFactory = std::function<std::unique_ptr<Layer>(int64_t in_features)>;
+using CustomLayerRegistry = std::map<std::string, CustomLayerFactory>;
+
+// Layers get their global index (set_global_index) but NOT their initial values: call init_layers (or load a
+// checkpoint) on the layers a rank keeps.
+std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
+                                                 const CustomLayerRegistry& custom_layers = {});
+
+void init_layers(std::vector<std::unique_ptr<Layer>>& layers, uint64_t seed);
+
+}  // namespace sluice::model

@@ -1,0 +1,41 @@
+#include "core/model/dropout_layer.h"
+
+#include <string>
+
+#include "core/common/error.h"
+
+namespace sluice::model {
+
+using kernels::Tensor;
+
+namespace {
+
+kernels::RngStream mask_stream(const ForwardContext& context) {
+  return kernels::dropout_stream(context.seed, context.step, context.microbatch, context.layer_index);
+}
+
+}  // namespace
+
+DropoutLayer::DropoutLayer(kernels::Backend& backend, int64_t features, float p)
+    : backend_(backend), features_(features), p_(p) {
+  if (!(p >= 0.0f && p < 1.0f)) {
+    throw Error(ErrorCode::kInvalidArgument, "dropout probability must be in [0, 1), got " + std::to_string(p));
+  }
+}
+
+Tensor DropoutLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+  saved.context = context;  // backward regenerates the mask from it
+  if (!active(context)) return x;
+  Tensor y = backend_.zeros(x.rows(), x.cols());
+  backend_.dropout_forward(x, p_, mask_stream(context), y);
+  return y;
+}
+
+Tensor DropoutLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
+  if (!active(saved.context)) return dy;
+  Tensor dx = backend_.zeros(dy.rows(), dy.cols());
+  backend_.dropout_backward(dy, p_, mask_stream(saved.context), dx);
+  return dx;
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,31 @@
+// dropout(p): inverted dropout while training (kept values scaled by 1/(1-p)), the identity otherwise. The mask
+// comes from the counter-based RNG keyed by (seed, step, micro-batch, global layer), so it is regenerated on
+// backward and on a recompute instead of being stored.
+#pragma once
+
+#include "core/model/layer.h"
+#include "kernels/backend.h"
+
+namespace sluice::model {
+
+class DropoutLayer : public Layer {
+ public:
+  DropoutLayer(kernels::Backend& backend, int64_t features, float p);
+
+  std::string type() const override { return "dropout"; }
+  int64_t in_features() const override { return features_; }
+  int64_t out_features() const override { return features_; }
+  double flops_per_sample() const override { return 10.0 * static_cast<double>(features_); }
+
+  kernels::Tensor forward(const kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved) override;
+  kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
+
+ private:
+  bool active(const ForwardContext& context) const { return context.training && p_ > 0.0f; }
+
+  kernels::Backend& backend_;
+  int64_t features_;
+  float p_;
+};
+
+}  // namespace sluice::model

@@ -1,0 +1,25 @@
+#include "core/model/layer.h"
+
+namespace sluice::model {
+
+std::string Parameter::qualified_name() const { return "layers." + std::to_string(layer_index) + "." + name; }
+
+size_t LayerSaved::bytes() const {
+  size_t total = 0;
+  for (const auto& tensor : tensors) total += tensor.bytes();
+  for (const auto& tensor : weight_grad_inputs) total += tensor.bytes();
+  return total;
+}
+
+kernels::Tensor Layer::backward(const kernels::Tensor& dy, LayerSaved& saved) {
+  kernels::Tensor dx = backward_input(dy, saved);
+  backward_weight(dy, saved);
+  return dx;
+}
+
+void Layer::set_global_index(int index) {
+  global_index_ = index;
+  for (Parameter* parameter : parameters()) parameter->layer_index = index;
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,79 @@
+// The interface every layer implements, in a form the pipeline executor can drive piecewise: forward (F),
+// backward for the input (I), backward for the weights (W), or I and W fused (B).
+// A layer holds only its parameters. Whatever one micro-batch's backward needs lives in a `LayerSaved` the
+// CALLER owns, so any number of micro-batches can be in flight, and W can run long after I.
+// Gradients ACCUMULATE (grad += contribution), in the same order whether W is split off or fused, so split and
+// fused backward give bit-identical gradients.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/tensor.h"
+
+namespace sluice::model {
+
+// What a forward needs to know besides its input; the same context on a recompute gives the same result.
+struct ForwardContext {
+  uint64_t seed = 0;
+  uint64_t step = 0;     // optimizer step
+  int microbatch = 0;
+  int layer_index = 0;   // global index in the whole model, not in the stage
+  bool training = true;  // false: dropout is the identity
+};
+
+struct Parameter {
+  std::string name;      // inside its layer: "weight", "fc1.bias"
+  int layer_index = -1;  // global index of the owning layer
+  kernels::Tensor value;
+  kernels::Tensor grad;  // same shape as value; accumulated by backward, cleared by zero_grad
+
+  // Unique in the whole model, e.g. "layers.3.weight"; names checkpoints and optimizer state.
+  std::string qualified_name() const;
+};
+
+// One micro-batch's state of one layer between its forward and its backward.
+struct LayerSaved {
+  ForwardContext context;                           // layers whose backward needs the context copy it here
+  std::vector<kernels::Tensor> tensors;             // written by forward, read by backward_input/backward_weight
+  std::vector<kernels::Tensor> weight_grad_inputs;  // written by backward_input, read by backward_weight
+
+  size_t bytes() const;
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  virtual std::string type() const = 0;
+  virtual int64_t in_features() const = 0;
+  virtual int64_t out_features() const = 0;
+  // Rough forward + backward FLOPs for one sample; only used to balance the partition.
+  virtual double flops_per_sample() const = 0;
+
+  virtual std::vector<Parameter*> parameters() { return {}; }
+  // Sets initial parameter values from (seed, global_index(), parameter), never from the partition.
+  virtual void init(uint64_t seed) { (void)seed; }
+
+  virtual kernels::Tensor forward(const kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved) = 0;
+  // I: returns dL/dx; may leave in saved.weight_grad_inputs what backward_weight will need.
+  virtual kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) = 0;
+  // W: parameter grads += contribution. `dy` is the same tensor backward_input got.
+  virtual void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) {
+    (void)dy;
+    (void)saved;
+  }
+  // B: I then W. An override must accumulate the gradients exactly as backward_weight does.
+  virtual kernels::Tensor backward(const kernels::Tensor& dy, LayerSaved& saved);
+
+  // Global position of the layer in the model; also stamps its parameters' layer_index.
+  void set_global_index(int index);
+  int global_index() const { return global_index_; }
+
+ private:
+  int global_index_ = -1;
+};
+
+}  // namespace sluice::model

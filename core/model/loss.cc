@@ -1,0 +1,41 @@
+#include "core/model/loss.h"
+
+#include "core/common/error.h"
+
+namespace sluice::model {
+
+LossKind parse_loss(const std::string& name) {
+  if (name == "mse") return LossKind::kMse;
+  if (name == "cross_entropy") return LossKind::kCrossEntropy;
+  throw Error(ErrorCode::kConfig, "loss must be mse or cross_entropy, got '" + name + "'");
+}
+
+LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels::Tensor& output,
+                        const kernels::Tensor& target, int64_t global_batch) {
+  if (global_batch < output.rows()) {
+    throw Error(ErrorCode::kInvalidArgument, "global batch " + std::to_string(global_batch) +
+                                                 " is smaller than the micro-batch's " +
+                                                 std::to_string(output.rows()) + " samples");
+  }
+  if (target.rows() != output.rows() || target.cols() != output.cols()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "loss target has shape [" + std::to_string(target.rows()) + "][" + std::to_string(target.cols()) +
+                    "] but the model output is [" + std::to_string(output.rows()) + "][" +
+                    std::to_string(output.cols()) + "]");
+  }
+  LossResult result;
+  result.grad = backend.zeros(output.rows(), output.cols());
+  const double batch = static_cast<double>(global_batch);
+  if (kind == LossKind::kMse) {
+    // A sample's loss is the mean over its features, so the global loss is the mean over all elements.
+    const double features = static_cast<double>(output.cols());
+    const float grad_scale = static_cast<float>(1.0 / (batch * features));
+    result.sum = backend.mse(output, target, grad_scale, result.grad) / features;
+  } else {
+    const float grad_scale = static_cast<float>(1.0 / batch);
+    result.sum = backend.softmax_cross_entropy(output, target, grad_scale, result.grad);
+  }
+  return result;
+}
+
+}  // namespace sluice::model

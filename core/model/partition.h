@@ -1,0 +1,38 @@
+// Splits a model's L layers into K = P*V contiguous chunks (pipeline stages), either balanced by cost or as
+// an explicit list of layer counts from the config. Splits may be uneven; every chunk gets at least one layer.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/model/layer.h"
+
+namespace sluice::model {
+
+struct LayerRange {
+  int first = 0;  // global index of the chunk's first layer
+  int last = 0;   // one past its last layer
+  int size() const { return last - first; }
+};
+
+// Layer counts per chunk minimising the largest chunk cost (exact, by dynamic programming). Ties are broken by
+// a fixed scan order, so every rank computes the same answer from the same costs.
+std::vector<int> balanced_split(const std::vector<double>& layer_costs, int chunks);
+
+// Throws Error(kConfig) unless `split` has `chunks` entries, each >= 1, summing to `num_layers`.
+void validate_split(const std::vector<int>& split, int num_layers, int chunks);
+
+std::vector<LayerRange> split_to_ranges(const std::vector<int>& split);
+
+// Per-layer cost for balanced_split: forward + backward FLOPs per sample.
+std::vector<double> layer_costs(const std::vector<std::unique_ptr<Layer>>& layers);
+
+}  // namespace sluice::model
+
+namespace sluice::model {
+
+// Moves layers [range.first, range.last) out of the full model (leaving null pointers behind), e.g. to hand a
+// rank's chunk to its StageModule.
+std::vector<std::unique_ptr<Layer>> take_layers(std::vector<std::unique_ptr<Layer>>& all, LayerRange range);
+
+}  // namespace sluice::model

@@ -1,0 +1,70 @@
+#include "core/model/residual_mlp_layer.h"
+
+namespace sluice::model {
+
+using kernels::Tensor;
+
+// saved.tensors layout: the input, the activation output (fc2's weight grad needs it), and the activation
+// input when the activation differentiates from its input (GELU).
+constexpr size_t kInput = 0;
+constexpr size_t kHidden = 1;
+constexpr size_t kPreActivation = 2;
+// saved.weight_grad_inputs layout: dL/d(fc1 output), computed by I and needed by fc1's weight grad in W.
+constexpr size_t kFc1OutputGrad = 0;
+
+ResidualMlpLayer::ResidualMlpLayer(kernels::Backend& backend, int64_t features, int64_t hidden,
+                                   kernels::Activation activation)
+    : backend_(backend),
+      activation_(activation),
+      fc1_(backend, features, hidden, true, "fc1."),
+      fc2_(backend, hidden, features, true, "fc2.") {}
+
+double ResidualMlpLayer::flops_per_sample() const {
+  return fc1_.flops_per_sample() + fc2_.flops_per_sample() + 20.0 * static_cast<double>(fc1_.out_features());
+}
+
+std::vector<Parameter*> ResidualMlpLayer::parameters() {
+  std::vector<Parameter*> out;
+  fc1_.append_parameters(out);
+  fc2_.append_parameters(out);
+  return out;
+}
+
+void ResidualMlpLayer::init(uint64_t seed) {
+  fc1_.init(seed, global_index(), 0);
+  fc2_.init(seed, global_index(), 2);
+}
+
+Tensor ResidualMlpLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+  (void)context;
+  Tensor pre_activation = fc1_.forward(x);
+  Tensor hidden = backend_.zeros(pre_activation.rows(), pre_activation.cols());
+  backend_.activation_forward(activation_, pre_activation, hidden);
+  Tensor y = fc2_.forward(hidden);
+  backend_.axpy(1.0f, x, y);
+  saved.tensors.clear();
+  saved.tensors.push_back(x);
+  saved.tensors.push_back(std::move(hidden));
+  if (kernels::activation_backward_uses_input(activation_)) saved.tensors.push_back(std::move(pre_activation));
+  return y;
+}
+
+Tensor ResidualMlpLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
+  Tensor hidden_grad = fc2_.backward_input(dy);
+  const Tensor& activation_saved = kernels::activation_backward_uses_input(activation_)
+                                       ? saved.tensors[kPreActivation]
+                                       : saved.tensors[kHidden];
+  Tensor pre_activation_grad = backend_.zeros(hidden_grad.rows(), hidden_grad.cols());
+  backend_.activation_backward(activation_, activation_saved, hidden_grad, pre_activation_grad);
+  Tensor dx = fc1_.backward_input(pre_activation_grad);
+  backend_.axpy(1.0f, dy, dx);  // the skip connection
+  saved.weight_grad_inputs = {std::move(pre_activation_grad)};
+  return dx;
+}
+
+void ResidualMlpLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
+  fc2_.accumulate_grads(dy, saved.tensors[kHidden]);
+  fc1_.accumulate_grads(saved.weight_grad_inputs[kFc1OutputGrad], saved.tensors[kInput]);
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,33 @@
+#include "core/model/sgd.h"
+
+namespace sluice::model {
+
+Sgd::Sgd(std::vector<Parameter*> parameters, kernels::Backend& backend, double lr, double momentum,
+         double weight_decay)
+    : Optimizer(lr), parameters_(std::move(parameters)), backend_(backend), momentum_(momentum),
+      weight_decay_(weight_decay) {
+  for (Parameter* parameter : parameters_) {
+    velocity_.push_back(backend.zeros(parameter->value.rows(), parameter->value.cols()));
+  }
+}
+
+void Sgd::step() {
+  kernels::SgdHyper hyper;
+  hyper.lr = static_cast<float>(lr_);
+  hyper.momentum = static_cast<float>(momentum_);
+  hyper.weight_decay = static_cast<float>(weight_decay_);
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    backend_.sgd_update(hyper, parameters_[i]->grad, velocity_[i], parameters_[i]->value);
+  }
+  ++step_count_;
+}
+
+std::vector<NamedTensor> Sgd::state_tensors() {
+  std::vector<NamedTensor> state;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    state.push_back(NamedTensor{parameters_[i]->qualified_name() + ".momentum", &velocity_[i]});
+  }
+  return state;
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,238 @@
+#include "core/model/stage_module.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "core/common/error.h"
+
+namespace sluice::model {
+
+using kernels::Tensor;
+
+RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>& layers) {
+  RecomputePolicy policy;
+  if (mode == "none") {
+    policy.mode = RecomputeMode::kNone;
+  } else if (mode == "full") {
+    policy.mode = RecomputeMode::kFull;
+  } else if (mode == "selective") {
+    policy.mode = RecomputeMode::kSelective;
+    policy.layers.insert(layers.begin(), layers.end());
+  } else {
+    throw Error(ErrorCode::kConfig,
+                "pipeline.recompute must be none, full or selective, got '" + mode + "'");
+  }
+  return policy;
+}
+
+size_t StageModule::Stash::bytes() const {
+  size_t total = 0;
+  for (const auto& layer_saved : saved) {
+    if (layer_saved) total += layer_saved->bytes();
+  }
+  for (const auto& entry : run_inputs) total += entry.second.bytes();
+  for (const auto& tensor : weight_grad_outputs) total += tensor.bytes();
+  return total;
+}
+
+StageModule::StageModule(kernels::Backend& backend, int first, std::vector<std::unique_ptr<Layer>> layers,
+                         RecomputePolicy recompute)
+    : backend_(backend), first_(first), layers_(std::move(layers)) {
+  if (layers_.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "stage starting at layer " + std::to_string(first) + " has no layers");
+  }
+  for (size_t local = 0; local < layers_.size(); ++local) {
+    const int expected = first_ + static_cast<int>(local);
+    if (!layers_[local]) {
+      throw Error(ErrorCode::kInvalidArgument, "stage layer " + std::to_string(expected) + " is null");
+    }
+    if (layers_[local]->global_index() != expected) {
+      throw Error(ErrorCode::kInvalidArgument, "stage expects global layer " + std::to_string(expected) +
+                                                   " at position " + std::to_string(local) + " but that layer has index " +
+                                                   std::to_string(layers_[local]->global_index()));
+    }
+    if (local > 0 && layers_[local]->in_features() != layers_[local - 1]->out_features()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "layer " + std::to_string(expected) + " takes " + std::to_string(layers_[local]->in_features()) +
+                      " features but layer " + std::to_string(expected - 1) + " gives " +
+                      std::to_string(layers_[local - 1]->out_features()));
+    }
+    const bool drop = recompute.mode == RecomputeMode::kFull ||
+                      (recompute.mode == RecomputeMode::kSelective && recompute.layers.count(expected) > 0);
+    dropped_.push_back(drop);
+  }
+}
+
+Layer& StageModule::layer(int global_index) {
+  if (global_index < first_layer() || global_index >= last_layer()) {
+    throw Error(ErrorCode::kInvalidArgument, "layer " + std::to_string(global_index) + " is not in this stage [" +
+                                                 std::to_string(first_layer()) + ", " + std::to_string(last_layer()) +
+                                                 ")");
+  }
+  return *layers_[static_cast<size_t>(global_index - first_)];
+}
+
+bool StageModule::dropped(size_t local) const { return dropped_[local]; }
+
+ForwardContext StageModule::context_for(const Stash& stash, int microbatch, size_t local) const {
+  ForwardContext context;
+  context.seed = stash.step.seed;
+  context.step = stash.step.step;
+  context.microbatch = microbatch;
+  context.layer_index = first_ + static_cast<int>(local);
+  context.training = stash.step.training;
+  return context;
+}
+
+StageModule::Stash& StageModule::find_stash(int microbatch, const char* action) {
+  auto found = stashes_.find(microbatch);
+  if (found == stashes_.end()) {
+    throw Error(ErrorCode::kState, std::string(action) + " of micro-batch " + std::to_string(microbatch) +
+                                       " on stage [" + std::to_string(first_layer()) + ", " +
+                                       std::to_string(last_layer()) + "): no forward of it is stashed");
+  }
+  return found->second;
+}
+
+Tensor StageModule::forward(int microbatch, const Tensor& input, const StepInfo& step) {
+  if (stashes_.count(microbatch) > 0) {
+    throw Error(ErrorCode::kState, "forward of micro-batch " + std::to_string(microbatch) + " on stage [" +
+                                       std::to_string(first_layer()) + ", " + std::to_string(last_layer()) +
+                                       "): it is already stashed (its backward has not run)");
+  }
+  if (input.cols() != in_features()) {
+    throw Error(ErrorCode::kInvalidArgument, "stage [" + std::to_string(first_layer()) + ", " +
+                                                 std::to_string(last_layer()) + ") takes " +
+                                                 std::to_string(in_features()) + " input features, got " +
+                                                 std::to_string(input.cols()));
+  }
+  Stash stash;
+  stash.step = step;
+  stash.saved.resize(layers_.size());
+  Tensor activation = input;
+  for (size_t local = 0; local < layers_.size(); ++local) {
+    const bool starts_dropped_run = dropped(local) && (local == 0 || !dropped(local - 1));
+    if (starts_dropped_run) stash.run_inputs.emplace(local, activation);
+    LayerSaved saved;
+    Tensor output = layers_[local]->forward(activation, context_for(stash, microbatch, local), saved);
+    if (!dropped(local)) stash.saved[local] = std::move(saved);
+    activation = std::move(output);
+  }
+  stashes_.emplace(microbatch, std::move(stash));
+  note_peaks();
+  return activation;
+}
+
+void StageModule::recompute_dropped(int microbatch, Stash& stash) {
+  for (auto& entry : stash.run_inputs) {
+    Tensor activation = std::move(entry.second);
+    for (size_t local = entry.first; local < layers_.size() && dropped(local); ++local) {
+      LayerSaved saved;
+      activation = layers_[local]->forward(activation, context_for(stash, microbatch, local), saved);
+      stash.saved[local] = std::move(saved);
+    }
+  }
+  stash.run_inputs.clear();
+  note_peaks();
+}
+
+void StageModule::check_grad_shape(const Tensor& grad_output) const {
+  if (grad_output.cols() != out_features()) {
+    throw Error(ErrorCode::kInvalidArgument, "stage [" + std::to_string(first_layer()) + ", " +
+                                                 std::to_string(last_layer()) + ") gives " +
+                                                 std::to_string(out_features()) + " output features, but the " +
+                                                 "gradient has " + std::to_string(grad_output.cols()));
+  }
+}
+
+Tensor StageModule::backward_input(int microbatch, const Tensor& grad_output) {
+  Stash& stash = find_stash(microbatch, "backward_input");
+  if (stash.input_grad_done) {
+    throw Error(ErrorCode::kState, "backward_input of micro-batch " + std::to_string(microbatch) +
+                                       " ran twice without backward_weight in between");
+  }
+  check_grad_shape(grad_output);
+  recompute_dropped(microbatch, stash);
+  stash.weight_grad_outputs.resize(layers_.size());
+  Tensor grad = grad_output;
+  for (size_t local = layers_.size(); local-- > 0;) {
+    Layer& current = *layers_[local];
+    const bool needs_weight_pass = !current.parameters().empty();
+    Tensor grad_input = current.backward_input(grad, *stash.saved[local]);
+    if (needs_weight_pass) {
+      stash.weight_grad_outputs[local] = std::move(grad);
+    } else {
+      stash.saved[local].reset();  // nothing left for W to do with it
+    }
+    grad = std::move(grad_input);
+  }
+  stash.input_grad_done = true;
+  note_peaks();
+  return grad;
+}
+
+void StageModule::backward_weight(int microbatch) {
+  Stash& stash = find_stash(microbatch, "backward_weight");
+  if (!stash.input_grad_done) {
+    throw Error(ErrorCode::kState, "backward_weight of micro-batch " + std::to_string(microbatch) +
+                                       " before its backward_input");
+  }
+  // Same layer order as the fused backward, so each gradient buffer sees the same sequence of additions.
+  for (size_t local = layers_.size(); local-- > 0;) {
+    if (stash.saved[local]) layers_[local]->backward_weight(stash.weight_grad_outputs[local], *stash.saved[local]);
+  }
+  stashes_.erase(microbatch);
+}
+
+Tensor StageModule::backward(int microbatch, const Tensor& grad_output) {
+  Stash& stash = find_stash(microbatch, "backward");
+  if (stash.input_grad_done) {
+    throw Error(ErrorCode::kState, "backward of micro-batch " + std::to_string(microbatch) +
+                                       " after its backward_input; call backward_weight instead");
+  }
+  check_grad_shape(grad_output);
+  recompute_dropped(microbatch, stash);
+  Tensor grad = grad_output;
+  for (size_t local = layers_.size(); local-- > 0;) {
+    grad = layers_[local]->backward(grad, *stash.saved[local]);
+    stash.saved[local].reset();
+  }
+  stashes_.erase(microbatch);
+  return grad;
+}
+
+void StageModule::discard(int microbatch) {
+  find_stash(microbatch, "discard");
+  stashes_.erase(microbatch);
+}
+
+void StageModule::zero_grad() {
+  for (Parameter* parameter : parameters()) backend_.fill(0.0f, parameter->grad);
+}
+
+std::vector<Parameter*> StageModule::parameters() {
+  std::vector<Parameter*> all;
+  for (auto& layer : layers_) {
+    for (Parameter* parameter : layer->parameters()) all.push_back(parameter);
+  }
+  return all;
+}
+
+size_t StageModule::stashed_bytes() const {
+  size_t total = 0;
+  for (const auto& entry : stashes_) total += entry.second.bytes();
+  return total;
+}
+
+void StageModule::reset_peaks() {
+  peak_microbatches_ = stashes_.size();
+  peak_bytes_ = stashed_bytes();
+}
+
+void StageModule::note_peaks() {
+  peak_microbatches_ = std::max(peak_microbatches_, stashes_.size());
+  peak_bytes_ = std::max(peak_bytes_, stashed_bytes());
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,103 @@
+// One pipeline chunk: a contiguous range [first, last) of the model's layers plus the per-micro-batch stash
+// that lets the executor run F, I, W and B of different micro-batches in any order the schedule asks for.
+//
+// Recompute modes trade memory for compute; all three give bit-identical outputs and gradients because a
+// recompute re-runs the same layers on the same input with the same ForwardContext (hence the same dropout
+// mask):
+//   none:      every layer's saved state is kept from F until backward.
+//   full:      only the stage input is kept; the forward is re-run right before the micro-batch's backward.
+//   selective: the listed global layers drop their saved state after F; each run of consecutive dropped layers
+//              keeps only its input and is re-run right before the backward.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/model/layer.h"
+#include "kernels/backend.h"
+
+namespace sluice::model {
+
+enum class RecomputeMode { kNone, kFull, kSelective };
+
+struct RecomputePolicy {
+  RecomputeMode mode = RecomputeMode::kNone;
+  std::set<int> layers;  // selective: global layer indices; indices outside this stage are ignored
+};
+
+// "none" | "full" | "selective" (config's pipeline.recompute) -> policy; unknown names throw Error(kConfig).
+RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>& layers);
+
+// What varies per optimizer step and is the same for every micro-batch of it.
+struct StepInfo {
+  uint64_t seed = 0;
+  uint64_t step = 0;
+  bool training = true;
+};
+
+class StageModule {
+ public:
+  // `layers` are global layers first, first + 1, ...; each must already carry that global index.
+  StageModule(kernels::Backend& backend, int first, std::vector<std::unique_ptr<Layer>> layers,
+              RecomputePolicy recompute = {});
+
+  int first_layer() const { return first_; }
+  int last_layer() const { return first_ + static_cast<int>(layers_.size()); }
+  int64_t in_features() const { return layers_.front()->in_features(); }
+  int64_t out_features() const { return layers_.back()->out_features(); }
+  Layer& layer(int global_index);
+
+  // F: runs the stage and stashes what backward needs. The micro-batch must not be stashed already.
+  kernels::Tensor forward(int microbatch, const kernels::Tensor& input, const StepInfo& step);
+  // I: gradient w.r.t. the stage input; keeps what W needs.
+  kernels::Tensor backward_input(int microbatch, const kernels::Tensor& grad_output);
+  // W: accumulates the weight gradients, then frees the micro-batch's stash (a no-op apart from that when the
+  // stage has no parameters).
+  void backward_weight(int microbatch);
+  // B: I and W fused; frees the stash.
+  kernels::Tensor backward(int microbatch, const kernels::Tensor& grad_output);
+  // Drops a stash without a backward (e.g. after an evaluation forward).
+  void discard(int microbatch);
+
+  void zero_grad();
+  std::vector<Parameter*> parameters();
+
+  size_t stashed_microbatches() const { return stashes_.size(); }
+  size_t stashed_bytes() const;
+  size_t peak_stashed_microbatches() const { return peak_microbatches_; }
+  size_t peak_stashed_bytes() const { return peak_bytes_; }
+  void reset_peaks();
+
+ private:
+  struct Stash {
+    StepInfo step;
+    std::vector<std::optional<LayerSaved>> saved;  // by local layer; empty while dropped for recompute
+    std::map<size_t, kernels::Tensor> run_inputs;  // local index of a dropped run's first layer -> its input
+    std::vector<kernels::Tensor> weight_grad_outputs;  // by local layer, dL/dy kept from I for W
+    bool input_grad_done = false;
+    size_t bytes() const;
+  };
+
+  bool dropped(size_t local) const;
+  ForwardContext context_for(const Stash& stash, int microbatch, size_t local) const;
+  Stash& find_stash(int microbatch, const char* action);
+  void recompute_dropped(int microbatch, Stash& stash);
+  void check_grad_shape(const kernels::Tensor& grad_output) const;
+  void note_peaks();
+
+  kernels::Backend& backend_;
+  int first_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<bool> dropped_;  // by local layer
+  std::map<int, Stash> stashes_;
+  size_t peak_microbatches_ = 0;
+  size_t peak_bytes_ = 0;
+};
+
+}  // namespace sluice::model

@@ -1,0 +1,112 @@
+// Runs one rank's lowered action list (from core/schedule) for one optimizer step: the only code that sees
+// both the schedule IR and a transport. It moves activations and their gradients between stages (through
+// comm::Transport, or by hand-over when two consecutive stages live on this rank), calls the stage modules
+// for F / B / I / W, computes the loss on the last stage, and measures what it did.
+//
+// Communication: receives are posted as soon as the executor is within a short look-ahead window of
+// them (never later than their place in the list) and waited for right before the compute that uses them;
+// sends are started right after the data is produced and completed lazily.
+//
+// Failure: if a stage throws (a failing user callback, say), the rank keeps walking its action list with
+// zero-filled data so that every peer still gets the messages it waits for, and reports the first error at
+// the end; the trainer then agrees on failure across ranks and discards the step. No rank hangs.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/comm/transport.h"
+#include "core/model/stage_module.h"
+#include "core/runtime/step_counters.h"
+#include "core/schedule/schedule.h"
+#include "kernels/tensor.h"
+
+namespace sluice::runtime {
+
+// The data of one step for this replica: `rows` samples, micro-batch m is rows [m*rows/M, (m+1)*rows/M).
+struct StepData {
+  const float* inputs = nullptr;   // [rows][input_features], needed where stage 0 lives
+  const float* targets = nullptr;  // [rows][target_features], needed where the last stage lives
+  int64_t rows = 0;
+  int64_t input_features = 0;
+  int64_t target_features = 0;
+  int64_t global_batch = 0;  // all replicas together: the loss is a mean over this many samples
+  uint64_t seed = 0;         // run seed and optimizer step index: together with the micro-batch and
+  uint64_t step = 0;         // layer they key the counter-based RNG (dropout masks)
+  bool training = true;
+  // This replica's first global micro-batch number (replica * M): stage modules and the dropout RNG see
+  // global numbers, so replicas draw different masks and the sequential reference can match them.
+  int microbatch_offset = 0;
+};
+
+// Computes the loss of one micro-batch's output: returns the sum of its per-sample losses and fills
+// `grad` with dLoss/dOutput already divided by the global batch.
+using LossFn = std::function<double(const kernels::Tensor& output, const float* targets, int64_t global_batch,
+                                    kernels::Tensor& grad)>;
+
+struct StepOutcome {
+  double loss_sum = 0.0;  // sum of per-sample losses of the micro-batches whose last stage is here
+  std::exception_ptr error;  // first failure on this rank, if any
+  // Forward outputs of the last stage, per micro-batch (only for forward-only runs).
+  std::vector<kernels::Tensor> outputs;
+};
+
+class Executor {
+ public:
+  // `actions`: this rank's lowered list. `stages`: global stage index -> module, for the stages on this
+  // rank. `on_stage_done(stage)`: called once per step right after the stage's last weight gradient, so
+  // the data-parallel reduction of that stage can overlap the rest of the drain.
+  Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
+           comm::Transport& transport, LossFn loss, std::function<void(int stage)> on_stage_done);
+
+  StepOutcome run(const StepData& data, StepCounters& counters, bool trace);
+
+ private:
+  struct Key {
+    int stage;
+    int mb;
+    bool operator<(const Key& o) const { return stage != o.stage ? stage < o.stage : mb < o.mb; }
+  };
+  struct Pending {
+    kernels::Tensor buffer;
+    std::unique_ptr<comm::Request> request;
+  };
+
+  void post_receives_ahead(size_t position);
+  void post_receive(const schedule::Action& a);
+  kernels::Tensor take_received(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local, Key key,
+                                const char* what, StepCounters& counters);
+  void send(kernels::Tensor tensor, int peer_stage, int tag_stage, int mb, bool forward);
+  void reap_sends(bool wait_all);
+  int tag(int stage, int mb, bool forward) const;
+  kernels::Tensor input_slice(const StepData& data, int mb) const;
+  void track_stash(StepCounters& counters) const;
+
+  const schedule::Schedule& schedule_;
+  const std::vector<schedule::Action>& actions_;
+  int rank_;
+  int last_stage_;
+  int microbatches_;
+  std::map<int, model::StageModule*> stages_;
+  comm::Transport& transport_;
+  LossFn loss_;
+  std::function<void(int)> on_stage_done_;
+
+  // Per-step state.
+  size_t posted_upto_ = 0;
+  int64_t mb_rows_ = 0;
+  std::map<Key, Pending> recv_forward_;   // stage input on its way
+  std::map<Key, Pending> recv_backward_;  // gradient of stage output on its way
+  std::map<Key, kernels::Tensor> local_inputs_;  // handed over from the previous stage on this rank
+  std::map<Key, kernels::Tensor> local_grads_;   // from the loss or the next stage on this rank
+  std::map<Key, kernels::Tensor> to_send_forward_;
+  std::map<Key, kernels::Tensor> to_send_backward_;
+  std::vector<Pending> sends_;
+  std::map<int, int> weight_done_;  // stage -> micro-batches whose weight gradients are done
+};
+
+}  // namespace sluice::runtime

@@ -1,0 +1,75 @@
+#include "core/runtime/sequential_reference.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+#include "kernels/cpu/cpu_backend.h"
+
+namespace sluice::runtime {
+
+SequentialReference::SequentialReference(const config::Config& cfg, int data_parallel,
+                                         model::CustomLayerRegistry custom_layers)
+    : cfg_(cfg), data_parallel_(data_parallel), loss_kind_(model::parse_loss(cfg.loss)) {
+  kernels::Backend& backend = kernels::cpu_backend();
+  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers);
+  model::init_layers(layers, cfg_.seed);
+  stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
+  optimizer_ = model::make_optimizer(cfg_.optimizer, stage_->parameters(), backend);
+}
+
+double SequentialReference::train_step(const float* inputs, const float* targets, int64_t global_rows) {
+  kernels::Backend& backend = kernels::cpu_backend();
+  const int M = cfg_.pipeline.microbatches;
+  if (global_rows % (static_cast<int64_t>(data_parallel_) * M) != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "batch does not split into replicas x micro-batches");
+  }
+  const int64_t replica_rows = global_rows / data_parallel_;
+  const int64_t mb_rows = replica_rows / M;
+  const int64_t in = input_features(), out = output_features();
+  std::vector<model::Parameter*> params = parameters();
+  // Each replica's gradients, kept apart and then added in replica order (as the ordered DP sum does).
+  std::vector<std::vector<std::vector<float>>> replica_grads(data_parallel_);
+  double loss_total = 0.0;
+  const model::StepInfo info{cfg_.seed, step_, true};
+  for (int r = 0; r < data_parallel_; ++r) {
+    stage_->zero_grad();
+    double replica_loss = 0.0;
+    for (int m = 0; m < M; ++m) {
+      const int64_t row = r * replica_rows + m * mb_rows;
+      const int mb = r * M + m;  // the same global micro-batch number the pipeline uses (keys dropout)
+      kernels::Tensor x = backend.from_host(mb_rows, in, inputs + row * in);
+      kernels::Tensor y = stage_->forward(mb, x, info);
+      kernels::Tensor t = backend.from_host(mb_rows, out, targets + row * out);
+      model::LossResult loss = model::compute_loss(backend, loss_kind_, y, t, global_rows);
+      replica_loss += loss.sum;
+      stage_->backward(mb, loss.grad);
+    }
+    loss_total += replica_loss;
+    for (model::Parameter* p : params) replica_grads[r].push_back(p->grad.to_vector());
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    float* g = params[i]->grad.data();
+    for (int64_t k = 0; k < params[i]->grad.size(); ++k) {
+      float acc = replica_grads[0][i][k];
+      for (int r = 1; r < data_parallel_; ++r) acc += replica_grads[r][i][k];
+      g[k] = acc;
+    }
+  }
+  const double max_norm = cfg_.optimizer.clip_grad_norm;
+  if (max_norm > 0.0) {
+    std::vector<double> per_layer(cfg_.model.layers.size(), 0.0);
+    for (model::Parameter* p : params) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
+    double total = 0.0;
+    for (double s : per_layer) total += s;
+    const double norm = std::sqrt(total);
+    if (norm > max_norm) {
+      const float coefficient = static_cast<float>(max_norm / (norm + 1e-6));
+      for (model::Parameter* p : params) backend.scale(coefficient, p->grad);
+    }
+  }
+  optimizer_->step();
+  ++step_;
+  return loss_total / static_cast<double>(global_rows);
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,41 @@
+// The single-process, non-pipelined run that defines what a pipelined run must reproduce bit for bit:
+// the whole model as one stage, each data-parallel replica's micro-batches run one after the other
+// (forward then fused backward), replica gradients added in replica order, then the same clipping and
+// optimizer step as the Trainer. Used by the fidelity tests and as T_seq in the pipeline benchmark.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/model/builder.h"
+#include "core/model/loss.h"
+#include "core/model/optimizer.h"
+#include "core/model/stage_module.h"
+
+namespace sluice::runtime {
+
+class SequentialReference {
+ public:
+  SequentialReference(const config::Config& cfg, int data_parallel, model::CustomLayerRegistry custom_layers = {});
+
+  // One optimizer step over the global batch of `global_rows` rows: replica r owns rows
+  // [r*rows/DP, (r+1)*rows/DP), split into pipeline.microbatches micro-batches. Returns the mean loss.
+  double train_step(const float* inputs, const float* targets, int64_t global_rows);
+
+  std::vector<model::Parameter*> parameters() { return stage_->parameters(); }
+  int64_t input_features() const { return stage_->in_features(); }
+  int64_t output_features() const { return stage_->out_features(); }
+  uint64_t steps_done() const { return step_; }
+
+ private:
+  config::Config cfg_;
+  int data_parallel_;
+  std::unique_ptr<model::StageModule> stage_;
+  std::unique_ptr<model::Optimizer> optimizer_;
+  model::LossKind loss_kind_;
+  uint64_t step_ = 0;
+};
+
+}  // namespace sluice::runtime

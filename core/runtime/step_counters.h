@@ -1,0 +1,37 @@
+// What the executor measures while it runs one rank's action list: compute time per action kind, time
+// spent waiting for messages, the activation stash high-water marks, and (optionally) every action's
+// start and duration for a Chrome-trace timeline in the same format as `sluice plan --format chrome`.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sluice::runtime {
+
+enum class ComputeKind { kF = 0, kB = 1, kI = 2, kW = 3 };
+constexpr int kNumComputeKinds = 4;
+
+struct TimedAction {
+  std::string name;  // the action's text, e.g. "2F0"
+  double start_us;   // since the step began
+  double duration_us;
+};
+
+struct StepCounters {
+  std::array<double, kNumComputeKinds> busy_seconds{};  // per compute kind
+  double wait_seconds = 0.0;     // blocked in receive waits
+  double step_seconds = 0.0;     // wall time of the whole step on this rank
+  int peak_stash_microbatches = 0;
+  size_t peak_stash_bytes = 0;
+  std::vector<TimedAction> timeline;  // filled only when tracing is on
+
+  double busy_total() const {
+    double total = 0.0;
+    for (double s : busy_seconds) total += s;
+    return total;
+  }
+};
+
+}  // namespace sluice::runtime

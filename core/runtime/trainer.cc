@@ -1,0 +1,354 @@
+#include "core/runtime/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "core/model/loss.h"
+#include "core/model/partition.h"
+#include "core/schedule/generators.h"
+#include "core/schedule/lowering.h"
+#include "core/schedule/chrome_trace.h"
+#include "core/schedule/validator.h"
+#include "kernels/cpu/cpu_backend.h"
+
+namespace sluice::runtime {
+namespace {
+
+// Forward-only variant of a lowered schedule: keeps F and the activation messages, in the same order.
+schedule::Schedule forward_only(const schedule::Schedule& lowered) {
+  schedule::Schedule s = lowered;
+  for (auto& list : s.actions) {
+    std::vector<schedule::Action> kept;
+    for (const auto& a : list) {
+      if (a.kind == schedule::ActionKind::F || a.kind == schedule::ActionKind::SEND_F ||
+          a.kind == schedule::ActionKind::RECV_F) {
+        kept.push_back(a);
+      }
+    }
+    list = std::move(kept);
+  }
+  return s;
+}
+
+}  // namespace
+
+Trainer::Trainer(MPI_Comm world, config::Config cfg, model::CustomLayerRegistry custom_layers)
+    : world_in_(world), cfg_(std::move(cfg)), custom_layers_(std::move(custom_layers)) {}
+
+Trainer::~Trainer() = default;
+
+void Trainer::start() {
+  if (started_) throw Error(ErrorCode::kState, "trainer is already started");
+  int world_size = 1, rank = 0;
+  comm::check_mpi(MPI_Comm_size(world_in_, &world_size), "MPI_Comm_size");
+  comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
+  layout_ = config::make_layout(cfg_, world_size, rank);
+
+  const int P = cfg_.pipeline.stages;
+  const int V = cfg_.pipeline.chunks;
+  // Schedule first: a bad (schedule, P, M, V) combination is a config error worth reporting before
+  // anything is allocated.
+  schedule::Schedule compute = schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, V);
+  lowered_ = schedule::lower(compute);
+  schedule::validate(lowered_);
+
+  kernels::Backend& backend = kernels::cpu_backend();
+  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers_);
+  num_layers_ = static_cast<int>(layers.size());
+  input_features_ = layers.front()->in_features();
+  output_features_ = layers.back()->out_features();
+  std::vector<int> split = cfg_.pipeline.split;
+  if (split.empty()) {
+    split = model::balanced_split(model::layer_costs(layers), P * V);
+  } else {
+    model::validate_split(split, num_layers_, P * V);
+  }
+  const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
+  ranges_.clear();
+  for (const auto& r : ranges) ranges_.push_back({r.first, r.last});
+
+  const model::RecomputePolicy recompute =
+      model::parse_recompute(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
+  for (int stage = 0; stage < P * V; ++stage) {
+    if (lowered_.stage_to_rank[stage] != layout_.stage_rank) continue;
+    std::vector<std::unique_ptr<model::Layer>> mine;
+    for (int l = ranges[stage].first; l < ranges[stage].last; ++l) mine.push_back(std::move(layers[l]));
+    model::init_layers(mine, cfg_.seed);
+    stages_[stage] = std::make_unique<model::StageModule>(backend, ranges[stage].first, std::move(mine), recompute);
+  }
+  layers.clear();  // layers of other ranks' stages were only needed for shapes and costs
+
+  std::vector<model::Parameter*> params;
+  for (auto& [index, stage] : stages_) {
+    for (model::Parameter* p : stage->parameters()) params.push_back(p);
+  }
+  optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
+  loss_kind_ = model::parse_loss(cfg_.loss);
+
+  mpi_ = std::make_unique<comm::MpiContext>(world_in_, P);
+  std::map<int, model::StageModule*> raw;
+  for (auto& [index, stage] : stages_) raw[index] = stage.get();
+  auto loss = [this](const kernels::Tensor& out, const float* targets, int64_t global_batch, kernels::Tensor& grad) {
+    return loss_of(out, targets, global_batch, grad);
+  };
+  executor_ = std::make_unique<Executor>(lowered_, layout_.stage_rank, raw, mpi_->pipeline(), loss,
+                                         [this](int stage) { start_reduction(stage); });
+  forward_only_ = std::make_unique<schedule::Schedule>(forward_only(lowered_));
+  predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, mpi_->pipeline(), loss,
+                                          [](int) {});
+  started_ = true;
+}
+
+double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch,
+                        kernels::Tensor& grad) {
+  kernels::Backend& backend = kernels::cpu_backend();
+  kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
+  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch);
+  grad = std::move(r.grad);
+  return r.sum;
+}
+
+void Trainer::start_reduction(int stage) {
+  if (layout_.data_parallel == 1) return;
+  Reduction& r = reductions_[stage];
+  r.flat.clear();
+  for (model::Parameter* p : stages_.at(stage)->parameters()) {
+    const float* g = p->grad.data();
+    r.flat.insert(r.flat.end(), g, g + p->grad.size());
+  }
+  r.request = mpi_->data_parallel_group().start_ordered_sum(r.flat.data(), static_cast<int64_t>(r.flat.size()));
+}
+
+void Trainer::finish_reductions() {
+  for (auto& [stage, r] : reductions_) {
+    if (!r.request) continue;
+    r.request->wait();
+    size_t offset = 0;
+    for (model::Parameter* p : stages_.at(stage)->parameters()) {
+      std::copy(r.flat.begin() + offset, r.flat.begin() + offset + p->grad.size(), p->grad.data());
+      offset += p->grad.size();
+    }
+    r.request.reset();
+  }
+}
+
+void Trainer::check_step_inputs(const float* inputs, const float* targets, int64_t rows) {
+  std::string problem;
+  if (rows <= 0 || rows % cfg_.pipeline.microbatches != 0) {
+    problem = "batch of " + std::to_string(rows) + " rows is not a positive multiple of pipeline.microbatches (" +
+              std::to_string(cfg_.pipeline.microbatches) + ")";
+  } else if (stages_.count(0) && inputs == nullptr) {
+    problem = "rank " + std::to_string(layout_.rank) + " holds the first stage but inputs is NULL";
+  } else if (stages_.count(lowered_.num_stages() - 1) && targets == nullptr) {
+    problem = "rank " + std::to_string(layout_.rank) + " holds the last stage but targets is NULL";
+  }
+  // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
+  const bool bad = mpi_->world_group().any(!problem.empty());
+  if (!problem.empty()) throw Error(ErrorCode::kInvalidArgument, problem);
+  if (bad) throw Error(ErrorCode::kInvalidArgument, "another rank rejected this step's arguments (see its error)");
+}
+
+StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
+  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
+  check_step_inputs(inputs, targets, rows);
+  for (auto& [index, stage] : stages_) {
+    stage->zero_grad();
+    stage->reset_peaks();
+  }
+  mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
+  const auto t0 = std::chrono::steady_clock::now();
+
+  StepData data;
+  data.inputs = inputs;
+  data.targets = targets;
+  data.rows = rows;
+  data.input_features = input_features_;
+  data.target_features = output_features_;
+  data.global_batch = rows * layout_.data_parallel;
+  data.seed = cfg_.seed;
+  data.step = step_;
+  data.training = true;
+  data.microbatch_offset = layout_.replica * cfg_.pipeline.microbatches;
+  counters_ = StepCounters{};
+  StepOutcome outcome = executor_->run(data, counters_, tracing_);
+  finish_reductions();
+
+  // Agree on failure across all ranks: the step is dropped everywhere, parameters stay as they were.
+  const bool failed = mpi_->world_group().any(static_cast<bool>(outcome.error));
+  if (failed) {
+    for (auto& [index, stage] : stages_) stage->zero_grad();
+    if (outcome.error) std::rethrow_exception(outcome.error);
+    throw Error(ErrorCode::kCallback, "step " + std::to_string(step_ + 1) +
+                                          " failed on another rank (its error names the cause); no update applied");
+  }
+
+  StepResult result;
+  result.grad_norm = clip_gradients();
+  optimizer_->step();
+
+  double loss_sum = outcome.loss_sum;
+  mpi_->world_group().ordered_sum(&loss_sum, 1);
+  ++step_;
+  result.step = step_;
+  result.loss = loss_sum / static_cast<double>(data.global_batch);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  counters_.step_seconds = result.seconds;
+  peak_stash_bytes_all_ = std::max(peak_stash_bytes_all_, counters_.peak_stash_bytes);
+  last_bubble_ = measure_bubble();
+  last_ = result;
+  return result;
+}
+
+double Trainer::clip_gradients() {
+  const double max_norm = cfg_.optimizer.clip_grad_norm;
+  if (max_norm <= 0.0) return 0.0;
+  // Per-layer sums of squares in a vector indexed by global layer; each entry is non-zero on exactly one
+  // pipeline rank, so the ordered sum over ranks is exact and the norm is independent of the partition.
+  std::vector<double> per_layer(num_layers_, 0.0);
+  kernels::Backend& backend = kernels::cpu_backend();
+  for (auto& [index, stage] : stages_) {
+    for (model::Parameter* p : stage->parameters()) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
+  }
+  mpi_->pipeline_group().ordered_sum(per_layer.data(), num_layers_);
+  double total = 0.0;
+  for (double s : per_layer) total += s;
+  const double norm = std::sqrt(total);
+  if (norm > max_norm) {
+    const float coefficient = static_cast<float>(max_norm / (norm + 1e-6));
+    for (auto& [index, stage] : stages_) {
+      for (model::Parameter* p : stage->parameters()) backend.scale(coefficient, p->grad);
+    }
+  }
+  return norm;
+}
+
+double Trainer::measure_bubble() {
+  const double mine[2] = {counters_.busy_total(), counters_.step_seconds};
+  std::vector<double> all = mpi_->pipeline_group().all_gather(mine, 2);
+  double busy = 0.0, makespan = 0.0;
+  for (int r = 0; r < layout_.stages; ++r) {
+    busy += all[2 * r];
+    makespan = std::max(makespan, all[2 * r + 1]);
+  }
+  return makespan > 0.0 ? 1.0 - busy / (layout_.stages * makespan) : 0.0;
+}
+
+void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
+  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
+  check_step_inputs(inputs, outputs, rows);  // outputs stands in for targets: every rank must pass one
+  StepData data;
+  data.inputs = inputs;
+  data.rows = rows;
+  data.input_features = input_features_;
+  data.target_features = output_features_;
+  data.global_batch = rows;
+  data.seed = cfg_.seed;
+  data.step = step_;
+  data.training = false;
+  StepCounters counters;
+  StepOutcome outcome = predictor_->run(data, counters, false);
+  const bool failed = mpi_->world_group().any(static_cast<bool>(outcome.error));
+  if (outcome.error) std::rethrow_exception(outcome.error);
+  if (failed) throw Error(ErrorCode::kCallback, "prediction failed on another rank (its error names the cause)");
+  // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
+  const int last_rank = lowered_.stage_to_rank.back();
+  const int64_t mb_rows = rows / cfg_.pipeline.microbatches;
+  if (layout_.stage_rank == last_rank) {
+    for (int m = 0; m < cfg_.pipeline.microbatches; ++m) {
+      std::copy(outcome.outputs[m].data(), outcome.outputs[m].data() + outcome.outputs[m].size(),
+                outputs + m * mb_rows * output_features_);
+    }
+  }
+  // MPI counts are ints; broadcast in slices so huge outputs still work.
+  const int64_t total = rows * output_features_;
+  MPI_Comm pipe = mpi_->pipeline_comm();
+  for (int64_t offset = 0; offset < total; offset += (1 << 30)) {
+    const int count = static_cast<int>(std::min<int64_t>(1 << 30, total - offset));
+    comm::check_mpi(MPI_Bcast(outputs + offset, count, MPI_FLOAT, last_rank, pipe), "MPI_Bcast (predict)");
+  }
+}
+
+std::string Trainer::layout_description() {
+  std::ostringstream out;
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  std::ostringstream mine;
+  mine << "rank " << layout_.rank << ": replica " << layout_.replica << ", pipeline rank " << layout_.stage_rank
+       << ", stages";
+  for (auto& [index, stage] : stages_) {
+    mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
+  }
+  mine << ", host " << std::string(host, len);
+  // Gather fixed-size lines to rank 0 of the world.
+  constexpr int kLine = 256;
+  std::string line = mine.str();
+  line.resize(kLine, '\0');
+  std::vector<char> all(static_cast<size_t>(kLine) * layout_.world);
+  comm::check_mpi(MPI_Gather(line.data(), kLine, MPI_CHAR, all.data(), kLine, MPI_CHAR, 0, mpi_->world()),
+                  "MPI_Gather (layout)");
+  out << "sluice: " << layout_.world << " ranks = " << layout_.data_parallel << " data-parallel x "
+      << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
+      << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
+      << "\n";
+  if (layout_.rank == 0) {
+    for (int r = 0; r < layout_.world; ++r) out << "  " << std::string(all.data() + r * kLine) << "\n";
+  }
+  return out.str();
+}
+
+PipelineStats Trainer::gather_stats() {
+  const double mine[4] = {counters_.busy_total(), counters_.step_seconds,
+                          static_cast<double>(peak_stash_bytes_all_),
+                          static_cast<double>(counters_.peak_stash_microbatches)};
+  std::vector<double> all = mpi_->world_group().all_gather(mine, 4);
+  PipelineStats s;
+  s.bubble_fraction = last_bubble_;
+  for (int r = 0; r < layout_.world; ++r) {
+    s.busy_seconds.push_back(all[4 * r]);
+    s.step_seconds.push_back(all[4 * r + 1]);
+    s.peak_stash_bytes.push_back(all[4 * r + 2]);
+    s.peak_stash_microbatches.push_back(all[4 * r + 3]);
+  }
+  return s;
+}
+
+void Trainer::write_trace(const std::string& path) {
+  // Serialize each rank's timeline as text lines "start duration name" and gather them on rank 0.
+  std::ostringstream mine;
+  for (const auto& e : counters_.timeline) mine << e.start_us << " " << e.duration_us << " " << e.name << "\n";
+  const std::string text = mine.str();
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(layout_.world);
+  MPI_Comm world = mpi_->world();
+  comm::check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world), "MPI_Gather (trace)");
+  std::vector<int> offsets(layout_.world, 0);
+  int total = 0;
+  for (int r = 0; r < layout_.world; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::vector<char> all(std::max(total, 1));
+  comm::check_mpi(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                              0, world),
+                  "MPI_Gatherv (trace)");
+  if (layout_.rank != 0) return;
+  std::vector<schedule::TraceEvent> events;
+  for (int r = 0; r < layout_.world; ++r) {
+    std::istringstream in(std::string(all.data() + offsets[r], lengths[r]));
+    schedule::TraceEvent e;
+    while (in >> e.start_us >> e.duration_us >> e.name) {
+      e.rank = r;
+      events.push_back(e);
+    }
+  }
+  std::ofstream file(path);
+  if (!file) throw Error(ErrorCode::kIo, "cannot write trace file '" + path + "'");
+  schedule::write_chrome_trace(file, events);
+}
+
+}  // namespace sluice::runtime

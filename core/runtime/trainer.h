@@ -1,0 +1,131 @@
+// One process's share of a pipelined, data-parallel training job. It turns a Config into a layout
+// (stage rank, replica), builds this rank's stage modules from the partitioned layer list, generates and
+// lowers the schedule, and runs optimizer steps: executor -> data-parallel gradient sums (overlapping the
+// drain) -> optional clipping by global norm -> optimizer. All methods marked "collective" must be called
+// by every rank of the world communicator in the same order.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/comm/mpi_context.h"
+#include "core/config/config.h"
+#include "core/config/layout.h"
+#include "core/model/builder.h"
+#include "core/model/loss.h"
+#include "core/model/optimizer.h"
+#include "core/model/stage_module.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/step_counters.h"
+#include "core/schedule/schedule.h"
+
+namespace sluice::runtime {
+
+struct StepResult {
+  uint64_t step = 0;       // the step just completed (1-based count of optimizer steps)
+  double loss = 0.0;       // mean loss over the global batch, identical on every rank
+  double seconds = 0.0;    // wall time of the step on this rank
+  double grad_norm = 0.0;  // global gradient norm before clipping (0 unless clipping is on)
+};
+
+// Per-rank counters of the last step, gathered so that every rank can report the whole picture.
+struct PipelineStats {
+  double bubble_fraction = 0.0;           // of this rank's pipeline: 1 - sum(busy) / (P * makespan)
+  std::vector<double> busy_seconds;       // per world rank
+  std::vector<double> step_seconds;       // per world rank
+  std::vector<double> peak_stash_bytes;   // per world rank
+  std::vector<double> peak_stash_microbatches;  // per world rank
+};
+
+class Trainer {
+ public:
+  // Parses nothing: takes a validated Config. `custom_layers` resolves `{type: custom, name: ...}`.
+  Trainer(MPI_Comm world, config::Config cfg, model::CustomLayerRegistry custom_layers = {});
+  ~Trainer();
+
+  // Collective. Layout, partition, build and initialize parameters, schedule, communicators.
+  void start();
+  bool started() const { return started_; }
+
+  // Collective. One optimizer step on this replica's `rows` samples (row-major [rows][features]); ranks
+  // without the first stage may pass inputs == nullptr, ranks without the last stage targets == nullptr.
+  StepResult train_step(const float* inputs, const float* targets, int64_t rows);
+
+  // Collective. Pipelined forward only (dropout off); `outputs` ([rows][output_features]) is filled on
+  // every rank of the replica.
+  void predict(const float* inputs, float* outputs, int64_t rows);
+
+  const config::Config& config() const { return cfg_; }
+  const config::Layout& layout() const { return layout_; }
+  int64_t input_features() const { return input_features_; }
+  int64_t output_features() const { return output_features_; }
+  uint64_t steps_done() const { return step_; }
+  void set_steps_done(uint64_t step) { step_ = step; }
+  double last_loss() const { return last_.loss; }
+  double last_step_seconds() const { return last_.seconds; }
+  double last_bubble_fraction() const { return last_bubble_; }
+  const StepCounters& last_counters() const { return counters_; }
+  // Collective: gathers the last step's counters from all ranks.
+  PipelineStats gather_stats();
+  // Largest peak stash (bytes) seen on this rank over all steps.
+  size_t peak_stash_bytes() const { return peak_stash_bytes_all_; }
+
+  // The stage modules on this rank, by global stage index, and their global layer ranges.
+  const std::map<int, std::unique_ptr<model::StageModule>>& stages() const { return stages_; }
+  std::vector<std::pair<int, int>> stage_layer_ranges() const { return ranges_; }
+  model::Optimizer& optimizer() { return *optimizer_; }
+  const schedule::Schedule& lowered_schedule() const { return lowered_; }
+  comm::MpiContext& mpi() { return *mpi_; }
+  // Human-readable rank -> (stage, replica, layers) map; rank 0 prints it at start.
+  std::string layout_description();
+
+  // Writes the last step's measured timeline of every rank as Chrome-trace JSON (collective; rank 0 writes).
+  void write_trace(const std::string& path);
+  void set_tracing(bool on) { tracing_ = on; }
+
+ private:
+  void check_step_inputs(const float* inputs, const float* targets, int64_t rows);
+  void start_reduction(int stage);
+  void finish_reductions();
+  double clip_gradients();
+  double measure_bubble();
+  double loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch, kernels::Tensor& grad);
+
+  MPI_Comm world_in_;
+  config::Config cfg_;
+  model::CustomLayerRegistry custom_layers_;
+  bool started_ = false;
+  config::Layout layout_{};
+  std::unique_ptr<comm::MpiContext> mpi_;
+  std::vector<std::pair<int, int>> ranges_;  // per global stage: [first, last) layer
+  std::map<int, std::unique_ptr<model::StageModule>> stages_;
+  std::unique_ptr<model::Optimizer> optimizer_;
+  schedule::Schedule lowered_;
+  std::unique_ptr<schedule::Schedule> forward_only_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Executor> predictor_;
+  int64_t input_features_ = 0;
+  int64_t output_features_ = 0;
+  int num_layers_ = 0;
+  uint64_t step_ = 0;
+  StepResult last_;
+  StepCounters counters_;
+  size_t peak_stash_bytes_all_ = 0;
+  bool tracing_ = false;
+  double last_bubble_ = 0.0;
+  model::LossKind loss_kind_ = model::LossKind::kMse;
+  // Data-parallel reductions in flight, one per local stage: flat gradient buffer + request.
+  struct Reduction {
+    std::vector<float> flat;
+    std::unique_ptr<comm::Request> request;
+  };
+  std::map<int, Reduction> reductions_;
+};
+
+}  // namespace sluice::runtime

@@ -1,0 +1,89 @@
+// The compute operations layers, losses and optimizers need, behind one interface so that a device backend
+// (CUDA) can be added as new files. Every op works on Tensors of the backend's own device; shapes are checked
+// and a mismatch throws Error(kInvalidArgument) naming the op and both shapes.
+// Conventions: outputs are the last arguments; "accumulate" ops ADD into their output (grad += ...), all
+// others overwrite it. Outputs must already have the right shape (allocate them with `zeros`).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation.h"
+#include "kernels/rng.h"
+#include "kernels/tensor.h"
+
+namespace sluice::kernels {
+
+enum class Transpose { kNo, kYes };
+
+struct SgdHyper {
+  float lr = 1e-3f;
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;  // L2 added to the gradient (classic SGD), not decoupled
+};
+
+struct AdamWHyper {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;  // decoupled: param *= 1 - lr * weight_decay before the Adam step
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual Device device() const = 0;
+  virtual Tensor zeros(int64_t rows, int64_t cols) = 0;
+  // Copies between the backend's memory and plain host arrays of rows*cols floats.
+  virtual Tensor from_host(int64_t rows, int64_t cols, const float* values) = 0;
+  virtual void to_host(const Tensor& tensor, float* values) = 0;
+
+  // c = alpha * op(a) * op(b) + beta * c. beta = 1 accumulates (used for weight gradients).
+  virtual void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                    float beta, Tensor& c) = 0;
+  // y[r][c] += bias[0][c]
+  virtual void add_bias(const Tensor& bias, Tensor& y) = 0;
+  // bias_grad[0][c] += sum over r of dy[r][c]
+  virtual void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) = 0;
+
+  virtual void activation_forward(Activation activation, const Tensor& x, Tensor& y) = 0;
+  // `saved` is the input x if activation_backward_uses_input(activation), else the output y.
+  virtual void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) = 0;
+
+  // Per row: y = gamma * (x - mean) * rstd + beta; mean and rstd are [rows][1] and kept for backward.
+  virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                 Tensor& mean, Tensor& rstd) = 0;
+  virtual void layernorm_backward_input(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                        const Tensor& rstd, Tensor& dx) = 0;
+  virtual void layernorm_accumulate_param_grads(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                                const Tensor& rstd, Tensor& gamma_grad, Tensor& beta_grad) = 0;
+
+  // Inverted dropout: element i is kept (scaled by 1/(1-p)) when uniform_floats(stream)[i] >= p. The mask is
+  // regenerated from `stream` on backward, so nothing but the stream needs to be stashed.
+  virtual void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y) = 0;
+  virtual void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) = 0;
+
+  virtual void fill(float value, Tensor& x) = 0;
+  virtual void fill_uniform(const RngStream& stream, float low, float high, Tensor& x) = 0;
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;  // out = a + b
+  virtual void axpy(float alpha, const Tensor& x, Tensor& y) = 0;       // y += alpha * x
+  virtual void scale(float alpha, Tensor& x) = 0;                       // x *= alpha
+  virtual void copy(const Tensor& source, Tensor& destination) = 0;
+  virtual double sum_of_squares(const Tensor& x) = 0;
+
+  // Returns the sum over all elements of (pred - target)^2; grad = grad_scale * 2 * (pred - target).
+  virtual double mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) = 0;
+  // Rows of `target` are distributions over classes. Returns the sum over rows of -sum_c target*log_softmax;
+  // grad = grad_scale * (softmax * sum_c target - target).
+  virtual double softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale,
+                                       Tensor& grad) = 0;
+
+  // velocity = momentum * velocity + (grad + weight_decay * param); param -= lr * velocity
+  virtual void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) = 0;
+  // `step` is the 1-based count of updates including this one (for bias correction).
+  virtual void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
+                            Tensor& exp_avg_sq, Tensor& param) = 0;
+};
+
+}  // namespace sluice::kernels

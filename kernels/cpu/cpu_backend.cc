@@ -1,0 +1,27 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <algorithm>
+
+#include "kernels/cpu/shape_check.h"
+
+namespace sluice::kernels {
+
+Tensor CpuBackend::zeros(int64_t rows, int64_t cols) { return Tensor::host(rows, cols); }
+
+Tensor CpuBackend::from_host(int64_t rows, int64_t cols, const float* values) {
+  Tensor tensor = Tensor::host(rows, cols);
+  std::copy(values, values + tensor.size(), tensor.data());
+  return tensor;
+}
+
+void CpuBackend::to_host(const Tensor& tensor, float* values) {
+  cpu_detail::require_host("to_host", tensor);
+  std::copy(tensor.data(), tensor.data() + tensor.size(), values);
+}
+
+Backend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+}  // namespace sluice::kernels

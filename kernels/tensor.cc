@@ -1,0 +1,74 @@
+#include "kernels/tensor.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/common/error.h"
+
+namespace sluice::kernels {
+
+Tensor::Tensor(int64_t rows, int64_t cols, std::unique_ptr<Buffer> buffer)
+    : rows_(rows), cols_(cols), buffer_(std::move(buffer)) {
+  if (rows < 0 || cols < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "tensor shape must be non-negative, got [" + std::to_string(rows) + "][" + std::to_string(cols) + "]");
+  }
+  if (rows * cols > 0 && !buffer_) {
+    throw Error(ErrorCode::kInvalidArgument, "tensor of " + std::to_string(rows * cols) + " elements has no buffer");
+  }
+}
+
+Tensor Tensor::host(int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "tensor shape must be non-negative, got [" + std::to_string(rows) + "][" + std::to_string(cols) + "]");
+  }
+  return Tensor(rows, cols, std::make_unique<HostBuffer>(static_cast<size_t>(rows * cols)));
+}
+
+Tensor Tensor::host_from(int64_t rows, int64_t cols, const std::vector<float>& values) {
+  if (static_cast<int64_t>(values.size()) != rows * cols) {
+    throw Error(ErrorCode::kInvalidArgument, "tensor [" + std::to_string(rows) + "][" + std::to_string(cols) +
+                                                 "] needs " + std::to_string(rows * cols) + " values, got " +
+                                                 std::to_string(values.size()));
+  }
+  Tensor tensor = host(rows, cols);
+  std::copy(values.begin(), values.end(), tensor.data());
+  return tensor;
+}
+
+Tensor::Tensor(const Tensor& other)
+    : rows_(other.rows_), cols_(other.cols_), buffer_(other.buffer_ ? other.buffer_->clone() : nullptr) {}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) {
+    rows_ = other.rows_;
+    cols_ = other.cols_;
+    buffer_ = other.buffer_ ? other.buffer_->clone() : nullptr;
+  }
+  return *this;
+}
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : rows_(other.rows_), cols_(other.cols_), buffer_(std::move(other.buffer_)) {
+  other.rows_ = 0;
+  other.cols_ = 0;
+}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  if (this != &other) {
+    rows_ = other.rows_;
+    cols_ = other.cols_;
+    buffer_ = std::move(other.buffer_);
+    other.rows_ = 0;
+    other.cols_ = 0;
+  }
+  return *this;
+}
+
+std::vector<float> Tensor::to_vector() const {
+  if (empty()) return {};
+  return std::vector<float>(data(), data() + size());
+}
+
+}  // namespace sluice::kernels

@@ -1,0 +1,73 @@
+// A 2-D row-major fp32 tensor [rows][cols]: rows are the samples of a micro-batch, cols the features.
+// The memory lives in a `Buffer` so that a device backend (CUDA, later) can add its own buffer type in new
+// files without changing this one. A Tensor owns its buffer: copying deep-copies, moving transfers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace sluice::kernels {
+
+enum class Device { kHost };
+
+// Storage behind a Tensor. Implementations decide where the floats live.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual float* data() = 0;
+  virtual Device device() const = 0;
+  virtual std::unique_ptr<Buffer> clone() const = 0;
+};
+
+// Zero-initialised host memory.
+class HostBuffer : public Buffer {
+ public:
+  explicit HostBuffer(size_t count) : values_(count, 0.0f) {}
+  float* data() override { return values_.data(); }
+  Device device() const override { return Device::kHost; }
+  std::unique_ptr<Buffer> clone() const override { return std::make_unique<HostBuffer>(*this); }
+
+ private:
+  std::vector<float> values_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // empty: 0 x 0, no buffer
+  Tensor(int64_t rows, int64_t cols, std::unique_ptr<Buffer> buffer);
+
+  // Host tensor filled with zeros; what the CPU backend's `zeros` returns.
+  static Tensor host(int64_t rows, int64_t cols);
+  // Host tensor holding a copy of `values` (row-major, rows*cols of them); for tests and data loading.
+  static Tensor host_from(int64_t rows, int64_t cols, const std::vector<float>& values);
+
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
+  ~Tensor() = default;
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t size() const { return rows_ * cols_; }
+  size_t bytes() const { return static_cast<size_t>(size()) * sizeof(float); }
+  bool empty() const { return size() == 0; }
+  Device device() const { return buffer_ ? buffer_->device() : Device::kHost; }
+
+  float* data() { return buffer_ ? buffer_->data() : nullptr; }
+  const float* data() const { return buffer_ ? buffer_->data() : nullptr; }
+
+  // Host tensors only: element access for tests and small host-side code.
+  float& at(int64_t row, int64_t col) { return data()[row * cols_ + col]; }
+  float at(int64_t row, int64_t col) const { return data()[row * cols_ + col]; }
+  std::vector<float> to_vector() const;
+
+ private:
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  std::unique_ptr<Buffer> buffer_;
+};
+
+}  // namespace sluice::kernels
