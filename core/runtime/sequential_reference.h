@@ -28,6 +28,8 @@ class SequentialReference {
   int64_t input_features() const { return stage_->in_features(); }
   int64_t output_features() const { return stage_->out_features(); }
   uint64_t steps_done() const { return step_; }
+  void set_steps_done(uint64_t step) { step_ = step; }
+  model::Optimizer& optimizer() { return *optimizer_; }
 
  private:
   config::Config cfg_;

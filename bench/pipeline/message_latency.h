@@ -1,0 +1,17 @@
+// Measures what one pipeline message costs between two ranks, to feed the simulator's latency: a ping-pong of
+// an activation-sized buffer over the same MPI transport the executor uses.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace sluice::bench {
+
+// Collective over `comm`. Ranks `a` and `b` exchange `floats`-sized messages `repetitions` times after a
+// warm-up; every rank returns the median one-way time in seconds (half a round trip). Other ranks idle.
+// Throws sluice::Error(kInvalidArgument) naming the argument if a == b, a rank is outside comm, or counts
+// are not positive.
+double one_way_message_seconds(MPI_Comm comm, int a, int b, int64_t floats, int repetitions = 50);
+
+}  // namespace sluice::bench

@@ -1,0 +1,70 @@
+#include "bench/pipeline/schedule_timing.h"
+
+#include <algorithm>
+
+#include "core/schedule/simulator.h"
+
+namespace sluice::bench {
+namespace {
+
+double max_over_ranks(double value) {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return value;
+}
+
+// End of this rank's last compute action, from the executor's timeline: the pipeline's own span, without the
+// optimizer step and loss reduction that the trainer's step time (and so its bubble) also contains.
+double executor_span_seconds(const runtime::StepCounters& counters) {
+  double end_us = 0.0;
+  for (const auto& a : counters.timeline) end_us = std::max(end_us, a.start_us + a.duration_us);
+  return end_us * 1e-6;
+}
+
+}  // namespace
+
+ScheduleTiming::ScheduleTiming(const std::string& schedule, config::Config cfg)
+    : schedule_(schedule), trainer_(std::make_unique<runtime::Trainer>(MPI_COMM_WORLD, std::move(cfg))) {
+  trainer_->start();
+  trainer_->set_tracing(true);  // for the executor span; one small record per compute action
+}
+
+void ScheduleTiming::step(const float* inputs, const float* targets, int64_t rows, bool timed) {
+  const runtime::StepResult result = trainer_->train_step(inputs, targets, rows);
+  const runtime::StepCounters& counters = trainer_->last_counters();
+  KindSeconds busy = counters.busy_seconds;
+  MPI_Allreduce(MPI_IN_PLACE, busy.data(), static_cast<int>(busy.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const double step_seconds = max_over_ranks(result.seconds);
+  const double span = max_over_ranks(executor_span_seconds(counters));
+  if (!timed) return;
+  double busy_total = 0.0;
+  for (double b : busy) busy_total += b;
+  step_seconds_.push_back(step_seconds);
+  measured_bubbles_.push_back(trainer_->last_bubble_fraction());
+  executor_bubbles_.push_back(1.0 - busy_total / (trainer_->layout().stages * span));
+  busy_.push_back(busy);
+}
+
+ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seconds) const {
+  KindSeconds typical{};
+  for (size_t k = 0; k < typical.size(); ++k) {
+    std::vector<double> values;
+    for (const KindSeconds& busy : busy_) values.push_back(busy[k]);
+    typical[k] = median(values, "busy seconds");
+  }
+  const schedule::Schedule compute = schedule::compute_only(trainer_->lowered_schedule());
+  const schedule::CostModel costs = costs_from_busy(typical, count_compute_actions(compute), latency_seconds);
+
+  ScheduleResult result;
+  result.schedule = compute.chunks > 1 ? schedule_ + " (v=" + std::to_string(compute.chunks) + ")" : schedule_;
+  result.pipe_ms = 1e3 * median(step_seconds_, "pipelined step times");
+  result.seq_ms = 1e3 * seq_seconds;
+  result.simulated_bubble = schedule::simulate(compute, costs).bubble_fraction;
+  result.measured_bubble = median(measured_bubbles_, "measured bubbles");
+  result.executor_bubble = median(executor_bubbles_, "executor bubbles");
+  result.f_ms = 1e3 * costs.forward;
+  result.i_ms = 1e3 * costs.backward_input;
+  result.w_ms = 1e3 * costs.backward_weight;
+  return result;
+}
+
+}  // namespace sluice::bench

@@ -1,0 +1,40 @@
+// One schedule's side of the benchmark: owns a Trainer for it, runs one step at a time (so the driver can
+// interleave schedules step by step and spread the machine's load changes over all of them), records what each
+// timed step measured, and summarizes the medians into a ScheduleResult.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/pipeline/measured_costs.h"
+#include "bench/pipeline/results_table.h"
+#include "core/config/config.h"
+#include "core/runtime/trainer.h"
+
+namespace sluice::bench {
+
+class ScheduleTiming {
+ public:
+  // Collective over MPI_COMM_WORLD (builds and starts the Trainer).
+  ScheduleTiming(const std::string& schedule, config::Config cfg);
+
+  // Collective. One optimizer step; its measurements are kept when `timed`.
+  void step(const float* inputs, const float* targets, int64_t rows, bool timed);
+
+  // Medians over the timed steps; the simulated bubble uses the median busy seconds per kind and `latency`
+  // (one-way seconds per message). Same answer on every rank. Throws sluice::Error if no step was timed.
+  ScheduleResult summarize(double latency_seconds, double seq_seconds) const;
+
+ private:
+  std::string schedule_;
+  std::unique_ptr<runtime::Trainer> trainer_;
+  std::vector<double> step_seconds_;      // slowest rank
+  std::vector<double> measured_bubbles_;  // Trainer::last_bubble_fraction()
+  std::vector<double> executor_bubbles_;  // over the executor's compute span
+  std::vector<KindSeconds> busy_;         // per kind, summed over ranks
+};
+
+}  // namespace sluice::bench

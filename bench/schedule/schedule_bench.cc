@@ -1,0 +1,74 @@
+// Times generation + lowering + validation at production scale (default p = 512, m = 4096) and reports each
+// schedule's peak resident memory. Each schedule runs in a forked child so its peak RSS is its own.
+// Goal: under 2 s and 1 GiB per schedule. Usage: schedule_bench [P M]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/schedule/generators.h"
+#include "core/schedule/lowering.h"
+#include "core/schedule/validator.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Runs in the child; prints one table row.
+void run_one(const std::string& name, int ranks, int microbatches, int chunks) {
+  using namespace sluice::schedule;
+  const auto start = Clock::now();
+  const Schedule compute = make_schedule(name, ranks, microbatches, chunks);
+  const double generated = seconds_since(start);
+  const Schedule lowered = lower(compute);
+  const double after_lowering = seconds_since(start);
+  validate(lowered);
+  const double total = seconds_since(start);
+  size_t actions = 0;
+  for (const auto& list : lowered.actions) actions += list.size();
+  std::printf("| %-11s | %d | %10zu | %8.3f | %8.3f | %8.3f | %8.3f |", name.c_str(), chunks, actions, generated,
+              after_lowering - generated, total - after_lowering, total);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int ranks = argc > 2 ? std::atoi(argv[1]) : 512;
+  const int microbatches = argc > 2 ? std::atoi(argv[2]) : 4096;
+  std::printf("p = %d, m = %d (times in seconds; RSS = peak resident set of the run)\n\n", ranks, microbatches);
+  std::printf("| schedule    | v | actions    | generate | lower    | validate | total    | peak RSS MiB |\n");
+  std::printf("|-------------|---|------------|----------|----------|----------|----------|--------------|\n");
+  std::fflush(stdout);
+  const struct {
+    const char* name;
+    int chunks;
+  } cases[] = {{"gpipe", 1}, {"1f1b", 1}, {"interleaved", 2}, {"zb-h1", 1}, {"zb-v", 2}};
+  int failures = 0;
+  for (const auto& c : cases) {
+    std::fflush(stdout);  // the child must not inherit (and re-print) buffered rows
+    const pid_t child = fork();
+    if (child == 0) {
+      run_one(c.name, ranks, microbatches, c.chunks);
+      std::_Exit(0);
+    }
+    int status = 0;
+    struct rusage usage {};
+    wait4(child, &status, 0, &usage);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::printf("| %-11s | failed (status %d)\n", c.name, status);
+      ++failures;
+      continue;
+    }
+    std::printf(" %12.0f |\n", usage.ru_maxrss / 1024.0);  // ru_maxrss is in KiB on Linux
+  }
+  return failures == 0 ? 0 : 1;
+}

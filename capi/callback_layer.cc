@@ -1,0 +1,92 @@
+#include "capi/callback_layer.h"
+
+#include <cstring>
+#include <utility>
+
+#include "core/common/error.h"
+
+namespace sluice::capi {
+
+CallbackLayer::CallbackLayer(std::string name, const sluice_layer_ops& ops, void* user_data)
+    : name_(std::move(name)), ops_(ops), user_data_(user_data) {
+  params_.name = "params";
+  if (ops_.num_params > 0) {
+    params_.value = kernels::Tensor::host(1, ops_.num_params);
+    params_.grad = kernels::Tensor::host(1, ops_.num_params);
+  }
+}
+
+double CallbackLayer::flops_per_sample() const {
+  // Unknown to us; weigh it like a dense layer of its size so the partition has something sensible.
+  return 6.0 * static_cast<double>(ops_.in_features) * static_cast<double>(ops_.out_features);
+}
+
+std::vector<model::Parameter*> CallbackLayer::parameters() {
+  if (ops_.num_params == 0) return {};
+  params_.layer_index = global_index();
+  return {&params_};
+}
+
+void CallbackLayer::init(uint64_t /*seed*/) {
+  if (ops_.num_params == 0) return;
+  if (ops_.initial_params != nullptr) {
+    std::memcpy(params_.value.data(), ops_.initial_params, params_.value.bytes());
+  } else {
+    std::memset(params_.value.data(), 0, params_.value.bytes());
+  }
+}
+
+void CallbackLayer::check(int rc, const char* callback) const {
+  if (rc != 0) {
+    throw Error(ErrorCode::kCallback, "custom layer '" + name_ + "' (model.layers[" +
+                                          std::to_string(global_index()) + "]): " + callback + " returned " +
+                                          std::to_string(rc));
+  }
+}
+
+kernels::Tensor CallbackLayer::forward(const kernels::Tensor& x, const model::ForwardContext& /*context*/,
+                                       model::LayerSaved& saved) {
+  kernels::Tensor y = kernels::Tensor::host(x.rows(), ops_.out_features);
+  const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
+  check(ops_.forward(user_data_, params, x.data(), y.data(), x.rows()), "forward");
+  saved.tensors = {x};
+  return y;
+}
+
+kernels::Tensor CallbackLayer::backward_input(const kernels::Tensor& dy, model::LayerSaved& saved) {
+  const kernels::Tensor& x = saved.tensors.at(0);
+  kernels::Tensor dx = kernels::Tensor::host(x.rows(), ops_.in_features);
+  const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
+  check(ops_.backward_input(user_data_, params, x.data(), dy.data(), dx.data(), x.rows()), "backward_input");
+  return dx;
+}
+
+void CallbackLayer::backward_weight(const kernels::Tensor& dy, model::LayerSaved& saved) {
+  if (ops_.num_params == 0) return;
+  const kernels::Tensor& x = saved.tensors.at(0);
+  check(ops_.backward_weight(user_data_, params_.value.data(), x.data(), dy.data(), params_.grad.data(), x.rows()),
+        "backward_weight");
+}
+
+kernels::Tensor CallbackLayer::backward(const kernels::Tensor& dy, model::LayerSaved& saved) {
+  if (ops_.backward == nullptr) return model::Layer::backward(dy, saved);
+  const kernels::Tensor& x = saved.tensors.at(0);
+  kernels::Tensor dx = kernels::Tensor::host(x.rows(), ops_.in_features);
+  float* grads = ops_.num_params > 0 ? params_.grad.data() : nullptr;
+  const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
+  check(ops_.backward(user_data_, params, x.data(), dy.data(), dx.data(), grads, x.rows()), "backward");
+  return dx;
+}
+
+model::CustomLayerFactory callback_layer_factory(std::string name, const sluice_layer_ops& ops, void* user_data) {
+  return [name, ops, user_data](int64_t in_features) -> std::unique_ptr<model::Layer> {
+    if (in_features != ops.in_features) {
+      throw Error(ErrorCode::kConfig, "custom layer '" + name + "' was registered with in_features " +
+                                          std::to_string(ops.in_features) + " but the previous layer produces " +
+                                          std::to_string(in_features));
+    }
+    return std::make_unique<CallbackLayer>(name, ops, user_data);
+  };
+}
+
+}  // namespace sluice::capi

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Lays out Sluice's install tree and packs it into a tarball (run by the //capi:install_tree genrule).
+#
+# Usage: make_install_tree.sh OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A
+#                             SLUICE_MOD TEMPLATE...
+#
+# The tree is relocatable: the .pc files locate the prefix from ${pcfiledir} and the CMake package from its own
+# directory, so unpacking it anywhere (bazel run //capi:install -- PREFIX, or tar -x) gives a working install.
+set -euo pipefail
+
+if [[ $# -lt 7 ]]; then
+  echo "usage: $0 OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A SLUICE_MOD TEMPLATE..." >&2
+  exit 2
+fi
+out_tar="$1" header="$2" shared="$3" static="$4" fortran_shared="$5" fortran_static="$6" module="$7"
+shift 7
+template_dir=""
+for template in "$@"; do template_dir="$(dirname "$template")"; done
+
+# The header is the one place the version is defined; everything installed repeats it from there.
+version_part() { sed -n "s/^#define SLUICE_VERSION_$1 \([0-9][0-9]*\)$/\1/p" "$header"; }
+version="$(version_part MAJOR).$(version_part MINOR).$(version_part PATCH)"
+if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  echo "$0: cannot read SLUICE_VERSION_{MAJOR,MINOR,PATCH} from $header (got '$version')" >&2
+  exit 1
+fi
+
+# Where Open MPI's mpi_f08.mod lives: sluice.mod refers to it, so Fortran users need it on their -I path.
+mpi_module_flags="$(mpifort --showme:compile)"
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+chmod 0755 "$stage"  # mktemp makes it 0700, and tar would give that mode to the user's PREFIX
+mkdir -p "$stage/include/sluice" "$stage/lib/pkgconfig" "$stage/lib/cmake/Sluice"
+install -m 0644 "$header" "$stage/include/sluice/sluice.h"
+install -m 0644 "$module" "$stage/include/sluice/sluice.mod"
+install -m 0755 "$shared" "$stage/lib/libsluice.so"
+install -m 0644 "$static" "$stage/lib/libsluice.a"
+install -m 0755 "$fortran_shared" "$stage/lib/libsluice_fortran.so"
+install -m 0644 "$fortran_static" "$stage/lib/libsluice_fortran.a"
+
+fill() {
+  sed -e "s|@VERSION@|$version|g" -e "s|@MPI_FORTRAN_MODULE_FLAGS@|$mpi_module_flags|g" "$1" > "$2"
+}
+fill "$template_dir/sluice.pc.in" "$stage/lib/pkgconfig/sluice.pc"
+fill "$template_dir/sluice-fortran.pc.in" "$stage/lib/pkgconfig/sluice-fortran.pc"
+install -m 0644 "$template_dir/SluiceConfig.cmake" "$stage/lib/cmake/Sluice/SluiceConfig.cmake"
+fill "$template_dir/SluiceConfigVersion.cmake.in" "$stage/lib/cmake/Sluice/SluiceConfigVersion.cmake"
+
+# Fixed owner and mtime so the tarball is the same on every build.
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2024-01-01 00:00:00' -C "$stage" -cf "$out_tar" .

@@ -1,0 +1,34 @@
+#include "capi/status.h"
+
+namespace sluice::capi {
+namespace {
+thread_local std::string t_last_error;
+}
+
+sluice_status to_status(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return SLUICE_ERROR_INVALID_ARGUMENT;
+    case ErrorCode::kConfig: return SLUICE_ERROR_CONFIG;
+    case ErrorCode::kState: return SLUICE_ERROR_STATE;
+    case ErrorCode::kUnsupported: return SLUICE_ERROR_UNSUPPORTED;
+    case ErrorCode::kComm: return SLUICE_ERROR_COMM;
+    case ErrorCode::kCuda: return SLUICE_ERROR_CUDA;
+    case ErrorCode::kIo: return SLUICE_ERROR_IO;
+    case ErrorCode::kCheckpoint: return SLUICE_ERROR_CHECKPOINT;
+    case ErrorCode::kTimeout: return SLUICE_ERROR_TIMEOUT;
+    case ErrorCode::kCallback: return SLUICE_ERROR_CALLBACK;
+    case ErrorCode::kInternal: return SLUICE_ERROR_INTERNAL;
+  }
+  return SLUICE_ERROR_INTERNAL;
+}
+
+sluice_status fail(sluice_status status, const std::string& message) {
+  t_last_error = message;
+  return status;
+}
+
+void clear_last_error() { t_last_error.clear(); }
+
+const char* last_error() { return t_last_error.c_str(); }
+
+}  // namespace sluice::capi

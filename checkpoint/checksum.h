@@ -1,0 +1,12 @@
+// CRC32 (zlib) of a dataset's bytes: cheap enough to compute on every save and every read, and strong enough to
+// catch the torn writes and bit flips a checkpoint on a shared file system actually meets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sluice::checkpoint {
+
+uint32_t crc32_of(const void* bytes, size_t size);
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,26 @@
+// Names and numbers that define the on-disk checkpoint format (docs/CHECKPOINT_FORMAT.md). They live in one header so
+// the writer, the reader and `sluice inspect` cannot drift apart.
+#pragma once
+
+#include <cstdint>
+
+namespace sluice::checkpoint {
+
+// Bump when a reader of the previous version could misread a new file; readers refuse any other version.
+constexpr int64_t kFormatVersion = 1;
+
+// Top-level groups. Every checkpoint has all four, even when one is empty, so readers can rely on them.
+constexpr const char* kModelGroup = "/model";
+constexpr const char* kOptimizerGroup = "/optimizer";
+constexpr const char* kAccumulationGroup = "/accumulation";
+constexpr const char* kTrainGroup = "/train";
+
+// Root attributes. format_version is written by save() itself; the others come from the caller's Snapshot.
+constexpr const char* kFormatVersionAttribute = "format_version";
+constexpr const char* kConfigAttribute = "config";
+constexpr const char* kCreatedByAttribute = "created_by";
+
+// Per-dataset attribute holding zlib's crc32 of the dataset's bytes as stored (little-endian, row-major).
+constexpr const char* kChecksumAttribute = "crc32";
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,131 @@
+#include "checkpoint/layer_paths.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "checkpoint/format.h"
+#include "core/common/error.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+constexpr const char* kLayerPrefix = "layer_";
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
+}
+
+bool is_valid_component(const std::string& component) {
+  if (component.empty() || component == "." || component == "..") return false;
+  for (char c : component) {
+    if (!is_name_char(c)) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> split_absolute(const std::string& path) {
+  std::vector<std::string> parts;
+  if (path.empty() || path[0] != '/') return parts;
+  size_t start = 1;
+  while (true) {
+    size_t slash = path.find('/', start);
+    parts.push_back(path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return parts;
+}
+
+std::optional<int> parse_layer_component(const std::string& component) {
+  const std::string prefix = kLayerPrefix;
+  if (component.size() <= prefix.size() || component.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const std::string digits = component.substr(prefix.size());
+  if (digits.size() > 9) return std::nullopt;  // keeps the value inside int
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+bool is_state_group(const std::string& name) {
+  return name == std::string(kModelGroup).substr(1) || name == std::string(kOptimizerGroup).substr(1) ||
+         name == std::string(kAccumulationGroup).substr(1);
+}
+
+}  // namespace
+
+std::string layer_group_name(int layer) {
+  if (layer < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint layer index must be >= 0, got " + std::to_string(layer));
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%s%04d", kLayerPrefix, layer);
+  return buffer;
+}
+
+std::string model_path(int layer, const std::string& param) {
+  validate_name(param, "parameter name");
+  std::string path = std::string(kModelGroup) + "/" + layer_group_name(layer) + "/" + param;
+  validate_entry_path(path);
+  return path;
+}
+
+std::string optimizer_path(int layer, const std::string& param, const std::string& state) {
+  validate_name(param, "parameter name");
+  validate_name(state, "optimizer state name");
+  std::string path = std::string(kOptimizerGroup) + "/" + layer_group_name(layer) + "/" + param + "/" + state;
+  validate_entry_path(path);
+  return path;
+}
+
+std::string accumulation_path(int layer, const std::string& param) {
+  validate_name(param, "parameter name");
+  std::string path = std::string(kAccumulationGroup) + "/" + layer_group_name(layer) + "/" + param;
+  validate_entry_path(path);
+  return path;
+}
+
+std::string train_path(const std::string& name) {
+  validate_name(name, "train value name");
+  return std::string(kTrainGroup) + "/" + name;
+}
+
+std::optional<int> layer_index_of(const std::string& path) {
+  const std::vector<std::string> parts = split_absolute(path);
+  if (parts.size() < 2 || !is_state_group(parts[0])) return std::nullopt;
+  return parse_layer_component(parts[1]);
+}
+
+void validate_entry_path(const std::string& path) {
+  const std::vector<std::string> parts = split_absolute(path);
+  std::string problem;
+  if (parts.size() < 3) {
+    problem = "needs at least /<group>/layer_NNNN/<name>";
+  } else if (!is_state_group(parts[0])) {
+    problem = "first component must be model, optimizer or accumulation";
+  } else if (!parse_layer_component(parts[1])) {
+    problem = "second component must be layer_NNNN (a global layer index)";
+  } else {
+    for (const std::string& part : parts) {
+      if (!is_valid_component(part)) {
+        problem = "component '" + part + "' is empty or has characters outside [A-Za-z0-9_.-]";
+        break;
+      }
+    }
+  }
+  if (!problem.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "invalid checkpoint entry path '" + path + "': " + problem);
+  }
+}
+
+void validate_name(const std::string& name, const std::string& what) {
+  if (!is_valid_component(name)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "invalid " + what + " '" + name + "': must be non-empty and use only [A-Za-z0-9_.-]");
+  }
+}
+
+}  // namespace sluice::checkpoint

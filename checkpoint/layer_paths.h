@@ -1,0 +1,29 @@
+// Dataset paths inside a checkpoint. The layout is keyed by GLOBAL layer index, never by rank, so a checkpoint
+// written under one pipeline layout can be read under another: each rank simply reads the layers it now owns.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace sluice::checkpoint {
+
+// "layer_0003": zero-padded to 4 digits so that name order equals layer order in h5dump/h5ls for < 10000 layers.
+std::string layer_group_name(int layer);
+
+std::string model_path(int layer, const std::string& param);                                  // /model/layer_0003/weight
+std::string optimizer_path(int layer, const std::string& param, const std::string& state);    // /optimizer/layer_0003/weight/exp_avg
+std::string accumulation_path(int layer, const std::string& param);                           // /accumulation/layer_0003/weight
+std::string train_path(const std::string& name);                                              // /train/step
+
+// The global layer index of a /model, /optimizer or /accumulation path; nullopt for anything else.
+std::optional<int> layer_index_of(const std::string& path);
+
+// Throws Error(kInvalidArgument) naming the path unless it is /{model,optimizer,accumulation}/layer_NNNN/<name>[/...]
+// with non-empty components made of [A-Za-z0-9_.-].
+void validate_entry_path(const std::string& path);
+
+// Throws Error(kInvalidArgument) unless name is one non-empty [A-Za-z0-9_.-] component (a /train dataset name or
+// an attribute name).
+void validate_name(const std::string& name, const std::string& what);
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,230 @@
+#include "checkpoint/reader.h"
+
+#include <set>
+
+#include "checkpoint/byte_exchange.h"
+#include "checkpoint/checksum.h"
+#include "checkpoint/collective_agreement.h"
+#include "checkpoint/directory.h"
+#include "checkpoint/format.h"
+#include "checkpoint/hdf5_attributes.h"
+#include "checkpoint/layer_paths.h"
+#include "core/common/error.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+bool is_float_group(const std::string& top) {
+  return "/" + top == kModelGroup || "/" + top == kOptimizerGroup || "/" + top == kAccumulationGroup;
+}
+
+struct DatasetNames {
+  std::vector<std::string> state;  // /model, /optimizer, /accumulation
+  std::vector<std::string> train;  // /train
+};
+
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* data) {
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  const std::string path = std::string("/") + name;
+  const std::string top = path.substr(1, path.find('/', 1) - 1);
+  auto* names = static_cast<DatasetNames*>(data);
+  if (is_float_group(top)) names->state.push_back(path);
+  if ("/" + top == kTrainGroup) names->train.push_back(path);
+  return 0;
+}
+
+std::vector<int64_t> dataset_dims(hid_t dataset, const std::string& file, const std::string& object) {
+  Hdf5Handle space(check_hdf5(H5Dget_space(dataset), file, object, "reading dataspace"), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) check_hdf5(static_cast<herr_t>(rank), file, object, "reading rank");
+  std::vector<hsize_t> extents(static_cast<size_t>(rank));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), extents.data(), nullptr);
+  return std::vector<int64_t>(extents.begin(), extents.end());
+}
+
+void require_type(hid_t dataset, H5T_class_t expected_class, size_t expected_size, const char* expected_name,
+                  const std::string& file, const std::string& object) {
+  Hdf5Handle type(check_hdf5(H5Dget_type(dataset), file, object, "reading type"), H5Tclose);
+  if (H5Tget_class(type.get()) != expected_class || H5Tget_size(type.get()) != expected_size) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, std::string("is not ") + expected_name));
+  }
+}
+
+void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::string& file,
+                      const std::string& object) {
+  const uint32_t stored = read_uint32_attribute(dataset, kChecksumAttribute, file, object);
+  const uint32_t computed = crc32_of(bytes, size);
+  if (stored != computed) {
+    char detail[96];
+    std::snprintf(detail, sizeof(detail), "checksum mismatch (stored crc32 %08x, data has %08x): file is corrupted",
+                  stored, computed);
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, detail));
+  }
+}
+
+}  // namespace
+
+Reader::Reader(MPI_Comm comm, const std::string& path) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Rank 0 alone picks the file so that a save finishing meanwhile cannot make ranks open different checkpoints.
+  std::string resolved;
+  agree_or_throw(comm, capture_failure([&] {
+                   if (rank == 0) resolved = resolve_checkpoint_path(path);
+                 }));
+  file_ = broadcast_bytes(comm, resolved, 0);
+  agree_or_throw(comm, capture_failure([&] { open_and_index(); }));
+}
+
+Reader::Reader(const std::string& path) : file_(resolve_checkpoint_path(path)) { open_and_index(); }
+
+void Reader::open_and_index() {
+  silence_hdf5_error_printing();
+  handle_ = Hdf5Handle(check_hdf5(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file_, "file",
+                                  "opening (missing, truncated or not HDF5?)"),
+                       H5Fclose);
+  if (!has_attribute(handle_.get(), kFormatVersionAttribute)) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file_, "root attribute format_version", "missing: not a Sluice checkpoint"));
+  }
+  format_version_ = read_int64_attribute(handle_.get(), kFormatVersionAttribute, file_, "root");
+  if (format_version_ != kFormatVersion) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file_, "root attribute format_version",
+                                   "unsupported version " + std::to_string(format_version_) +
+                                       " (this build reads version " + std::to_string(kFormatVersion) + ")"));
+  }
+  attributes_ = read_string_attributes(handle_.get(), file_, "root");
+  for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup}) {
+    if (H5Lexists(handle_.get(), group, H5P_DEFAULT) <= 0) {
+      throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, std::string("group ") + group, "missing"));
+    }
+  }
+  index_datasets();
+}
+
+void Reader::index_datasets() {
+  DatasetNames names;
+  check_hdf5(H5Ovisit(handle_.get(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names), file_, "file",
+             "listing datasets");
+  for (const std::string& path : names.state) {
+    const std::string object = "dataset " + path;
+    Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                       H5Dclose);
+    dims_[path] = dataset_dims(dataset.get(), file_, object);
+  }
+  for (const std::string& path : names.train) {
+    const std::string object = "dataset " + path;
+    Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                       H5Dclose);
+    require_type(dataset.get(), H5T_INTEGER, sizeof(int64_t), "a 64-bit integer", file_, object);
+    int64_t value = 0;
+    check_hdf5(H5Dread(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), file_, object,
+               "reading");
+    require_checksum(dataset.get(), &value, sizeof(value), file_, object);
+    train_ints_[path.substr(std::string(kTrainGroup).size() + 1)] = value;
+  }
+}
+
+int64_t Reader::train_int(const std::string& name) const {
+  const auto found = train_ints_.find(name);
+  if (found == train_ints_.end()) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "dataset " + train_path(name), "missing"));
+  }
+  return found->second;
+}
+
+std::vector<std::string> Reader::paths() const {
+  std::vector<std::string> result;
+  for (const auto& [path, dims] : dims_) result.push_back(path);
+  return result;
+}
+
+const std::vector<int64_t>& Reader::dims(const std::string& path) const {
+  const auto found = dims_.find(path);
+  if (found == dims_.end()) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "dataset " + path, "missing"));
+  }
+  return found->second;
+}
+
+std::vector<int> Reader::layer_indices() const {
+  std::set<int> layers;
+  for (const auto& [path, dims] : dims_) {
+    if (path.compare(0, std::string(kModelGroup).size() + 1, std::string(kModelGroup) + "/") != 0) continue;
+    if (auto layer = layer_index_of(path)) layers.insert(*layer);
+  }
+  return std::vector<int>(layers.begin(), layers.end());
+}
+
+std::vector<std::string> Reader::paths_of_layer(int layer) const {
+  std::vector<std::string> result;
+  for (const auto& [path, dims] : dims_) {
+    if (layer_index_of(path) == layer) result.push_back(path);
+  }
+  return result;
+}
+
+Entry Reader::read(const std::string& path) const {
+  Entry entry{path, dims(path), {}};
+  int64_t count = 1;
+  for (int64_t dim : entry.dims) count *= dim;
+  entry.data.resize(static_cast<size_t>(count));
+  read_into(path, entry.data.data(), entry.data.size());
+  return entry;
+}
+
+void Reader::read_into(const std::string& path, float* destination, size_t count) const {
+  const std::string object = "dataset " + path;
+  int64_t stored_count = 1;
+  for (int64_t dim : dims(path)) stored_count *= dim;
+  if (static_cast<int64_t>(count) != stored_count) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file_, object, "holds " + std::to_string(stored_count) +
+                                                      " values but the destination has room for " +
+                                                      std::to_string(count)));
+  }
+  Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                     H5Dclose);
+  require_type(dataset.get(), H5T_FLOAT, sizeof(float), "float32", file_, object);
+  if (count > 0) {
+    check_hdf5(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), file_, object,
+               "reading data");
+  }
+  require_checksum(dataset.get(), destination, count * sizeof(float), file_, object);
+}
+
+Entry Reader::read(const std::string& path, const std::vector<int64_t>& expected_dims) const {
+  if (dims(path) != expected_dims) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "dataset " + path,
+                                                           "shape mismatch: file has " + dims_text(dims(path)) +
+                                                               ", expected " + dims_text(expected_dims)));
+  }
+  return read(path);
+}
+
+void Reader::verify_all() const {
+  for (const auto& [path, dims] : dims_) read(path);
+}
+
+void verify_all(MPI_Comm comm, const std::string& path) {
+  const Reader reader(comm, path);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  agree_or_throw(comm, capture_failure([&] {
+                   const std::vector<std::string> paths = reader.paths();
+                   for (size_t i = static_cast<size_t>(rank); i < paths.size(); i += static_cast<size_t>(size)) {
+                     reader.read(paths[i]);
+                   }
+                 }));
+}
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,73 @@
+// Reading a checkpoint written by save(). Each rank opens the file on its own (read-only) and reads only what it
+// needs, which is what makes resharding free: under a new pipeline layout a rank reads the layers it now owns.
+// Every read verifies the dataset's crc32; verify_all() checks everything up front so a trainer can refuse a bad
+// file before it has overwritten any of its state.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoint/hdf5_handle.h"
+#include "checkpoint/snapshot.h"
+
+namespace sluice::checkpoint {
+
+class Reader {
+ public:
+  // Collective over comm: rank 0 resolves path (a directory means its latest checkpoint), every rank opens that
+  // file, and all ranks throw the same Error(kCheckpoint) if any rank cannot open it, the file is truncated or not
+  // HDF5, the format_version is not kFormatVersion, or the /train values fail their checksum.
+  Reader(MPI_Comm comm, const std::string& path);
+  // The same for a single process (e.g. `sluice inspect`).
+  explicit Reader(const std::string& path);
+
+  const std::string& file() const { return file_; }
+  int64_t format_version() const { return format_version_; }
+  const std::map<std::string, std::string>& attributes() const { return attributes_; }
+  const std::map<std::string, int64_t>& train_ints() const { return train_ints_; }
+  // The /train/<name> value; Error(kCheckpoint) naming file and dataset if the file has none.
+  int64_t train_int(const std::string& name) const;
+
+  // Every float dataset (/model, /optimizer, /accumulation), sorted by path.
+  std::vector<std::string> paths() const;
+  bool contains(const std::string& path) const { return dims_.count(path) != 0; }
+  // Error(kCheckpoint) naming file and dataset if the file has no such dataset.
+  const std::vector<int64_t>& dims(const std::string& path) const;
+  // Global layer indices that have at least one /model dataset, ascending.
+  std::vector<int> layer_indices() const;
+  // All datasets of one layer (model, optimizer state, accumulation), sorted.
+  std::vector<std::string> paths_of_layer(int layer) const;
+
+  // Reads and checksum-verifies one dataset. Error(kCheckpoint) naming file and dataset when it is missing, not
+  // float32, unreadable, or its crc32 does not match.
+  Entry read(const std::string& path) const;
+  // As read(path), and also Error(kCheckpoint) when its shape differs from expected_dims.
+  Entry read(const std::string& path, const std::vector<int64_t>& expected_dims) const;
+  // As read(path), into memory the caller already owns (e.g. the live parameter buffer), avoiding an allocation
+  // per tensor. Error(kCheckpoint) naming file and dataset when count differs from the dataset's element count.
+  // On a checksum failure the destination has already been overwritten: call verify_all() first.
+  void read_into(const std::string& path, float* destination, size_t count) const;
+  // Every float dataset, checked by this process alone.
+  void verify_all() const;
+
+ private:
+  void open_and_index();
+  void index_datasets();
+
+  std::string file_;
+  Hdf5Handle handle_;
+  int64_t format_version_ = 0;
+  std::map<std::string, std::string> attributes_;
+  std::map<std::string, int64_t> train_ints_;
+  std::map<std::string, std::vector<int64_t>> dims_;
+};
+
+// Collective over comm: every float dataset's checksum is verified, the work split across ranks; all ranks throw
+// the same Error(kCheckpoint) naming file and dataset if any check fails. Call before loading anything.
+void verify_all(MPI_Comm comm, const std::string& path);
+
+}  // namespace sluice::checkpoint

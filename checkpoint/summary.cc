@@ -1,0 +1,194 @@
+#include "checkpoint/summary.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "checkpoint/format.h"
+#include "checkpoint/layer_paths.h"
+#include "checkpoint/reader.h"
+#include "core/common/error.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+int64_t element_count(const std::vector<int64_t>& dims) {
+  int64_t count = 1;
+  for (int64_t dim : dims) count *= dim;
+  return count;
+}
+
+// "/model/layer_0003/weight" -> top "model", name "weight".
+void split_state_path(const std::string& path, std::string& top, std::string& name) {
+  const size_t second = path.find('/', 1);
+  const size_t third = path.find('/', second + 1);
+  top = path.substr(1, second - 1);
+  name = path.substr(third + 1);
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+          out += escaped;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_dims(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+std::string json_tensors(const std::vector<TensorSummary>& tensors) {
+  std::string text = "[";
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    text += (i ? "," : "") + std::string("{\"name\":") + json_string(tensors[i].name) +
+            ",\"dims\":" + json_dims(tensors[i].dims) + ",\"elements\":" + std::to_string(tensors[i].elements) + "}";
+  }
+  return text + "]";
+}
+
+std::string tensors_text(const std::vector<TensorSummary>& tensors) {
+  std::string text;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    text += (i ? ", " : "") + tensors[i].name + " " + dims_text(tensors[i].dims);
+  }
+  return text;
+}
+
+}  // namespace
+
+CheckpointSummary summarize(const std::string& path) {
+  const Reader reader(path);
+  CheckpointSummary summary;
+  summary.file = reader.file();
+  summary.format_version = reader.format_version();
+  summary.train_ints = reader.train_ints();
+  summary.attributes = reader.attributes();
+  summary.layout = layout_from_attributes(reader.attributes(), reader.file());
+
+  std::map<int, LayerSummary> layers;
+  for (const std::string& dataset : reader.paths()) {
+    const auto layer = layer_index_of(dataset);
+    if (!layer) continue;
+    std::string top;
+    TensorSummary tensor;
+    split_state_path(dataset, top, tensor.name);
+    tensor.dims = reader.dims(dataset);
+    tensor.elements = element_count(tensor.dims);
+    LayerSummary& entry = layers[*layer];
+    entry.layer = *layer;
+    if ("/" + top == kModelGroup) {
+      entry.parameters.push_back(tensor);
+      summary.parameter_elements += tensor.elements;
+    } else if ("/" + top == kOptimizerGroup) {
+      entry.optimizer_state.push_back(tensor);
+    } else {
+      entry.accumulation.push_back(tensor);
+    }
+    ++summary.datasets;
+  }
+  for (auto& [index, layer] : layers) summary.layers.push_back(std::move(layer));
+
+  try {
+    reader.verify_all();
+    summary.checksums_verified = true;
+  } catch (const Error& error) {
+    summary.checksum_error = error.what();
+  }
+  return summary;
+}
+
+std::string summary_text(const CheckpointSummary& summary) {
+  std::ostringstream out;
+  out << "checkpoint:      " << summary.file << "\n";
+  out << "format_version:  " << summary.format_version << "\n";
+  const auto step = summary.train_ints.find("step");
+  out << "step:            " << (step != summary.train_ints.end() ? std::to_string(step->second) : "(none)") << "\n";
+  out << "train values:   ";
+  for (const auto& [name, value] : summary.train_ints) out << " " << name << "=" << value;
+  out << "\n";
+  if (summary.layout) {
+    const SaveLayout& layout = *summary.layout;
+    out << "saved under:     stages=" << layout.stages << " data_parallel=" << layout.data_parallel
+        << " chunks=" << layout.chunks << " world=" << layout.world << " schedule=" << layout.schedule << "\n";
+  } else {
+    out << "saved under:     (no layout recorded)\n";
+  }
+  const auto created_by = summary.attributes.find(kCreatedByAttribute);
+  if (created_by != summary.attributes.end()) out << "created_by:      " << created_by->second << "\n";
+  out << "layers:          " << summary.layers.size() << " (" << summary.parameter_elements << " parameters, "
+      << summary.datasets << " datasets)\n";
+  for (const LayerSummary& layer : summary.layers) {
+    int64_t elements = 0;
+    for (const TensorSummary& tensor : layer.parameters) elements += tensor.elements;
+    out << "  " << layer_group_name(layer.layer) << ": " << elements << " parameters: "
+        << tensors_text(layer.parameters);
+    if (!layer.optimizer_state.empty()) out << "; optimizer: " << tensors_text(layer.optimizer_state);
+    if (!layer.accumulation.empty()) out << "; accumulation: " << tensors_text(layer.accumulation);
+    out << "\n";
+  }
+  out << "checksums:       "
+      << (summary.checksums_verified ? "all " + std::to_string(summary.datasets) + " verified"
+                                     : "FAILED: " + summary.checksum_error)
+      << "\n";
+  return out.str();
+}
+
+std::string summary_json(const CheckpointSummary& summary) {
+  std::ostringstream out;
+  out << "{\"file\":" << json_string(summary.file) << ",\"format_version\":" << summary.format_version;
+  const auto step = summary.train_ints.find("step");
+  out << ",\"step\":" << (step != summary.train_ints.end() ? std::to_string(step->second) : "null");
+  out << ",\"train\":{";
+  bool first = true;
+  for (const auto& [name, value] : summary.train_ints) {
+    out << (first ? "" : ",") << json_string(name) << ":" << value;
+    first = false;
+  }
+  out << "},\"layout\":";
+  if (summary.layout) {
+    const SaveLayout& layout = *summary.layout;
+    out << "{\"stages\":" << layout.stages << ",\"data_parallel\":" << layout.data_parallel
+        << ",\"chunks\":" << layout.chunks << ",\"world\":" << layout.world
+        << ",\"schedule\":" << json_string(layout.schedule) << "}";
+  } else {
+    out << "null";
+  }
+  const auto created_by = summary.attributes.find(kCreatedByAttribute);
+  out << ",\"created_by\":" << (created_by != summary.attributes.end() ? json_string(created_by->second) : "null");
+  out << ",\"parameter_elements\":" << summary.parameter_elements << ",\"datasets\":" << summary.datasets;
+  out << ",\"layers\":[";
+  for (size_t i = 0; i < summary.layers.size(); ++i) {
+    const LayerSummary& layer = summary.layers[i];
+    out << (i ? "," : "") << "{\"index\":" << layer.layer << ",\"parameters\":" << json_tensors(layer.parameters)
+        << ",\"optimizer\":" << json_tensors(layer.optimizer_state)
+        << ",\"accumulation\":" << json_tensors(layer.accumulation) << "}";
+  }
+  out << "],\"checksums_verified\":" << (summary.checksums_verified ? "true" : "false");
+  out << ",\"checksum_error\":" << (summary.checksums_verified ? "null" : json_string(summary.checksum_error));
+  out << "}";
+  return out.str();
+}
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,50 @@
+// What `sluice inspect` reports about a checkpoint: step, layout at save time, layers with their parameter sizes,
+// and whether every checksum verified. Kept out of the CLI module so it can be tested and reused (e.g. in logs).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/save_layout.h"
+
+namespace sluice::checkpoint {
+
+struct TensorSummary {
+  std::string name;  // path below the layer group: "weight", "weight/exp_avg"
+  std::vector<int64_t> dims;
+  int64_t elements = 0;
+};
+
+struct LayerSummary {
+  int layer = 0;
+  std::vector<TensorSummary> parameters;       // /model/layer_NNNN/...
+  std::vector<TensorSummary> optimizer_state;  // /optimizer/layer_NNNN/...
+  std::vector<TensorSummary> accumulation;     // /accumulation/layer_NNNN/...
+};
+
+struct CheckpointSummary {
+  std::string file;
+  int64_t format_version = 0;
+  std::map<std::string, int64_t> train_ints;
+  std::optional<SaveLayout> layout;
+  std::map<std::string, std::string> attributes;  // every root string attribute (config text included)
+  std::vector<LayerSummary> layers;
+  int64_t parameter_elements = 0;  // sum over /model
+  int64_t datasets = 0;
+  bool checksums_verified = false;
+  std::string checksum_error;  // the first failure, naming file and dataset, when !checksums_verified
+};
+
+// Opens path (a directory means its latest checkpoint) in this process alone and checks every checksum.
+// Error(kCheckpoint) if the file cannot be opened at all; a failed checksum is reported in the summary instead.
+CheckpointSummary summarize(const std::string& path);
+
+// Human-readable, several lines.
+std::string summary_text(const CheckpointSummary& summary);
+// One JSON object on one line (the config text is left out: it is long and available via h5dump).
+std::string summary_json(const CheckpointSummary& summary);
+
+}  // namespace sluice::checkpoint

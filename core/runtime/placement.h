@@ -1,0 +1,20 @@
+// Where a rank runs: which GPU of its node it drives. The rank -> stage/replica rule itself lives in
+// core/config/layout.h (stage_rank = rank % stages, replica = rank / stages, i.e. a pipeline replica is a block
+// of consecutive ranks). Slurm's default block distribution fills node 0 with ranks 0..T-1, node 1 with T..2T-1,
+// and so on, so a pipeline occupies neighbouring ranks on one node or adjacent nodes (its per-micro-batch
+// point-to-point traffic stays local), and data-parallel replicas lie across the remaining axis (their
+// once-per-step gradient reduction is what crosses the network). See docs/SLURM.md.
+#pragma once
+
+namespace sluice::runtime {
+
+// This process's index among the ranks on its node: SLURM_LOCALID (srun), else OMPI_COMM_WORLD_LOCAL_RANK
+// (mpirun), else 0 (a single process). Throws sluice::Error(kInvalidArgument) naming the variable when it is
+// set but not a non-negative integer.
+int node_local_rank();
+
+// The GPU a rank drives: local_rank % gpus_on_node, so T ranks on a node with G GPUs share them round-robin;
+// -1 when the node has no GPU (CPU run). Throws sluice::Error(kInvalidArgument) for a negative argument.
+int device_for_local_rank(int local_rank, int gpus_on_node);
+
+}  // namespace sluice::runtime

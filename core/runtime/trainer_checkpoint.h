@@ -1,0 +1,32 @@
+// Saving a Trainer's state into a checkpoint and loading it back, possibly under another pipeline or
+// data-parallel layout. The file is keyed by global layer index (checkpoint/layer_paths.h), so each rank
+// writes the layers it owns and reads the layers it owns now.
+//
+// What is saved: parameters (/model), optimizer state (/optimizer: momentum or Adam moments per parameter),
+// and /train: step, seed, data_position (the data sources are addressed by step) and optimizer_steps.
+// /accumulation stays empty: Sluice saves only at step boundaries, where no partial gradient sum exists.
+#pragma once
+
+#include <string>
+
+#include "core/runtime/sequential_reference.h"
+#include "core/runtime/trainer.h"
+
+namespace sluice::runtime {
+
+// Collective over the trainer's world. Atomic: `path` is either the previous file or the complete new one.
+void save_checkpoint(Trainer& trainer, const std::string& path);
+
+// Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
+// shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset) the trainer
+// is unchanged on every rank.
+void load_checkpoint(Trainer& trainer, const std::string& path);
+
+// Loads a checkpoint (any layout) into the single-process reference: every layer is read. Not collective.
+void load_checkpoint(SequentialReference& reference, const config::Config& cfg, const std::string& path);
+
+// Writes `<dir>/ckpt_<step>.h5` for the trainer's current step and keeps the newest `keep` (collective).
+// Returns the path written.
+std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep);
+
+}  // namespace sluice::runtime

@@ -1,0 +1,85 @@
+#include "core/schedule/action.h"
+
+#include <cctype>
+
+#include "core/common/error.h"
+
+namespace sluice {
+namespace schedule {
+namespace {
+
+constexpr ActionKind kAllKinds[] = {ActionKind::F,      ActionKind::B,      ActionKind::I,      ActionKind::W,
+                                    ActionKind::SEND_F, ActionKind::RECV_F, ActionKind::SEND_B, ActionKind::RECV_B};
+
+[[noreturn]] void fail(const std::string& text, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, "bad action '" + text + "': " + why +
+                                               " (expected <stage><KIND><microbatch> with KIND one of F, B, I, W, "
+                                               "SEND_F, RECV_F, SEND_B, RECV_B, e.g. 2F0 or 1SEND_B3)");
+}
+
+// Reads a run of decimal digits starting at `pos`; bounded so that a huge number is an error, not an overflow.
+int read_number(const std::string& text, size_t& pos, const char* what) {
+  const size_t begin = pos;
+  long long value = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+    value = value * 10 + (text[pos] - '0');
+    if (value > 1000000000LL) fail(text, std::string(what) + " is too large");
+    ++pos;
+  }
+  if (pos == begin) fail(text, std::string("missing ") + what);
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+bool operator==(const Action& a, const Action& b) {
+  return a.stage == b.stage && a.kind == b.kind && a.microbatch == b.microbatch;
+}
+bool operator!=(const Action& a, const Action& b) { return !(a == b); }
+
+const char* kind_name(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::F: return "F";
+    case ActionKind::B: return "B";
+    case ActionKind::I: return "I";
+    case ActionKind::W: return "W";
+    case ActionKind::SEND_F: return "SEND_F";
+    case ActionKind::RECV_F: return "RECV_F";
+    case ActionKind::SEND_B: return "SEND_B";
+    case ActionKind::RECV_B: return "RECV_B";
+  }
+  return "?";
+}
+
+bool is_compute(ActionKind kind) {
+  return kind == ActionKind::F || kind == ActionKind::B || kind == ActionKind::I || kind == ActionKind::W;
+}
+bool is_communication(ActionKind kind) { return !is_compute(kind); }
+
+std::string to_string(const Action& action) {
+  return std::to_string(action.stage) + kind_name(action.kind) + std::to_string(action.microbatch);
+}
+
+Action parse_action(const std::string& text) {
+  size_t pos = 0;
+  Action action;
+  action.stage = read_number(text, pos, "stage number");
+  const size_t kind_begin = pos;
+  while (pos < text.size() && (std::isupper(static_cast<unsigned char>(text[pos])) || text[pos] == '_')) ++pos;
+  const std::string kind_text = text.substr(kind_begin, pos - kind_begin);
+  if (kind_text.empty()) fail(text, "missing action kind after the stage number");
+  bool known = false;
+  for (ActionKind kind : kAllKinds) {
+    if (kind_text == kind_name(kind)) {
+      action.kind = kind;
+      known = true;
+    }
+  }
+  if (!known) fail(text, "unknown kind '" + kind_text + "'");
+  action.microbatch = read_number(text, pos, "micro-batch number");
+  if (pos != text.size()) fail(text, "unexpected trailing text '" + text.substr(pos) + "'");
+  return action;
+}
+
+}  // namespace schedule
+}  // namespace sluice

@@ -1,0 +1,18 @@
+// Adds the point-to-point communication the executor performs, turning a compute-only schedule into per-rank
+// lists that cannot deadlock even with blocking (rendezvous) send/recv.
+#pragma once
+
+#include "core/schedule/schedule.h"
+
+namespace sluice {
+namespace schedule {
+
+// For each cross-rank hand-over: SEND_F(s,m) right after F(s,m) on rank(s) and RECV_F(s+1,m) on rank(s+1);
+// SEND_B(s,m) right after B/I(s,m) on rank(s) and RECV_B(s-1,m) on rank(s-1). Same-rank hand-overs (the turn
+// of a V, or one rank) get no communication. Both ends of every message are placed at the same point of one
+// global time-ordered serialization (a unit-cost dependency run), so any two ranks see their messages in the
+// same relative order. Throws sluice::Error(kInvalidArgument) if `compute` is already lowered or cannot run.
+Schedule lower(const Schedule& compute);
+
+}  // namespace schedule
+}  // namespace sluice

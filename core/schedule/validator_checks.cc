@@ -1,0 +1,227 @@
+#include "core/schedule/validator_checks.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice {
+namespace schedule {
+namespace detail {
+namespace {
+
+constexpr int32_t kAbsent = -1;
+constexpr int kKinds = 8;
+
+std::string pair_name(int stage, int mb) {
+  return "stage " + std::to_string(stage) + " micro-batch " + std::to_string(mb);
+}
+
+// Where each (kind, stage, micro-batch) sits in its rank's list. Stages live on exactly one rank, so the
+// position alone identifies the action once placement is checked. int32 keeps p=512, m=4096 within budget.
+class PositionTable {
+ public:
+  PositionTable(int stages, int microbatches)
+      : microbatches_(microbatches), positions_(static_cast<size_t>(kKinds) * stages * microbatches, kAbsent) {}
+  int32_t& at(ActionKind kind, int stage, int mb) {
+    return positions_[(static_cast<size_t>(kind) * (positions_.size() / kKinds)) +
+                      static_cast<size_t>(stage) * microbatches_ + mb];
+  }
+  int32_t get(ActionKind kind, int stage, int mb) { return at(kind, stage, mb); }
+
+ private:
+  int microbatches_;
+  std::vector<int32_t> positions_;
+};
+
+class ActionChecker {
+ public:
+  explicit ActionChecker(const Schedule& schedule)
+      : schedule_(schedule), stages_(schedule.num_stages()), lowered_(is_lowered(schedule)),
+        table_(stages_, schedule.microbatches) {}
+
+  std::optional<ValidationIssue> run() {
+    for (int rank = 0; rank < schedule_.ranks; ++rank)
+      for (size_t i = 0; i < schedule_.actions[rank].size(); ++i)
+        if (auto issue = record(rank, i)) return issue;
+    for (int rank = 0; rank < schedule_.ranks; ++rank) {
+      std::vector<int> last_weight_mb(stages_, -1);
+      for (size_t i = 0; i < schedule_.actions[rank].size(); ++i)
+        if (auto issue = check_order(rank, i, last_weight_mb)) return issue;
+    }
+    return check_complete();
+  }
+
+ private:
+  ValidationIssue at(int rank, size_t position, const std::string& message) const {
+    return {rank, static_cast<long>(position), to_string(schedule_.actions[rank][position]), message};
+  }
+
+  // Whether data crosses ranks between `stage` and its neighbour, i.e. whether a SEND/RECV is due.
+  bool crosses(int stage, int neighbour) const {
+    return neighbour >= 0 && neighbour < stages_ && schedule_.rank_of(stage) != schedule_.rank_of(neighbour);
+  }
+
+  std::optional<ValidationIssue> record(int rank, size_t i) {
+    const Action& a = schedule_.actions[rank][i];
+    if (a.stage < 0 || a.stage >= stages_)
+      return at(rank, i, "stage " + std::to_string(a.stage) + " out of range 0.." + std::to_string(stages_ - 1));
+    if (a.microbatch < 0 || a.microbatch >= schedule_.microbatches)
+      return at(rank, i, "micro-batch " + std::to_string(a.microbatch) + " out of range 0.." +
+                             std::to_string(schedule_.microbatches - 1));
+    if (schedule_.rank_of(a.stage) != rank)
+      return at(rank, i, "stage " + std::to_string(a.stage) + " belongs to rank " +
+                             std::to_string(schedule_.rank_of(a.stage)) + ", not rank " + std::to_string(rank));
+    const int s = a.stage;
+    const bool needs_peer = (a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_B) ? crosses(s, s + 1)
+                            : (a.kind == ActionKind::RECV_F || a.kind == ActionKind::SEND_B) ? crosses(s, s - 1)
+                                                                                             : true;
+    if (!needs_peer)
+      return at(rank, i, "no message is due here: the neighbouring stage is on the same rank or does not exist");
+    int32_t& slot = table_.at(a.kind, s, a.microbatch);
+    if (slot != kAbsent)
+      return at(rank, i, std::string("duplicate: ") + kind_name(a.kind) + " of " + pair_name(s, a.microbatch) +
+                             " already runs at action " + std::to_string(slot));
+    const bool split = a.kind == ActionKind::I || a.kind == ActionKind::W;
+    if (split && table_.get(ActionKind::B, s, a.microbatch) != kAbsent)
+      return at(rank, i, "mixes split I/W with a fused B for " + pair_name(s, a.microbatch));
+    if (a.kind == ActionKind::B && (table_.get(ActionKind::I, s, a.microbatch) != kAbsent ||
+                                    table_.get(ActionKind::W, s, a.microbatch) != kAbsent))
+      return at(rank, i, "mixes a fused B with split I/W for " + pair_name(s, a.microbatch));
+    slot = static_cast<int32_t>(i);
+    return std::nullopt;
+  }
+
+  // Position of the backward piece that produces the input gradient of (stage, mb): B or I.
+  int32_t input_gradient(int stage, int mb) {
+    const int32_t fused = table_.get(ActionKind::B, stage, mb);
+    return fused != kAbsent ? fused : table_.get(ActionKind::I, stage, mb);
+  }
+
+  // `needed` must sit earlier on the same rank. `describe` names it; called only on failure because building
+  // strings for every action would dominate validation time at p=512, m=4096.
+  template <typename Describe>
+  std::optional<ValidationIssue> require_before(int rank, size_t i, int32_t needed, Describe describe) {
+    if (needed == kAbsent)
+      return at(rank, i, "needs " + describe() + ", which rank " + std::to_string(rank) + " never runs");
+    if (static_cast<size_t>(needed) > i)
+      return at(rank, i, "runs before " + describe() + " (action " + std::to_string(needed) + "), which it needs");
+    return std::nullopt;
+  }
+
+  std::optional<ValidationIssue> require_exists(int rank, size_t i, int32_t counterpart, const Action& wanted) {
+    if (counterpart != kAbsent) return std::nullopt;
+    return at(rank, i, "has no matching " + to_string(wanted) + " on rank " +
+                           std::to_string(schedule_.rank_of(wanted.stage)));
+  }
+
+  std::optional<ValidationIssue> check_order(int rank, size_t i, std::vector<int>& last_weight_mb) {
+    const Action& a = schedule_.actions[rank][i];
+    const int s = a.stage, m = a.microbatch;
+    auto named = [](int stage, ActionKind kind, int mb) { return [=] { return to_string(Action{stage, kind, mb}); }; };
+    auto backward_of = [](int stage, int mb) { return [=] { return "the backward (B or I) of " + pair_name(stage, mb); }; };
+    switch (a.kind) {
+      case ActionKind::F:
+        if (s == 0) return std::nullopt;
+        if (!crosses(s, s - 1)) return require_before(rank, i, table_.get(ActionKind::F, s - 1, m), named(s - 1, ActionKind::F, m));
+        if (lowered_) return require_before(rank, i, table_.get(ActionKind::RECV_F, s, m), named(s, ActionKind::RECV_F, m));
+        return std::nullopt;
+      case ActionKind::B:
+      case ActionKind::I: {
+        if (auto issue = require_before(rank, i, table_.get(ActionKind::F, s, m), named(s, ActionKind::F, m))) return issue;
+        if (a.kind == ActionKind::B) {
+          if (auto issue = check_accumulation(rank, i, last_weight_mb)) return issue;
+        }
+        if (s == stages_ - 1) return std::nullopt;
+        if (!crosses(s, s + 1))
+          return require_before(rank, i, input_gradient(s + 1, m), backward_of(s + 1, m));
+        if (lowered_) return require_before(rank, i, table_.get(ActionKind::RECV_B, s, m), named(s, ActionKind::RECV_B, m));
+        return std::nullopt;
+      }
+      case ActionKind::W:
+        if (auto issue = require_before(rank, i, table_.get(ActionKind::I, s, m), named(s, ActionKind::I, m))) return issue;
+        return check_accumulation(rank, i, last_weight_mb);
+      case ActionKind::SEND_F:
+        if (auto issue = require_before(rank, i, table_.get(ActionKind::F, s, m), named(s, ActionKind::F, m))) return issue;
+        return require_exists(rank, i, table_.get(ActionKind::RECV_F, s + 1, m), Action{s + 1, ActionKind::RECV_F, m});
+      case ActionKind::SEND_B:
+        if (auto issue = require_before(rank, i, input_gradient(s, m), backward_of(s, m))) return issue;
+        return require_exists(rank, i, table_.get(ActionKind::RECV_B, s - 1, m), Action{s - 1, ActionKind::RECV_B, m});
+      case ActionKind::RECV_F:
+        return require_exists(rank, i, table_.get(ActionKind::SEND_F, s - 1, m), Action{s - 1, ActionKind::SEND_F, m});
+      case ActionKind::RECV_B:
+        return require_exists(rank, i, table_.get(ActionKind::SEND_B, s + 1, m), Action{s + 1, ActionKind::SEND_B, m});
+    }
+    return std::nullopt;
+  }
+
+  // Weight gradients add up in micro-batch order, as in a sequential run, so results are bitwise equal.
+  std::optional<ValidationIssue> check_accumulation(int rank, size_t i, std::vector<int>& last_weight_mb) {
+    const Action& a = schedule_.actions[rank][i];
+    int& last = last_weight_mb[a.stage];
+    if (a.microbatch < last)
+      return at(rank, i, "weight gradients of stage " + std::to_string(a.stage) +
+                             " must accumulate in micro-batch order, but micro-batch " +
+                             std::to_string(a.microbatch) + " comes after micro-batch " + std::to_string(last));
+    last = a.microbatch;
+    return std::nullopt;
+  }
+
+  std::optional<ValidationIssue> check_complete() {
+    for (int s = 0; s < stages_; ++s) {
+      const int rank = schedule_.rank_of(s);
+      for (int m = 0; m < schedule_.microbatches; ++m) {
+        auto missing = [&](const std::string& what) {
+          return ValidationIssue{rank, -1, "", pair_name(s, m) + ": " + what};
+        };
+        if (table_.get(ActionKind::F, s, m) == kAbsent) return missing("F never runs");
+        const bool fused = table_.get(ActionKind::B, s, m) != kAbsent;
+        const bool input = table_.get(ActionKind::I, s, m) != kAbsent;
+        const bool weight = table_.get(ActionKind::W, s, m) != kAbsent;
+        if (!fused && !input && !weight) return missing("no backward (neither B nor I+W) runs");
+        if (input && !weight) return missing("I runs but W never does");
+        if (weight && !input) return missing("W runs but I never does");
+      }
+    }
+    return std::nullopt;
+  }
+
+  const Schedule& schedule_;
+  const int stages_;
+  const bool lowered_;
+  PositionTable table_;
+};
+
+}  // namespace
+
+std::optional<ValidationIssue> check_header(const Schedule& schedule) {
+  auto issue = [](const std::string& message) { return ValidationIssue{-1, -1, "", message}; };
+  if (schedule.ranks <= 0) return issue("ranks must be positive, got " + std::to_string(schedule.ranks));
+  if (schedule.chunks <= 0) return issue("chunks must be positive, got " + std::to_string(schedule.chunks));
+  if (schedule.microbatches <= 0)
+    return issue("microbatches must be positive, got " + std::to_string(schedule.microbatches));
+  if (static_cast<int>(schedule.actions.size()) != schedule.ranks)
+    return issue("has action lists for " + std::to_string(schedule.actions.size()) + " ranks, expected " +
+                 std::to_string(schedule.ranks));
+  if (static_cast<int>(schedule.stage_to_rank.size()) != schedule.num_stages())
+    return issue("stage_to_rank has " + std::to_string(schedule.stage_to_rank.size()) + " entries, expected ranks * chunks = " +
+                 std::to_string(schedule.num_stages()));
+  std::vector<int> stages_per_rank(schedule.ranks, 0);
+  for (int s = 0; s < schedule.num_stages(); ++s) {
+    const int rank = schedule.stage_to_rank[s];
+    if (rank < 0 || rank >= schedule.ranks)
+      return issue("stage " + std::to_string(s) + " is placed on rank " + std::to_string(rank) + ", outside 0.." +
+                   std::to_string(schedule.ranks - 1));
+    ++stages_per_rank[rank];
+  }
+  for (int rank = 0; rank < schedule.ranks; ++rank)
+    if (stages_per_rank[rank] != schedule.chunks)
+      return issue("rank " + std::to_string(rank) + " holds " + std::to_string(stages_per_rank[rank]) +
+                   " stages, expected chunks = " + std::to_string(schedule.chunks));
+  return std::nullopt;
+}
+
+std::optional<ValidationIssue> check_actions(const Schedule& schedule) { return ActionChecker(schedule).run(); }
+
+}  // namespace detail
+}  // namespace schedule
+}  // namespace sluice

@@ -1,0 +1,121 @@
+#include "slurm/sbatch_script.h"
+
+#include <map>
+#include <regex>
+
+#include "core/common/error.h"
+#include "slurm/placeholders.h"
+#include "slurm/shell_quote.h"
+#include "slurm/templates/embedded_templates.h"
+
+namespace sluice::slurm {
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(ErrorCode::kInvalidArgument, message);
+}
+
+// `--set` overrides, quoted for the script's srun line.
+std::string train_arguments(const SbatchRequest& request) {
+  std::string arguments;
+  for (const std::string& override_text : request.overrides) {
+    if (!arguments.empty()) arguments += ' ';
+    arguments += "--set " + shell_quote(override_text);
+  }
+  return arguments;
+}
+
+// #SBATCH lines for the optional choices, each with the comment the templates promise for every directive.
+std::string extra_directives(const SbatchRequest& request) {
+  std::string lines;
+  if (!request.partition.empty()) {
+    lines += "# Partition (queue), from `sluice submit --partition`.\n#SBATCH --partition=" + request.partition + "\n";
+  }
+  if (!request.account.empty()) {
+    lines += "# Account charged for the job, from `sluice submit --account`.\n#SBATCH --account=" + request.account + "\n";
+  }
+  if (lines.empty()) lines = "# No --partition or --account given: the cluster's defaults apply.\n";
+  lines.pop_back();  // the template line itself ends the last one
+  return lines;
+}
+
+// sbatch reads #SBATCH lines itself, without a shell: a value there cannot be quoted.
+void require_sbatch_word(const std::string& value, const std::string& option) {
+  require(std::regex_match(value, std::regex("[A-Za-z0-9_./:+,-]+")),
+          option + " \"" + value + "\" cannot go on an #SBATCH line: use only letters, digits and _ . / : + , -");
+}
+
+void check_request(const SbatchRequest& request, const config::Config& config, int tasks, int per_node) {
+  require(request.nodes >= 1, "--nodes must be at least 1, got " + std::to_string(request.nodes));
+  require(request.tasks_per_node >= 0,
+          "--tasks-per-node must be at least 1, got " + std::to_string(request.tasks_per_node));
+  require(request.cpus_per_task >= 1, "--cpus-per-task must be at least 1, got " + std::to_string(request.cpus_per_task));
+  const std::string task_origin = "pipeline.stages (" + std::to_string(config.pipeline.stages) +
+                                  ") x pipeline.data_parallel (" +
+                                  std::to_string(std::max(config.pipeline.data_parallel, 1)) +
+                                  ") = " + std::to_string(tasks) + " tasks";
+  require(static_cast<long>(request.nodes) * per_node >= tasks,
+          task_origin + " do not fit --nodes " + std::to_string(request.nodes) + " x --tasks-per-node " +
+              std::to_string(per_node) + " = " + std::to_string(request.nodes * per_node) + " slots");
+  require(request.nodes <= tasks,
+          "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin + ": some nodes would idle");
+  require(std::regex_match(request.time, std::regex("([0-9]+-)?[0-9]+:[0-5][0-9]:[0-5][0-9]")),
+          "--time \"" + request.time + "\" is not HH:MM:SS or D-HH:MM:SS");
+  if (request.gpus) {
+    require(config.device == "cuda", "--gpus was given but the config's device is \"" + config.device +
+                                         "\": set device: cuda (or --set device=cuda)");
+  } else {
+    require(config.device != "cuda", "the config's device is cuda: add --gpus to ask Slurm for GPUs");
+  }
+  require_sbatch_word(request.job_name, "job name");
+  require_sbatch_word(request.output_dir, "--output-dir");
+  if (!request.partition.empty()) require_sbatch_word(request.partition, "--partition");
+  if (!request.account.empty()) require_sbatch_word(request.account, "--account");
+  for (const auto* path : {&request.config_path, &request.sluice_path, &request.output_dir}) {
+    // The job starts in the submit directory, but a requeued or edited script may not: absolute only.
+    require(!path->empty() && path->front() == '/', "path \"" + *path + "\" must be absolute in a batch script");
+  }
+}
+
+}  // namespace
+
+int job_task_count(const config::Config& config) {
+  return config.pipeline.stages * std::max(config.pipeline.data_parallel, 1);
+}
+
+int tasks_per_node_for(const SbatchRequest& request, int tasks) {
+  if (request.tasks_per_node > 0 || request.nodes < 1) return request.tasks_per_node;
+  return (tasks + request.nodes - 1) / request.nodes;
+}
+
+std::string render_sbatch_script(const SbatchRequest& request, const config::Config& config) {
+  const int tasks = job_task_count(config);
+  const int per_node = tasks_per_node_for(request, tasks);
+  check_request(request, config, tasks, per_node);
+  std::map<std::string, std::string> values = {
+      {"JOB_NAME", request.job_name},
+      {"NODES", std::to_string(request.nodes)},
+      {"NTASKS", std::to_string(tasks)},
+      {"TASKS_PER_NODE", std::to_string(per_node)},
+      {"CPUS_PER_TASK", std::to_string(request.cpus_per_task)},
+      {"TIME", request.time},
+      {"OUTPUT_DIR", request.output_dir},
+      {"EXTRA_DIRECTIVES", extra_directives(request)},
+      {"SLUICE", shell_quote(request.sluice_path)},
+      {"CONFIG", shell_quote(request.config_path)},
+      {"TRAIN_ARGS", train_arguments(request)},
+  };
+  if (request.gpus) values["GPUS_PER_TASK"] = "1";
+  return fill_placeholders(request.gpus ? kGpuSbatchTemplate : kCpuSbatchTemplate, values);
+}
+
+std::string mpirun_command(const SbatchRequest& request, const config::Config& config) {
+  std::string command = "mpirun -np " + std::to_string(job_task_count(config)) + " " +
+                        shell_quote(request.sluice_path) + " train " + shell_quote(request.config_path) +
+                        " --auto-resume";
+  const std::string arguments = train_arguments(request);
+  if (!arguments.empty()) command += " " + arguments;
+  return command;
+}
+
+}  // namespace sluice::slurm

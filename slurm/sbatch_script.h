@@ -1,0 +1,42 @@
+// Turns a parsed Sluice config plus the user's Slurm choices into a complete sbatch script, from the
+// templates in slurm/templates/ (compiled in). Pure: no file system, no Slurm; `sluice submit` does the I/O.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+
+namespace sluice::slurm {
+
+struct SbatchRequest {
+  std::string config_path;             // absolute path of the YAML config the job trains
+  std::vector<std::string> overrides;  // `key.path=value`, forwarded to `sluice train --set`
+  std::string sluice_path;             // absolute path of the `sluice` binary on the compute nodes
+  std::string output_dir;              // absolute directory for the job's .out/.err logs
+  std::string job_name;                // letters, digits, _ . - only
+  int nodes = 1;
+  int tasks_per_node = 0;  // 0: as few per node as fit, ceil(tasks / nodes)
+  int cpus_per_task = 1;
+  bool gpus = false;  // one GPU per rank, from the GPU template
+  std::string time = "01:00:00";
+  std::string partition;  // empty: the cluster's default
+  std::string account;    // empty: the user's default
+};
+
+// MPI ranks the job needs: pipeline.stages x pipeline.data_parallel (data_parallel 0, "derive it", counts as 1).
+int job_task_count(const config::Config& config);
+
+// Ranks per node the script asks for: request.tasks_per_node, or ceil(tasks / nodes) when that is 0.
+int tasks_per_node_for(const SbatchRequest& request, int tasks);
+
+// The filled script. Throws sluice::Error(kInvalidArgument) naming the option when the request is
+// inconsistent: nodes/tasks-per-node/cpus-per-task < 1, tasks that do not fit nodes x tasks-per-node, more
+// nodes than tasks, a malformed --time, a job name or output directory sbatch cannot take in an #SBATCH line,
+// --gpus with device cpu or device cuda without --gpus, or a relative path.
+std::string render_sbatch_script(const SbatchRequest& request, const config::Config& config);
+
+// The equivalent launch without Slurm, for messages: `mpirun -np N SLUICE train CONFIG --auto-resume ...`.
+std::string mpirun_command(const SbatchRequest& request, const config::Config& config);
+
+}  // namespace sluice::slurm

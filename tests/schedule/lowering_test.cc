@@ -1,0 +1,72 @@
+#include "core/schedule/lowering.h"
+
+#include <gtest/gtest.h>
+
+#include "core/common/error.h"
+#include "core/schedule/generators.h"
+#include "core/schedule/simulator.h"
+#include "core/schedule/validator.h"
+#include "tests/schedule/test_grid.h"
+
+namespace sluice {
+namespace schedule {
+namespace {
+
+using testing::describe;
+using testing::valid_grid;
+
+TEST(LoweringTest, EveryGridScheduleLowersToADeadlockFreeValidSchedule) {
+  for (const auto& point : valid_grid()) {
+    const Schedule compute = make_schedule(point.name, point.ranks, point.microbatches, point.chunks);
+    const Schedule lowered = lower(compute);
+    const auto issue = find_problem(lowered);
+    EXPECT_FALSE(issue.has_value()) << describe(point) << ": " << issue->describe();
+    // Lowering only adds communication: each rank's compute order is untouched.
+    EXPECT_EQ(compute_only(lowered).actions, compute.actions) << describe(point);
+    EXPECT_EQ(peak_inflight(lowered), peak_inflight(compute)) << describe(point);
+  }
+}
+
+int count_kind(const Schedule& schedule, ActionKind kind) {
+  int count = 0;
+  for (const auto& list : schedule.actions)
+    for (const Action& action : list) count += action.kind == kind;
+  return count;
+}
+
+TEST(LoweringTest, MessagesOnlyCrossRanks) {
+  // Looped: every stage boundary crosses ranks, once per micro-batch and direction.
+  const Schedule looped = lower(make_schedule("interleaved", 3, 6, 2));
+  const int boundaries = 3 * 2 - 1;
+  EXPECT_EQ(count_kind(looped, ActionKind::SEND_F), boundaries * 6);
+  EXPECT_EQ(count_kind(looped, ActionKind::RECV_B), boundaries * 6);
+  // V: the turn (stage p-1 -> p) stays on rank p-1, so one boundary has no messages.
+  const Schedule v = lower(make_schedule("zb-v", 3, 4, 2));
+  EXPECT_EQ(count_kind(v, ActionKind::SEND_F), (6 - 1 - 1) * 4);
+  EXPECT_EQ(count_kind(v, ActionKind::SEND_B), (6 - 1 - 1) * 4);
+  // One rank: nothing to send.
+  EXPECT_FALSE(is_lowered(lower(make_schedule("1f1b", 1, 4, 1))));
+}
+
+TEST(LoweringTest, SendsLeaveBeforeTheRanksNextComputation) {
+  // The executor frees a sent activation right away, so the SEND must not wait behind more compute.
+  const Schedule lowered = lower(make_schedule("1f1b", 4, 8, 1));
+  for (const auto& list : lowered.actions) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i].kind != ActionKind::F || list[i].stage == 3) continue;
+      size_t j = i + 1;
+      while (j < list.size() && is_communication(list[j].kind) && list[j] != Action{list[i].stage, ActionKind::SEND_F, list[i].microbatch}) ++j;
+      ASSERT_LT(j, list.size()) << to_string(list[i]);
+      EXPECT_EQ(list[j], (Action{list[i].stage, ActionKind::SEND_F, list[i].microbatch})) << to_string(list[i]);
+    }
+  }
+}
+
+TEST(LoweringTest, RefusesAlreadyLoweredSchedules) {
+  const Schedule lowered = lower(make_schedule("1f1b", 2, 2, 1));
+  EXPECT_THROW(lower(lowered), Error);
+}
+
+}  // namespace
+}  // namespace schedule
+}  // namespace sluice

@@ -1,0 +1,125 @@
+#include "core/schedule/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/common/error.h"
+#include "core/schedule/generators.h"
+#include "core/schedule/schedule_io.h"
+
+namespace sluice {
+namespace schedule {
+namespace {
+
+// Closed forms from the literature (docs: /work/shared/notes/schedules.md) with F = I = W = 1, no latency.
+TEST(SimulatorTest, GpipeAndOneFOneBMatchTheClosedForms) {
+  for (int p = 1; p <= 8; ++p) {
+    for (int m = 1; m <= 16; ++m) {
+      for (const char* name : {"gpipe", "1f1b"}) {
+        const SimulationResult result = simulate(make_schedule(name, p, m, 1));
+        const double per_microbatch = 3.0;  // F + B, B = I + W
+        EXPECT_EQ(result.makespan, (m + p - 1) * per_microbatch) << name << " p=" << p << " m=" << m;
+        EXPECT_DOUBLE_EQ(result.bubble_fraction, static_cast<double>(p - 1) / (m + p - 1))
+            << name << " p=" << p << " m=" << m;
+        for (int s = 0; s < p; ++s) {
+          const int expected_peak = name == std::string("gpipe") ? m : std::min(m, p - s);
+          EXPECT_EQ(result.peak_inflight[s], expected_peak) << name << " p=" << p << " m=" << m << " rank " << s;
+          EXPECT_EQ(result.idle[s], (p - 1) * per_microbatch) << name << " p=" << p << " m=" << m;
+        }
+      }
+    }
+  }
+}
+
+TEST(SimulatorTest, InterleavedMatchesTheClosedFormWhenMicrobatchesAreAMultipleOfRanks) {
+  for (int p = 1; p <= 6; ++p)
+    for (int v = 2; v <= 4; ++v)
+      for (int m = p; m <= 4 * p; m += p) {
+        const SimulationResult result = simulate(make_schedule("interleaved", p, m, v));
+        EXPECT_EQ(result.makespan, (v * m + p - 1) * 3.0) << "p=" << p << " v=" << v << " m=" << m;
+        EXPECT_DOUBLE_EQ(result.bubble_fraction, static_cast<double>(p - 1) / (v * m + p - 1))
+            << "p=" << p << " v=" << v << " m=" << m;
+      }
+}
+
+TEST(SimulatorTest, ZeroBubbleH1CutsTheBubbleToAThirdAtOneFOneBMemory) {
+  for (int p = 1; p <= 8; ++p)
+    for (int m = p; m <= 3 * p + 2; ++m) {
+      const SimulationResult h1 = simulate(make_schedule("zb-h1", p, m, 1));
+      const SimulationResult one_f_one_b = simulate(make_schedule("1f1b", p, m, 1));
+      const double f = 1, i = 1, w = 1;
+      for (int rank = 0; rank < p; ++rank) {
+        EXPECT_EQ(h1.idle[rank], (p - 1) * (f + i + w - 2 * w)) << "p=" << p << " m=" << m << " rank " << rank;
+        EXPECT_EQ(h1.idle[rank] * 3, one_f_one_b.idle[rank]) << "p=" << p << " m=" << m;
+      }
+      // The paper's memory claim: the largest stash on any rank equals 1F1B's (its rank 0 holds p).
+      EXPECT_EQ(*std::max_element(h1.peak_inflight.begin(), h1.peak_inflight.end()),
+                *std::max_element(one_f_one_b.peak_inflight.begin(), one_f_one_b.peak_inflight.end()))
+          << "p=" << p << " m=" << m;
+    }
+}
+
+TEST(SimulatorTest, ZeroBubbleVBeatsH1AtOneFOneBMemory) {
+  for (int p = 2; p <= 8; ++p)
+    for (int m = p; m <= 3 * p + 2; ++m) {
+      const SimulationResult v = simulate(make_schedule("zb-v", p, m, 2));
+      const SimulationResult h1 = simulate(make_schedule("zb-h1", p, m, 1));
+      const SimulationResult one_f_one_b = simulate(make_schedule("1f1b", p, m, 1));
+      if (m > p) {
+        EXPECT_LT(v.bubble_fraction, h1.bubble_fraction) << "p=" << p << " m=" << m;
+      } else {
+        EXPECT_LE(v.bubble_fraction, h1.bubble_fraction) << "p=" << p << " m=" << m;
+      }
+      // A ZB-V chunk holds half a 1F1B stage, so two in-flight pairs weigh one 1F1B micro-batch.
+      const int one_f_one_b_peak = *std::max_element(one_f_one_b.peak_inflight.begin(), one_f_one_b.peak_inflight.end());
+      for (int rank = 0; rank < p; ++rank) EXPECT_LE(v.peak_inflight[rank], 2 * one_f_one_b_peak) << "p=" << p;
+    }
+}
+
+TEST(SimulatorTest, LatencyAndBandwidthDelayCrossRankHandOvers) {
+  // P=2, M=1: F on rank 0 [0,1], message, F on rank 1, B (=I+W=2) on rank 1, message, B on rank 0.
+  CostModel costs;
+  costs.latency = 0.25;
+  costs.bytes_per_message = 100;
+  costs.bandwidth = 400;  // +0.25 per message
+  const SimulationResult result = simulate(make_schedule("1f1b", 2, 1, 1), costs);
+  const double message = 0.5;
+  EXPECT_DOUBLE_EQ(result.makespan, 1 + message + 1 + 2 + message + 2);
+  EXPECT_DOUBLE_EQ(result.timeline[1][0].start, 1 + message);
+  EXPECT_DOUBLE_EQ(result.busy[0], 3.0);
+  EXPECT_DOUBLE_EQ(result.idle[0], result.makespan - 3.0);
+}
+
+TEST(SimulatorTest, UnequalCostsShiftTheTimeline) {
+  CostModel costs;
+  costs.forward = 2;
+  costs.backward_input = 3;
+  costs.backward_weight = 5;
+  const SimulationResult result = simulate(make_schedule("gpipe", 1, 2, 1), costs);
+  EXPECT_DOUBLE_EQ(result.makespan, 2 * (2 + 3 + 5));
+  EXPECT_DOUBLE_EQ(result.timeline[0][2].start, 4);  // first B after two forwards
+}
+
+TEST(SimulatorTest, RejectsBadCostsAndSchedulesThatCannotFinish) {
+  CostModel negative;
+  negative.latency = -1;
+  EXPECT_THROW(simulate(make_schedule("1f1b", 2, 2, 1), negative), Error);
+  CostModel bytes_without_bandwidth;
+  bytes_without_bandwidth.bytes_per_message = 10;
+  EXPECT_THROW(simulate(make_schedule("1f1b", 2, 2, 1), bytes_without_bandwidth), Error);
+  const Schedule crossed = parse_text(
+      "schedule x ranks 2 chunks 1 microbatches 2\nrank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F0 1B0 1F1 1B1\n");
+  Schedule broken = crossed;
+  std::swap(broken.actions[1][0], broken.actions[1][2]);  // rank 1 wants 1F1 before rank 0 can send it
+  try {
+    simulate(broken);
+    ADD_FAILURE() << "deadlocked schedule simulated";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("waits forever"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace schedule
+}  // namespace sluice

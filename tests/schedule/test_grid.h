@@ -1,0 +1,43 @@
+// The (P, M, V) combinations every schedule test sweeps, so all tests agree on what "a grid" means.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sluice {
+namespace schedule {
+namespace testing {
+
+struct GridPoint {
+  std::string name;
+  int ranks;
+  int microbatches;
+  int chunks;
+};
+
+// Every valid combination with P in 1..6, M in 1..13, V in {1, 2, 3} that make_schedule accepts.
+inline std::vector<GridPoint> valid_grid() {
+  std::vector<GridPoint> points;
+  for (int p = 1; p <= 6; ++p) {
+    for (int m = 1; m <= 13; ++m) {
+      points.push_back({"gpipe", p, m, 1});
+      points.push_back({"1f1b", p, m, 1});
+      if (m >= p) points.push_back({"zb-h1", p, m, 1});
+      if (m >= p) points.push_back({"zb-v", p, m, 2});
+      if (m % p == 0) {
+        points.push_back({"interleaved", p, m, 2});
+        points.push_back({"interleaved", p, m, 3});
+      }
+    }
+  }
+  return points;
+}
+
+inline std::string describe(const GridPoint& point) {
+  return point.name + " P=" + std::to_string(point.ranks) + " M=" + std::to_string(point.microbatches) +
+         " V=" + std::to_string(point.chunks);
+}
+
+}  // namespace testing
+}  // namespace schedule
+}  // namespace sluice

@@ -1,0 +1,215 @@
+// sbatch script rendering: directives derived from the config and the request, quoting, and every way a
+// request can be wrong.
+#include "slurm/sbatch_script.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/common/error.h"
+
+namespace sluice::slurm {
+namespace {
+
+config::Config pipeline_config(int stages, int data_parallel, const std::string& device = "cpu") {
+  config::Config config;
+  config.pipeline.stages = stages;
+  config.pipeline.data_parallel = data_parallel;
+  config.device = device;
+  return config;
+}
+
+SbatchRequest basic_request() {
+  SbatchRequest request;
+  request.config_path = "/jobs/mlp.yaml";
+  request.sluice_path = "/opt/sluice/bin/sluice";
+  request.output_dir = "/scratch/logs";
+  request.job_name = "sluice-mlp";
+  request.nodes = 2;
+  request.time = "02:30:00";
+  return request;
+}
+
+bool contains_line(const std::string& script, const std::string& line) {
+  std::istringstream lines(script);
+  for (std::string each; std::getline(lines, each);) {
+    if (each == line) return true;
+  }
+  return false;
+}
+
+// The error message of render_sbatch_script, or "" when it did not throw kInvalidArgument.
+std::string render_error(const SbatchRequest& request, const config::Config& config) {
+  try {
+    render_sbatch_script(request, config);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kInvalidArgument) return e.what();
+    return std::string("wrong error code: ") + e.what();
+  }
+  return "";
+}
+
+TEST(JobTaskCount, StagesTimesDataParallel) {
+  EXPECT_EQ(job_task_count(pipeline_config(4, 0)), 4);  // 0: derive, one replica
+  EXPECT_EQ(job_task_count(pipeline_config(4, 1)), 4);
+  EXPECT_EQ(job_task_count(pipeline_config(4, 3)), 12);
+}
+
+TEST(TasksPerNode, DefaultSpreadsEvenlyRoundingUp) {
+  SbatchRequest request = basic_request();
+  request.nodes = 3;
+  EXPECT_EQ(tasks_per_node_for(request, 8), 3);
+  request.tasks_per_node = 5;
+  EXPECT_EQ(tasks_per_node_for(request, 8), 5);
+}
+
+TEST(RenderSbatchScript, DirectivesComeFromConfigAndRequest) {
+  const std::string script = render_sbatch_script(basic_request(), pipeline_config(4, 2));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --job-name=sluice-mlp"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --nodes=2"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --ntasks=8"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --ntasks-per-node=4"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --cpus-per-task=1"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --time=02:30:00"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --signal=B:USR1@120"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --requeue"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --output=/scratch/logs/sluice-mlp-%j.out"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --error=/scratch/logs/sluice-mlp-%j.err"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --open-mode=append"));
+  EXPECT_TRUE(contains_line(script, "sluice=/opt/sluice/bin/sluice"));
+  EXPECT_TRUE(contains_line(script, "config=/jobs/mlp.yaml"));
+  EXPECT_EQ(script.find("--gpus-per-task"), std::string::npos);
+  EXPECT_EQ(script.find("#SBATCH --partition"), std::string::npos);
+  EXPECT_FALSE(std::regex_search(script, std::regex("@[A-Z0-9_]+@"))) << "unfilled placeholder";
+  EXPECT_EQ(script.rfind("#!/bin/bash\n", 0), 0u) << "sbatch needs the interpreter line first";
+}
+
+TEST(RenderSbatchScript, EveryDirectiveIsExplainedByAComment) {
+  SbatchRequest request = basic_request();
+  request.partition = "gpu_long";
+  request.account = "proj42";
+  for (bool gpus : {false, true}) {
+    request.gpus = gpus;
+    const std::string script = render_sbatch_script(request, pipeline_config(4, 1, gpus ? "cuda" : "cpu"));
+    std::istringstream lines(script);
+    std::string previous;
+    int directives = 0;
+    for (std::string line; std::getline(lines, line); previous = line) {
+      if (line.rfind("#SBATCH", 0) != 0) continue;
+      ++directives;
+      EXPECT_TRUE(previous.rfind("# ", 0) == 0 || previous.rfind("#SBATCH", 0) == 0)
+          << "directive without a comment above it: " << line;
+    }
+    EXPECT_EQ(directives, gpus ? 14 : 13) << "job-name nodes ntasks ntasks-per-node cpus-per-task [gpus-per-task] "
+                                             "time signal requeue output error open-mode partition account";
+  }
+}
+
+TEST(RenderSbatchScript, GpuTemplateAsksOneGpuPerRank) {
+  SbatchRequest request = basic_request();
+  request.gpus = true;
+  const std::string script = render_sbatch_script(request, pipeline_config(4, 1, "cuda"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --gpus-per-task=1"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --ntasks=4"));
+}
+
+TEST(RenderSbatchScript, PartitionAndAccountBecomeDirectives) {
+  SbatchRequest request = basic_request();
+  request.partition = "debug";
+  request.account = "climate-7";
+  const std::string script = render_sbatch_script(request, pipeline_config(2, 1));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --partition=debug"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --account=climate-7"));
+}
+
+TEST(RenderSbatchScript, OverridesAndOddPathsAreQuotedForBash) {
+  SbatchRequest request = basic_request();
+  request.config_path = "/jobs/my run's config.yaml";
+  request.overrides = {"optimizer.lr=0.01", "checkpoint.dir=/scratch/ck pts"};
+  const std::string script = render_sbatch_script(request, pipeline_config(2, 1));
+  EXPECT_TRUE(contains_line(script, "config='/jobs/my run'\\''s config.yaml'"));
+  EXPECT_NE(script.find("--auto-resume --set optimizer.lr=0.01 --set 'checkpoint.dir=/scratch/ck pts' &"),
+            std::string::npos);
+}
+
+TEST(RenderSbatchScript, TasksThatDoNotFitNameTheNumbers) {
+  SbatchRequest request = basic_request();
+  request.nodes = 1;
+  request.tasks_per_node = 4;
+  EXPECT_EQ(render_error(request, pipeline_config(4, 2)),
+            "pipeline.stages (4) x pipeline.data_parallel (2) = 8 tasks do not fit --nodes 1 x --tasks-per-node 4 "
+            "= 4 slots");
+}
+
+TEST(RenderSbatchScript, MoreNodesThanTasksIsAnError) {
+  SbatchRequest request = basic_request();
+  request.nodes = 5;
+  EXPECT_NE(render_error(request, pipeline_config(4, 1)).find("--nodes 5 is more than the"), std::string::npos);
+}
+
+TEST(RenderSbatchScript, BadCountsAreErrors) {
+  SbatchRequest request = basic_request();
+  request.nodes = 0;
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1)), "--nodes must be at least 1, got 0");
+  request = basic_request();
+  request.cpus_per_task = 0;
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1)), "--cpus-per-task must be at least 1, got 0");
+  request = basic_request();
+  request.tasks_per_node = -3;
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1)), "--tasks-per-node must be at least 1, got -3");
+}
+
+TEST(RenderSbatchScript, TimeMustBeSlurmDuration) {
+  SbatchRequest request = basic_request();
+  for (const char* good : {"00:10:00", "48:00:00", "2-12:00:00"}) {
+    request.time = good;
+    EXPECT_EQ(render_error(request, pipeline_config(4, 1)), "") << good;
+  }
+  for (const char* bad : {"10", "1:2:3", "01:60:00", "ten minutes", ""}) {
+    request.time = bad;
+    EXPECT_EQ(render_error(request, pipeline_config(4, 1)),
+              std::string("--time \"") + bad + "\" is not HH:MM:SS or D-HH:MM:SS");
+  }
+}
+
+TEST(RenderSbatchScript, GpuFlagMustMatchTheConfigDevice) {
+  SbatchRequest request = basic_request();
+  request.gpus = true;
+  EXPECT_NE(render_error(request, pipeline_config(4, 1, "cpu")).find("--gpus was given but the config's device is"),
+            std::string::npos);
+  request.gpus = false;
+  EXPECT_NE(render_error(request, pipeline_config(4, 1, "cuda")).find("add --gpus"), std::string::npos);
+}
+
+TEST(RenderSbatchScript, UnquotableDirectiveValuesAreErrors) {
+  SbatchRequest request = basic_request();
+  request.output_dir = "/scratch/my logs";
+  EXPECT_NE(render_error(request, pipeline_config(4, 1)).find("--output-dir \"/scratch/my logs\" cannot go on"),
+            std::string::npos);
+  request = basic_request();
+  request.job_name = "a;b";
+  EXPECT_NE(render_error(request, pipeline_config(4, 1)).find("job name \"a;b\""), std::string::npos);
+  request = basic_request();
+  request.partition = "x y";
+  EXPECT_NE(render_error(request, pipeline_config(4, 1)).find("--partition \"x y\""), std::string::npos);
+}
+
+TEST(RenderSbatchScript, RelativePathsAreErrors) {
+  SbatchRequest request = basic_request();
+  request.sluice_path = "bazel-bin/tools/sluice/sluice";
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1)),
+            "path \"bazel-bin/tools/sluice/sluice\" must be absolute in a batch script");
+}
+
+TEST(MpirunCommand, SameRanksAndArguments) {
+  SbatchRequest request = basic_request();
+  request.overrides = {"steps=5"};
+  EXPECT_EQ(mpirun_command(request, pipeline_config(4, 2)),
+            "mpirun -np 8 /opt/sluice/bin/sluice train /jobs/mlp.yaml --auto-resume --set steps=5");
+}
+
+}  // namespace
+}  // namespace sluice::slurm

@@ -1,0 +1,43 @@
+#!/bin/bash
+# `sluice plan` end to end: JSON fields and a closed-form bubble, then bad arguments exit with 2.
+# Usage: plan_cli_test.sh <path to the sluice binary>
+set -u
+SLUICE="$1"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+json="$("$SLUICE" plan --schedule 1f1b --stages 4 --microbatches 8 --format json)" || fail "json run exited $?"
+for field in schedule stages microbatches chunks makespan bubble_fraction peak_inflight actions; do
+  echo "$json" | grep -q "\"$field\":" || fail "json lacks \"$field\""
+done
+# 1F1B bubble = (p-1)/(m+p-1) = 3/11; peak in-flight on rank s = min(m, p-s).
+python3 - "$json" <<'PY' || fail "json values"
+import json, sys
+plan = json.loads(sys.argv[1])
+assert abs(plan["bubble_fraction"] - 3 / 11) < 1e-12, plan["bubble_fraction"]
+assert plan["peak_inflight"] == [4, 3, 2, 1], plan["peak_inflight"]
+assert plan["actions"][0][:2] == ["0F0", "0SEND_F0"], plan["actions"][0][:2]
+assert len(plan["actions"]) == 4
+PY
+
+"$SLUICE" plan --schedule zb-h1 --stages 4 --microbatches 8 | grep -q "rank 3 |" || fail "text timeline missing"
+trace="$(mktemp -d)/trace.json"
+"$SLUICE" plan --schedule zb-v --stages 2 --microbatches 4 --format chrome --output "$trace" || fail "chrome run"
+grep -q '"traceEvents"' "$trace" || fail "chrome trace lacks traceEvents"
+
+expect_exit_2() {
+  local stderr
+  stderr="$("$SLUICE" "$@" 2>&1 >/dev/null)"
+  local code=$?
+  [ "$code" -eq 2 ] || fail "'$*' exited $code, expected 2"
+  [ "$(echo "$stderr" | wc -l)" -eq 1 ] || fail "'$*' printed more than one stderr line: $stderr"
+}
+expect_exit_2 plan --schedule nope --stages 4 --microbatches 8
+expect_exit_2 plan --schedule 1f1b --stages 0 --microbatches 8
+expect_exit_2 plan --schedule zb-v --stages 4 --microbatches 8 --chunks 3
+expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6
+expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --format pdf
+expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --latency -1
+
+if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "plan_cli_test: all checks passed"

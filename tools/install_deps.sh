@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's apt only, everything Sluice needs to build, test and run (idempotent:
+# packages already present are skipped, so this is cheap on a prepared machine).
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap g++ gfortran make cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libhdf5-openmpi-dev hdf5-tools
+  libopenblas-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev zlib1g-dev
+  python3 valgrind
+  slurmd slurmctld slurm-client munge
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,105 @@
+#include "tools/sluice/submit_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <regex>
+#include <string>
+
+#include "core/common/error.h"
+#include "core/config/config_parser.h"
+#include "slurm/sbatch_runner.h"
+#include "slurm/sbatch_script.h"
+#include "tools/sluice/command_exit.h"
+
+namespace sluice::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SubmitOptions {
+  slurm::SbatchRequest request;
+  std::string config;
+  std::string sluice_path;  // empty: this very binary
+  std::string output_dir = ".";
+  bool dry_run = false;
+  bool wait = false;
+};
+
+// "sluice-" + the config's file stem, reduced to characters sbatch and file names take without quoting.
+std::string default_job_name(const std::string& config_path) {
+  return "sluice-" + std::regex_replace(fs::path(config_path).stem().string(), std::regex("[^A-Za-z0-9_.-]"), "_");
+}
+
+std::string this_executable() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) throw Error(ErrorCode::kIo, "cannot find the sluice binary's path (/proc/self/exe); pass --sluice PATH");
+  return self.string();
+}
+
+void submit(SubmitOptions& options) {
+  if (!fs::is_regular_file(options.config)) {
+    throw Error(ErrorCode::kInvalidArgument, "config file \"" + options.config + "\" does not exist");
+  }
+  slurm::SbatchRequest& request = options.request;
+  request.config_path = fs::absolute(options.config).lexically_normal().string();
+  request.output_dir = fs::absolute(options.output_dir).lexically_normal().string();
+  if (request.output_dir.size() > 1 && request.output_dir.back() == '/') request.output_dir.pop_back();
+  request.sluice_path = options.sluice_path.empty() ? this_executable()
+                                                    : fs::absolute(options.sluice_path).lexically_normal().string();
+  if (request.job_name.empty()) request.job_name = default_job_name(options.config);
+
+  const config::Config config = config::parse_config(request.config_path, request.overrides);
+  const std::string script = slurm::render_sbatch_script(request, config);
+  if (options.dry_run) {
+    std::cout << script;
+    return;
+  }
+
+  fs::create_directories(request.output_dir);
+  const std::string script_path = request.output_dir + "/" + request.job_name + ".sbatch";
+  std::ofstream file(script_path);
+  file << script;
+  file.close();
+  if (!file) throw Error(ErrorCode::kIo, "cannot write the batch script " + script_path);
+  std::cout << "sluice submit: wrote " << script_path << std::endl;
+
+  const std::string sbatch = slurm::find_on_path("sbatch");
+  if (sbatch.empty()) {
+    throw Error(ErrorCode::kUnsupported, "Slurm not found (no sbatch on PATH); run with mpirun: " +
+                                             slurm::mpirun_command(request, config));
+  }
+  const int status = slurm::run_sbatch(sbatch, script_path, options.wait);
+  if (status != 0) {
+    std::cerr << "sluice submit: sbatch exited with status " << status << std::endl;
+    throw CommandExit{status};
+  }
+}
+
+}  // namespace
+
+void register_submit_command(CLI::App& app) {
+  auto options = std::make_shared<SubmitOptions>();
+  slurm::SbatchRequest& request = options->request;
+  CLI::App* cmd = app.add_subcommand("submit", "Fill an sbatch script for a config and submit it to Slurm");
+  cmd->add_option("config", options->config, "YAML config file")->required();
+  cmd->add_option("--nodes", request.nodes, "Nodes to allocate")->required();
+  cmd->add_option("--tasks-per-node", request.tasks_per_node,
+                  "Ranks per node (default: ceil(stages x data_parallel / nodes))");
+  cmd->add_option("--cpus-per-task", request.cpus_per_task, "Cores per rank (default 1)");
+  cmd->add_flag("--gpus", request.gpus, "One GPU per rank (GPU template; the config must say device: cuda)");
+  cmd->add_option("--time", request.time, "Wall-clock limit, HH:MM:SS or D-HH:MM:SS (default 01:00:00)");
+  cmd->add_option("--partition", request.partition, "Slurm partition");
+  cmd->add_option("--account", request.account, "Slurm account");
+  cmd->add_option("--job-name", request.job_name, "Job name (default: sluice-<config file stem>)");
+  cmd->add_option("--set", request.overrides, "Override a config key: key.path=value (repeatable), also passed to train");
+  cmd->add_option("--sluice", options->sluice_path, "sluice binary the job runs (default: this one)");
+  cmd->add_option("--output-dir", options->output_dir, "Where the script and the job's logs go (default .)");
+  cmd->add_flag("--dry-run", options->dry_run, "Print the script instead of writing and submitting it");
+  cmd->add_flag("--wait", options->wait, "Wait for the job to end (sbatch --wait) and exit with its status");
+  cmd->callback([options] { submit(*options); });
+}
+
+}  // namespace sluice::tools

@@ -1,0 +1,62 @@
+#include "tools/sluice/train_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace sluice::tools {
+namespace {
+
+std::string format(const char* fmt, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, fmt, value);
+  return buffer;
+}
+
+std::string json_array(const std::vector<double>& values, const char* fmt) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + format(fmt, values[i]);
+  return out + "]";
+}
+
+double samples_per_second(const runtime::StepResult& r, int64_t global_batch) {
+  return r.seconds > 0 ? static_cast<double>(global_batch) / r.seconds : 0.0;
+}
+
+}  // namespace
+
+std::string step_line(const runtime::StepResult& r, int64_t global_batch) {
+  std::ostringstream out;
+  out << "step " << r.step << "  loss " << format("%.9g", r.loss) << "  samples/s "
+      << format("%.1f", samples_per_second(r, global_batch)) << "  step_ms " << format("%.3f", r.seconds * 1e3);
+  return out.str();
+}
+
+std::string step_json(const runtime::StepResult& r, int64_t global_batch) {
+  std::ostringstream out;
+  out << "{\"step\": " << r.step << ", \"loss\": " << format("%.9g", r.loss)
+      << ", \"seconds\": " << format("%.6g", r.seconds)
+      << ", \"samples_per_second\": " << format("%.6g", samples_per_second(r, global_batch))
+      << ", \"grad_norm\": " << format("%.9g", r.grad_norm) << "}";
+  return out.str();
+}
+
+std::string summary_json(const runtime::PipelineStats& stats, uint64_t steps, double seconds, double last_loss) {
+  std::ostringstream out;
+  out << "{\"summary\": true, \"steps\": " << steps << ", \"seconds\": " << format("%.6g", seconds)
+      << ", \"final_loss\": " << format("%.9g", last_loss)
+      << ", \"bubble_fraction\": " << format("%.6g", stats.bubble_fraction)
+      << ", \"peak_stash_bytes\": " << json_array(stats.peak_stash_bytes, "%.0f")
+      << ", \"peak_stash_microbatches\": " << json_array(stats.peak_stash_microbatches, "%.0f")
+      << ", \"busy_seconds\": " << json_array(stats.busy_seconds, "%.6g")
+      << ", \"step_seconds\": " << json_array(stats.step_seconds, "%.6g") << "}";
+  return out.str();
+}
+
+std::string summary_line(const runtime::PipelineStats& stats, uint64_t steps, double seconds) {
+  std::ostringstream out;
+  out << "done: " << steps << " steps in " << format("%.3f", seconds) << " s, measured bubble (last step) "
+      << format("%.3f", stats.bubble_fraction) << ", peak stash bytes per rank " << json_array(stats.peak_stash_bytes, "%.0f");
+  return out.str();
+}
+
+}  // namespace sluice::tools
