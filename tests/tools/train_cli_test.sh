@@ -1,0 +1,89 @@
+#!/bin/bash
+# `sluice train` end to end under mpirun: per-step output and the JSON summary, --set overrides, HDF5 data,
+# the measured timeline, and the error paths (bad config, world size, shapes), which must fail on every rank
+# with a message naming the problem — and never hang (each run has a time limit).
+# Usage: train_cli_test.sh SLUICE MAKE_HDF5_DATA CONFIG
+set -u
+SLUICE="$1"
+MAKE_HDF5="$2"
+CONFIG="$3"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+work="$(mktemp -d /tmp/sl-train.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+export TMPDIR="$work" OMPI_MCA_orte_tmpdir_base="$work" OMPI_MCA_btl_vader_backing_directory="$work"
+export OPENBLAS_NUM_THREADS=1
+
+# mpirun NP ARGS... with a time limit; output in $out, exit status in $code.
+run() {
+  local np="$1"
+  shift
+  out="$(timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$np" --mca btl self,vader "$SLUICE" train "$@" 2>&1)"
+  code=$?
+}
+
+# --- a 4-rank run with --json ---------------------------------------------------------------------------
+run 4 "$CONFIG" --json --set steps=4 --trace "$work/trace.json"
+[ "$code" -eq 0 ] || fail "json run exited $code: $out"
+python3 - "$out" <<'PY' || fail "json output: $out"
+import json, sys
+lines = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")]
+steps = [l for l in lines if "step" in l and "summary" not in l]
+summary = [l for l in lines if l.get("summary")]
+assert [s["step"] for s in steps] == [1, 2, 3, 4], steps
+for s in steps:
+    assert s["loss"] > 0 and s["loss"] == float(repr(s["loss"]))
+assert len(summary) == 1, summary
+assert 0.0 <= summary[0]["bubble_fraction"] < 1.0
+assert len(summary[0]["peak_stash_bytes"]) == 4 and all(b > 0 for b in summary[0]["peak_stash_bytes"])
+PY
+# Losses are printed with 9 significant digits.
+echo "$out" | grep -qE '"loss": [0-9]\.[0-9]{8}[,}]|"loss": 0\.[0-9]{9}' || fail "loss not printed with 9 significant digits: $out"
+python3 - "$work/trace.json" <<'PY' || fail "trace file"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+ranks = {e["pid"] for e in events if e.get("ph") == "X"}
+assert ranks == {0, 1, 2, 3}, ranks
+assert any(e["name"] == "3F0" for e in events)
+PY
+
+# --- readable output, --set overrides of schedule/chunks/recompute, and DP x PP --------------------------
+run 4 "$CONFIG" --set steps=2 --set pipeline.schedule=zb-v --set pipeline.chunks=2 --set pipeline.recompute=full
+[ "$code" -eq 0 ] || fail "zb-v run exited $code: $out"
+echo "$out" | grep -q "schedule zb-v, 2 chunk(s)/rank" || fail "override not applied: $out"
+echo "$out" | grep -qE "^step 2  loss [0-9.e+-]+  samples/s" || fail "no readable step line: $out"
+run 4 "$CONFIG" --set steps=2 --set pipeline.stages=2
+[ "$code" -eq 0 ] || fail "2x2 run exited $code: $out"
+echo "$out" | grep -q "4 ranks = 2 data-parallel x 2 pipeline ranks" || fail "layout line missing: $out"
+echo "$out" | grep -q "rank 3: replica 1, pipeline rank 1" || fail "rank map missing: $out"
+
+# --- HDF5 data ------------------------------------------------------------------------------------------
+"$MAKE_HDF5" "$work/data.h5" 256 32 8 || fail "could not make the HDF5 file"
+run 4 "$CONFIG" --set steps=3 --set data.type=hdf5 --set data.path="$work/data.h5"
+[ "$code" -eq 0 ] || fail "hdf5 run exited $code: $out"
+echo "$out" | grep -q "^step 3" || fail "hdf5 run did not reach step 3: $out"
+
+# --- errors: every rank exits non-zero, the message names the problem, nothing hangs --------------------
+expect_error() {  # NP PATTERN ARGS...
+  local np="$1" pattern="$2"
+  shift 2
+  run "$np" "$@"
+  [ "$code" -ne 0 ] || fail "'$*' succeeded"
+  [ "$code" -ne 124 ] || fail "'$*' hung"
+  echo "$out" | grep -q -- "$pattern" || fail "'$*': message lacks '$pattern': $out"
+}
+expect_error 4 "pipeline.stages" "$CONFIG" --set pipeline.stages=four
+expect_error 4 "optimizr" "$CONFIG" --set optimizr.lr=1
+expect_error 3 "world has 3 ranks" "$CONFIG"
+expect_error 4 "microbatches" "$CONFIG" --set data.batch=60
+expect_error 4 "zb-v" "$CONFIG" --set pipeline.schedule=zb-v
+expect_error 4 "inputs" "$CONFIG" --set data.type=hdf5 --set data.path="$work/data.h5" --set model.inputs=30
+expect_error 4 "no-such-file" "$CONFIG" --set data.type=hdf5 --set data.path="$work/no-such-file.h5"
+expect_error 4 "split" "$CONFIG" --set 'pipeline.split=[1,1,1]'
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all train CLI checks passed"

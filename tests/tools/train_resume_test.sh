@@ -1,0 +1,85 @@
+#!/bin/bash
+# Checkpoint, restart and preemption through `sluice train` under mpirun:
+#  1. stop after 3 steps, `--resume DIR`, continue to 6: the step-6 checkpoint equals an uninterrupted run's,
+#     bit for bit (h5diff compares exactly by default);
+#  2. SIGUSR1 in the middle of a run: every rank agrees at a step boundary, one checkpoint is written, exit
+#     code 75; `--auto-resume` finishes the run, again equal to the uninterrupted one;
+#  3. kill -9 while a checkpoint is being written: the previous checkpoint stays the latest and verifies.
+# Usage: train_resume_test.sh SLUICE CONFIG
+set -u
+SLUICE="$1"
+CONFIG="$2"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+work="$(mktemp -d /tmp/sl-resume.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+export TMPDIR="$work" OMPI_MCA_orte_tmpdir_base="$work" OMPI_MCA_btl_vader_backing_directory="$work"
+export OPENBLAS_NUM_THREADS=1
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 4 --mca btl self,vader)
+
+train() { timeout 300 "${MPIRUN[@]}" "$SLUICE" train "$CONFIG" "$@"; }
+same_state() {  # FILE_A FILE_B: parameters and optimizer state identical
+  h5diff -q "$1" "$2" /model /model && h5diff -q "$1" "$2" /optimizer /optimizer
+}
+
+# --- 1. stop, resume, continue ------------------------------------------------------------------------
+train --set steps=6 --set checkpoint.dir="$work/a" --set checkpoint.every=6 >"$work/a.log" 2>&1 || fail "uninterrupted run: $(cat "$work/a.log")"
+train --set steps=3 --set checkpoint.dir="$work/b" --set checkpoint.every=3 >"$work/b1.log" 2>&1 || fail "first half: $(cat "$work/b1.log")"
+train --set steps=6 --set checkpoint.dir="$work/b" --set checkpoint.every=6 --resume "$work/b" >"$work/b2.log" 2>&1 ||
+  fail "resumed half: $(cat "$work/b2.log")"
+grep -q "resumed from .*ckpt_00000003.h5 at step 3" "$work/b2.log" || fail "resume not reported: $(cat "$work/b2.log")"
+grep -q "^step 4 " "$work/b2.log" && ! grep -q "^step 3 " "$work/b2.log" || fail "resumed run did not start at step 4"
+same_state "$work/a/ckpt_00000006.h5" "$work/b/ckpt_00000006.h5" || fail "resumed run differs from uninterrupted run"
+# The same check must be able to fail: a run with another seed differs.
+train --set steps=6 --set seed=2 --set checkpoint.dir="$work/s" --set checkpoint.every=6 >/dev/null 2>&1
+same_state "$work/a/ckpt_00000006.h5" "$work/s/ckpt_00000006.h5" >/dev/null 2>&1 && fail "h5diff did not see a different seed"
+# Resharded restart: 2 stages x 2 replicas from the 4-stage checkpoint runs and finishes.
+train --set steps=6 --set pipeline.stages=2 --resume "$work/b/ckpt_00000003.h5" >"$work/r.log" 2>&1 || fail "reshard: $(cat "$work/r.log")"
+grep -q "^step 6 " "$work/r.log" || fail "resharded run did not finish"
+
+# --- 2. preemption by SIGUSR1 ---------------------------------------------------------------------------
+BIG=(--set steps=30 --set data.batch=2048 --set model.layers.0.outputs=512 --set model.layers.3.outputs=512)
+train "${BIG[@]}" --set checkpoint.dir="$work/u" --set checkpoint.every=30 >"$work/u.log" 2>&1 || fail "big uninterrupted: $(cat "$work/u.log")"
+"${MPIRUN[@]}" "$SLUICE" train "$CONFIG" "${BIG[@]}" --set checkpoint.dir="$work/p" --set checkpoint.every=30 >"$work/p1.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do grep -q "^step 3 " "$work/p1.log" && break; sleep 0.05; done
+kill -USR1 "$pid"  # mpirun forwards SIGUSR1 to every rank
+wait "$pid"
+code=$?
+[ "$code" -eq 75 ] || fail "preempted run exited $code, expected 75: $(cat "$work/p1.log")"
+grep -q "preempted: checkpoint" "$work/p1.log" || fail "no preemption checkpoint reported"
+ls "$work/p"/ckpt_*.h5 >/dev/null 2>&1 || fail "no checkpoint written on preemption"
+train "${BIG[@]}" --set checkpoint.dir="$work/p" --set checkpoint.every=30 --auto-resume >"$work/p2.log" 2>&1 || fail "auto-resume: $(cat "$work/p2.log")"
+grep -q "resumed from" "$work/p2.log" || fail "auto-resume did not resume"
+same_state "$work/u/ckpt_00000030.h5" "$work/p/ckpt_00000030.h5" || fail "preempted+resumed run differs from uninterrupted run"
+
+# --- 3. kill -9 during a checkpoint write --------------------------------------------------------------
+# A big residual block makes each checkpoint ~400 MB, so the write lasts long enough to be interrupted.
+HUGE=(--set steps=3 --set checkpoint.every=1 --set checkpoint.keep=5 --set model.layers.6.hidden=6144)
+"${MPIRUN[@]}" "$SLUICE" train "$CONFIG" "${HUGE[@]}" --set checkpoint.dir="$work/k" >"$work/k.log" 2>&1 &
+pid=$!
+killed=0
+for _ in $(seq 1 2000); do
+  if ls "$work/k"/ckpt_00000002.h5.tmp-* >/dev/null 2>&1; then
+    # Open MPI puts each rank in its own process group: kill the ranks (mpirun's children) and mpirun by PID.
+    kill -9 $(pgrep -P "$pid") "$pid" 2>/dev/null
+    killed=1
+    break
+  fi
+  sleep 0.01
+done
+wait "$pid" 2>/dev/null
+if [ "$killed" -eq 1 ]; then
+  [ ! -e "$work/k/ckpt_00000002.h5" ] || fail "a killed save left a complete-looking ckpt_00000002.h5"
+  "$SLUICE" inspect "$work/k" >"$work/inspect.log" 2>&1 || fail "previous checkpoint does not verify: $(cat "$work/inspect.log")"
+  grep -q "ckpt_00000001.h5" "$work/inspect.log" || fail "latest checkpoint is not step 1: $(cat "$work/inspect.log")"
+else
+  fail "never saw the step-2 checkpoint's temporary file (log: $(cat "$work/k.log"))"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all resume checks passed"
