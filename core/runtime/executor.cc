@@ -1,7 +1,6 @@
 #include "core/runtime/executor.h"
 
 #include <chrono>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -24,13 +23,15 @@ double seconds_since(Clock::time_point t0) {
 }  // namespace
 
 Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
-                   comm::Transport& transport, LossFn loss, std::function<void(int)> on_stage_done)
+                   kernels::Backend& backend, comm::Transport& transport, LossFn loss,
+                   std::function<void(int)> on_stage_done)
     : schedule_(lowered),
       actions_(lowered.actions.at(rank)),
       rank_(rank),
       last_stage_(lowered.num_stages() - 1),
       microbatches_(lowered.microbatches),
       stages_(std::move(stages)),
+      backend_(backend),
       transport_(transport),
       loss_(std::move(loss)),
       on_stage_done_(std::move(on_stage_done)) {
@@ -56,9 +57,7 @@ kernels::Tensor Executor::input_slice(const StepData& data, int mb) const {
     throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) +
                                                  " holds the first stage but was given no inputs");
   }
-  kernels::Tensor t = kernels::Tensor::host(mb_rows_, data.input_features);
-  std::memcpy(t.data(), data.inputs + mb * mb_rows_ * data.input_features, t.bytes());
-  return t;
+  return backend_.from_host(mb_rows_, data.input_features, data.inputs + mb * mb_rows_ * data.input_features);
 }
 
 void Executor::post_receive(const Action& a) {
@@ -70,7 +69,7 @@ void Executor::post_receive(const Action& a) {
   const int64_t cols = forward ? stage->in_features() : stage->out_features();
   const int peer_stage = forward ? a.stage - 1 : a.stage + 1;
   Pending p;
-  p.buffer = kernels::Tensor::host(mb_rows_, cols);
+  p.buffer = backend_.zeros(mb_rows_, cols);
   p.request = transport_.irecv(p.buffer.data(), p.buffer.size(), schedule_.stage_to_rank.at(peer_stage),
                                tag(a.stage, a.microbatch, forward));
   pending.emplace(key, std::move(p));
@@ -190,21 +189,21 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
         const auto c0 = Clock::now();
         kernels::Tensor output;
         if (outcome.error) {
-          output = kernels::Tensor::host(mb_rows_, stage->out_features());
+          output = backend_.zeros(mb_rows_, stage->out_features());
         } else {
           try {
             output = stage->forward(data.microbatch_offset + a.microbatch, input, info);
             if (!data.training) stage->discard(data.microbatch_offset + a.microbatch);
           } catch (...) {
             outcome.error = std::current_exception();
-            output = kernels::Tensor::host(mb_rows_, stage->out_features());
+            output = backend_.zeros(mb_rows_, stage->out_features());
           }
         }
         if (a.stage == last_stage_) {
           if (!data.training) {
             outcome.outputs[a.microbatch] = std::move(output);
           } else {
-            kernels::Tensor grad = kernels::Tensor::host(output.rows(), output.cols());
+            kernels::Tensor grad = backend_.zeros(output.rows(), output.cols());
             if (!outcome.error) {
               if (data.targets == nullptr) {
                 throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) +
@@ -237,7 +236,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
             outcome.error = std::current_exception();
           }
         }
-        if (outcome.error) grad_in = kernels::Tensor::host(mb_rows_, stage->in_features());
+        if (outcome.error) grad_in = backend_.zeros(mb_rows_, stage->in_features());
         if (a.stage > 0) {
           if (schedule_.stage_to_rank.at(a.stage - 1) == rank_) {
             local_grads_[Key{a.stage - 1, a.microbatch}] = std::move(grad_in);

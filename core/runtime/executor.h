@@ -23,6 +23,7 @@
 #include "core/model/stage_module.h"
 #include "core/runtime/step_counters.h"
 #include "core/schedule/schedule.h"
+#include "kernels/backend.h"
 #include "kernels/tensor.h"
 
 namespace sluice::runtime {
@@ -58,10 +59,12 @@ struct StepOutcome {
 class Executor {
  public:
   // `actions`: this rank's lowered list. `stages`: global stage index -> module, for the stages on this
-  // rank. `on_stage_done(stage)`: called once per step right after the stage's last weight gradient, so
+  // rank. Message buffers and inputs are allocated through `backend`, so they live where the stages compute
+  // (host memory for the CPU backend, device memory for a GPU backend). `on_stage_done(stage)`: called once per step right after the stage's last weight gradient, so
   // the data-parallel reduction of that stage can overlap the rest of the drain.
   Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
-           comm::Transport& transport, LossFn loss, std::function<void(int stage)> on_stage_done);
+           kernels::Backend& backend, comm::Transport& transport, LossFn loss,
+           std::function<void(int stage)> on_stage_done);
 
   StepOutcome run(const StepData& data, StepCounters& counters, bool trace);
 
@@ -92,6 +95,7 @@ class Executor {
   int last_stage_;
   int microbatches_;
   std::map<int, model::StageModule*> stages_;
+  kernels::Backend& backend_;
   comm::Transport& transport_;
   LossFn loss_;
   std::function<void(int)> on_stage_done_;

@@ -13,7 +13,7 @@
 #include "core/schedule/lowering.h"
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/validator.h"
-#include "kernels/cpu/cpu_backend.h"
+#include "kernels/backend_registry.h"
 
 namespace sluice::runtime {
 namespace {
@@ -56,7 +56,8 @@ void Trainer::start() {
   lowered_ = schedule::lower(compute);
   schedule::validate(lowered_);
 
-  kernels::Backend& backend = kernels::cpu_backend();
+  backend_ = &kernels::backend_for(cfg_.device);
+  kernels::Backend& backend = *backend_;
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers_);
   num_layers_ = static_cast<int>(layers.size());
   input_features_ = layers.front()->in_features();
@@ -95,17 +96,17 @@ void Trainer::start() {
   auto loss = [this](const kernels::Tensor& out, const float* targets, int64_t global_batch, kernels::Tensor& grad) {
     return loss_of(out, targets, global_batch, grad);
   };
-  executor_ = std::make_unique<Executor>(lowered_, layout_.stage_rank, raw, mpi_->pipeline(), loss,
+  executor_ = std::make_unique<Executor>(lowered_, layout_.stage_rank, raw, backend, mpi_->pipeline(), loss,
                                          [this](int stage) { start_reduction(stage); });
   forward_only_ = std::make_unique<schedule::Schedule>(forward_only(lowered_));
-  predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, mpi_->pipeline(), loss,
+  predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, backend, mpi_->pipeline(), loss,
                                           [](int) {});
   started_ = true;
 }
 
 double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch,
                         kernels::Tensor& grad) {
-  kernels::Backend& backend = kernels::cpu_backend();
+  kernels::Backend& backend = *backend_;
   kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
   model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch);
   grad = std::move(r.grad);
@@ -209,7 +210,7 @@ double Trainer::clip_gradients() {
   // Per-layer sums of squares in a vector indexed by global layer; each entry is non-zero on exactly one
   // pipeline rank, so the ordered sum over ranks is exact and the norm is independent of the partition.
   std::vector<double> per_layer(num_layers_, 0.0);
-  kernels::Backend& backend = kernels::cpu_backend();
+  kernels::Backend& backend = *backend_;
   for (auto& [index, stage] : stages_) {
     for (model::Parameter* p : stage->parameters()) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
   }
@@ -259,8 +260,7 @@ void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
   const int64_t mb_rows = rows / cfg_.pipeline.microbatches;
   if (layout_.stage_rank == last_rank) {
     for (int m = 0; m < cfg_.pipeline.microbatches; ++m) {
-      std::copy(outcome.outputs[m].data(), outcome.outputs[m].data() + outcome.outputs[m].size(),
-                outputs + m * mb_rows * output_features_);
+      backend_->to_host(outcome.outputs[m], outputs + m * mb_rows * output_features_);
     }
   }
   // MPI counts are ints; broadcast in slices so huge outputs still work.

@@ -1,0 +1,25 @@
+// Maps the config's `device:` name to a compute backend. The CPU backend is always there; other backends
+// (CUDA) register themselves from their own library when it is linked in (Bazel --config=cuda), so adding a
+// device adds files and a dependency, never a branch in the trainer or executor.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace sluice::kernels {
+
+using BackendFactory = std::function<Backend&()>;
+
+// Called from a static initializer of a backend library. Returns true so it can initialize a static bool.
+bool register_backend(const std::string& device, BackendFactory factory);
+
+// The backend for `device` ("cpu", "cuda", ...). Error(kUnsupported) naming the device and the devices
+// this build has when it is unknown.
+Backend& backend_for(const std::string& device);
+
+std::vector<std::string> available_devices();
+
+}  // namespace sluice::kernels
