@@ -11,6 +11,7 @@
 #include "core/model/partition.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
+#include "core/runtime/placement.h"
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/validator.h"
 #include "kernels/backend_registry.h"
@@ -283,7 +284,8 @@ std::string Trainer::layout_description() {
   for (auto& [index, stage] : stages_) {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
-  mine << ", host " << std::string(host, len);
+  mine << ", host " << std::string(host, len) << " (node-local rank " << node_local_rank() << "), device "
+       << cfg_.device;
   // Gather fixed-size lines to rank 0 of the world.
   constexpr int kLine = 256;
   std::string line = mine.str();
@@ -302,17 +304,23 @@ std::string Trainer::layout_description() {
 }
 
 PipelineStats Trainer::gather_stats() {
-  const double mine[4] = {counters_.busy_total(), counters_.step_seconds,
-                          static_cast<double>(peak_stash_bytes_all_),
-                          static_cast<double>(counters_.peak_stash_microbatches)};
-  std::vector<double> all = mpi_->world_group().all_gather(mine, 4);
+  constexpr int kFields = 5 + kNumComputeKinds;
+  double mine[kFields] = {counters_.busy_total(), counters_.step_seconds, static_cast<double>(peak_stash_bytes_all_),
+                          static_cast<double>(counters_.peak_stash_microbatches), counters_.wait_seconds};
+  for (int k = 0; k < kNumComputeKinds; ++k) mine[5 + k] = counters_.busy_seconds[k];
+  std::vector<double> all = mpi_->world_group().all_gather(mine, kFields);
   PipelineStats s;
   s.bubble_fraction = last_bubble_;
   for (int r = 0; r < layout_.world; ++r) {
-    s.busy_seconds.push_back(all[4 * r]);
-    s.step_seconds.push_back(all[4 * r + 1]);
-    s.peak_stash_bytes.push_back(all[4 * r + 2]);
-    s.peak_stash_microbatches.push_back(all[4 * r + 3]);
+    const double* row = all.data() + static_cast<size_t>(r) * kFields;
+    s.busy_seconds.push_back(row[0]);
+    s.step_seconds.push_back(row[1]);
+    s.peak_stash_bytes.push_back(row[2]);
+    s.peak_stash_microbatches.push_back(row[3]);
+    s.wait_seconds.push_back(row[4]);
+    std::array<double, kNumComputeKinds> kinds{};
+    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[5 + k];
+    s.busy_by_kind.push_back(kinds);
   }
   return s;
 }

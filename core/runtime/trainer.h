@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -37,7 +38,9 @@ struct StepResult {
 // Per-rank counters of the last step, gathered so that every rank can report the whole picture.
 struct PipelineStats {
   double bubble_fraction = 0.0;           // of this rank's pipeline: 1 - sum(busy) / (P * makespan)
-  std::vector<double> busy_seconds;       // per world rank
+  std::vector<double> busy_seconds;       // per world rank: all compute
+  std::vector<std::array<double, kNumComputeKinds>> busy_by_kind;  // per world rank: F, B, I, W
+  std::vector<double> wait_seconds;       // per world rank: blocked on receives
   std::vector<double> step_seconds;       // per world rank
   std::vector<double> peak_stash_bytes;   // per world rank
   std::vector<double> peak_stash_microbatches;  // per world rank

@@ -18,6 +18,18 @@ std::string json_array(const std::vector<double>& values, const char* fmt) {
   return out + "]";
 }
 
+// {"F": [per rank], "B": [...], "I": [...], "W": [...]}: where each rank's compute time went.
+std::string by_kind(const runtime::PipelineStats& stats) {
+  const char* names[runtime::kNumComputeKinds] = {"F", "B", "I", "W"};
+  std::string out = "{";
+  for (int k = 0; k < runtime::kNumComputeKinds; ++k) {
+    std::vector<double> column;
+    for (const auto& rank : stats.busy_by_kind) column.push_back(rank[k]);
+    out += std::string(k ? ", " : "") + "\"" + names[k] + "\": " + json_array(column, "%.6g");
+  }
+  return out + "}";
+}
+
 double samples_per_second(const runtime::StepResult& r, int64_t global_batch) {
   return r.seconds > 0 ? static_cast<double>(global_batch) / r.seconds : 0.0;
 }
@@ -48,6 +60,7 @@ std::string summary_json(const runtime::PipelineStats& stats, uint64_t steps, do
       << ", \"peak_stash_bytes\": " << json_array(stats.peak_stash_bytes, "%.0f")
       << ", \"peak_stash_microbatches\": " << json_array(stats.peak_stash_microbatches, "%.0f")
       << ", \"busy_seconds\": " << json_array(stats.busy_seconds, "%.6g")
+      << ", \"busy_seconds_by_kind\": " << by_kind(stats) << ", \"wait_seconds\": " << json_array(stats.wait_seconds, "%.6g")
       << ", \"step_seconds\": " << json_array(stats.step_seconds, "%.6g") << "}";
   return out.str();
 }
