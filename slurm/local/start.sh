@@ -20,7 +20,7 @@ dir="$(cd "$1" && pwd)"
 ctld_port="${SLUICE_SLURM_PORT:-6817}"
 slurmd_port=$((ctld_port + 1))
 user="$(id -un)"
-mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" "$dir/pids"
+mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" "$dir/pids" "$dir/tmpfs"
 # munged refuses a socket directory that others could write to, and clients must be able to reach it.
 chmod 755 "$dir/munge"
 
@@ -48,6 +48,9 @@ CredType=cred/munge
 AuthInfo=socket=$dir/munge/munge.socket,cred_expire=5
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/slurmd-%n
+# PMIx puts per-step directories (spmix_appdir_<uid>_<job>.<step>) under TmpFS: keep them private, or two
+# local clusters (both numbering jobs from 1) or a killed run's leftovers make srun fail with "File exists".
+TmpFS=$dir/tmpfs
 SlurmctldPidFile=$dir/state/slurmctld.pid
 SlurmdPidFile=$dir/spool/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log

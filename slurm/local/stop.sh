@@ -10,7 +10,25 @@ fi
 pid_dir="$1/pids"
 [ -d "$pid_dir" ] || exit 0
 
-# Daemons first, munged last: slurmd and slurmctld still authenticate while shutting down.
+# Jobs first: a job's processes (slurmstepd, srun, the ranks) outlive a killed slurmd, so end them through
+# Slurm while it is still up: cancel every job of this private cluster and wait for them to go.
+export SLURM_CONF="$1/slurm.conf"
+if [ -f "$pid_dir/slurmctld.pid" ] && kill -0 "$(cat "$pid_dir/slurmctld.pid")" 2>/dev/null; then
+  jobs="$(squeue -h -o %i 2>/dev/null || true)"
+  if [ -n "$jobs" ]; then
+    # shellcheck disable=SC2086  # one word per job id
+    scancel --quiet $jobs 2>/dev/null || true
+    for _ in $(seq 100); do [ -z "$(squeue -h -o %i 2>/dev/null || true)" ] && break; sleep 0.2; done
+  fi
+fi
+# Whatever is still running in a job step of this cluster (slurmd lists them from its own spool): kill it.
+if [ -f "$pid_dir/slurmd.pid" ] && kill -0 "$(cat "$pid_dir/slurmd.pid")" 2>/dev/null; then
+  for pid in $(scontrol listpids 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}'); do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+fi
+
+# Then the daemons, munged last: slurmd and slurmctld still authenticate while shutting down.
 for daemon in slurmd slurmctld munged; do
   pid_file="$pid_dir/$daemon.pid"
   [ -f "$pid_file" ] || continue

@@ -58,7 +58,7 @@ std::vector<float> built_in_initial_params(const std::string& schedule) {
   return params;
 }
 
-struct Run {
+struct TrainingRun {
   std::vector<float> losses;
   std::vector<std::vector<float>> predictions;  // after each step
 };
@@ -72,7 +72,7 @@ void make_data(std::vector<float>& inputs, std::vector<float>& targets) {
 
 #define ASSERT_SLUICE_OK(call) ASSERT_EQ((call), SLUICE_OK) << #call << ": " << sluice_last_error()
 
-void train(sluice_trainer* trainer, Run& run) {
+void train(sluice_trainer* trainer, TrainingRun& run) {
   std::vector<float> inputs, targets;
   make_data(inputs, targets);
   ASSERT_SLUICE_OK(sluice_trainer_start(trainer));
@@ -98,14 +98,14 @@ TEST_P(CallbackLayerEquivalence, TrainsBitwiseLikeTheBuiltInLinearLayer) {
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   ASSERT_EQ(world_size, 4) << "this test builds a 4-stage pipeline: run it with 4 ranks";
 
-  Run built_in;
+  TrainingRun built_in;
   sluice_trainer* reference = nullptr;
   ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config_with(kBuiltIn, schedule).c_str(), &reference));
   train(reference, built_in);
   sluice_trainer_destroy(reference);
   ASSERT_FALSE(HasFatalFailure());
 
-  Run custom;
+  TrainingRun custom;
   linear_callback layer = {kWidth, kWidth, 0};
   const std::vector<float> initial = built_in_initial_params(schedule);
   sluice_layer_ops ops = linear_callback_ops(&layer);

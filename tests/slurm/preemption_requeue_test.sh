@@ -34,6 +34,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 mkdir -p "$work/tmp"
 # The job inherits this environment (sbatch --export=ALL): keep Open MPI's session files in a short, private dir.
 export TMPDIR="$work/tmp"
+# 4 ranks share 2 cores here: without yielding, Open MPI ranks busy-poll each other off the CPU (mpirun
+# --oversubscribe turns this on by itself; under srun Open MPI cannot tell it is oversubscribed).
+export OMPI_MCA_mpi_yield_when_idle=1
 SLUICE_SLURM_PORT=$((20000 + RANDOM % 20000)) "$start_slurm" "$work/slurm"
 source "$work/slurm/env.sh"
 
@@ -55,7 +58,7 @@ log="$work/job/sluice-$(basename "$config" .yaml)-$job_id.out"
 
 # Signal only once training is under way, so the checkpoint lands strictly inside the run.
 for _ in $(seq 1200); do
-  [ "$(grep -c '^step ' "$log" 2>/dev/null || true)" -ge 20 ] && break
+  [ "$(cat "$log" 2>/dev/null | grep -c '^step ')" -ge 20 ] && break
   kill -0 "$submit_pid" 2>/dev/null || fail "job ended before it was signalled"
   sleep 0.1
 done

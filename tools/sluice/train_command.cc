@@ -71,6 +71,10 @@ void run_training(const TrainOptions& options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
 
+  // Signals only set a flag; the step loop acts on it at a step boundary. Installed first, so a warning that
+  // arrives during start-up is not fatal (the default action of SIGUSR1 is to terminate).
+  runtime::install_preemption_handlers();
+
   config::Config cfg;
   config::Layout layout{};
   std::unique_ptr<data::DataSource> source;
@@ -95,8 +99,6 @@ void run_training(const TrainOptions& options) {
     // Shapes, partition and schedule are checked identically on every rank before any message.
     fail_everywhere(e, rank, e.code() == ErrorCode::kConfig || e.code() == ErrorCode::kInvalidArgument);
   }
-  // Signals only set a flag; the loop below acts on it at a step boundary.
-  runtime::install_preemption_handlers();
   try {
     const std::string layout_text = trainer.layout_description();
     if (rank == 0 && !options.json) std::cout << layout_text << std::flush;

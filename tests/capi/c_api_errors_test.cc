@@ -1,0 +1,387 @@
+// Misuse of the C API: every entry point answers NULLs, bad sizes, bad YAML, calls out of order and failing
+// callbacks with the documented status and a message naming the problem -- never a crash, an abort or a hang.
+// Runs with 1 and 2 ranks (the pipeline has as many stages as ranks), also under valgrind.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <sluice/sluice.h>
+
+namespace {
+
+constexpr int kFeatures = 4;
+constexpr int kOutputs = 2;
+constexpr int kMicrobatches = 4;
+constexpr int kBatch = 8;
+
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// One stage per rank. With 2 ranks the custom layer (when used) is alone on stage 0, i.e. on rank 0 only.
+std::string config_with(const std::string& first_layer) {
+  const std::string split = world_size() == 1 ? "[2]" : "[1, 1]";
+  return "model:\n"
+         "  inputs: " + std::to_string(kFeatures) + "\n"
+         "  layers:\n"
+         "    - " + first_layer + "\n"
+         "    - {type: linear, outputs: " + std::to_string(kOutputs) + "}\n"
+         "pipeline: {stages: " + std::to_string(world_size()) + ", schedule: 1f1b, microbatches: " +
+         std::to_string(kMicrobatches) + ", split: " + split + "}\n"
+         "optimizer: {type: sgd, lr: 0.1}\n"
+         "data: {type: external, batch: " + std::to_string(kBatch) + "}\n";
+}
+
+const std::string kPlainConfigLayer = "{type: linear, outputs: 4}";
+
+// Status and message of the call, checked together so a failure shows both.
+#define EXPECT_STATUS(call, status, fragment)                                                          \
+  do {                                                                                                 \
+    const sluice_status actual_ = (call);                                                              \
+    const std::string message_ = sluice_last_error();                                                  \
+    EXPECT_EQ(actual_, (status)) << #call << " -> " << sluice_status_string(actual_) << ": " << message_; \
+    EXPECT_NE(message_.find(fragment), std::string::npos)                                              \
+        << #call << ": message \"" << message_ << "\" does not mention \"" << (fragment) << "\"";      \
+  } while (0)
+
+#define ASSERT_SLUICE_OK(call) ASSERT_EQ((call), SLUICE_OK) << #call << ": " << sluice_last_error()
+
+// A layer y = scale * x with one parameter whose callbacks fail on request: to test the failure path.
+struct ScaleLayer {
+  int fail_forward = 0;
+  int fail_backward_input = 0;
+  int fail_backward_weight = 0;
+};
+
+int scale_forward(void* user_data, const float* params, const float* x, float* y, int64_t batch) {
+  if (static_cast<ScaleLayer*>(user_data)->fail_forward) return 1;
+  for (int64_t i = 0; i < batch * kFeatures; ++i) y[i] = params[0] * x[i];
+  return 0;
+}
+
+int scale_backward_input(void* user_data, const float* params, const float* /*x*/, const float* dy, float* dx,
+                         int64_t batch) {
+  if (static_cast<ScaleLayer*>(user_data)->fail_backward_input) return 1;
+  for (int64_t i = 0; i < batch * kFeatures; ++i) dx[i] = params[0] * dy[i];
+  return 0;
+}
+
+int scale_backward_weight(void* user_data, const float* /*params*/, const float* x, const float* dy, float* grads,
+                          int64_t batch) {
+  if (static_cast<ScaleLayer*>(user_data)->fail_backward_weight) return 1;
+  for (int64_t i = 0; i < batch * kFeatures; ++i) grads[0] += x[i] * dy[i];
+  return 0;
+}
+
+const float kInitialScale = 0.5f;
+
+sluice_layer_ops scale_ops() {
+  sluice_layer_ops ops = {};
+  ops.in_features = kFeatures;
+  ops.out_features = kFeatures;
+  ops.num_params = 1;
+  ops.initial_params = &kInitialScale;
+  ops.forward = scale_forward;
+  ops.backward_input = scale_backward_input;
+  ops.backward_weight = scale_backward_weight;
+  return ops;
+}
+
+struct Data {
+  std::vector<float> inputs = std::vector<float>(kBatch * kFeatures);
+  std::vector<float> targets = std::vector<float>(kBatch * kOutputs);
+  Data() {
+    for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<float>(std::sin(1.0 + static_cast<double>(i)));
+    for (size_t i = 0; i < targets.size(); ++i) targets[i] = static_cast<float>(std::cos(static_cast<double>(i)));
+  }
+};
+
+// A created (not started) trainer, destroyed at the end of the test.
+class Trainer : public ::testing::Test {
+ protected:
+  void create(const std::string& config) {
+    ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config.c_str(), &trainer_));
+  }
+  void TearDown() override { sluice_trainer_destroy(trainer_); }
+  sluice_trainer* trainer_ = nullptr;
+  Data data_;
+};
+
+TEST(StatusString, NamesEveryStatusAndAnUnknownOne) {
+  const std::vector<std::pair<sluice_status, std::string>> names = {
+      {SLUICE_OK, "SLUICE_OK"},
+      {SLUICE_ERROR_INVALID_ARGUMENT, "SLUICE_ERROR_INVALID_ARGUMENT"},
+      {SLUICE_ERROR_CONFIG, "SLUICE_ERROR_CONFIG"},
+      {SLUICE_ERROR_STATE, "SLUICE_ERROR_STATE"},
+      {SLUICE_ERROR_UNSUPPORTED, "SLUICE_ERROR_UNSUPPORTED"},
+      {SLUICE_ERROR_COMM, "SLUICE_ERROR_COMM"},
+      {SLUICE_ERROR_CUDA, "SLUICE_ERROR_CUDA"},
+      {SLUICE_ERROR_IO, "SLUICE_ERROR_IO"},
+      {SLUICE_ERROR_CHECKPOINT, "SLUICE_ERROR_CHECKPOINT"},
+      {SLUICE_ERROR_TIMEOUT, "SLUICE_ERROR_TIMEOUT"},
+      {SLUICE_ERROR_CALLBACK, "SLUICE_ERROR_CALLBACK"},
+      {SLUICE_ERROR_INTERNAL, "SLUICE_ERROR_INTERNAL"},
+  };
+  for (const auto& [status, name] : names) {
+    EXPECT_EQ(std::string(sluice_status_string(status)).rfind(name + ":", 0), 0u) << sluice_status_string(status);
+  }
+  EXPECT_EQ(std::string(sluice_status_string(static_cast<sluice_status>(42))).rfind("SLUICE_ERROR_UNKNOWN", 0), 0u);
+}
+
+TEST(Version, LibraryMatchesHeader) { EXPECT_EQ(sluice_version(), SLUICE_VERSION); }
+
+TEST(Create, RejectsNullArgumentsAndClearsOut) {
+  int not_a_trainer = 0;
+  sluice_trainer* out = reinterpret_cast<sluice_trainer*>(&not_a_trainer);  // must be overwritten with NULL
+  EXPECT_STATUS(sluice_trainer_create(MPI_COMM_WORLD, nullptr, &out), SLUICE_ERROR_INVALID_ARGUMENT,
+                "config is NULL");
+  EXPECT_EQ(out, nullptr);
+  EXPECT_STATUS(sluice_trainer_create(MPI_COMM_WORLD, config_with(kPlainConfigLayer).c_str(), nullptr),
+                SLUICE_ERROR_INVALID_ARGUMENT, "out (sluice_trainer**) is NULL");
+  EXPECT_STATUS(sluice_trainer_create(MPI_COMM_NULL, config_with(kPlainConfigLayer).c_str(), &out),
+                SLUICE_ERROR_INVALID_ARGUMENT, "MPI_COMM_NULL");
+  EXPECT_STATUS(sluice_trainer_create_f(MPI_Comm_c2f(MPI_COMM_NULL), config_with(kPlainConfigLayer).c_str(), &out),
+                SLUICE_ERROR_INVALID_ARGUMENT, "MPI_COMM_NULL");
+  EXPECT_EQ(out, nullptr);
+}
+
+TEST(Create, RejectsBadYamlNamingTheKey) {
+  sluice_trainer* out = nullptr;
+  EXPECT_STATUS(sluice_trainer_create(MPI_COMM_WORLD, "model: [1, 2", &out), SLUICE_ERROR_CONFIG, "config");
+  const std::string bad_stages =
+      "model: {inputs: 4, layers: [{type: linear, outputs: 2}]}\npipeline: {stages: four}\n";
+  EXPECT_STATUS(sluice_trainer_create(MPI_COMM_WORLD, bad_stages.c_str(), &out), SLUICE_ERROR_CONFIG,
+                "pipeline.stages");
+  const std::string unknown_layer = "model: {inputs: 4, layers: [{type: linearr, outputs: 2}]}\n";
+  EXPECT_STATUS(sluice_trainer_create(MPI_COMM_WORLD, unknown_layer.c_str(), &out), SLUICE_ERROR_CONFIG, "linearr");
+  EXPECT_EQ(out, nullptr);
+}
+
+TEST(NullHandle, EveryEntryPointRejectsIt) {
+  const char* const kNull = "trainer handle is NULL";
+  const sluice_layer_ops ops = scale_ops();
+  Data data;
+  std::vector<float> outputs(kBatch * kOutputs);
+  float loss = 0;
+  sluice_stats stats;
+  int64_t in = 0, out = 0;
+  EXPECT_STATUS(sluice_trainer_register_layer(nullptr, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  EXPECT_STATUS(sluice_trainer_start(nullptr), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  EXPECT_STATUS(sluice_train_step(nullptr, data.inputs.data(), data.targets.data(), kBatch, &loss),
+                SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  EXPECT_STATUS(sluice_predict(nullptr, data.inputs.data(), outputs.data(), kBatch), SLUICE_ERROR_INVALID_ARGUMENT,
+                kNull);
+  EXPECT_STATUS(sluice_save_checkpoint(nullptr, "x.h5"), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  EXPECT_STATUS(sluice_load_checkpoint(nullptr, "x.h5"), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  EXPECT_STATUS(sluice_trainer_stats(nullptr, &stats), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  EXPECT_STATUS(sluice_trainer_features(nullptr, &in, &out), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
+  sluice_trainer_destroy(nullptr);  // documented as fine
+}
+
+TEST_F(Trainer, NullPointersAreNamed) {
+  create(config_with(kPlainConfigLayer));
+  EXPECT_STATUS(sluice_trainer_stats(trainer_, nullptr), SLUICE_ERROR_INVALID_ARGUMENT, "out (sluice_stats*) is NULL");
+  int64_t features = 0;
+  EXPECT_STATUS(sluice_trainer_features(trainer_, &features, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "output pointer is NULL");
+  EXPECT_STATUS(sluice_trainer_features(trainer_, nullptr, &features), SLUICE_ERROR_INVALID_ARGUMENT,
+                "output pointer is NULL");
+  const sluice_layer_ops ops = scale_ops();
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, nullptr, &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "layer name is NULL or empty");
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "layer name is NULL or empty");
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", nullptr, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "ops (sluice_layer_ops*) is NULL");
+
+  ASSERT_SLUICE_OK(sluice_trainer_start(trainer_));
+  std::vector<float> outputs(kBatch * kOutputs);
+  EXPECT_STATUS(sluice_predict(trainer_, data_.inputs.data(), nullptr, kBatch), SLUICE_ERROR_INVALID_ARGUMENT,
+                "outputs is NULL");
+  EXPECT_STATUS(sluice_save_checkpoint(trainer_, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "checkpoint path is NULL or empty");
+  EXPECT_STATUS(sluice_save_checkpoint(trainer_, ""), SLUICE_ERROR_INVALID_ARGUMENT,
+                "checkpoint path is NULL or empty");
+  EXPECT_STATUS(sluice_load_checkpoint(trainer_, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "checkpoint path is NULL or empty");
+  // Collective: the rank with the first stage names the problem, the others say another rank rejected it.
+  const std::string expected = world_rank() == 0 ? "holds the first stage but inputs is NULL" : "another rank";
+  EXPECT_STATUS(sluice_train_step(trainer_, nullptr, data_.targets.data(), kBatch, nullptr),
+                SLUICE_ERROR_INVALID_ARGUMENT, expected);
+  const std::string expected_targets =
+      world_rank() == world_size() - 1 ? "holds the last stage but targets is NULL" : "another rank";
+  EXPECT_STATUS(sluice_train_step(trainer_, data_.inputs.data(), nullptr, kBatch, nullptr),
+                SLUICE_ERROR_INVALID_ARGUMENT, expected_targets);
+  // Nothing above broke the trainer.
+  float loss = NAN;
+  ASSERT_SLUICE_OK(sluice_train_step(trainer_, data_.inputs.data(), data_.targets.data(), kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_STREQ(sluice_last_error(), "") << "a successful call leaves no error behind";
+}
+
+TEST_F(Trainer, RegisterRejectsIncompleteOps) {
+  create(config_with(kPlainConfigLayer));
+  sluice_layer_ops ops = scale_ops();
+  ops.forward = nullptr;
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "layer 'scale': forward callback is NULL");
+  ops = scale_ops();
+  ops.backward_input = nullptr;
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "backward_input");
+  ops = scale_ops();
+  ops.in_features = 0;
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "in_features and out_features must be positive");
+  ops = scale_ops();
+  ops.num_params = -1;
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "num_params is negative");
+  ops = scale_ops();
+  ops.backward_weight = nullptr;
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "has parameters but no backward_weight");
+  ops = scale_ops();
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr));
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "layer 'scale' is already registered");
+}
+
+TEST_F(Trainer, RejectsBatchSizesTheScheduleCannotSplit) {
+  create(config_with(kPlainConfigLayer));
+  ASSERT_SLUICE_OK(sluice_trainer_start(trainer_));
+  std::vector<float> outputs(kBatch * kOutputs);
+  // 6 rows fit in the buffers but are not a multiple of the 4 micro-batches.
+  EXPECT_STATUS(sluice_train_step(trainer_, data_.inputs.data(), data_.targets.data(), 6, nullptr),
+                SLUICE_ERROR_INVALID_ARGUMENT, "not a positive multiple of pipeline.microbatches (4)");
+  EXPECT_STATUS(sluice_predict(trainer_, data_.inputs.data(), outputs.data(), 6), SLUICE_ERROR_INVALID_ARGUMENT,
+                "pipeline.microbatches");
+  EXPECT_STATUS(sluice_train_step(trainer_, data_.inputs.data(), data_.targets.data(), 0, nullptr),
+                SLUICE_ERROR_INVALID_ARGUMENT, "batch must be positive, got 0");
+  EXPECT_STATUS(sluice_train_step(trainer_, data_.inputs.data(), data_.targets.data(), -4, nullptr),
+                SLUICE_ERROR_INVALID_ARGUMENT, "batch must be positive, got -4");
+  EXPECT_STATUS(sluice_predict(trainer_, data_.inputs.data(), outputs.data(), -4), SLUICE_ERROR_INVALID_ARGUMENT,
+                "batch must be positive, got -4");
+}
+
+TEST_F(Trainer, CallsOutOfOrderAreStateErrors) {
+  create(config_with(kPlainConfigLayer));
+  std::vector<float> outputs(kBatch * kOutputs);
+  const char* const kNotStarted = "not started";
+  EXPECT_STATUS(sluice_train_step(trainer_, data_.inputs.data(), data_.targets.data(), kBatch, nullptr),
+                SLUICE_ERROR_STATE, kNotStarted);
+  EXPECT_STATUS(sluice_predict(trainer_, data_.inputs.data(), outputs.data(), kBatch), SLUICE_ERROR_STATE,
+                kNotStarted);
+  EXPECT_STATUS(sluice_save_checkpoint(trainer_, "never.h5"), SLUICE_ERROR_STATE, kNotStarted);
+  EXPECT_STATUS(sluice_load_checkpoint(trainer_, "never.h5"), SLUICE_ERROR_STATE, kNotStarted);
+  ASSERT_SLUICE_OK(sluice_trainer_start(trainer_));
+  EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_STATE, "already started");
+  const sluice_layer_ops ops = scale_ops();
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_STATE,
+                "before sluice_trainer_start");
+}
+
+TEST(Destroyed, HandleIsRejectedAfterDestroy) {
+  sluice_trainer* trainer = nullptr;
+  ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config_with(kPlainConfigLayer).c_str(), &trainer));
+  sluice_trainer_destroy(trainer);
+  // The handle now dangles; the library must recognise it without touching it.
+  const char* const kDead = "not a live trainer";
+  sluice_stats stats;
+  int64_t in = 0, out = 0;
+  EXPECT_STATUS(sluice_trainer_start(trainer), SLUICE_ERROR_INVALID_ARGUMENT, kDead);
+  EXPECT_STATUS(sluice_trainer_stats(trainer, &stats), SLUICE_ERROR_INVALID_ARGUMENT, kDead);
+  EXPECT_STATUS(sluice_trainer_features(trainer, &in, &out), SLUICE_ERROR_INVALID_ARGUMENT, kDead);
+  sluice_trainer_destroy(trainer);  // a second destroy is ignored, not a double free
+}
+
+TEST_F(Trainer, UnknownCustomLayerFailsAtStartNamingIt) {
+  create(config_with("{type: custom, name: no_such_layer}"));
+  EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_CONFIG, "no_such_layer");
+}
+
+TEST_F(Trainer, CustomLayerWithWrongInputWidthFailsAtStart) {
+  create(config_with("{type: custom, name: scale}"));
+  sluice_layer_ops ops = scale_ops();
+  ops.in_features = kFeatures + 1;
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr));
+  EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_CONFIG, "registered with in_features 5");
+}
+
+// Which callback fails, on rank 0 only (the rank owning the custom layer).
+enum class FailingCallback { kForward, kBackwardInput, kBackwardWeight };
+
+class FailingCallbackTest : public ::testing::TestWithParam<FailingCallback> {};
+
+TEST_P(FailingCallbackTest, FailsTheStepOnEveryRankAndTheNextStepWorks) {
+  ScaleLayer layer;
+  sluice_trainer* trainer = nullptr;
+  ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config_with("{type: custom, name: scale}").c_str(), &trainer));
+  const sluice_layer_ops ops = scale_ops();
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(trainer, "scale", &ops, &layer));
+  ASSERT_SLUICE_OK(sluice_trainer_start(trainer));
+  Data data;
+  float loss = NAN;
+  ASSERT_SLUICE_OK(sluice_train_step(trainer, data.inputs.data(), data.targets.data(), kBatch, &loss));
+  std::vector<float> before(kBatch * kOutputs), after(kBatch * kOutputs);
+  ASSERT_SLUICE_OK(sluice_predict(trainer, data.inputs.data(), before.data(), kBatch));
+
+  const char* callback = "";
+  const bool fails_here = world_rank() == 0;
+  switch (GetParam()) {
+    case FailingCallback::kForward: layer.fail_forward = fails_here; callback = "forward returned 1"; break;
+    case FailingCallback::kBackwardInput:
+      layer.fail_backward_input = fails_here;
+      callback = "backward_input returned 1";
+      break;
+    case FailingCallback::kBackwardWeight:
+      layer.fail_backward_weight = fails_here;
+      callback = "backward_weight returned 1";
+      break;
+  }
+  const std::string expected = fails_here ? std::string("custom layer 'scale'") : std::string("another rank");
+  EXPECT_STATUS(sluice_train_step(trainer, data.inputs.data(), data.targets.data(), kBatch, &loss),
+                SLUICE_ERROR_CALLBACK, expected);
+  if (fails_here) {
+    EXPECT_NE(std::string(sluice_last_error()).find(callback), std::string::npos) << sluice_last_error();
+  }
+
+  // The failed step applied no update anywhere, and the trainer is still usable.
+  layer = ScaleLayer{};
+  ASSERT_SLUICE_OK(sluice_predict(trainer, data.inputs.data(), after.data(), kBatch));
+  EXPECT_EQ(before, after);
+  sluice_stats stats;
+  ASSERT_SLUICE_OK(sluice_trainer_stats(trainer, &stats));
+  EXPECT_EQ(stats.steps, 1);
+  loss = NAN;
+  ASSERT_SLUICE_OK(sluice_train_step(trainer, data.inputs.data(), data.targets.data(), kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+  ASSERT_SLUICE_OK(sluice_trainer_stats(trainer, &stats));
+  EXPECT_EQ(stats.steps, 2);
+  sluice_trainer_destroy(trainer);
+}
+
+INSTANTIATE_TEST_SUITE_P(Callbacks, FailingCallbackTest,
+                         ::testing::Values(FailingCallback::kForward, FailingCallback::kBackwardInput,
+                                           FailingCallback::kBackwardWeight),
+                         [](const ::testing::TestParamInfo<FailingCallback>& info) {
+                           switch (info.param) {
+                             case FailingCallback::kForward: return std::string("Forward");
+                             case FailingCallback::kBackwardInput: return std::string("BackwardInput");
+                             case FailingCallback::kBackwardWeight: return std::string("BackwardWeight");
+                           }
+                           return std::string("Unknown");
+                         });
+
+}  // namespace
