@@ -10,7 +10,7 @@
 
 namespace sluice::kernels {
 
-enum class Device { kHost };
+enum class Device { kHost, kCuda };
 
 // Storage behind a Tensor. Implementations decide where the floats live.
 class Buffer {

@@ -117,10 +117,14 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
 void Trainer::start_reduction(int stage) {
   if (layout_.data_parallel == 1) return;
   Reduction& r = reductions_[stage];
-  r.flat.clear();
+  // Gradients are staged through host memory (backend_->to_host), so this also works for device backends.
+  size_t total = 0;
+  for (model::Parameter* p : stages_.at(stage)->parameters()) total += static_cast<size_t>(p->grad.size());
+  r.flat.resize(total);
+  size_t offset = 0;
   for (model::Parameter* p : stages_.at(stage)->parameters()) {
-    const float* g = p->grad.data();
-    r.flat.insert(r.flat.end(), g, g + p->grad.size());
+    backend_->to_host(p->grad, r.flat.data() + offset);
+    offset += static_cast<size_t>(p->grad.size());
   }
   r.request = mpi_->data_parallel_group().start_ordered_sum(r.flat.data(), static_cast<int64_t>(r.flat.size()));
 }
@@ -131,8 +135,8 @@ void Trainer::finish_reductions() {
     r.request->wait();
     size_t offset = 0;
     for (model::Parameter* p : stages_.at(stage)->parameters()) {
-      std::copy(r.flat.begin() + offset, r.flat.begin() + offset + p->grad.size(), p->grad.data());
-      offset += p->grad.size();
+      p->grad = backend_->from_host(p->grad.rows(), p->grad.cols(), r.flat.data() + offset);
+      offset += static_cast<size_t>(p->grad.size());
     }
     r.request.reset();
   }

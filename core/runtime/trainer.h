@@ -85,6 +85,7 @@ class Trainer {
   model::Optimizer& optimizer() { return *optimizer_; }
   const schedule::Schedule& lowered_schedule() const { return lowered_; }
   comm::MpiContext& mpi() { return *mpi_; }
+  kernels::Backend& backend() { return *backend_; }
   // Human-readable rank -> (stage, replica, layers) map; rank 0 prints it at start.
   std::string layout_description();
 

@@ -101,7 +101,9 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
     for (const Slot& s : slots_of(local_parameters(trainer), trainer.optimizer())) {
-      snapshot.entries.push_back({s.path, {s.tensor->rows(), s.tensor->cols()}, s.tensor->to_vector()});
+      std::vector<float> host(static_cast<size_t>(s.tensor->size()));
+      trainer.backend().to_host(*s.tensor, host.data());  // device tensors are copied out, host ones copied
+      snapshot.entries.push_back({s.path, {s.tensor->rows(), s.tensor->cols()}, std::move(host)});
     }
   }
   const config::Config& cfg = trainer.config();
@@ -138,7 +140,12 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   }
   agree(trainer, error, "checkpoint check");
 
-  for (const Slot& s : slots) reader.read_into(s.path, s.tensor->data(), static_cast<size_t>(s.tensor->size()));
+  kernels::Backend& backend = trainer.backend();
+  for (const Slot& s : slots) {
+    std::vector<float> host(static_cast<size_t>(s.tensor->size()));
+    reader.read_into(s.path, host.data(), host.size());
+    *s.tensor = backend.from_host(s.tensor->rows(), s.tensor->cols(), host.data());
+  }
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int("step")));
   trainer.optimizer().set_step_count(reader.train_int("optimizer_steps"));
 }

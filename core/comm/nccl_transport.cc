@@ -1,0 +1,165 @@
+#include "core/comm/nccl_transport.h"
+
+#include <string>
+
+#include "core/comm/nccl_stream_event.h"
+#include "core/common/error.h"
+
+namespace sluice::comm {
+
+struct NcclTransport::Transfer {
+  bool is_send = false;
+  void* data = nullptr;  // const for sends; NCCL's API takes const void* there
+  int64_t count = 0;
+  int peer = 0;
+  int tag = 0;
+  bool issued = false;
+  StreamEvent done;  // recorded on the comm stream after the NCCL call
+};
+
+class NcclRequest : public Request {
+ public:
+  NcclRequest(NcclTransport& transport, std::shared_ptr<NcclTransport::Transfer> transfer)
+      : transport_(transport), transfer_(std::move(transfer)) {}
+
+  ~NcclRequest() override {
+    // An unmatched self-transfer must not be paired later with a buffer that no longer exists.
+    if (!transfer_->issued && transfer_->peer == transport_.rank()) {
+      auto& unmatched =
+          transfer_->is_send ? transport_.unmatched_self_sends_ : transport_.unmatched_self_recvs_;
+      auto it = unmatched.find(transfer_->tag);
+      if (it != unmatched.end() && it->second == transfer_) unmatched.erase(it);
+    }
+  }
+
+  void wait() override {
+    if (!try_issue()) {
+      throw Error(ErrorCode::kInternal, std::string("NcclTransport: waiting on a ") +
+                                            (transfer_->is_send ? "send to" : "receive from") +
+                                            " this rank itself (tag " + std::to_string(transfer_->tag) +
+                                            ") whose matching " + (transfer_->is_send ? "receive" : "send") +
+                                            " was never posted; it would never complete");
+    }
+    transfer_->done.make_wait(transport_.compute_stream_);
+  }
+
+  bool test() override { return try_issue() && transfer_->done.done(); }
+
+ private:
+  // False only for a self-transfer still waiting for its partner.
+  bool try_issue() {
+    if (transfer_->issued) return true;
+    if (transfer_->peer == transport_.rank()) return false;
+    transport_.issue(*transfer_);
+    return true;
+  }
+
+  NcclTransport& transport_;
+  std::shared_ptr<NcclTransport::Transfer> transfer_;
+};
+
+NcclTransport::NcclTransport(NcclCommunicator& communicator, cudaStream_t compute_stream)
+    : communicator_(communicator), compute_stream_(compute_stream) {
+  const cudaError_t status = cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking);
+  if (status != cudaSuccess) {
+    throw Error(ErrorCode::kCuda, std::string("cudaStreamCreateWithFlags (NCCL stream) failed: ") +
+                                      cudaGetErrorString(status));
+  }
+}
+
+NcclTransport::~NcclTransport() {
+  if (comm_stream_ != nullptr) {
+    cudaStreamSynchronize(comm_stream_);
+    cudaStreamDestroy(comm_stream_);
+  }
+}
+
+void NcclTransport::check_peer(const char* op, int64_t count, int peer) const {
+  if (peer < 0 || peer >= size()) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("NcclTransport::") + op + ": peer " + std::to_string(peer) +
+                                                 " is outside [0, " + std::to_string(size()) + ")");
+  }
+  if (count < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("NcclTransport::") + op + ": negative count " + std::to_string(count));
+  }
+}
+
+void NcclTransport::issue(Transfer& transfer) {
+  // The buffer was allocated and written on the compute stream: the comm stream starts after that work.
+  StreamEvent ready;
+  ready.record(compute_stream_);
+  ready.make_wait(comm_stream_);
+  const size_t count = static_cast<size_t>(transfer.count);
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  if (transfer.is_send) {
+    check_nccl(ncclSend(transfer.data, count, ncclFloat32, transfer.peer, communicator_.get(), comm_stream_),
+               "ncclSend");
+  } else {
+    check_nccl(ncclRecv(transfer.data, count, ncclFloat32, transfer.peer, communicator_.get(), comm_stream_),
+               "ncclRecv");
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  transfer.done.record(comm_stream_);
+  transfer.issued = true;
+}
+
+void NcclTransport::issue_self_pair(Transfer& send, Transfer& recv) {
+  if (send.count != recv.count) {
+    throw Error(ErrorCode::kInvalidArgument, "NcclTransport: self-transfer with tag " + std::to_string(send.tag) +
+                                                 " sends " + std::to_string(send.count) + " floats but receives " +
+                                                 std::to_string(recv.count));
+  }
+  StreamEvent ready;
+  ready.record(compute_stream_);
+  ready.make_wait(comm_stream_);
+  const size_t count = static_cast<size_t>(send.count);
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  check_nccl(ncclSend(send.data, count, ncclFloat32, send.peer, communicator_.get(), comm_stream_), "ncclSend (self)");
+  check_nccl(ncclRecv(recv.data, count, ncclFloat32, recv.peer, communicator_.get(), comm_stream_), "ncclRecv (self)");
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  send.done.record(comm_stream_);
+  recv.done.record(comm_stream_);
+  send.issued = true;
+  recv.issued = true;
+}
+
+std::unique_ptr<Request> NcclTransport::isend(const float* data, int64_t count, int peer, int tag) {
+  check_peer("isend", count, peer);
+  auto transfer = std::make_shared<Transfer>();
+  transfer->is_send = true;
+  transfer->data = const_cast<float*>(data);
+  transfer->count = count;
+  transfer->peer = peer;
+  transfer->tag = tag;
+  if (peer != rank()) {
+    issue(*transfer);
+  } else if (auto it = unmatched_self_recvs_.find(tag); it != unmatched_self_recvs_.end()) {
+    issue_self_pair(*transfer, *it->second);
+    unmatched_self_recvs_.erase(it);
+  } else {
+    unmatched_self_sends_[tag] = transfer;
+  }
+  return std::make_unique<NcclRequest>(*this, transfer);
+}
+
+std::unique_ptr<Request> NcclTransport::irecv(float* data, int64_t count, int peer, int tag) {
+  check_peer("irecv", count, peer);
+  auto transfer = std::make_shared<Transfer>();
+  transfer->data = data;
+  transfer->count = count;
+  transfer->peer = peer;
+  transfer->tag = tag;
+  if (peer == rank()) {
+    if (auto it = unmatched_self_sends_.find(tag); it != unmatched_self_sends_.end()) {
+      issue_self_pair(*it->second, *transfer);
+      unmatched_self_sends_.erase(it);
+    } else {
+      unmatched_self_recvs_[tag] = transfer;
+    }
+  }
+  // A receive from another rank is issued at its first wait()/test(): see the header.
+  return std::make_unique<NcclRequest>(*this, transfer);
+}
+
+}  // namespace sluice::comm

@@ -1,0 +1,80 @@
+// Context, memory and host transfers of CudaBackend, and the process-wide instance.
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "core/runtime/placement.h"
+#include "kernels/cuda/cuda_buffer.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/device_check.h"
+
+namespace sluice::kernels {
+
+CudaBackend::CudaBackend(int device_ordinal, GemmPrecision precision)
+    : device_ordinal_(device_ordinal), precision_(precision) {
+  check_cuda(cudaSetDevice(device_ordinal_), "cudaSetDevice");
+  // Keep freed blocks in the pool: a training step frees and re-allocates the same sizes every step, and
+  // returning them to the driver at each synchronisation would make every step pay for fresh allocations.
+  cudaMemPool_t pool = nullptr;
+  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device_ordinal_), "cudaDeviceGetDefaultMemPool");
+  uint64_t keep_everything = UINT64_MAX;
+  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything),
+             "cudaMemPoolSetAttribute (release threshold)");
+  // Non-blocking: the legacy default stream, which other libraries may use, must not serialise with ours.
+  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check_cublas(cublasCreate(&cublas_), "cublasCreate");
+  check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
+  // Default math: tensor-core TF32 only when a call asks for it through its compute type (gemm precision).
+  check_cublas(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+}
+
+CudaBackend::~CudaBackend() {
+  // Errors are ignored: a destructor cannot throw, and the device may already be gone at this point.
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (stream_ != nullptr) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+Tensor CudaBackend::zeros(int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0) {
+    // Tensor's constructor words this error; build an empty one through it to get the same message.
+    return Tensor(rows, cols, nullptr);
+  }
+  return Tensor(rows, cols, std::make_unique<CudaBuffer>(static_cast<size_t>(rows * cols), stream_));
+}
+
+Tensor CudaBackend::from_host(int64_t rows, int64_t cols, const float* values) {
+  Tensor tensor = zeros(rows, cols);
+  if (!tensor.empty()) {
+    // From pageable memory the copy is staged before the call returns, so `values` may be reused at once.
+    check_cuda(cudaMemcpyAsync(tensor.data(), values, tensor.bytes(), cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync (from_host)");
+  }
+  return tensor;
+}
+
+void CudaBackend::to_host(const Tensor& tensor, float* values) {
+  cuda_detail::require_device("to_host", "tensor", tensor);
+  if (tensor.empty()) return;
+  check_cuda(cudaMemcpyAsync(values, tensor.data(), tensor.bytes(), cudaMemcpyDeviceToHost, stream_),
+             "cudaMemcpyAsync (to_host)");
+  synchronize();
+}
+
+CudaBackend& cuda_backend() {
+  static CudaBackend* backend = [] {
+    const int device = runtime::device_for_local_rank(runtime::node_local_rank(), cuda_device_count());
+    const char* precision = std::getenv("SLUICE_CUDA_GEMM");
+    return new CudaBackend(device, precision ? parse_gemm_precision(precision) : GemmPrecision::kFp32);
+  }();
+  return *backend;
+}
+
+}  // namespace sluice::kernels

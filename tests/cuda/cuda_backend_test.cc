@@ -1,0 +1,233 @@
+// CudaBackend against the reference CpuBackend, op by op, on the same inputs: 1e-5 relative (to the tensor's
+// scale) in fp32 with TF32 off, 1e-2 for the bf16 and TF32 GEMM modes; dropout masks and Philox fills must be
+// identical. Skips with the reason when there is no GPU.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/common/error.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "tests/cuda/cuda_test_support.h"
+
+namespace sluice::kernels {
+namespace {
+
+using sluice::testing::relative_max_error;
+
+constexpr double kFp32Tolerance = 1e-5;
+constexpr double kReducedTolerance = 1e-2;
+
+std::vector<float> random_values(int64_t count, unsigned seed, float low = -1.0f, float high = 1.0f) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(low, high);
+  std::vector<float> values(static_cast<size_t>(count));
+  for (float& v : values) v = uniform(generator);
+  return values;
+}
+
+class CudaVsCpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
+    gpu_ = std::make_unique<CudaBackend>(0);
+  }
+
+  // The same values on both devices.
+  struct Pair {
+    Tensor cpu;
+    Tensor gpu;
+  };
+  Pair make(int64_t rows, int64_t cols, unsigned seed, float low = -1.0f, float high = 1.0f) {
+    const std::vector<float> values = random_values(rows * cols, seed, low, high);
+    return {cpu_.from_host(rows, cols, values.data()), gpu_->from_host(rows, cols, values.data())};
+  }
+  std::vector<float> download(const Tensor& t) {
+    std::vector<float> values(static_cast<size_t>(t.size()));
+    gpu_->to_host(t, values.data());
+    return values;
+  }
+  void expect_close(const Pair& p, double tolerance, const std::string& what) {
+    EXPECT_LE(relative_max_error(p.cpu.to_vector(), download(p.gpu)), tolerance) << what;
+  }
+
+  CpuBackend cpu_;
+  std::unique_ptr<CudaBackend> gpu_;
+};
+
+TEST_F(CudaVsCpu, GemmMatchesInEveryTransposeCombinationAndAccumulates) {
+  const int64_t m = 33, k = 70, n = 45;
+  for (Transpose ta : {Transpose::kNo, Transpose::kYes}) {
+    for (Transpose tb : {Transpose::kNo, Transpose::kYes}) {
+      Pair a = ta == Transpose::kNo ? make(m, k, 1) : make(k, m, 1);
+      Pair b = tb == Transpose::kNo ? make(k, n, 2) : make(n, k, 2);
+      Pair c = make(m, n, 3);  // beta = 1: must add to what is there
+      cpu_.gemm(ta, tb, 0.5f, a.cpu, b.cpu, 1.0f, c.cpu);
+      gpu_->gemm(ta, tb, 0.5f, a.gpu, b.gpu, 1.0f, c.gpu);
+      expect_close(c, kFp32Tolerance, "gemm ta=" + std::to_string(ta == Transpose::kYes) +
+                                          " tb=" + std::to_string(tb == Transpose::kYes));
+    }
+  }
+}
+
+TEST_F(CudaVsCpu, ReducedPrecisionGemmModesStayWithinOnePercent) {
+  for (GemmPrecision precision : {GemmPrecision::kTf32, GemmPrecision::kBf16}) {
+    gpu_->set_gemm_precision(precision);
+    Pair a = make(64, 256, 4), b = make(256, 96, 5), c = make(64, 96, 6);
+    cpu_.gemm(Transpose::kNo, Transpose::kNo, 1.0f, a.cpu, b.cpu, 0.0f, c.cpu);
+    gpu_->gemm(Transpose::kNo, Transpose::kNo, 1.0f, a.gpu, b.gpu, 0.0f, c.gpu);
+    expect_close(c, kReducedTolerance, gemm_precision_name(precision));
+  }
+}
+
+TEST_F(CudaVsCpu, GemmRejectsAWrongOutputShapeNamingIt) {
+  Tensor a = gpu_->zeros(2, 3), b = gpu_->zeros(3, 4), c = gpu_->zeros(2, 5);
+  try {
+    gpu_->gemm(Transpose::kNo, Transpose::kNo, 1.0f, a, b, 0.0f, c);
+    FAIL() << "a [2][5] output for a [2][3] x [3][4] product was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("gemm: c has shape [2][5], expected [2][4]"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(CudaVsCpu, HostTensorsAreRejectedBeforeAnyLaunch) {
+  Tensor host = Tensor::host(2, 2);
+  try {
+    gpu_->scale(2.0f, host);
+    FAIL() << "a host tensor reached a CUDA kernel";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scale: x is a host tensor"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CudaVsCpu, BiasOpsMatchAndTheGradientAccumulates) {
+  Pair bias = make(1, 300, 7), y = make(17, 300, 8), grad = make(1, 300, 9);
+  cpu_.add_bias(bias.cpu, y.cpu);
+  gpu_->add_bias(bias.gpu, y.gpu);
+  expect_close(y, kFp32Tolerance, "add_bias");
+  cpu_.accumulate_bias_grad(y.cpu, grad.cpu);
+  gpu_->accumulate_bias_grad(y.gpu, grad.gpu);
+  expect_close(grad, kFp32Tolerance, "accumulate_bias_grad");
+}
+
+TEST_F(CudaVsCpu, ActivationsMatchForwardAndBackward) {
+  for (Activation act : {Activation::kRelu, Activation::kGelu, Activation::kTanh}) {
+    Pair x = make(8, 129, 10, -4.0f, 4.0f), y = make(8, 129, 11), dy = make(8, 129, 12), dx = make(8, 129, 13);
+    cpu_.activation_forward(act, x.cpu, y.cpu);
+    gpu_->activation_forward(act, x.gpu, y.gpu);
+    expect_close(y, kFp32Tolerance, std::string("forward ") + activation_name(act));
+    const bool input = activation_backward_uses_input(act);
+    cpu_.activation_backward(act, input ? x.cpu : y.cpu, dy.cpu, dx.cpu);
+    gpu_->activation_backward(act, input ? x.gpu : y.gpu, dy.gpu, dx.gpu);
+    expect_close(dx, kFp32Tolerance, std::string("backward ") + activation_name(act));
+  }
+}
+
+TEST_F(CudaVsCpu, LayerNormMatchesForwardBackwardAndParameterGradients) {
+  const int64_t rows = 12, cols = 1000;
+  Pair x = make(rows, cols, 14, -3.0f, 5.0f), gamma = make(1, cols, 15), beta = make(1, cols, 16);
+  Pair y = make(rows, cols, 17), mean = make(rows, 1, 18), rstd = make(rows, 1, 19);
+  cpu_.layernorm_forward(x.cpu, gamma.cpu, beta.cpu, 1e-5f, y.cpu, mean.cpu, rstd.cpu);
+  gpu_->layernorm_forward(x.gpu, gamma.gpu, beta.gpu, 1e-5f, y.gpu, mean.gpu, rstd.gpu);
+  expect_close(y, kFp32Tolerance, "layernorm y");
+  expect_close(mean, kFp32Tolerance, "layernorm mean");
+  expect_close(rstd, kFp32Tolerance, "layernorm rstd");
+  Pair dy = make(rows, cols, 20), dx = make(rows, cols, 21), dgamma = make(1, cols, 22), dbeta = make(1, cols, 23);
+  cpu_.layernorm_backward_input(dy.cpu, x.cpu, gamma.cpu, mean.cpu, rstd.cpu, dx.cpu);
+  gpu_->layernorm_backward_input(dy.gpu, x.gpu, gamma.gpu, mean.gpu, rstd.gpu, dx.gpu);
+  expect_close(dx, kFp32Tolerance, "layernorm dx");
+  cpu_.layernorm_accumulate_param_grads(dy.cpu, x.cpu, mean.cpu, rstd.cpu, dgamma.cpu, dbeta.cpu);
+  gpu_->layernorm_accumulate_param_grads(dy.gpu, x.gpu, mean.gpu, rstd.gpu, dgamma.gpu, dbeta.gpu);
+  expect_close(dgamma, kFp32Tolerance, "layernorm gamma grad");
+  expect_close(dbeta, kFp32Tolerance, "layernorm beta grad");
+}
+
+TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdentical) {
+  const RngStream stream = dropout_stream(1234, 5, 2, 7);
+  Pair x = make(31, 97, 24), y = make(31, 97, 25), dx = make(31, 97, 26);  // 3007 elements: not a multiple of 4
+  cpu_.dropout_forward(x.cpu, 0.3f, stream, y.cpu);
+  gpu_->dropout_forward(x.gpu, 0.3f, stream, y.gpu);
+  const std::vector<float> expected = y.cpu.to_vector();
+  const std::vector<float> actual = download(y.gpu);
+  int dropped = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(expected[i] == 0.0f, actual[i] == 0.0f) << "mask differs at element " << i;
+    dropped += expected[i] == 0.0f;
+  }
+  EXPECT_GT(dropped, 0);
+  expect_close(y, kFp32Tolerance, "dropout forward");
+  cpu_.dropout_backward(x.cpu, 0.3f, stream, dx.cpu);
+  gpu_->dropout_backward(x.gpu, 0.3f, stream, dx.gpu);
+  expect_close(dx, kFp32Tolerance, "dropout backward");
+
+  Pair filled = make(13, 77, 27);
+  cpu_.fill_uniform(init_stream(99, 3, 1), -0.2f, 0.2f, filled.cpu);
+  gpu_->fill_uniform(init_stream(99, 3, 1), -0.2f, 0.2f, filled.gpu);
+  EXPECT_EQ(filled.cpu.to_vector(), download(filled.gpu)) << "parameter init must not depend on the device";
+}
+
+TEST_F(CudaVsCpu, ElementwiseOpsAndSumOfSquaresMatch) {
+  Pair a = make(19, 53, 28), b = make(19, 53, 29), out = make(19, 53, 30);
+  cpu_.add(a.cpu, b.cpu, out.cpu);
+  gpu_->add(a.gpu, b.gpu, out.gpu);
+  expect_close(out, kFp32Tolerance, "add");
+  cpu_.axpy(-0.7f, a.cpu, b.cpu);
+  gpu_->axpy(-0.7f, a.gpu, b.gpu);
+  expect_close(b, kFp32Tolerance, "axpy");
+  cpu_.scale(3.0f, b.cpu);
+  gpu_->scale(3.0f, b.gpu);
+  expect_close(b, kFp32Tolerance, "scale");
+  cpu_.copy(b.cpu, a.cpu);
+  gpu_->copy(b.gpu, a.gpu);
+  expect_close(a, 0.0, "copy");
+  const double expected = cpu_.sum_of_squares(a.cpu);
+  EXPECT_NEAR(gpu_->sum_of_squares(a.gpu), expected, 1e-9 * expected);
+  gpu_->fill(2.5f, a.gpu);
+  EXPECT_EQ(download(a.gpu), std::vector<float>(19 * 53, 2.5f));
+}
+
+TEST_F(CudaVsCpu, LossesMatchInValueAndGradient) {
+  Pair pred = make(16, 10, 31), target = make(16, 10, 32, 0.0f, 1.0f), grad = make(16, 10, 33);
+  const double cpu_mse = cpu_.mse(pred.cpu, target.cpu, 0.25f, grad.cpu);
+  const double gpu_mse = gpu_->mse(pred.gpu, target.gpu, 0.25f, grad.gpu);
+  EXPECT_NEAR(gpu_mse, cpu_mse, kFp32Tolerance * cpu_mse);
+  expect_close(grad, kFp32Tolerance, "mse grad");
+  const double cpu_ce = cpu_.softmax_cross_entropy(pred.cpu, target.cpu, 0.25f, grad.cpu);
+  const double gpu_ce = gpu_->softmax_cross_entropy(pred.gpu, target.gpu, 0.25f, grad.gpu);
+  EXPECT_NEAR(gpu_ce, cpu_ce, kFp32Tolerance * std::abs(cpu_ce));
+  expect_close(grad, kFp32Tolerance, "cross-entropy grad");
+}
+
+TEST_F(CudaVsCpu, OptimizerUpdatesMatchOverThreeSteps) {
+  Pair param = make(40, 50, 34), velocity = make(40, 50, 35, 0.0f, 0.0f);
+  Pair adam_param = make(40, 50, 36), m = make(40, 50, 37, 0.0f, 0.0f), v = make(40, 50, 38, 0.0f, 0.0f);
+  SgdHyper sgd{0.1f, 0.9f, 0.01f};
+  AdamWHyper adamw{1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f};
+  for (int step = 1; step <= 3; ++step) {
+    Pair grad = make(40, 50, 100 + step);
+    cpu_.sgd_update(sgd, grad.cpu, velocity.cpu, param.cpu);
+    gpu_->sgd_update(sgd, grad.gpu, velocity.gpu, param.gpu);
+    cpu_.adamw_update(adamw, step, grad.cpu, m.cpu, v.cpu, adam_param.cpu);
+    gpu_->adamw_update(adamw, step, grad.gpu, m.gpu, v.gpu, adam_param.gpu);
+  }
+  expect_close(param, kFp32Tolerance, "sgd param");
+  expect_close(velocity, kFp32Tolerance, "sgd velocity");
+  expect_close(adam_param, kFp32Tolerance, "adamw param");
+  expect_close(v, kFp32Tolerance, "adamw second moment");
+}
+
+TEST_F(CudaVsCpu, CopiedTensorsAreIndependentDeviceCopies) {
+  Pair a = make(4, 4, 39);
+  Tensor copy = a.gpu;  // Tensor's copy constructor clones the CudaBuffer
+  gpu_->scale(0.0f, a.gpu);
+  EXPECT_EQ(copy.device(), Device::kCuda);
+  EXPECT_EQ(download(copy), a.cpu.to_vector());
+}
+
+}  // namespace
+}  // namespace sluice::kernels
