@@ -16,6 +16,7 @@
 #include "core/data/synthetic_data.h"
 #include "core/runtime/sequential_reference.h"
 #include "core/runtime/trainer.h"
+#include "tests/runtime/schedule_cases.h"
 #include "core/schedule/simulator.h"
 
 namespace sluice {
@@ -109,12 +110,9 @@ void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp) {
   EXPECT_GT(total, 0);
 }
 
-struct Case {
-  std::string schedule;
-  int chunks;
-};
+using Case = testing::ScheduleCase;
 
-class Fidelity : public ::testing::TestWithParam<std::tuple<Case, std::string, int>> {};
+class Fidelity : public ::testing::TestWithParam<testing::GridParam> {};
 
 TEST_P(Fidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
   const auto& [c, recompute, dp] = GetParam();
@@ -127,17 +125,7 @@ TEST_P(Fidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllSchedules, Fidelity,
-    ::testing::Combine(::testing::Values(Case{"gpipe", 1}, Case{"1f1b", 1}, Case{"interleaved", 2}, Case{"zb-h1", 1},
-                                         Case{"zb-v", 2}),
-                       ::testing::Values("none", "full"), ::testing::Values(1, 2)),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param).schedule + "_" + std::get<1>(info.param) + "_dp" +
-                         std::to_string(std::get<2>(info.param));
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
+    testing::schedule_recompute_dp_grid(), testing::grid_name);
 
 TEST(Fidelity, SgdWithMomentumAndSelectiveRecompute) {
   const config::Config cfg = make_config("1f1b", 1, world_size(), 1, "selective", 8, true,
@@ -198,16 +186,8 @@ TEST_P(StashPeak, MeasuredPeakEqualsSimulatedPeakInflight) {
   EXPECT_GT(trainer.last_counters().peak_stash_bytes, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSchedules, StashPeak,
-                         ::testing::Values(Case{"gpipe", 1}, Case{"1f1b", 1}, Case{"interleaved", 2},
-                                           Case{"zb-h1", 1}, Case{"zb-v", 2}),
-                         [](const auto& info) {
-                           std::string name = info.param.schedule;
-                           for (char& ch : name) {
-                             if (ch == '-') ch = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllSchedules, StashPeak, testing::all_schedules(),
+                         [](const auto& info) { return testing::identifier(info.param.schedule); });
 
 }  // namespace
 }  // namespace sluice

@@ -19,6 +19,7 @@
 #include "core/data/synthetic_data.h"
 #include "core/runtime/sequential_reference.h"
 #include "core/runtime/trainer.h"
+#include "tests/runtime/schedule_cases.h"
 #include "core/runtime/trainer_checkpoint.h"
 
 namespace sluice {
@@ -103,12 +104,9 @@ void expect_same_bits(const std::map<std::string, std::vector<float>>& a,
   }
 }
 
-struct Case {
-  std::string schedule;
-  int chunks;
-};
+using Case = testing::ScheduleCase;
 
-class ExactRestart : public ::testing::TestWithParam<std::tuple<Case, std::string, int>> {};
+class ExactRestart : public ::testing::TestWithParam<testing::GridParam> {};
 
 TEST_P(ExactRestart, StopSaveRestartContinueEqualsUninterruptedBitForBit) {
   const auto& [c, recompute, dp] = GetParam();
@@ -138,17 +136,7 @@ TEST_P(ExactRestart, StopSaveRestartContinueEqualsUninterruptedBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllSchedules, ExactRestart,
-    ::testing::Combine(::testing::Values(Case{"gpipe", 1}, Case{"1f1b", 1}, Case{"interleaved", 2}, Case{"zb-h1", 1},
-                                         Case{"zb-v", 2}),
-                       ::testing::Values("none", "full"), ::testing::Values(1, 2)),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param).schedule + "_" + std::get<1>(info.param) + "_dp" +
-                         std::to_string(std::get<2>(info.param));
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
+    testing::schedule_recompute_dp_grid(), testing::grid_name);
 
 // Saved by 4 stages x 1 replica; loaded by (stages, replicas) = (4,1), (2,2), (1,4) and continued. Each must
 // equal the sequential reference with the new replica count continued from the same file.

@@ -7,13 +7,7 @@ set -u
 SLUICE="$1"
 MAKE_HDF5="$2"
 CONFIG="$3"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-work="$(mktemp -d /tmp/sl-train.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
-export TMPDIR="$work" OMPI_MCA_orte_tmpdir_base="$work" OMPI_MCA_btl_vader_backing_directory="$work"
-export OPENBLAS_NUM_THREADS=1
+source "$(dirname "$0")/cli_test_env.sh"
 
 # mpirun NP ARGS... with a time limit; output in $out, exit status in $code.
 run() {
@@ -82,8 +76,4 @@ expect_error 4 "inputs" "$CONFIG" --set data.type=hdf5 --set data.path="$work/da
 expect_error 4 "no-such-file" "$CONFIG" --set data.type=hdf5 --set data.path="$work/no-such-file.h5"
 expect_error 4 "split" "$CONFIG" --set 'pipeline.split=[1,1,1]'
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all train CLI checks passed"
+finish "train CLI"

@@ -9,13 +9,7 @@
 set -u
 SLUICE="$1"
 CONFIG="$2"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-work="$(mktemp -d /tmp/sl-resume.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
-export TMPDIR="$work" OMPI_MCA_orte_tmpdir_base="$work" OMPI_MCA_btl_vader_backing_directory="$work"
-export OPENBLAS_NUM_THREADS=1
+source "$(dirname "$0")/cli_test_env.sh"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 4 --mca btl self,vader)
 
 train() { timeout 300 "${MPIRUN[@]}" "$SLUICE" train "$CONFIG" "$@"; }
@@ -78,8 +72,4 @@ else
   fail "never saw the step-2 checkpoint's temporary file (log: $(cat "$work/k.log"))"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all resume checks passed"
+finish "resume"
