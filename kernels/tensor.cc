@@ -8,7 +8,7 @@
 namespace sluice::kernels {
 
 Tensor::Tensor(int64_t rows, int64_t cols, std::unique_ptr<Buffer> buffer)
-    : rows_(rows), cols_(cols), buffer_(std::move(buffer)) {
+    : rows_(rows), cols_(cols), buffer_(std::move(buffer)), data_(buffer_ ? buffer_->data() : nullptr) {
   if (rows < 0 || cols < 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "tensor shape must be non-negative, got [" + std::to_string(rows) + "][" + std::to_string(cols) + "]");
@@ -38,21 +38,26 @@ Tensor Tensor::host_from(int64_t rows, int64_t cols, const std::vector<float>& v
 }
 
 Tensor::Tensor(const Tensor& other)
-    : rows_(other.rows_), cols_(other.cols_), buffer_(other.buffer_ ? other.buffer_->clone() : nullptr) {}
+    : rows_(other.rows_),
+      cols_(other.cols_),
+      buffer_(other.buffer_ ? other.buffer_->clone() : nullptr),
+      data_(buffer_ ? buffer_->data() : nullptr) {}
 
 Tensor& Tensor::operator=(const Tensor& other) {
   if (this != &other) {
     rows_ = other.rows_;
     cols_ = other.cols_;
     buffer_ = other.buffer_ ? other.buffer_->clone() : nullptr;
+    data_ = buffer_ ? buffer_->data() : nullptr;
   }
   return *this;
 }
 
 Tensor::Tensor(Tensor&& other) noexcept
-    : rows_(other.rows_), cols_(other.cols_), buffer_(std::move(other.buffer_)) {
+    : rows_(other.rows_), cols_(other.cols_), buffer_(std::move(other.buffer_)), data_(other.data_) {
   other.rows_ = 0;
   other.cols_ = 0;
+  other.data_ = nullptr;
 }
 
 Tensor& Tensor::operator=(Tensor&& other) noexcept {
@@ -60,8 +65,10 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
     rows_ = other.rows_;
     cols_ = other.cols_;
     buffer_ = std::move(other.buffer_);
+    data_ = other.data_;
     other.rows_ = 0;
     other.cols_ = 0;
+    other.data_ = nullptr;
   }
   return *this;
 }

@@ -35,4 +35,15 @@ void print_markdown_table(std::ostream& out, const std::vector<ScheduleResult>& 
   }
 }
 
+void print_breakdown_table(std::ostream& out, const std::vector<ScheduleResult>& rows) {
+  out << "| schedule | busy ms/rank | wait ms/rank | after last compute ms | optimizer step ms "
+         "| simulated makespan ms |\n";
+  out << "|---|---:|---:|---:|---:|---:|\n";
+  for (const ScheduleResult& r : rows) {
+    out << "| " << r.schedule << " | " << fixed(r.busy_ms, 1) << " | " << fixed(r.wait_ms, 1) << " | "
+        << fixed(r.outside_ms, 1) << " | " << fixed(r.optimizer_ms, 1) << " | " << fixed(r.simulated_ms, 1)
+        << " |\n";
+  }
+}
+
 }  // namespace sluice::bench

@@ -15,6 +15,10 @@ struct ScheduleResult {
   double measured_bubble = 0.0;       // Trainer::last_bubble_fraction(): whole step, optimizer included
   double executor_bubble = 0.0;       // same formula over the executor's compute span only (see the README)
   double f_ms = 0.0, i_ms = 0.0, w_ms = 0.0;  // the per-action costs fed to the simulator
+  // Where the step time goes (medians): compute per rank, blocked in receives per rank, after the last
+  // compute action (optimizer step, loss reduction), and the simulator's makespan for the measured costs.
+  double busy_ms = 0.0, wait_ms = 0.0, outside_ms = 0.0, simulated_ms = 0.0;
+  double optimizer_ms = 0.0;  // one optimizer step alone (slowest rank), part of outside_ms
 
   double gap() const;         // |simulated - measured|
   double executor_gap() const;  // |simulated - executor|
@@ -23,5 +27,9 @@ struct ScheduleResult {
 };
 
 void print_markdown_table(std::ostream& out, const std::vector<ScheduleResult>& rows, int ranks);
+
+// The breakdown table: schedule | busy ms/rank | wait ms/rank | after last compute ms | optimizer step ms |
+// simulated makespan ms.
+void print_breakdown_table(std::ostream& out, const std::vector<ScheduleResult>& rows);
 
 }  // namespace sluice::bench

@@ -53,3 +53,21 @@ TEST(MarkdownTable, HasHeaderSeparatorAndOneRowPerSchedule) {
 
 }  // namespace
 }  // namespace sluice::bench
+
+namespace sluice::bench {
+namespace {
+
+TEST(BreakdownTable, ShowsWhereTheStepTimeGoes) {
+  ScheduleResult r = example();
+  r.busy_ms = 100.0;
+  r.wait_ms = 12.5;
+  r.outside_ms = 3.3;
+  r.simulated_ms = 111.0;
+  r.optimizer_ms = 2.5;
+  std::ostringstream out;
+  print_breakdown_table(out, {r});
+  EXPECT_NE(out.str().find("| 1f1b | 100.0 | 12.5 | 3.3 | 2.5 | 111.0 |"), std::string::npos) << out.str();
+}
+
+}  // namespace
+}  // namespace sluice::bench

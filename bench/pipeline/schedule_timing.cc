@@ -35,6 +35,8 @@ void ScheduleTiming::step(const float* inputs, const float* targets, int64_t row
   MPI_Allreduce(MPI_IN_PLACE, busy.data(), static_cast<int>(busy.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   const double step_seconds = max_over_ranks(result.seconds);
   const double span = max_over_ranks(executor_span_seconds(counters));
+  double wait = counters.wait_seconds;
+  MPI_Allreduce(MPI_IN_PLACE, &wait, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (!timed) return;
   double busy_total = 0.0;
   for (double b : busy) busy_total += b;
@@ -42,6 +44,18 @@ void ScheduleTiming::step(const float* inputs, const float* targets, int64_t row
   measured_bubbles_.push_back(trainer_->last_bubble_fraction());
   executor_bubbles_.push_back(1.0 - busy_total / (trainer_->layout().stages * span));
   busy_.push_back(busy);
+  wait_seconds_.push_back(wait / trainer_->layout().stages);
+  outside_seconds_.push_back(step_seconds - span);
+}
+
+void ScheduleTiming::time_optimizer(int repetitions) {
+  std::vector<double> times;
+  for (int r = 0; r < repetitions; ++r) {
+    const double t0 = MPI_Wtime();
+    trainer_->optimizer().step();
+    times.push_back(MPI_Wtime() - t0);
+  }
+  optimizer_seconds_ = max_over_ranks(median(times, "optimizer step times"));
 }
 
 ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seconds) const {
@@ -61,6 +75,17 @@ ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seco
   result.simulated_bubble = schedule::simulate(compute, costs).bubble_fraction;
   result.measured_bubble = median(measured_bubbles_, "measured bubbles");
   result.executor_bubble = median(executor_bubbles_, "executor bubbles");
+  std::vector<double> busy_per_rank;
+  for (const KindSeconds& busy : busy_) {
+    double total = 0.0;
+    for (double b : busy) total += b;
+    busy_per_rank.push_back(total / trainer_->layout().stages);
+  }
+  result.busy_ms = 1e3 * median(busy_per_rank, "busy seconds per rank");
+  result.wait_ms = 1e3 * median(wait_seconds_, "wait seconds");
+  result.outside_ms = 1e3 * median(outside_seconds_, "seconds outside the executor");
+  result.optimizer_ms = 1e3 * optimizer_seconds_;
+  result.simulated_ms = 1e3 * schedule::simulate(compute, costs).makespan;
   result.f_ms = 1e3 * costs.forward;
   result.i_ms = 1e3 * costs.backward_input;
   result.w_ms = 1e3 * costs.backward_weight;

@@ -24,6 +24,11 @@ class ScheduleTiming {
   // Collective. One optimizer step; its measurements are kept when `timed`.
   void step(const float* inputs, const float* targets, int64_t rows, bool timed);
 
+  // Collective. Times `repetitions` extra optimizer steps on this rank's parameters alone (after the timed
+  // steps: it changes the weights) and keeps the slowest rank's median, to show how much of the step the
+  // trainer spends after the pipeline drains.
+  void time_optimizer(int repetitions);
+
   // Medians over the timed steps; the simulated bubble uses the median busy seconds per kind and `latency`
   // (one-way seconds per message). Same answer on every rank. Throws sluice::Error if no step was timed.
   ScheduleResult summarize(double latency_seconds, double seq_seconds) const;
@@ -35,6 +40,9 @@ class ScheduleTiming {
   std::vector<double> measured_bubbles_;  // Trainer::last_bubble_fraction()
   std::vector<double> executor_bubbles_;  // over the executor's compute span
   std::vector<KindSeconds> busy_;         // per kind, summed over ranks
+  std::vector<double> wait_seconds_;      // blocked in receives, mean over ranks
+  std::vector<double> outside_seconds_;   // step time minus the executor's compute span (slowest ranks)
+  double optimizer_seconds_ = 0.0;
 };
 
 }  // namespace sluice::bench

@@ -287,7 +287,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
   }
   local_inputs_.clear();
   local_grads_.clear();
-  counters.step_seconds = seconds_since(step_start);
+  counters.pipeline_seconds = seconds_since(step_start);
   return outcome;
 }
 

@@ -45,9 +45,11 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       stage_->backward(mb, loss.grad);
     }
     loss_total += replica_loss;
-    for (model::Parameter* p : params) replica_grads[r].push_back(p->grad.to_vector());
+    if (data_parallel_ > 1) {
+      for (model::Parameter* p : params) replica_grads[r].push_back(p->grad.to_vector());
+    }
   }
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; data_parallel_ > 1 && i < params.size(); ++i) {
     float* g = params[i]->grad.data();
     for (int64_t k = 0; k < params[i]->grad.size(); ++k) {
       float acc = replica_grads[0][i][k];

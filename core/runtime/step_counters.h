@@ -22,7 +22,8 @@ struct TimedAction {
 struct StepCounters {
   std::array<double, kNumComputeKinds> busy_seconds{};  // per compute kind
   double wait_seconds = 0.0;     // blocked in receive waits
-  double step_seconds = 0.0;     // wall time of the whole step on this rank
+  double pipeline_seconds = 0.0;  // wall time of the action list (the schedule's makespan on this rank)
+  double step_seconds = 0.0;      // the whole optimizer step: pipeline + gradient sums + optimizer
   int peak_stash_microbatches = 0;
   size_t peak_stash_bytes = 0;
   std::vector<TimedAction> timeline;  // filled only when tracing is on

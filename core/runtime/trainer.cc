@@ -233,7 +233,9 @@ double Trainer::clip_gradients() {
 }
 
 double Trainer::measure_bubble() {
-  const double mine[2] = {counters_.busy_total(), counters_.step_seconds};
+  // Over the pipeline's span only, as the simulator defines it: the optimizer step after the drain is not
+  // schedule idle time.
+  const double mine[2] = {counters_.busy_total(), counters_.pipeline_seconds};
   std::vector<double> all = mpi_->pipeline_group().all_gather(mine, 2);
   double busy = 0.0, makespan = 0.0;
   for (int r = 0; r < layout_.stages; ++r) {

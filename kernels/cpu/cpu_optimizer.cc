@@ -11,10 +11,14 @@ namespace sluice::kernels {
 void CpuBackend::sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) {
   cpu_detail::require_same_shape("sgd_update", "grad", grad, param);
   cpu_detail::require_same_shape("sgd_update", "velocity", velocity, param);
-  for (int64_t i = 0; i < param.size(); ++i) {
-    const float g = grad.data()[i] + hyper.weight_decay * param.data()[i];
-    velocity.data()[i] = hyper.momentum * velocity.data()[i] + g;
-    param.data()[i] -= hyper.lr * velocity.data()[i];
+  const float* gr = grad.data();
+  float* vel = velocity.data();
+  float* p = param.data();
+  const int64_t n = param.size();
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gr[i] + hyper.weight_decay * p[i];
+    vel[i] = hyper.momentum * vel[i] + g;
+    p[i] -= hyper.lr * vel[i];
   }
 }
 
@@ -30,15 +34,18 @@ void CpuBackend::adamw_update(const AdamWHyper& hyper, int64_t step, const Tenso
   const float bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta1), t));
   const float bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta2), t));
   const float decay = 1.0f - hyper.lr * hyper.weight_decay;
-  for (int64_t i = 0; i < param.size(); ++i) {
-    const float g = grad.data()[i];
-    float& m = exp_avg.data()[i];
-    float& v = exp_avg_sq.data()[i];
-    m = hyper.beta1 * m + (1.0f - hyper.beta1) * g;
-    v = hyper.beta2 * v + (1.0f - hyper.beta2) * g * g;
-    const float m_hat = m / bias_correction1;
-    const float v_hat = v / bias_correction2;
-    param.data()[i] = param.data()[i] * decay - hyper.lr * m_hat / (std::sqrt(v_hat) + hyper.eps);
+  const float* gr = grad.data();
+  float* m1 = exp_avg.data();
+  float* m2 = exp_avg_sq.data();
+  float* p = param.data();
+  const int64_t n = param.size();
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gr[i];
+    m1[i] = hyper.beta1 * m1[i] + (1.0f - hyper.beta1) * g;
+    m2[i] = hyper.beta2 * m2[i] + (1.0f - hyper.beta2) * g * g;
+    const float m_hat = m1[i] / bias_correction1;
+    const float v_hat = m2[i] / bias_correction2;
+    p[i] = p[i] * decay - hyper.lr * m_hat / (std::sqrt(v_hat) + hyper.eps);
   }
 }
 
