@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <queue>
 #include <utility>
 #include <vector>
+
+#include "core/schedule/kind_traits.h"
+#include "core/schedule/ready_queue.h"
 
 namespace sluice {
 namespace schedule {
@@ -17,167 +19,154 @@ constexpr int64_t kNotWaiting = -1;
 
 bool is_whole(double value) { return std::floor(value) == value && value < 1e9; }
 
-// Hands out (time, rank) in nondecreasing time. With whole-number costs (the unit costs that lowering and the
-// validator use) it keeps one bucket per time step, O(1) per operation, instead of a heap's O(log ranks):
-// that difference decides whether p=512, m=4096 lowers in well under a second.
-class ReadyQueue {
- public:
-  explicit ReadyQueue(bool whole_times) : whole_times_(whole_times) {}
+static_assert(static_cast<int>(ActionKind::F) == 0 && static_cast<int>(ActionKind::B) == 1 &&
+                  static_cast<int>(ActionKind::I) == 2 && static_cast<int>(ActionKind::W) == 3,
+              "the cost table is indexed by the compute kinds");
 
-  bool empty() const { return whole_times_ ? size_ == 0 : heap_.empty(); }
-
-  void push(double time, int rank) {
-    if (!whole_times_) {
-      heap_.push({time, rank});
-      return;
-    }
-    const size_t slot = static_cast<size_t>(time);
-    if (slot >= buckets_.size()) buckets_.resize(std::max(slot + 1, 2 * buckets_.size()));
-    buckets_[slot].push_back(rank);
-    ++size_;
-  }
-
-  std::pair<double, int> pop() {
-    if (!whole_times_) {
-      const auto top = heap_.top();
-      heap_.pop();
-      return top;
-    }
-    while (read_ >= buckets_[current_].size()) {
-      std::vector<int>().swap(buckets_[current_]);  // release: the run only moves forward in time
-      ++current_;
-      read_ = 0;
-    }
-    --size_;
-    return {static_cast<double>(current_), buckets_[current_][read_++]};
-  }
-
- private:
-  using Entry = std::pair<double, int>;  // (time, rank): ties go to the lower rank
-  bool whole_times_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
-  std::vector<std::vector<int>> buckets_;
-  size_t current_ = 0;
-  size_t read_ = 0;
-  size_t size_ = 0;
+// An event an action waits for, with the stage that produces it (kept so that no division is needed to find
+// out whether the data crosses ranks).
+struct Need {
+  int64_t event;
+  int stage;
 };
+
+}  // namespace
 
 // Events are "forward of (s, m) done" and "input gradient of (s, m) done" (by B or I), stored flat so the
 // run stays linear in the number of actions.
-class Engine {
+class DependencyRun::Engine {
  public:
   Engine(const Schedule& schedule, const CostModel& costs)
-      : schedule_(schedule), costs_(costs), stages_(schedule.num_stages()), microbatches_(schedule.microbatches),
+      : schedule_(schedule), stages_(schedule.num_stages()), microbatches_(schedule.microbatches),
         transfer_(transfer_time(costs)),
-        event_end_(2 * static_cast<size_t>(stages_) * microbatches_, kNotDone),
-        position_(schedule.ranks, 0), free_at_(schedule.ranks, 0.0), waiting_on_(schedule.ranks, kNotWaiting),
+        cost_{costs.forward, costs.backward_input + costs.backward_weight, costs.backward_input,
+              costs.backward_weight},
+        event_end_(table_size(stages_, microbatches_), kNotDone),
+        position_(schedule.ranks, 0),
+        free_at_(schedule.ranks, 0.0), waiting_on_(schedule.ranks, kNotWaiting),
         ready_(is_whole(costs.forward) && is_whole(costs.backward_input) && is_whole(costs.backward_weight) &&
-               is_whole(transfer_)) {}
-
-  std::optional<Stall> run(const std::function<void(const StartedAction&)>& on_start) {
+                   is_whole(transfer_),
+               *std::max_element(std::begin(cost_), std::end(cost_)) + transfer_) {
     for (int rank = 0; rank < schedule_.ranks; ++rank) ready_.push(0.0, rank);
+  }
+
+  bool next(StartedAction& started) {
     while (!ready_.empty()) {
       const auto [now, rank] = ready_.pop();
-      step(rank, now, on_start);
+      if (try_start(rank, now, started)) return true;
     }
+    return false;
+  }
+
+  std::optional<Stall> stall() const {
     for (int rank = 0; rank < schedule_.ranks; ++rank) {
-      skip_communication(rank);
       const auto& list = schedule_.actions[rank];
-      if (position_[rank] < list.size())
-        return Stall{rank, position_[rank], list[position_[rank]], describe_event(waiting_on_[rank])};
+      size_t position = position_[rank];
+      while (position < list.size() && communicates(list[position].kind)) ++position;
+      if (position < list.size())
+        return Stall{rank, position, list[position], describe_event(waiting_on_[rank])};
     }
     return std::nullopt;
   }
 
  private:
-  int64_t forward_event(int stage, int mb) const { return static_cast<int64_t>(stage) * microbatches_ + mb; }
-  int64_t input_grad_event(int stage, int mb) const {
-    return static_cast<int64_t>(stages_) * microbatches_ + forward_event(stage, mb);
+  // Event times are stored in blocks of 8 micro-batches (one cache line of doubles) per (kind, stage), with all
+  // stages of one micro-batch block side by side. A micro-batch travels through neighbouring stages at about the
+  // same time, so the events the ranks touch together share a few pages; one row per stage instead spreads them
+  // over thousands of pages, and at p = 512 the page-table misses dominated the whole run.
+  static constexpr int kBlockShift = 3;
+  static constexpr int64_t kBlock = int64_t{1} << kBlockShift;
+  int64_t event(int kind_row, int stage, int mb) const {
+    const int64_t line = (static_cast<int64_t>(mb >> kBlockShift) * 2 + kind_row) * stages_ + stage;
+    return line * kBlock + (mb & (kBlock - 1));
   }
-  int stage_of_event(int64_t event) const {
-    return static_cast<int>((event % (static_cast<int64_t>(stages_) * microbatches_)) / microbatches_);
+  int64_t forward_event(int stage, int mb) const { return event(0, stage, mb); }
+  int64_t input_grad_event(int stage, int mb) const { return event(1, stage, mb); }
+  static size_t table_size(int stages, int microbatches) {
+    const int64_t blocks = (microbatches + kBlock - 1) / kBlock;
+    return static_cast<size_t>(blocks * 2 * stages * kBlock);
   }
 
   std::string describe_event(int64_t event) const {
     if (event == kNotWaiting) return "nothing";
-    const bool forward = event < static_cast<int64_t>(stages_) * microbatches_;
-    const int mb = static_cast<int>(event % microbatches_);
-    return std::to_string(stage_of_event(event)) + (forward ? "F" : "B/I") + std::to_string(mb);
+    const int64_t line = event / kBlock;
+    const int stage = static_cast<int>(line % stages_);
+    const bool forward = (line / stages_) % 2 == 0;
+    const int mb = static_cast<int>((line / stages_ / 2) * kBlock + event % kBlock);
+    return std::to_string(stage) + (forward ? "F" : "B/I") + std::to_string(mb);
   }
 
-  void skip_communication(int rank) {
-    const auto& list = schedule_.actions[rank];
-    while (position_[rank] < list.size() && is_communication(list[position_[rank]].kind)) ++position_[rank];
-  }
-
-  double cost_of(ActionKind kind) const {
-    switch (kind) {
-      case ActionKind::F: return costs_.forward;
-      case ActionKind::B: return costs_.backward_input + costs_.backward_weight;
-      case ActionKind::I: return costs_.backward_input;
-      case ActionKind::W: return costs_.backward_weight;
-      default: return 0.0;
-    }
-  }
-
-  // Fills `deps` with the events `action` needs; returns how many.
-  int dependencies(const Action& action, int64_t deps[2]) const {
+  // Fills `needs` with the events `action` waits for; returns how many.
+  int dependencies(const Action& action, Need needs[2]) const {
     const int s = action.stage, m = action.microbatch;
     switch (action.kind) {
       case ActionKind::F:
         if (s == 0) return 0;
-        deps[0] = forward_event(s - 1, m);
+        needs[0] = {forward_event(s - 1, m), s - 1};
         return 1;
       case ActionKind::B:
       case ActionKind::I:
-        deps[0] = forward_event(s, m);
+        needs[0] = {forward_event(s, m), s};
         if (s == stages_ - 1) return 1;
-        deps[1] = input_grad_event(s + 1, m);
+        needs[1] = {input_grad_event(s + 1, m), s + 1};
         return 2;
       case ActionKind::W:
-        deps[0] = input_grad_event(s, m);
+        needs[0] = {input_grad_event(s, m), s};
         return 1;
       default: return 0;
     }
   }
 
-  void step(int rank, double now, const std::function<void(const StartedAction&)>& on_start) {
-    skip_communication(rank);
+  // Starts the rank's next compute action if its inputs are there at `now`; otherwise queues the rank again
+  // for when they land (or leaves it waiting for an event not yet produced).
+  bool try_start(int rank, double now, StartedAction& started) {
     const auto& list = schedule_.actions[rank];
-    if (position_[rank] >= list.size()) return;
-    const Action& action = list[position_[rank]];
-    int64_t deps[2];
-    const int count = dependencies(action, deps);
+    size_t& position = position_[rank];
+    while (position < list.size() && communicates(list[position].kind)) ++position;
+    if (position >= list.size()) return false;
+    const Action& action = list[position];
+    Need needs[2];
+    const int count = dependencies(action, needs);
     double start = free_at_[rank];
     for (int i = 0; i < count; ++i) {
-      const double done_at = event_end_[deps[i]];
+      const double done_at = event_end_[needs[i].event];
       if (done_at == kNotDone) {
-        waiting_on_[rank] = deps[i];  // woken when the event is produced
-        return;
+        waiting_on_[rank] = needs[i].event;  // woken when the event is produced
+        return false;
       }
-      const bool remote = schedule_.rank_of(stage_of_event(deps[i])) != rank;
+      const bool remote = schedule_.stage_to_rank[needs[i].stage] != rank;
       start = std::max(start, done_at + (remote ? transfer_ : 0.0));
     }
-    if (start > now) {  // data still in flight: come back when it lands so starts are reported in time order
+    if (start > now) {  // data still in flight: come back when it lands so starts come out in time order
       ready_.push(start, rank);
-      return;
+      return false;
     }
-    const double end = start + cost_of(action.kind);
-    on_start({rank, position_[rank], action, start, end});
-    ++position_[rank];
+    const double end = start + cost_[static_cast<int>(action.kind)];
+    started = {rank, position, action, start, end};
+    prefetch_ahead(list, position);
+    ++position;
     free_at_[rank] = end;
     ready_.push(end, rank);
     publish(action, end, now);
+    return true;
+  }
+
+  // The run hops between hundreds of ranks' lists (and stages' event rows), far more streams than the
+  // hardware prefetcher follows, so every first touch of a line would otherwise be a full memory latency.
+  // The rank comes back to its list after one round over the ranks; by then these lines are in cache.
+  void prefetch_ahead(const std::vector<Action>& list, size_t position) const {
+    constexpr size_t kActionsAhead = 32;
+    if (position + kActionsAhead < list.size()) __builtin_prefetch(&list[position + kActionsAhead]);
   }
 
   void publish(const Action& action, double end, double now) {
     const int s = action.stage, m = action.microbatch;
     if (action.kind == ActionKind::F) {
       event_end_[forward_event(s, m)] = end;
-      if (s + 1 < stages_) wake(schedule_.rank_of(s + 1), forward_event(s, m), now);
-    } else if (action.kind == ActionKind::B || action.kind == ActionKind::I) {
+      if (s + 1 < stages_) wake(schedule_.stage_to_rank[s + 1], forward_event(s, m), now);
+    } else if (produces_input_gradient(action.kind)) {
       event_end_[input_grad_event(s, m)] = end;
-      if (s > 0) wake(schedule_.rank_of(s - 1), input_grad_event(s, m), now);
+      if (s > 0) wake(schedule_.stage_to_rank[s - 1], input_grad_event(s, m), now);
     }
   }
 
@@ -188,10 +177,10 @@ class Engine {
   }
 
   const Schedule& schedule_;
-  const CostModel& costs_;
   const int stages_;
   const int microbatches_;
   const double transfer_;
+  const double cost_[4];  // indexed by the compute kinds F, B, I, W (action.h's enum order)
   std::vector<double> event_end_;
   std::vector<size_t> position_;
   std::vector<double> free_at_;
@@ -199,12 +188,12 @@ class Engine {
   ReadyQueue ready_;
 };
 
-}  // namespace
+DependencyRun::DependencyRun(const Schedule& schedule, const CostModel& costs)
+    : engine_(std::make_unique<Engine>(schedule, costs)) {}
+DependencyRun::~DependencyRun() = default;
 
-std::optional<Stall> run_dependencies(const Schedule& schedule, const CostModel& costs,
-                                      const std::function<void(const StartedAction&)>& on_start) {
-  return Engine(schedule, costs).run(on_start);
-}
+bool DependencyRun::next(StartedAction& started) { return engine_->next(started); }
+std::optional<Stall> DependencyRun::stall() const { return engine_->stall(); }
 
 }  // namespace detail
 }  // namespace schedule

@@ -1,12 +1,12 @@
 // Internal: the one dependency-driven run of a schedule's compute actions that the simulator, the lowering
 // pass and the validator's dry run share. Each rank runs its list in order; an action starts when the rank is
 // free and the data it needs has arrived (plus the transfer time when it comes from another rank).
-// Actions are reported in nondecreasing start time, which gives lowering its global serialization.
+// Actions come out in nondecreasing start time, which gives lowering its global serialization.
 // SEND/RECV actions in the input are skipped: data dependencies are implied by the compute actions.
 #pragma once
 
 #include <cstddef>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -33,10 +33,25 @@ struct Stall {
   std::string waiting_for;  // e.g. "1F3"
 };
 
-// Expects stages/micro-batches in range (the validator's static checks guarantee it).
-// Returns the first stalled rank if the run cannot finish.
-std::optional<Stall> run_dependencies(const Schedule& schedule, const CostModel& costs,
-                                      const std::function<void(const StartedAction&)>& on_start);
+// Pull-style, so the callers' per-action work inlines into their own loops instead of going through a
+// std::function per action. Expects stages/micro-batches in range (the validator's static checks guarantee it)
+// and `schedule` to outlive the run.
+class DependencyRun {
+ public:
+  DependencyRun(const Schedule& schedule, const CostModel& costs);
+  ~DependencyRun();
+  DependencyRun(const DependencyRun&) = delete;
+  DependencyRun& operator=(const DependencyRun&) = delete;
+
+  // Fills `started` with the next action to start; false once no rank can start anything.
+  bool next(StartedAction& started);
+  // After next() returned false: the first stalled rank, or nothing when every list ran to its end.
+  std::optional<Stall> stall() const;
+
+ private:
+  class Engine;
+  std::unique_ptr<Engine> engine_;
+};
 
 }  // namespace detail
 }  // namespace schedule

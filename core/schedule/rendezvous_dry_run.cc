@@ -2,13 +2,15 @@
 
 #include <vector>
 
+#include "core/schedule/kind_traits.h"
+
 namespace sluice {
 namespace schedule {
 namespace detail {
 namespace {
 
 // The action the peer must be at for `action` to complete, and the peer's stage.
-Action counterpart(const Action& action) {
+inline Action counterpart(const Action& action) {
   const int s = action.stage, m = action.microbatch;
   switch (action.kind) {
     case ActionKind::SEND_F: return {s + 1, ActionKind::RECV_F, m};
@@ -33,14 +35,14 @@ std::optional<ValidationIssue> rendezvous_dry_run(const Schedule& schedule) {
     const int rank = runnable.back();
     runnable.pop_back();
     while (const Action* action = current(rank)) {
-      if (is_compute(action->kind)) {
+      if (computes(action->kind)) {
         ++position[rank];
         continue;
       }
       const Action partner = counterpart(*action);
       const int peer = schedule.rank_of(partner.stage);
       const Action* peer_action = current(peer);
-      if (peer_action == nullptr || *peer_action != partner) break;  // wait; the peer resumes us on arrival
+      if (peer_action == nullptr || !same_action(*peer_action, partner)) break;  // wait; the peer resumes us on arrival
       ++position[rank];
       ++position[peer];
       runnable.push_back(peer);

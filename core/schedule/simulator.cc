@@ -28,11 +28,14 @@ SimulationResult simulate(const Schedule& schedule, const CostModel& costs) {
   SimulationResult result;
   result.busy.assign(schedule.ranks, 0.0);
   result.timeline.resize(schedule.ranks);
-  const auto stall = detail::run_dependencies(schedule, costs, [&](const detail::StartedAction& started) {
+  detail::DependencyRun run(schedule, costs);
+  detail::StartedAction started;
+  while (run.next(started)) {
     result.timeline[started.rank].push_back({started.action, started.start, started.end});
     result.busy[started.rank] += started.end - started.start;
     result.makespan = std::max(result.makespan, started.end);
-  });
+  }
+  const auto stall = run.stall();
   if (stall)
     throw Error(ErrorCode::kInvalidArgument, "cannot simulate schedule '" + schedule.name + "': rank " +
                                                  std::to_string(stall->rank) + ", action " +

@@ -1,8 +1,14 @@
 #include "core/schedule/validator_checks.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/common/error.h"
 
 namespace sluice {
 namespace schedule {
@@ -17,22 +23,40 @@ std::string pair_name(int stage, int mb) {
 }
 
 // Where each (kind, stage, micro-batch) sits in its rank's list. Stages live on exactly one rank, so the
-// position alone identifies the action once placement is checked. int32 keeps p=512, m=4096 within budget.
+// position alone identifies the action once placement is checked. Slots hold position + 1, so that the
+// all-zero memory calloc returns means "absent" without a pass that fills the table; `Slot` is uint16_t when
+// every list is short enough (p = 512, m = 4096 lists are under 60,000 actions), halving the table, whose
+// fresh pages cost more than the checks themselves. The kinds of one (stage, micro-batch) are adjacent: the
+// checks of one action look up several kinds of the same pair, which then share a cache line.
+template <typename Slot>
 class PositionTable {
  public:
   PositionTable(int stages, int microbatches)
-      : microbatches_(microbatches), positions_(static_cast<size_t>(kKinds) * stages * microbatches, kAbsent) {}
-  int32_t& at(ActionKind kind, int stage, int mb) {
-    return positions_[(static_cast<size_t>(kind) * (positions_.size() / kKinds)) +
-                      static_cast<size_t>(stage) * microbatches_ + mb];
+      : microbatches_(microbatches),
+        slots_(static_cast<Slot*>(std::calloc(static_cast<size_t>(kKinds) * stages * microbatches, sizeof(Slot)))) {
+    if (!slots_) throw Error(ErrorCode::kInternal, "validator: out of memory for the position table");
   }
-  int32_t get(ActionKind kind, int stage, int mb) { return at(kind, stage, mb); }
+  int32_t get(ActionKind kind, int stage, int mb) const {
+    return static_cast<int32_t>(slots_.get()[index(kind, stage, mb)]) - 1;
+  }
+  void set(ActionKind kind, int stage, int mb, size_t position) {
+    slots_.get()[index(kind, stage, mb)] = static_cast<Slot>(position + 1);
+  }
+  // Whether every position of a list of `length` actions fits in a Slot next to the "absent" value.
+  static bool fits(size_t length) { return length < std::numeric_limits<Slot>::max(); }
 
  private:
+  size_t index(ActionKind kind, int stage, int mb) const {
+    return (static_cast<size_t>(stage) * microbatches_ + mb) * kKinds + static_cast<size_t>(kind);
+  }
+  struct Free {
+    void operator()(Slot* slots) const { std::free(slots); }
+  };
   int microbatches_;
-  std::vector<int32_t> positions_;
+  std::unique_ptr<Slot[], Free> slots_;
 };
 
+template <typename Slot>
 class ActionChecker {
  public:
   explicit ActionChecker(const Schedule& schedule)
@@ -77,7 +101,7 @@ class ActionChecker {
                                                                                              : true;
     if (!needs_peer)
       return at(rank, i, "no message is due here: the neighbouring stage is on the same rank or does not exist");
-    int32_t& slot = table_.at(a.kind, s, a.microbatch);
+    const int32_t slot = table_.get(a.kind, s, a.microbatch);
     if (slot != kAbsent)
       return at(rank, i, std::string("duplicate: ") + kind_name(a.kind) + " of " + pair_name(s, a.microbatch) +
                              " already runs at action " + std::to_string(slot));
@@ -87,7 +111,7 @@ class ActionChecker {
     if (a.kind == ActionKind::B && (table_.get(ActionKind::I, s, a.microbatch) != kAbsent ||
                                     table_.get(ActionKind::W, s, a.microbatch) != kAbsent))
       return at(rank, i, "mixes a fused B with split I/W for " + pair_name(s, a.microbatch));
-    slot = static_cast<int32_t>(i);
+    table_.set(a.kind, s, a.microbatch, i);
     return std::nullopt;
   }
 
@@ -99,17 +123,24 @@ class ActionChecker {
 
   // `needed` must sit earlier on the same rank. `describe` names it; called only on failure because building
   // strings for every action would dominate validation time at p=512, m=4096.
+  // The passing test stays small enough to inline; the issue is built out of line (it runs at most once).
   template <typename Describe>
   std::optional<ValidationIssue> require_before(int rank, size_t i, int32_t needed, Describe describe) {
-    if (needed == kAbsent)
-      return at(rank, i, "needs " + describe() + ", which rank " + std::to_string(rank) + " never runs");
-    if (static_cast<size_t>(needed) > i)
-      return at(rank, i, "runs before " + describe() + " (action " + std::to_string(needed) + "), which it needs");
-    return std::nullopt;
+    if (needed != kAbsent && static_cast<size_t>(needed) <= i) return std::nullopt;
+    return order_issue(rank, i, needed, describe());
+  }
+
+  [[gnu::noinline]] ValidationIssue order_issue(int rank, size_t i, int32_t needed, const std::string& what) const {
+    if (needed == kAbsent) return at(rank, i, "needs " + what + ", which rank " + std::to_string(rank) + " never runs");
+    return at(rank, i, "runs before " + what + " (action " + std::to_string(needed) + "), which it needs");
   }
 
   std::optional<ValidationIssue> require_exists(int rank, size_t i, int32_t counterpart, const Action& wanted) {
     if (counterpart != kAbsent) return std::nullopt;
+    return missing_counterpart(rank, i, wanted);
+  }
+
+  [[gnu::noinline]] ValidationIssue missing_counterpart(int rank, size_t i, const Action& wanted) const {
     return at(rank, i, "has no matching " + to_string(wanted) + " on rank " +
                            std::to_string(schedule_.rank_of(wanted.stage)));
   }
@@ -188,7 +219,7 @@ class ActionChecker {
   const Schedule& schedule_;
   const int stages_;
   const bool lowered_;
-  PositionTable table_;
+  PositionTable<Slot> table_;
 };
 
 }  // namespace
@@ -220,7 +251,12 @@ std::optional<ValidationIssue> check_header(const Schedule& schedule) {
   return std::nullopt;
 }
 
-std::optional<ValidationIssue> check_actions(const Schedule& schedule) { return ActionChecker(schedule).run(); }
+std::optional<ValidationIssue> check_actions(const Schedule& schedule) {
+  size_t longest = 0;
+  for (const auto& list : schedule.actions) longest = std::max(longest, list.size());
+  if (PositionTable<uint16_t>::fits(longest)) return ActionChecker<uint16_t>(schedule).run();
+  return ActionChecker<uint32_t>(schedule).run();
+}
 
 }  // namespace detail
 }  // namespace schedule
