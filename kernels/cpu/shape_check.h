@@ -1,14 +1,15 @@
-// Shape checks shared by the CPU kernels; each failure names the op, the operand and both shapes.
+// Operand checks of the CPU kernels: the shared shape checks plus "this tensor is in host memory".
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/shape_check.h"
 #include "kernels/tensor.h"
 
 namespace sluice::kernels::cpu_detail {
 
-void require_shape(const char* op, const char* operand, const Tensor& tensor, int64_t rows, int64_t cols);
-void require_same_shape(const char* op, const char* operand, const Tensor& tensor, const Tensor& reference);
+using kernels::require_same_shape;
+using kernels::require_shape;
 void require_host(const char* op, const Tensor& tensor);
 
 }  // namespace sluice::kernels::cpu_detail

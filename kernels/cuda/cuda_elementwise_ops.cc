@@ -7,8 +7,6 @@
 namespace sluice::kernels {
 
 using cuda_detail::require_device;
-using cuda_detail::require_same_shape;
-using cuda_detail::require_shape;
 
 void CudaBackend::add_bias(const Tensor& bias, Tensor& y) {
   require_device("add_bias", "bias", bias);

@@ -11,8 +11,6 @@ namespace {
 
 using cuda_detail::require_device;
 using cuda_detail::require_devices;
-using cuda_detail::require_same_shape;
-using cuda_detail::require_shape;
 
 void check_probability(const char* op, float p) {
   if (!(p >= 0.0f && p < 1.0f)) {

@@ -11,7 +11,6 @@ namespace sluice::kernels {
 
 using cuda_detail::require_device;
 using cuda_detail::require_devices;
-using cuda_detail::require_same_shape;
 
 double CudaBackend::mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) {
   require_devices("mse", {{"pred", &pred}, {"target", &target}, {"grad", &grad}});

@@ -6,12 +6,13 @@
 #include <initializer_list>
 #include <utility>
 
+#include "kernels/shape_check.h"
 #include "kernels/tensor.h"
 
 namespace sluice::kernels::cuda_detail {
 
-void require_shape(const char* op, const char* operand, const Tensor& tensor, int64_t rows, int64_t cols);
-void require_same_shape(const char* op, const char* operand, const Tensor& tensor, const Tensor& reference);
+using kernels::require_same_shape;
+using kernels::require_shape;
 // A host tensor passed to a CUDA op would be dereferenced on the device: reject it before the launch.
 void require_device(const char* op, const char* operand, const Tensor& tensor);
 // require_device for each (operand name, tensor) pair.
