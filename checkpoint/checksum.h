@@ -1,4 +1,4 @@
-// CRC32 (zlib) of a dataset's bytes: cheap enough to compute on every save and every read, and strong enough to
+// CRC-32 (IEEE; the value zlib.crc32 gives) of a dataset's bytes: cheap enough to compute on every save and every read, and strong enough to
 // catch the torn writes and bit flips a checkpoint on a shared file system actually meets.
 #pragma once
 

@@ -20,7 +20,7 @@ constexpr const char* kFormatVersionAttribute = "format_version";
 constexpr const char* kConfigAttribute = "config";
 constexpr const char* kCreatedByAttribute = "created_by";
 
-// Per-dataset attribute holding zlib's crc32 of the dataset's bytes as stored (little-endian, row-major).
+// Per-dataset attribute holding the CRC-32 (as zlib.crc32 computes it) of the dataset's bytes as stored (little-endian, row-major).
 constexpr const char* kChecksumAttribute = "crc32";
 
 }  // namespace sluice::checkpoint

@@ -7,7 +7,7 @@ packages=(
   bazel-bootstrap g++ gfortran make cmake pkg-config
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
-  libopenblas-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev zlib1g-dev
+  libopenblas-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev libdeflate-dev
   python3 valgrind procps
   slurmd slurmctld slurm-client munge
 )
