@@ -47,10 +47,6 @@ void require_started(const sluice_trainer* t) {
   }
 }
 
-void require_batch(int64_t batch) {
-  require(batch > 0, "batch must be positive, got " + std::to_string(batch));
-}
-
 }  // namespace
 
 extern "C" {
@@ -79,20 +75,37 @@ int sluice_version(void) { return SLUICE_VERSION; }
 
 sluice_status sluice_trainer_create(MPI_Comm comm, const char* config, sluice_trainer** out) {
   if (out != nullptr) *out = nullptr;
-  return sluice::capi::guarded("sluice_trainer_create", [&] {
+  std::unique_ptr<sluice_trainer> t;
+  const sluice_status local = sluice::capi::guarded("sluice_trainer_create", [&] {
     require(out != nullptr, "out (sluice_trainer**) is NULL");
     require(config != nullptr, "config is NULL (pass YAML text or a file path)");
     require(comm != MPI_COMM_NULL, "communicator is MPI_COMM_NULL");
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) throw Error(ErrorCode::kState, "MPI is not initialized: call MPI_Init first");
-    auto t = std::make_unique<sluice_trainer>();
+    t = std::make_unique<sluice_trainer>();
     t->comm = comm;
     t->config = sluice::config::parse_config(config);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_live.insert(t.get());
-    *out = t.release();
   });
+  // Collective: a config that fails on some ranks only (a file one node cannot read) fails on all of them,
+  // so no rank goes on to sluice_trainer_start and waits for peers that never come.
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized && comm != MPI_COMM_NULL) {
+    int failed = local != SLUICE_OK ? 1 : 0, any_failed = 0;
+    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_LOR, comm) != MPI_SUCCESS) {
+      return sluice::capi::fail(SLUICE_ERROR_COMM, "sluice_trainer_create: MPI_Allreduce on the communicator failed");
+    }
+    if (local == SLUICE_OK && any_failed) {
+      return sluice::capi::fail(SLUICE_ERROR_CONFIG,
+                                "sluice_trainer_create: failed on another rank (its own error names the cause)");
+    }
+  }
+  if (local != SLUICE_OK) return local;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_live.insert(t.get());
+  *out = t.release();
+  return SLUICE_OK;
 }
 
 sluice_status sluice_trainer_create_f(MPI_Fint comm, const char* config, sluice_trainer** out) {
@@ -136,7 +149,8 @@ sluice_status sluice_train_step(sluice_trainer* t, const float* inputs, const fl
                                 float* loss) {
   return sluice::capi::guarded("sluice_train_step", [&] {
     require_started(t);
-    require_batch(batch);
+    // batch and NULL pointers are checked inside the trainer, where all ranks agree on the verdict: a check
+    // here would return on the faulty rank only and leave the others waiting in the step.
     const sluice::runtime::StepResult r = t->trainer->train_step(inputs, targets, batch);
     if (loss != nullptr) *loss = static_cast<float>(r.loss);
   });
@@ -145,8 +159,6 @@ sluice_status sluice_train_step(sluice_trainer* t, const float* inputs, const fl
 sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outputs, int64_t batch) {
   return sluice::capi::guarded("sluice_predict", [&] {
     require_started(t);
-    require_batch(batch);
-    require(outputs != nullptr, "outputs is NULL");
     t->trainer->predict(inputs, outputs, batch);
   });
 }

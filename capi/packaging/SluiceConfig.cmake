@@ -30,7 +30,7 @@ if(NOT TARGET Sluice::sluice)
     IMPORTED_LOCATION "${_sluice_prefix}/lib/libsluice.a"
     IMPORTED_LINK_INTERFACE_LANGUAGES "CXX"
     INTERFACE_INCLUDE_DIRECTORIES "${_sluice_prefix}/include"
-    INTERFACE_LINK_LIBRARIES "MPI::MPI_C;hdf5_openmpi;yaml-cpp;openblas;z;stdc++;m;pthread")
+    INTERFACE_LINK_LIBRARIES "MPI::MPI_C;hdf5_openmpi;yaml-cpp;openblas;deflate;stdc++;m;pthread")
 endif()
 
 if("Fortran" IN_LIST _sluice_languages AND NOT TARGET Sluice::sluice_fortran)

@@ -160,8 +160,8 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
     post_receives_ahead(i);
     const Key key{a.stage, a.microbatch};
     model::StageModule* stage = stages_.at(a.stage);
-    const auto t0 = Clock::now();
-    const double start_us = std::chrono::duration<double, std::micro>(t0 - step_start).count();
+    // Start of the compute itself (after any receive wait): what the busy counters and the timeline show.
+    Clock::time_point c0 = Clock::now();
     bool computed = false;
 
     switch (a.kind) {
@@ -186,7 +186,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
         kernels::Tensor input = a.stage == 0
                                     ? input_slice(data, a.microbatch)
                                     : take_received(recv_forward_, local_inputs_, key, "input", counters);
-        const auto c0 = Clock::now();
+        c0 = Clock::now();
         kernels::Tensor output;
         if (outcome.error) {
           output = backend_.zeros(mb_rows_, stage->out_features());
@@ -203,14 +203,16 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
           if (!data.training) {
             outcome.outputs[a.microbatch] = std::move(output);
           } else {
+            // Targets are checked (and agreed on) by the trainer before the step starts.
             kernels::Tensor grad = backend_.zeros(output.rows(), output.cols());
             if (!outcome.error) {
-              if (data.targets == nullptr) {
-                throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) +
-                                                             " holds the last stage but was given no targets");
+              try {
+                outcome.loss_sum += loss_(output, data.targets + a.microbatch * mb_rows_ * data.target_features,
+                                          data.global_batch, grad);
+              } catch (...) {
+                outcome.error = std::current_exception();
+                grad = backend_.zeros(output.rows(), output.cols());
               }
-              outcome.loss_sum += loss_(output, data.targets + a.microbatch * mb_rows_ * data.target_features,
-                                        data.global_batch, grad);
             }
             local_grads_[key] = std::move(grad);
           }
@@ -226,7 +228,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
       case ActionKind::B:
       case ActionKind::I: {
         kernels::Tensor grad_out = take_received(recv_backward_, local_grads_, key, "output gradient", counters);
-        const auto c0 = Clock::now();
+        c0 = Clock::now();
         kernels::Tensor grad_in;
         if (!outcome.error) {
           try {
@@ -251,7 +253,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
         break;
       }
       case ActionKind::W: {
-        const auto c0 = Clock::now();
+        c0 = Clock::now();
         if (!outcome.error) {
           try {
             stage->backward_weight(data.microbatch_offset + a.microbatch);
@@ -267,8 +269,9 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
     }
     if (computed) track_stash(counters);
     if (trace && computed) {
-      counters.timeline.push_back(
-          {schedule::to_string(a), start_us, std::chrono::duration<double, std::micro>(Clock::now() - t0).count()});
+      counters.timeline.push_back({schedule::to_string(a),
+                                   std::chrono::duration<double, std::micro>(c0 - step_start).count(),
+                                   std::chrono::duration<double, std::micro>(Clock::now() - c0).count()});
     }
     reap_sends(false);
   }

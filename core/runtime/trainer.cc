@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/common/error.h"
 #include "core/model/loss.h"
 #include "core/model/partition.h"
+#include "core/runtime/agreement.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/runtime/placement.h"
@@ -47,8 +49,32 @@ void Trainer::start() {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(world_in_, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
+  // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
+  mpi_ = std::make_unique<comm::MpiContext>(world_in_, cfg_.pipeline.stages);
 
+  // Everything else may fail on some ranks only (a custom layer registered on one rank, a device missing on
+  // one node): build locally, then agree, so that either every rank starts or every rank reports an error.
+  std::exception_ptr error;
+  try {
+    build_local_state();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  try {
+    agree_or_throw(mpi_->world_group(), error, "sluice_trainer_start");
+  } catch (...) {
+    stages_.clear();
+    executor_.reset();
+    predictor_.reset();
+    optimizer_.reset();
+    mpi_.reset();
+    throw;
+  }
+  started_ = true;
+}
+
+void Trainer::build_local_state() {
   const int P = cfg_.pipeline.stages;
   const int V = cfg_.pipeline.chunks;
   // Schedule first: a bad (schedule, P, M, V) combination is a config error worth reporting before
@@ -56,6 +82,7 @@ void Trainer::start() {
   schedule::Schedule compute = schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, V);
   lowered_ = schedule::lower(compute);
   schedule::validate(lowered_);
+  check_tag_bound();
 
   backend_ = &kernels::backend_for(cfg_.device);
   kernels::Backend& backend = *backend_;
@@ -75,6 +102,7 @@ void Trainer::start() {
 
   const model::RecomputePolicy recompute =
       model::parse_recompute(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
+  stages_.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (lowered_.stage_to_rank[stage] != layout_.stage_rank) continue;
     std::vector<std::unique_ptr<model::Layer>> mine;
@@ -91,7 +119,6 @@ void Trainer::start() {
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
   loss_kind_ = model::parse_loss(cfg_.loss);
 
-  mpi_ = std::make_unique<comm::MpiContext>(world_in_, P);
   std::map<int, model::StageModule*> raw;
   for (auto& [index, stage] : stages_) raw[index] = stage.get();
   auto loss = [this](const kernels::Tensor& out, const float* targets, int64_t global_batch, kernels::Tensor& grad) {
@@ -102,7 +129,20 @@ void Trainer::start() {
   forward_only_ = std::make_unique<schedule::Schedule>(forward_only(lowered_));
   predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, backend, mpi_->pipeline(), loss,
                                           [](int) {});
-  started_ = true;
+}
+
+void Trainer::check_tag_bound() const {
+  // Messages are tagged per (stage, micro-batch, direction); MPI only promises tags up to 32767.
+  int* bound = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(mpi_->world(), MPI_TAG_UB, &bound, &found);
+  const int64_t largest = 2LL * cfg_.pipeline.microbatches * lowered_.num_stages() - 1;
+  if (found && bound != nullptr && largest > *bound) {
+    throw Error(ErrorCode::kConfig, "pipeline.microbatches (" + std::to_string(cfg_.pipeline.microbatches) + ") x " +
+                                        std::to_string(lowered_.num_stages()) + " stages needs message tags up to " +
+                                        std::to_string(largest) + " but this MPI allows only " +
+                                        std::to_string(*bound) + "; use fewer micro-batches or chunks");
+  }
 }
 
 double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch,
@@ -142,25 +182,42 @@ void Trainer::finish_reductions() {
   }
 }
 
-void Trainer::check_step_inputs(const float* inputs, const float* targets, int64_t rows) {
+void Trainer::check_step_inputs(const float* inputs, const float* targets, int64_t rows, bool targets_everywhere) {
   std::string problem;
-  if (rows <= 0 || rows % cfg_.pipeline.microbatches != 0) {
-    problem = "batch of " + std::to_string(rows) + " rows is not a positive multiple of pipeline.microbatches (" +
+  if (rows <= 0) {
+    problem = "batch must be positive, got " + std::to_string(rows) + " (rank " + std::to_string(layout_.rank) + ")";
+  } else if (rows % cfg_.pipeline.microbatches != 0) {
+    problem = "batch of " + std::to_string(rows) + " rows on rank " + std::to_string(layout_.rank) +
+              " is not a positive multiple of pipeline.microbatches (" +
               std::to_string(cfg_.pipeline.microbatches) + ")";
   } else if (stages_.count(0) && inputs == nullptr) {
     problem = "rank " + std::to_string(layout_.rank) + " holds the first stage but inputs is NULL";
-  } else if (stages_.count(lowered_.num_stages() - 1) && targets == nullptr) {
-    problem = "rank " + std::to_string(layout_.rank) + " holds the last stage but targets is NULL";
+  } else if (targets == nullptr && (targets_everywhere || stages_.count(lowered_.num_stages() - 1))) {
+    problem = targets_everywhere ? "outputs is NULL on rank " + std::to_string(layout_.rank)
+                                 : "rank " + std::to_string(layout_.rank) + " holds the last stage but targets is NULL";
   }
+  std::exception_ptr error;
+  if (!problem.empty()) error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, problem));
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
-  const bool bad = mpi_->world_group().any(!problem.empty());
-  if (!problem.empty()) throw Error(ErrorCode::kInvalidArgument, problem);
-  if (bad) throw Error(ErrorCode::kInvalidArgument, "another rank rejected this step's arguments (see its error)");
+  agree_or_throw(mpi_->world_group(), error, "argument check");
+  // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over
+  // rows x replicas samples.
+  const double mine = static_cast<double>(rows);
+  const std::vector<double> all = mpi_->world_group().all_gather(&mine, 1);
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r] != all[0]) {
+      throw Error(ErrorCode::kInvalidArgument, "ranks passed different batch sizes (rank 0: " +
+                                                   std::to_string(static_cast<int64_t>(all[0])) + ", rank " +
+                                                   std::to_string(r) + ": " +
+                                                   std::to_string(static_cast<int64_t>(all[r])) +
+                                                   "); every rank must pass the same batch");
+    }
+  }
 }
 
 StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs(inputs, targets, rows);
+  check_step_inputs(inputs, targets, rows, false);
   for (auto& [index, stage] : stages_) {
     stage->zero_grad();
     stage->reset_peaks();
@@ -184,12 +241,11 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   finish_reductions();
 
   // Agree on failure across all ranks: the step is dropped everywhere, parameters stay as they were.
-  const bool failed = mpi_->world_group().any(static_cast<bool>(outcome.error));
-  if (failed) {
+  try {
+    agree_or_throw(mpi_->world_group(), outcome.error, "step " + std::to_string(step_ + 1) + " (no update applied)");
+  } catch (...) {
     for (auto& [index, stage] : stages_) stage->zero_grad();
-    if (outcome.error) std::rethrow_exception(outcome.error);
-    throw Error(ErrorCode::kCallback, "step " + std::to_string(step_ + 1) +
-                                          " failed on another rank (its error names the cause); no update applied");
+    throw;
   }
 
   StepResult result;
@@ -247,7 +303,7 @@ double Trainer::measure_bubble() {
 
 void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs(inputs, outputs, rows);  // outputs stands in for targets: every rank must pass one
+  check_step_inputs(inputs, outputs, rows, true);  // outputs are filled on every rank
   StepData data;
   data.inputs = inputs;
   data.rows = rows;
@@ -259,9 +315,7 @@ void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
   data.training = false;
   StepCounters counters;
   StepOutcome outcome = predictor_->run(data, counters, false);
-  const bool failed = mpi_->world_group().any(static_cast<bool>(outcome.error));
-  if (outcome.error) std::rethrow_exception(outcome.error);
-  if (failed) throw Error(ErrorCode::kCallback, "prediction failed on another rank (its error names the cause)");
+  agree_or_throw(mpi_->world_group(), outcome.error, "prediction");
   // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
   const int last_rank = lowered_.stage_to_rank.back();
   const int64_t mb_rows = rows / cfg_.pipeline.microbatches;
@@ -304,7 +358,10 @@ std::string Trainer::layout_description() {
       << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
       << "\n";
   if (layout_.rank == 0) {
-    for (int r = 0; r < layout_.world; ++r) out << "  " << std::string(all.data() + r * kLine) << "\n";
+    for (int r = 0; r < layout_.world; ++r) {
+      const char* slot = all.data() + static_cast<size_t>(r) * kLine;
+      out << "  " << std::string(slot, strnlen(slot, kLine)) << "\n";  // a full slot has no terminating NUL
+    }
   }
   return out.str();
 }

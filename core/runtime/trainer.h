@@ -94,7 +94,11 @@ class Trainer {
   void set_tracing(bool on) { tracing_ = on; }
 
  private:
-  void check_step_inputs(const float* inputs, const float* targets, int64_t rows);
+  void build_local_state();
+  void check_tag_bound() const;
+  // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
+  // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
+  void check_step_inputs(const float* inputs, const float* targets, int64_t rows, bool targets_everywhere);
   void start_reduction(int stage);
   void finish_reductions();
   double clip_gradients();

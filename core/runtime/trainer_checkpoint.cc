@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "checkpoint/save.h"
 #include "checkpoint/save_layout.h"
 #include "core/common/error.h"
+#include "core/config/config_parser.h"
+#include "core/runtime/agreement.h"
 
 namespace sluice::runtime {
 namespace {
@@ -87,10 +90,44 @@ void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>&
   reader.train_int("optimizer_steps");
 }
 
-void agree(Trainer& trainer, const std::exception_ptr& error, const char* what) {
-  const bool any = trainer.mpi().world_group().any(static_cast<bool>(error));
-  if (error) std::rethrow_exception(error);
-  if (any) throw Error(ErrorCode::kCheckpoint, std::string(what) + " failed on another rank (see its error)");
+// An exact restart continues the SAME run: same model, seed and data. The pipeline layout, the number of
+// micro-batches, the step count and the learning rate may change; these may not, or the restart would
+// silently train something else.
+void check_same_run(const checkpoint::Reader& reader, const config::Config& now) {
+  const auto it = reader.attributes().find("config");
+  if (it == reader.attributes().end()) return;  // written by something other than the trainer: shapes decide
+  const config::Config saved = config::parse_config(it->second);
+  auto refuse = [&](const std::string& key, const std::string& was, const std::string& is) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' was written with " + key + " = " + was +
+                                            " but the config now has " + is +
+                                            "; a restart must continue the same run (start a new run instead)");
+  };
+  if (saved.seed != now.seed) refuse("seed", std::to_string(saved.seed), std::to_string(now.seed));
+  if (saved.loss != now.loss) refuse("loss", saved.loss, now.loss);
+  if (saved.data.type != now.data.type) refuse("data.type", saved.data.type, now.data.type);
+  if (saved.data.batch != now.data.batch) {
+    refuse("data.batch", std::to_string(saved.data.batch), std::to_string(now.data.batch));
+  }
+  if (saved.model.inputs != now.model.inputs) {
+    refuse("model.inputs", std::to_string(saved.model.inputs), std::to_string(now.model.inputs));
+  }
+  if (saved.model.layers.size() != now.model.layers.size()) {
+    refuse("the number of model.layers", std::to_string(saved.model.layers.size()),
+           std::to_string(now.model.layers.size()));
+  }
+  for (size_t i = 0; i < saved.model.layers.size(); ++i) {
+    const config::LayerSpec& a = saved.model.layers[i];
+    const config::LayerSpec& b = now.model.layers[i];
+    const std::string key = "model.layers." + std::to_string(i);
+    if (a.type != b.type) refuse(key + ".type", a.type, b.type);
+    if (a.name != b.name) refuse(key + ".name", a.name, b.name);
+    if (a.outputs != b.outputs) refuse(key + ".outputs", std::to_string(a.outputs), std::to_string(b.outputs));
+    if (a.hidden != b.hidden) refuse(key + ".hidden", std::to_string(a.hidden), std::to_string(b.hidden));
+    if (a.activation != b.activation) refuse(key + ".activation", a.activation, b.activation);
+    if (a.p != b.p) refuse(key + ".p", std::to_string(a.p), std::to_string(b.p));
+    if (a.eps != b.eps) refuse(key + ".eps", std::to_string(a.eps), std::to_string(b.eps));
+    if (a.bias != b.bias) refuse(key + ".bias", a.bias ? "true" : "false", b.bias ? "true" : "false");
+  }
 }
 
 }  // namespace
@@ -130,21 +167,26 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   checkpoint::Reader reader(world, path);
   checkpoint::verify_all(world, reader.file());
 
-  // Check everything this rank will read before overwriting anything, then agree, then read.
+  // Read everything this rank needs into staging buffers, agree that every rank succeeded, and only then
+  // overwrite the live state: a failure anywhere leaves every rank's trainer as it was.
   std::vector<Slot> slots = slots_of(local_parameters(trainer), trainer.optimizer());
+  std::vector<std::vector<float>> staged(slots.size());
   std::exception_ptr error;
   try {
+    check_same_run(reader, trainer.config());
     check_compatible(reader, slots, trainer.config());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      staged[i].resize(static_cast<size_t>(slots[i].tensor->size()));
+      reader.read_into(slots[i].path, staged[i].data(), staged[i].size());
+    }
   } catch (...) {
     error = std::current_exception();
   }
-  agree(trainer, error, "checkpoint check");
+  agree_or_throw(trainer.mpi().world_group(), error, "checkpoint load of '" + reader.file() + "'");
 
   kernels::Backend& backend = trainer.backend();
-  for (const Slot& s : slots) {
-    std::vector<float> host(static_cast<size_t>(s.tensor->size()));
-    reader.read_into(s.path, host.data(), host.size());
-    *s.tensor = backend.from_host(s.tensor->rows(), s.tensor->cols(), host.data());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    *slots[i].tensor = backend.from_host(slots[i].tensor->rows(), slots[i].tensor->cols(), staged[i].data());
   }
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int("step")));
   trainer.optimizer().set_step_count(reader.train_int("optimizer_steps"));
@@ -161,12 +203,22 @@ void load_checkpoint(SequentialReference& reference, const config::Config& cfg, 
 }
 
 std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep) {
+  std::exception_ptr error;
   if (trainer.layout().rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    throw Error(ErrorCode::kIo, "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno));
+    error = std::make_exception_ptr(
+        Error(ErrorCode::kIo, "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno)));
   }
+  agree_or_throw(trainer.mpi().world_group(), error, "creating checkpoint directory '" + dir + "'");
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
-  save_checkpoint(trainer, path);  // collective: its first step synchronizes after rank 0's mkdir
-  if (trainer.layout().rank == 0) checkpoint::rotate(dir, keep);
+  save_checkpoint(trainer, path);
+  if (trainer.layout().rank == 0) {
+    // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
+    try {
+      checkpoint::rotate(dir, keep);
+    } catch (const Error& e) {
+      std::cerr << "sluice: warning: could not remove old checkpoints: " << e.what() << std::endl;
+    }
+  }
   return path;
 }
 
