@@ -28,6 +28,23 @@ same_state "$work/a/ckpt_00000006.h5" "$work/b/ckpt_00000006.h5" || fail "resume
 # The same check must be able to fail: a run with another seed differs.
 train --set steps=6 --set seed=2 --set checkpoint.dir="$work/s" --set checkpoint.every=6 >/dev/null 2>&1
 same_state "$work/a/ckpt_00000006.h5" "$work/s/ckpt_00000006.h5" >/dev/null 2>&1 && fail "h5diff did not see a different seed"
+# The documented layout (docs/CHECKPOINT_FORMAT.md), read with h5dump from a checkpoint a training run wrote.
+ck="$work/a/ckpt_00000006.h5"
+header="$(h5dump -H "$ck")" || fail "h5dump cannot read $ck"
+for item in 'ATTRIBUTE "config"' 'ATTRIBUTE "format_version"' 'ATTRIBUTE "layout_stages"' 'ATTRIBUTE "layout_schedule"' \
+  'GROUP "model"' 'GROUP "layer_0000"' 'DATASET "weight"' 'ATTRIBUTE "crc32"' 'GROUP "optimizer"' \
+  'DATASET "exp_avg_sq"' 'GROUP "train"' 'DATASET "step"' 'DATASET "seed"' 'DATASET "data_position"' \
+  'DATASET "optimizer_steps"' 'GROUP "accumulation"'; do
+  echo "$header" | grep -qF "$item" || fail "h5dump shows no $item"
+done
+value() { h5dump "$@" "$ck" | grep -m1 -A1 "DATA {" | tail -1 | sed 's/.*: *//; s/"//g; s/ *$//'; }
+[ "$(value -d /train/step)" = "6" ] || fail "/train/step is $(value -d /train/step), expected 6"
+[ "$(value -a /layout_stages)" = "4" ] || fail "layout_stages is $(value -a /layout_stages), expected 4"
+# The per-dataset checksum is the standard CRC-32 of the stored bytes: a user can recompute it.
+h5dump -d /model/layer_0000/weight -b LE -o "$work/w.bin" "$ck" >/dev/null || fail "h5dump -b failed"
+crc_file="$(value -a /model/layer_0000/weight/crc32)"
+crc_here="$(python3 -c "import sys, zlib; print(zlib.crc32(open(sys.argv[1], 'rb').read()))" "$work/w.bin")"
+[ "$crc_file" = "$crc_here" ] || fail "crc32 attribute $crc_file != zlib.crc32 of the data $crc_here"
 # Resharded restart: 2 stages x 2 replicas from the 4-stage checkpoint runs and finishes.
 train --set steps=6 --set pipeline.stages=2 --resume "$work/b/ckpt_00000003.h5" >"$work/r.log" 2>&1 || fail "reshard: $(cat "$work/r.log")"
 grep -q "^step 6 " "$work/r.log" || fail "resharded run did not finish"

@@ -33,18 +33,28 @@ struct TrainOptions {
   bool auto_resume = false;
 };
 
+// Human-readable progress: stdout normally; stderr under --json, so stdout holds only JSON objects.
+std::ostream& log_stream(const TrainOptions& options) { return options.json ? std::cerr : std::cout; }
+
 // Where to resume from: --resume names a file or directory (which must hold a checkpoint); --auto-resume
 // takes checkpoint.dir's latest if there is one (a requeued Slurm job finds its own checkpoints this way).
 std::string resume_source(const TrainOptions& options, const config::Config& cfg, int rank) {
   if (!options.resume.empty()) return options.resume;
   if (!options.auto_resume) return "";
   if (cfg.checkpoint.dir.empty()) {
-    throw Error(ErrorCode::kConfig, "--auto-resume needs checkpoint.dir in the config");
+    if (rank == 0) {
+      std::cerr << "sluice: warning: --auto-resume without checkpoint.dir: starting fresh, and a preemption will "
+                   "not be able to save this run"
+                << std::endl;
+    }
+    return "";
   }
   try {
     return checkpoint::latest_in_dir(cfg.checkpoint.dir);
   } catch (const Error&) {
-    if (rank == 0) std::cout << "sluice: no checkpoint in " << cfg.checkpoint.dir << " yet, starting fresh" << std::endl;
+    if (rank == 0) {
+      log_stream(options) << "sluice: no checkpoint in " << cfg.checkpoint.dir << " yet, starting fresh" << std::endl;
+    }
     return "";
   }
 }
@@ -101,15 +111,15 @@ void run_training(const TrainOptions& options) {
   }
   try {
     const std::string layout_text = trainer.layout_description();
-    if (rank == 0 && !options.json) std::cout << layout_text << std::flush;
+    if (rank == 0) log_stream(options) << layout_text << std::flush;
     if (rank == 0 && std::getenv("SLURM_RESTART_COUNT") != nullptr) {
-      std::cout << "sluice: SLURM_RESTART_COUNT=" << std::getenv("SLURM_RESTART_COUNT") << std::endl;
+      log_stream(options) << "sluice: SLURM_RESTART_COUNT=" << std::getenv("SLURM_RESTART_COUNT") << std::endl;
     }
     const std::string resume = resume_source(options, cfg, rank);
     if (!resume.empty()) {
       runtime::load_checkpoint(trainer, resume);
-      if (rank == 0 && !options.json) {
-        std::cout << "sluice: resumed from " << checkpoint::resolve_checkpoint_path(resume) << " at step "
+      if (rank == 0) {
+        log_stream(options) << "sluice: resumed from " << checkpoint::resolve_checkpoint_path(resume) << " at step "
                   << trainer.steps_done() << std::endl;
       }
     }
@@ -128,17 +138,22 @@ void run_training(const TrainOptions& options) {
       const bool last = trainer.steps_done() == static_cast<uint64_t>(cfg.steps);
       if (cfg.checkpoint.every > 0 && (trainer.steps_done() % cfg.checkpoint.every == 0 || last)) {
         const std::string path = runtime::save_checkpoint_in_dir(trainer, cfg.checkpoint.dir, cfg.checkpoint.keep);
-        if (rank == 0 && !options.json) std::cout << "sluice: checkpoint " << path << std::endl;
+        if (rank == 0) log_stream(options) << "sluice: checkpoint " << path << std::endl;
       }
       if (!last && runtime::agree_to_stop(trainer.mpi().world_group())) {
+        // 75 means "a checkpoint is on disk, requeue me"; with nothing saved a requeue would start over.
         if (cfg.checkpoint.dir.empty()) {
-          if (rank == 0) std::cerr << "sluice: preempted at step " << trainer.steps_done()
-                                   << " with no checkpoint.dir: nothing saved" << std::endl;
-        } else {
-          const std::string path = runtime::save_checkpoint_in_dir(trainer, cfg.checkpoint.dir, cfg.checkpoint.keep);
-          if (rank == 0) std::cout << "sluice: preempted: checkpoint " << path << " written at step "
-                                   << trainer.steps_done() << ", exiting with " << runtime::kPreemptedExitCode
-                                   << std::endl;
+          if (rank == 0) {
+            std::cerr << "sluice: preempted at step " << trainer.steps_done()
+                      << " with no checkpoint.dir: nothing saved, exiting with 1" << std::endl;
+          }
+          MPI_Finalize();
+          throw CommandExit{1};
+        }
+        const std::string path = runtime::save_checkpoint_in_dir(trainer, cfg.checkpoint.dir, cfg.checkpoint.keep);
+        if (rank == 0) {
+          log_stream(options) << "sluice: preempted: checkpoint " << path << " written at step "
+                              << trainer.steps_done() << ", exiting with " << runtime::kPreemptedExitCode << std::endl;
         }
         MPI_Finalize();
         throw CommandExit{runtime::kPreemptedExitCode};
