@@ -367,10 +367,11 @@ std::string Trainer::layout_description() {
 }
 
 PipelineStats Trainer::gather_stats() {
-  constexpr int kFields = 5 + kNumComputeKinds;
+  constexpr int kFields = 6 + kNumComputeKinds;
   double mine[kFields] = {counters_.busy_total(), counters_.step_seconds, static_cast<double>(peak_stash_bytes_all_),
-                          static_cast<double>(counters_.peak_stash_microbatches), counters_.wait_seconds};
-  for (int k = 0; k < kNumComputeKinds; ++k) mine[5 + k] = counters_.busy_seconds[k];
+                          static_cast<double>(counters_.peak_stash_microbatches), counters_.wait_seconds,
+                          counters_.pipeline_seconds};
+  for (int k = 0; k < kNumComputeKinds; ++k) mine[6 + k] = counters_.busy_seconds[k];
   std::vector<double> all = mpi_->world_group().all_gather(mine, kFields);
   PipelineStats s;
   s.bubble_fraction = last_bubble_;
@@ -381,8 +382,9 @@ PipelineStats Trainer::gather_stats() {
     s.peak_stash_bytes.push_back(row[2]);
     s.peak_stash_microbatches.push_back(row[3]);
     s.wait_seconds.push_back(row[4]);
+    s.idle_fraction.push_back(row[5] > 0.0 ? 1.0 - row[0] / row[5] : 0.0);
     std::array<double, kNumComputeKinds> kinds{};
-    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[5 + k];
+    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[6 + k];
     s.busy_by_kind.push_back(kinds);
   }
   return s;

@@ -41,6 +41,7 @@ struct PipelineStats {
   std::vector<double> busy_seconds;       // per world rank: all compute
   std::vector<std::array<double, kNumComputeKinds>> busy_by_kind;  // per world rank: F, B, I, W
   std::vector<double> wait_seconds;       // per world rank: blocked on receives
+  std::vector<double> idle_fraction;      // per world rank: 1 - busy / its pipeline span
   std::vector<double> step_seconds;       // per world rank
   std::vector<double> peak_stash_bytes;   // per world rank
   std::vector<double> peak_stash_microbatches;  // per world rank

@@ -57,6 +57,7 @@ std::string summary_json(const runtime::PipelineStats& stats, uint64_t steps, do
   out << "{\"summary\": true, \"steps\": " << steps << ", \"seconds\": " << format("%.6g", seconds)
       << ", \"final_loss\": " << format("%.9g", last_loss)
       << ", \"bubble_fraction\": " << format("%.6g", stats.bubble_fraction)
+      << ", \"idle_fraction\": " << json_array(stats.idle_fraction, "%.6g")
       << ", \"peak_stash_bytes\": " << json_array(stats.peak_stash_bytes, "%.0f")
       << ", \"peak_stash_microbatches\": " << json_array(stats.peak_stash_microbatches, "%.0f")
       << ", \"busy_seconds\": " << json_array(stats.busy_seconds, "%.6g")
