@@ -67,6 +67,11 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   } else {
     require(config.device != "cuda", "the config's device is cuda: add --gpus to ask Slurm for GPUs");
   }
+  // The templates exist to survive preemption: srun runs `train --auto-resume`, and a requeued job can only
+  // resume from checkpoint.dir (without it, `train` stops on the warning signal with nothing saved, exit 1).
+  require(!config.checkpoint.dir.empty(),
+          "checkpoint.dir is not set: a Slurm job without checkpoints cannot survive preemption; "
+          "add --set checkpoint.dir=DIR (a directory every node can reach)");
   require_sbatch_word(request.job_name, "job name");
   require_sbatch_word(request.output_dir, "--output-dir");
   if (!request.partition.empty()) require_sbatch_word(request.partition, "--partition");

@@ -2,9 +2,11 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/comm/mpi_context.h"
+#include "core/comm/ordered_sum.h"
 #include "core/common/error.h"
 
 namespace sluice::comm {
@@ -19,12 +21,19 @@ int as_int_count(int64_t count) {
 
 class MpiRequest : public Request {
  public:
-  explicit MpiRequest(MPI_Request req) : req_(req) {}
+  MpiRequest(MPI_Request req, bool is_receive) : req_(req), is_receive_(is_receive) {}
   ~MpiRequest() override {
-    // An abandoned request (error path) must not leak or fire into freed memory later.
-    if (req_ != MPI_REQUEST_NULL) {
+    // An abandoned request (error path) must not fire into freed memory later. A receive can be cancelled;
+    // a send cannot be reliably (MPI-4 deprecates it, and Open MPI may never cancel a large unmatched send),
+    // so it is only released. After MPI_Finalize no MPI call is allowed at all.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized || req_ == MPI_REQUEST_NULL) return;
+    if (is_receive_) {
       MPI_Cancel(&req_);
       MPI_Wait(&req_, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Request_free(&req_);
     }
   }
   void wait() override { check_mpi(MPI_Wait(&req_, MPI_STATUS_IGNORE), "MPI_Wait"); }
@@ -36,50 +45,7 @@ class MpiRequest : public Request {
 
  private:
   MPI_Request req_;
-};
-
-// Ordered sum over a group: all-gather every rank's vector, then add them up in rank order. The
-// gather buffer is owned by the request so the caller can keep computing while it is in flight.
-class OrderedSumRequest : public Request {
- public:
-  OrderedSumRequest(MPI_Comm comm, int size, float* data, int64_t count)
-      : data_(data), count_(count), size_(size), gathered_(static_cast<size_t>(count) * size) {
-    check_mpi(MPI_Iallgather(data, as_int_count(count), MPI_FLOAT, gathered_.data(), as_int_count(count),
-                             MPI_FLOAT, comm, &req_),
-              "MPI_Iallgather (gradient sum)");
-  }
-  ~OrderedSumRequest() override {
-    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
-  }
-  void wait() override {
-    if (finished_) return;
-    check_mpi(MPI_Wait(&req_, MPI_STATUS_IGNORE), "MPI_Wait (gradient sum)");
-    finish();
-  }
-  bool test() override {
-    if (finished_) return true;
-    int done = 0;
-    check_mpi(MPI_Test(&req_, &done, MPI_STATUS_IGNORE), "MPI_Test (gradient sum)");
-    if (done) finish();
-    return done != 0;
-  }
-
- private:
-  void finish() {
-    for (int64_t i = 0; i < count_; ++i) {
-      float acc = gathered_[i];
-      for (int r = 1; r < size_; ++r) acc += gathered_[static_cast<size_t>(r) * count_ + i];
-      data_[i] = acc;
-    }
-    finished_ = true;
-  }
-
-  float* data_;
-  int64_t count_;
-  int size_;
-  std::vector<float> gathered_;
-  MPI_Request req_ = MPI_REQUEST_NULL;
-  bool finished_ = false;
+  bool is_receive_;
 };
 
 class CompletedRequest : public Request {
@@ -98,23 +64,37 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm) {
 std::unique_ptr<Request> MpiTransport::isend(const float* data, int64_t count, int peer, int tag) {
   MPI_Request req;
   check_mpi(MPI_Isend(data, as_int_count(count), MPI_FLOAT, peer, tag, comm_, &req), "MPI_Isend");
-  return std::make_unique<MpiRequest>(req);
+  return std::make_unique<MpiRequest>(req, false);
 }
 
 std::unique_ptr<Request> MpiTransport::irecv(float* data, int64_t count, int peer, int tag) {
   MPI_Request req;
   check_mpi(MPI_Irecv(data, as_int_count(count), MPI_FLOAT, peer, tag, comm_, &req), "MPI_Irecv");
-  return std::make_unique<MpiRequest>(req);
+  return std::make_unique<MpiRequest>(req, true);
 }
 
-MpiGroup::MpiGroup(MPI_Comm comm) : comm_(comm) {
+MpiGroup::MpiGroup(MPI_Comm comm, int64_t max_floats_per_exchange)
+    : comm_(comm), max_floats_per_exchange_(max_floats_per_exchange) {
+  if (max_floats_per_exchange < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "MpiGroup: max_floats_per_exchange must be at least 1, got " +
+                                                 std::to_string(max_floats_per_exchange));
+  }
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+  if (size_ > 1) ordered_sums_ = make_ordered_sum_channel(comm_);
 }
 
 std::unique_ptr<Request> MpiGroup::start_ordered_sum(float* data, int64_t count) {
-  if (size_ == 1) return std::make_unique<CompletedRequest>();
-  return std::make_unique<OrderedSumRequest>(comm_, size_, data, count);
+  if (count < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "start_ordered_sum: count must be non-negative, got " +
+                                                 std::to_string(count));
+  }
+  if (data == nullptr && count > 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "start_ordered_sum: data is null but count is " + std::to_string(count));
+  }
+  if (size_ == 1 || count == 0) return std::make_unique<CompletedRequest>();
+  return start_ordered_sum_request(ordered_sums_, rank_, size_, data, count, max_floats_per_exchange_);
 }
 
 void MpiGroup::ordered_sum(double* data, int64_t count) {

@@ -3,6 +3,10 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <limits>
+#include <memory>
+
 #include "core/comm/collectives.h"
 #include "core/comm/transport.h"
 
@@ -22,11 +26,24 @@ class MpiTransport : public Transport {
   int size_ = 1;
 };
 
+// Private communicator and start-order queue shared by a group's in-flight ordered sums (mpi_transport.cc).
+class OrderedSumChannel;
+
 class MpiGroup : public Group {
  public:
-  explicit MpiGroup(MPI_Comm comm);
+  // Largest float count one MPI collective call may cover: counts and displacements are ints.
+  static constexpr int64_t kMaxFloatsPerExchange = std::numeric_limits<int>::max();
+
+  // Collective over `comm` (duplicates it for the ordered sums). `max_floats_per_exchange` caps the floats one
+  // reduce-scatter/all-gather pair covers; larger sums are split into several. Only tests lower it, to reach
+  // the splitting without multi-GiB buffers.
+  explicit MpiGroup(MPI_Comm comm, int64_t max_floats_per_exchange = kMaxFloatsPerExchange);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  // Ordered sum costing about 2 x count floats of traffic and count floats of extra memory per rank: a
+  // reduce-scatter (MPI_Ialltoallv, each rank adds its slice in rank order) then an MPI_Iallgatherv. test()
+  // starts the all-gather once the slice is summed; wait() finishes both. Bit-identical to gathering every
+  // rank's vector and adding in rank order. Every rank must pass the same count.
   std::unique_ptr<Request> start_ordered_sum(float* data, int64_t count) override;
   void ordered_sum(double* data, int64_t count) override;
   std::vector<double> all_gather(const double* data, int64_t count) override;
@@ -37,6 +54,8 @@ class MpiGroup : public Group {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
+  int64_t max_floats_per_exchange_;
+  std::shared_ptr<OrderedSumChannel> ordered_sums_;  // null when size_ == 1: nothing to exchange
 };
 
 }  // namespace sluice::comm

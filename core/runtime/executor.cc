@@ -24,7 +24,7 @@ double seconds_since(Clock::time_point t0) {
 
 Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
                    kernels::Backend& backend, comm::Transport& transport, LossFn loss,
-                   std::function<void(int)> on_stage_done)
+                   std::function<void(int)> on_stage_done, std::function<void()> progress)
     : schedule_(lowered),
       actions_(lowered.actions.at(rank)),
       rank_(rank),
@@ -34,7 +34,8 @@ Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, mo
       backend_(backend),
       transport_(transport),
       loss_(std::move(loss)),
-      on_stage_done_(std::move(on_stage_done)) {
+      on_stage_done_(std::move(on_stage_done)),
+      progress_(std::move(progress)) {
   for (const Action& a : actions_) {
     if (schedule_.stage_to_rank.at(a.stage) != rank_) {
       throw Error(ErrorCode::kInternal, "rank " + std::to_string(rank_) + "'s schedule names stage " +
@@ -274,6 +275,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
                                    std::chrono::duration<double, std::micro>(Clock::now() - c0).count()});
     }
     reap_sends(false);
+    if (progress_) progress_();
   }
   reap_sends(true);
   if (outcome.error) {

@@ -62,9 +62,10 @@ class Executor {
   // rank. Message buffers and inputs are allocated through `backend`, so they live where the stages compute
   // (host memory for the CPU backend, device memory for a GPU backend). `on_stage_done(stage)`: called once per step right after the stage's last weight gradient, so
   // the data-parallel reduction of that stage can overlap the rest of the drain.
+  // `progress()`, if set, runs after every action (a hook for work that must advance during the step).
   Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
            kernels::Backend& backend, comm::Transport& transport, LossFn loss,
-           std::function<void(int stage)> on_stage_done);
+           std::function<void(int stage)> on_stage_done, std::function<void()> progress = {});
 
   StepOutcome run(const StepData& data, StepCounters& counters, bool trace);
 
@@ -99,6 +100,7 @@ class Executor {
   comm::Transport& transport_;
   LossFn loss_;
   std::function<void(int)> on_stage_done_;
+  std::function<void()> progress_;
 
   // Per-step state.
   size_t posted_upto_ = 0;

@@ -169,6 +169,9 @@ void Trainer::start_reduction(int stage) {
   r.request = mpi_->data_parallel_group().start_ordered_sum(r.flat.data(), static_cast<int64_t>(r.flat.size()));
 }
 
+// The sums' first phase overlaps the drain; their second phase starts here. Polling them mid-step (test())
+// would start a second phase at a moment that differs between ranks, while another stage's sum may still be
+// started afterwards: MPI requires collectives on a communicator to start in the same order on every rank.
 void Trainer::finish_reductions() {
   for (auto& [stage, r] : reductions_) {
     if (!r.request) continue;

@@ -19,6 +19,7 @@ config::Config pipeline_config(int stages, int data_parallel, const std::string&
   config.pipeline.stages = stages;
   config.pipeline.data_parallel = data_parallel;
   config.device = device;
+  config.checkpoint.dir = "/scratch/ck";  // required for a Slurm job
   return config;
 }
 
@@ -131,7 +132,7 @@ TEST(RenderSbatchScript, OverridesAndOddPathsAreQuotedForBash) {
   request.overrides = {"optimizer.lr=0.01", "checkpoint.dir=/scratch/ck pts"};
   const std::string script = render_sbatch_script(request, pipeline_config(2, 1));
   EXPECT_TRUE(contains_line(script, "config='/jobs/my run'\\''s config.yaml'"));
-  EXPECT_NE(script.find("--auto-resume --set optimizer.lr=0.01 --set 'checkpoint.dir=/scratch/ck pts' &"),
+  EXPECT_NE(script.find("--auto-resume --set optimizer.lr=0.01 --set 'checkpoint.dir=/scratch/ck pts'\n"),
             std::string::npos);
 }
 
@@ -202,6 +203,16 @@ TEST(RenderSbatchScript, RelativePathsAreErrors) {
   request.sluice_path = "bazel-bin/tools/sluice/sluice";
   EXPECT_EQ(render_error(request, pipeline_config(4, 1)),
             "path \"bazel-bin/tools/sluice/sluice\" must be absolute in a batch script");
+}
+
+TEST(RenderSbatchScript, ConfigWithoutCheckpointDirIsRefused) {
+  config::Config config = pipeline_config(4, 1);
+  config.checkpoint.dir.clear();
+  const std::string message = render_error(basic_request(), config);
+  // One line that names the key and the fix.
+  EXPECT_EQ(message.rfind("checkpoint.dir is not set", 0), 0u) << message;
+  EXPECT_NE(message.find("--set checkpoint.dir=DIR"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 TEST(MpirunCommand, SameRanksAndArguments) {

@@ -1,8 +1,10 @@
 #!/bin/bash
 # The generated batch script's own logic, without Slurm: `srun` and `scontrol` are stand-ins on PATH that
 # record how they were called. Checks that USR1 reaching the batch shell is forwarded to the job step, that
-# exit 75 leads to `scontrol requeue $SLURM_JOB_ID` and exit 0, and that other statuses pass through.
-# Also checks `sluice submit`'s error exits (bad task fit -> 2, no sbatch on PATH -> 1).
+# exit 75 leads to `scontrol requeue $SLURM_JOB_ID` and exit 0, and that other statuses pass through, also
+# when srun ends right after USR1 interrupted the batch shell's `wait` (the race bash loses statuses in).
+# Also checks `sluice submit`'s error exits (bad task fit -> 2, no checkpoint.dir -> 2, no sbatch on PATH -> 1)
+# and its warning when checkpoint.every is 0.
 #
 # Usage: sbatch_template_test.sh SLUICE CONFIG
 set -euo pipefail
@@ -18,7 +20,15 @@ mkdir -p "$work/bin"
 cat > "$work/bin/srun" <<'FAKE'
 #!/bin/bash
 # Like a job step: runs until told to stop; USR1 makes it "checkpoint" and exit 75.
+# With FAKE_SRUN_RACE_EXIT set it instead sends USR1 to the batch shell itself and exits at once with that
+# status, so it ends while the batch shell is in its trap or just back in its wait loop.
 echo "$*" > "$RECORD_DIR/srun.args"
+if [ -n "${FAKE_SRUN_RACE_EXIT:-}" ]; then
+  trap 'echo USR1 >> "$RECORD_DIR/srun.signals"' USR1
+  for _ in $(seq 100); do [ -s "$RECORD_DIR/batch.pid" ] && break; sleep 0.05; done
+  kill -USR1 "$(cat "$RECORD_DIR/batch.pid")"
+  exit "$FAKE_SRUN_RACE_EXIT"
+fi
 trap 'echo USR1 >> "$RECORD_DIR/srun.signals"; exit 75' USR1
 touch "$RECORD_DIR/srun.started"
 for _ in $(seq 300); do
@@ -35,17 +45,27 @@ FAKE
 chmod +x "$work/bin/srun" "$work/bin/scontrol"
 
 "$sluice" submit "$config" --nodes 1 --time 00:10:00 --dry-run --sluice /opt/fake/sluice \
-  --output-dir "$work/logs" --set steps=7 > "$work/job.sbatch"
+  --output-dir "$work/logs" --set steps=7 --set checkpoint.dir=/scratch/ck --set checkpoint.every=5 \
+  > "$work/job.sbatch" 2> "$work/dry-run.err"
+[ ! -s "$work/dry-run.err" ] || fail "submit with checkpoint.every=5 printed: $(cat "$work/dry-run.err")"
 bash -n "$work/job.sbatch" || fail "generated script is not valid bash"
 grep -qx '#SBATCH --ntasks=4' "$work/job.sbatch" || fail "mlp.yaml has 4 stages: expected --ntasks=4"
 
-# Runs the batch script with the stand-ins; $1: "signal" to send USR1 once the step runs, or "finish".
+# Runs the batch script with the stand-ins; $1: "signal" to send USR1 once the step runs, "finish", or
+# "race" (the stand-in srun signals the batch shell and exits by itself, see FAKE_SRUN_RACE_EXIT).
 run_case() {
   local how="$1"
-  export RECORD_DIR="$work/case.$RANDOM"
-  mkdir -p "$RECORD_DIR"
-  SLURM_JOB_ID=4242 PATH="$work/bin:$PATH" bash "$work/job.sbatch" > "$RECORD_DIR/batch.out" 2>&1 &
+  export RECORD_DIR="$(mktemp -d "$work/case.XXXXXX")"
+  SLURM_JOB_ID=4242 PATH="$work/bin:$PATH" bash "$job_script" > "$RECORD_DIR/batch.out" 2>&1 &
   local batch_pid=$!
+  echo "$batch_pid" > "$RECORD_DIR/batch.pid"
+  if [ "$how" = race ]; then
+    set +e
+    wait "$batch_pid"
+    status=$?
+    set -e
+    return
+  fi
   for _ in $(seq 100); do [ -f "$RECORD_DIR/srun.started" ] && break; sleep 0.1; done
   [ -f "$RECORD_DIR/srun.started" ] || fail "stand-in srun never started"
   if [ "$how" = signal ]; then kill -USR1 "$batch_pid"; else touch "$RECORD_DIR/srun.finish"; fi
@@ -55,12 +75,14 @@ run_case() {
   set -e
 }
 
+job_script="$work/job.sbatch"
+
 # 1. Preemption: USR1 to the batch shell -> forwarded -> step exits 75 -> requeue, exit 0.
 run_case signal
 [ "$status" -eq 0 ] || fail "preempted job: batch script exited $status, expected 0 (requeued)"
 [ "$(cat "$RECORD_DIR/srun.signals")" = USR1 ] || fail "USR1 was not forwarded to the job step"
 [ "$(cat "$RECORD_DIR/scontrol.args")" = "requeue 4242" ] || fail "expected 'scontrol requeue 4242', got '$(cat "$RECORD_DIR/scontrol.args" 2>/dev/null)'"
-[ "$(cat "$RECORD_DIR/srun.args")" = "--mpi=pmix /opt/fake/sluice train $config --auto-resume --set steps=7" ] ||
+[ "$(cat "$RECORD_DIR/srun.args")" = "--mpi=pmix /opt/fake/sluice train $config --auto-resume --set steps=7 --set checkpoint.dir=/scratch/ck --set checkpoint.every=5" ] ||
   fail "unexpected srun command line: $(cat "$RECORD_DIR/srun.args")"
 
 # 2. A failing step: its status is the job's, and nothing is requeued.
@@ -77,17 +99,62 @@ FAKE_SRUN_EXIT=0 run_case finish
 FAKE_SCONTROL_EXIT=1 run_case signal
 [ "$status" -eq 75 ] || fail "requeue failure: batch script exited $status, expected 75"
 
+# 5. srun ends right after USR1 reached the batch shell. Whether the exit lands before, during or after the
+# interrupted `wait` is up to the scheduler, so try many times: the step's own status must always win.
+for attempt in $(seq 25); do
+  FAKE_SRUN_RACE_EXIT=75 run_case race
+  [ "$status" -eq 0 ] || fail "srun exited 75 right after the signal (attempt $attempt): batch script exited $status, expected 0 (requeued); log: $(cat "$RECORD_DIR/batch.out")"
+  [ "$(cat "$RECORD_DIR/scontrol.args" 2>/dev/null)" = "requeue 4242" ] || fail "srun exited 75 right after the signal (attempt $attempt): not requeued"
+  FAKE_SRUN_RACE_EXIT=0 run_case race
+  [ "$status" -eq 0 ] || fail "srun finished right after the signal (attempt $attempt): batch script exited $status, expected 0; log: $(cat "$RECORD_DIR/batch.out")"
+  [ ! -f "$RECORD_DIR/scontrol.args" ] || fail "srun finished right after the signal (attempt $attempt): requeued"
+done
+
+# 6. The GPU template has the same forwarding and waiting logic: preemption and the race once more.
+"$sluice" submit "$config" --nodes 1 --gpus --dry-run --sluice /opt/fake/sluice --output-dir "$work/logs" \
+  --set device=cuda --set checkpoint.dir=/scratch/ck > "$work/gpu.sbatch" 2> /dev/null
+grep -qx '#SBATCH --gpus-per-task=1' "$work/gpu.sbatch" || fail "--gpus did not use the GPU template"
+job_script="$work/gpu.sbatch"
+run_case signal
+[ "$status" -eq 0 ] && [ "$(cat "$RECORD_DIR/srun.signals")" = USR1 ] || fail "GPU template: preemption not forwarded/requeued (exit $status)"
+for attempt in $(seq 10); do
+  FAKE_SRUN_RACE_EXIT=75 run_case race
+  [ "$status" -eq 0 ] && [ -f "$RECORD_DIR/scontrol.args" ] || fail "GPU template: srun exited 75 right after the signal (attempt $attempt): exit $status"
+done
+
 # --- sluice submit's own errors ------------------------------------------------------------------------
+with_dir=(--set checkpoint.dir=/scratch/ck)
 set +e
-"$sluice" submit "$config" --nodes 1 --tasks-per-node 2 --dry-run > /dev/null 2> "$work/fit.err"
+"$sluice" submit "$config" --nodes 1 --tasks-per-node 2 --dry-run "${with_dir[@]}" > /dev/null 2> "$work/fit.err"
 fit_status=$?
-(cd "$work" && PATH=/nonexistent "$sluice" submit "$config" --nodes 1 --output-dir "$work/nosbatch" \
+(cd "$work" && PATH=/nonexistent "$sluice" submit "$config" --nodes 1 --output-dir "$work/nosbatch" "${with_dir[@]}" \
   > /dev/null 2> "$work/nosbatch.err")
 nosbatch_status=$?
+"$sluice" submit "$config" --nodes 1 --dry-run > "$work/nodir.out" 2> "$work/nodir.err"
+nodir_status=$?
+"$sluice" submit "$config" --nodes 1 --dry-run --set checkpoint.dir=/scratch/ck --set checkpoint.dir= \
+  > /dev/null 2> "$work/emptied.err"
+emptied_status=$?
+"$sluice" submit "$config" --nodes 1 --dry-run "${with_dir[@]}" > "$work/every0.out" 2> "$work/every0.err"
+every0_status=$?
 set -e
 [ "$fit_status" -eq 2 ] || fail "tasks that do not fit: exit $fit_status, expected 2"
 grep -q "4 tasks do not fit --nodes 1 x --tasks-per-node 2 = 2 slots" "$work/fit.err" || fail "fit message: $(cat "$work/fit.err")"
 [ "$nosbatch_status" -eq 1 ] || fail "no sbatch: exit $nosbatch_status, expected 1"
 grep -q "Slurm not found.*run with mpirun: mpirun -np 4 " "$work/nosbatch.err" || fail "no-sbatch message: $(cat "$work/nosbatch.err")"
 
-echo "PASS: sbatch template forwarding/requeue logic and sluice submit errors"
+# mlp.yaml has checkpoint.dir "": refused, in one line naming the key and the fix, and no script printed.
+[ "$nodir_status" -eq 2 ] || fail "no checkpoint.dir: exit $nodir_status, expected 2"
+[ "$(wc -l < "$work/nodir.err")" -eq 1 ] || fail "no checkpoint.dir: expected a one-line error, got: $(cat "$work/nodir.err")"
+grep -q "checkpoint.dir is not set.*--set checkpoint.dir=DIR" "$work/nodir.err" || fail "no checkpoint.dir message: $(cat "$work/nodir.err")"
+[ ! -s "$work/nodir.out" ] || fail "no checkpoint.dir: a script was printed anyway"
+# The check sees the config after --set: a later override emptying the key is refused too.
+[ "$emptied_status" -eq 2 ] || fail "checkpoint.dir emptied by --set: exit $emptied_status, expected 2"
+
+# checkpoint.every 0 (mlp.yaml's) is allowed, with a warning on stderr; the script still goes to stdout.
+[ "$every0_status" -eq 0 ] || fail "checkpoint.every=0: exit $every0_status, expected 0: $(cat "$work/every0.err")"
+grep -q "warning: checkpoint.every is 0: only preemption checkpoints will be written" "$work/every0.err" ||
+  fail "checkpoint.every=0: no warning on stderr: $(cat "$work/every0.err")"
+head -n 1 "$work/every0.out" | grep -qx '#!/bin/bash' || fail "checkpoint.every=0: stdout is not the script"
+
+echo "PASS: sbatch template forwarding/requeue logic (incl. the exit-after-signal race) and sluice submit errors"

@@ -53,6 +53,12 @@ void submit(SubmitOptions& options) {
 
   const config::Config config = config::parse_config(request.config_path, request.overrides);
   const std::string script = slurm::render_sbatch_script(request, config);
+  if (config.checkpoint.every == 0) {
+    // Allowed (a job may only need to survive preemption), but a crash or node failure then loses all progress.
+    std::cerr << "sluice submit: warning: checkpoint.every is 0: only preemption checkpoints will be written "
+                 "(no periodic or final one); add --set checkpoint.every=K to save every K steps"
+              << std::endl;
+  }
   if (options.dry_run) {
     std::cout << script;
     return;
