@@ -86,6 +86,12 @@ void Trainer::build_local_state() {
 
   backend_ = &kernels::backend_for(cfg_.device);
   kernels::Backend& backend = *backend_;
+  if (backend.device() != kernels::Device::kHost && P > 1) {
+    // The executor's messages go through the host MPI transport; device buffers need the NCCL or staged-MPI
+    // transport, whose selection is not wired in yet (docs/GPU.md). Refuse rather than hand MPI device pointers.
+    throw Error(ErrorCode::kUnsupported, "device: " + cfg_.device + " with pipeline.stages > 1 needs a GPU transport, "
+                                         "which this version does not select yet; use device: cpu or stages: 1");
+  }
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers_);
   num_layers_ = static_cast<int>(layers.size());
   input_features_ = layers.front()->in_features();
