@@ -166,16 +166,15 @@ sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outp
 sluice_status sluice_save_checkpoint(sluice_trainer* t, const char* path) {
   return sluice::capi::guarded("sluice_save_checkpoint", [&] {
     require_started(t);
-    require(path != nullptr && path[0] != '\0', "checkpoint path is NULL or empty");
-    sluice::runtime::save_checkpoint(*t->trainer, path);
+    // The path is checked inside, agreed across ranks (a NULL on one rank must not strand the others).
+    sluice::runtime::save_checkpoint(*t->trainer, path != nullptr ? path : "");
   });
 }
 
 sluice_status sluice_load_checkpoint(sluice_trainer* t, const char* path) {
   return sluice::capi::guarded("sluice_load_checkpoint", [&] {
     require_started(t);
-    require(path != nullptr && path[0] != '\0', "checkpoint path is NULL or empty");
-    sluice::runtime::load_checkpoint(*t->trainer, path);
+    sluice::runtime::load_checkpoint(*t->trainer, path != nullptr ? path : "");
   });
 }
 

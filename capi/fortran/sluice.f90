@@ -10,7 +10,9 @@
 !   c_funloc() of bind(C) procedures matching the abstract interfaces below.
 !
 ! The wrappers check what only Fortran knows (array extents against the model's feature counts) and report it
-! through sluice_last_error() like the library's own errors.
+! through sluice_last_error() like the library's own errors. A collective wrapper that finds such a problem on
+! one rank still joins the collective call (with batch 0, so every rank fails together) before returning it:
+! no rank is left waiting for the one with the bad array.
 module sluice
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_char, c_ptr, c_funptr, &
                                          c_null_ptr, c_null_funptr, c_null_char, c_loc, c_f_pointer, &
@@ -357,7 +359,7 @@ contains
       if (first_batch >= 0 .and. first_batch /= second_batch) then
         status = wrapper_failure(SLUICE_ERROR_INVALID_ARGUMENT, where // ': ' // first_name // ' has ' // &
             itoa(first_batch) // ' columns (batch) but ' // second_name // ' has ' // itoa(second_batch))
-        return
+        return  ! local only: the caller still joins the collective
       end if
       batch = second_batch
     end if
@@ -387,26 +389,32 @@ contains
       status = c_train_step(trainer%handle, inputs_ptr, targets_ptr, rows, loss_ptr)
       return
     end if
+    ! The checks run in order and stop at the first problem, but never return before the collective call below.
+    status = SLUICE_OK
     if (present(inputs)) then
       status = check_rows('sluice_train_step: inputs', size(inputs, 1, c_int64_t), input_features)
-      if (status /= SLUICE_OK) return
       inputs_batch = size(inputs, 2, c_int64_t)
       if (inputs_batch > 0) inputs_ptr = c_loc(inputs)
     end if
-    if (present(targets)) then
+    if (present(targets) .and. status == SLUICE_OK) then
       status = check_rows('sluice_train_step: targets', size(targets, 1, c_int64_t), output_features)
-      if (status /= SLUICE_OK) return
       targets_batch = size(targets, 2, c_int64_t)
       if (targets_batch > 0) targets_ptr = c_loc(targets)
     end if
-    status = common_batch('sluice_train_step', 'inputs', inputs_batch, 'targets', targets_batch, rows)
-    if (status /= SLUICE_OK) return
-    if (present(batch)) then
+    if (status == SLUICE_OK) then
+      status = common_batch('sluice_train_step', 'inputs', inputs_batch, 'targets', targets_batch, rows)
+    end if
+    if (status == SLUICE_OK .and. present(batch)) then
       if (batch /= rows) then
         status = wrapper_failure(SLUICE_ERROR_INVALID_ARGUMENT, 'sluice_train_step: batch = ' // itoa(batch) // &
             ' but the arrays have ' // itoa(rows) // ' columns')
-        return
       end if
+    end if
+    if (status /= SLUICE_OK) then
+      ! The other ranks are already in (or on their way to) the collective step: join it with batch 0, which the
+      ! library rejects on every rank together, then report this rank's more specific problem.
+      call join_failed_step(trainer)
+      return
     end if
     if (present(loss)) loss_ptr = c_loc(loss)
     status = c_train_step(trainer%handle, inputs_ptr, targets_ptr, rows, loss_ptr)
@@ -429,19 +437,39 @@ contains
       status = c_predict(trainer%handle, inputs_ptr, c_loc(outputs), size(outputs, 2, c_int64_t))
       return
     end if
+    ! As in sluice_train_step: a problem found here still takes part in the collective call before returning.
     status = check_rows('sluice_predict: outputs', size(outputs, 1, c_int64_t), output_features)
-    if (status /= SLUICE_OK) return
-    if (present(inputs)) then
+    if (present(inputs) .and. status == SLUICE_OK) then
       status = check_rows('sluice_predict: inputs', size(inputs, 1, c_int64_t), input_features)
-      if (status /= SLUICE_OK) return
       inputs_batch = size(inputs, 2, c_int64_t)
       if (inputs_batch > 0) inputs_ptr = c_loc(inputs)
     end if
-    status = common_batch('sluice_predict', 'inputs', inputs_batch, 'outputs', size(outputs, 2, c_int64_t), rows)
-    if (status /= SLUICE_OK) return
+    if (status == SLUICE_OK) then
+      status = common_batch('sluice_predict', 'inputs', inputs_batch, 'outputs', size(outputs, 2, c_int64_t), rows)
+    end if
+    if (status /= SLUICE_OK) then
+      call join_failed_predict(trainer)
+      return
+    end if
     if (rows > 0) outputs_ptr = c_loc(outputs)
     status = c_predict(trainer%handle, inputs_ptr, outputs_ptr, rows)
   end function sluice_predict
+
+  ! A rank whose arguments the wrapper rejected still calls the collective C function, with batch 0 and no
+  ! arrays: the library agrees on argument errors across ranks, so every rank then fails together instead of
+  ! the others waiting for this one. The library's status and message are dropped: wrapper_error (set by
+  ! wrapper_failure) names this rank's actual problem and takes precedence in sluice_last_error().
+  subroutine join_failed_step(trainer)
+    type(sluice_trainer), intent(in) :: trainer
+    integer(c_int) :: ignored
+    ignored = c_train_step(trainer%handle, c_null_ptr, c_null_ptr, 0_c_int64_t, c_null_ptr)
+  end subroutine join_failed_step
+
+  subroutine join_failed_predict(trainer)
+    type(sluice_trainer), intent(in) :: trainer
+    integer(c_int) :: ignored
+    ignored = c_predict(trainer%handle, c_null_ptr, c_null_ptr, 0_c_int64_t)
+  end subroutine join_failed_predict
 
   ! --- checkpoints and statistics ------------------------------------------------------------------------
 

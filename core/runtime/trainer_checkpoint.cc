@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <vector>
@@ -130,10 +131,34 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
   }
 }
 
+// Collective: the path must be non-empty and the same on every rank (a checkpoint is one file written or
+// read by all ranks together); a mistake on one rank is reported on all of them instead of leaving the
+// others waiting in the collective open.
+void check_path_everywhere(Trainer& trainer, const std::string& path, const char* what) {
+  std::exception_ptr error;
+  if (path.empty()) {
+    error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, std::string(what) + ": checkpoint path is "
+                                                                            "NULL or empty on rank " +
+                                                                            std::to_string(trainer.layout().rank)));
+  }
+  agree_or_throw(trainer.mpi().world_group(), error, std::string(what) + " path check");
+  const uint64_t h = std::hash<std::string>{}(path);
+  const double mine[2] = {static_cast<double>(h >> 32), static_cast<double>(h & 0xffffffffu)};
+  const std::vector<double> all = trainer.mpi().world_group().all_gather(mine, 2);
+  for (size_t r = 1; r < all.size() / 2; ++r) {
+    if (all[2 * r] != all[0] || all[2 * r + 1] != all[1]) {
+      throw Error(ErrorCode::kInvalidArgument, std::string(what) + ": ranks passed different checkpoint paths "
+                                                   "(rank 0 and rank " + std::to_string(r) +
+                                                   " differ); every rank must pass the same path");
+    }
+  }
+}
+
 }  // namespace
 
 void save_checkpoint(Trainer& trainer, const std::string& path) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
+  check_path_everywhere(trainer, path, "save");
   checkpoint::Snapshot snapshot;
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
@@ -163,6 +188,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
 
 void load_checkpoint(Trainer& trainer, const std::string& path) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
+  check_path_everywhere(trainer, path, "load");
   MPI_Comm world = trainer.mpi().world();
   checkpoint::Reader reader(world, path);
   checkpoint::verify_all(world, reader.file());
