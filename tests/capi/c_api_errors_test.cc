@@ -10,12 +10,11 @@
 
 #include <sluice/sluice.h>
 
+#include "tests/capi/scale_layer.h"
+
 namespace {
 
-constexpr int kFeatures = 4;
-constexpr int kOutputs = 2;
-constexpr int kMicrobatches = 4;
-constexpr int kBatch = 8;
+using namespace capi_test;  // NOLINT: the shared sizes, scale layer and data of these tests
 
 int world_size() {
   int size = 0;
@@ -57,55 +56,6 @@ const std::string kPlainConfigLayer = "{type: linear, outputs: 4}";
 
 #define ASSERT_SLUICE_OK(call) ASSERT_EQ((call), SLUICE_OK) << #call << ": " << sluice_last_error()
 
-// A layer y = scale * x with one parameter whose callbacks fail on request: to test the failure path.
-struct ScaleLayer {
-  int fail_forward = 0;
-  int fail_backward_input = 0;
-  int fail_backward_weight = 0;
-};
-
-int scale_forward(void* user_data, const float* params, const float* x, float* y, int64_t batch) {
-  if (static_cast<ScaleLayer*>(user_data)->fail_forward) return 1;
-  for (int64_t i = 0; i < batch * kFeatures; ++i) y[i] = params[0] * x[i];
-  return 0;
-}
-
-int scale_backward_input(void* user_data, const float* params, const float* /*x*/, const float* dy, float* dx,
-                         int64_t batch) {
-  if (static_cast<ScaleLayer*>(user_data)->fail_backward_input) return 1;
-  for (int64_t i = 0; i < batch * kFeatures; ++i) dx[i] = params[0] * dy[i];
-  return 0;
-}
-
-int scale_backward_weight(void* user_data, const float* /*params*/, const float* x, const float* dy, float* grads,
-                          int64_t batch) {
-  if (static_cast<ScaleLayer*>(user_data)->fail_backward_weight) return 1;
-  for (int64_t i = 0; i < batch * kFeatures; ++i) grads[0] += x[i] * dy[i];
-  return 0;
-}
-
-const float kInitialScale = 0.5f;
-
-sluice_layer_ops scale_ops() {
-  sluice_layer_ops ops = {};
-  ops.in_features = kFeatures;
-  ops.out_features = kFeatures;
-  ops.num_params = 1;
-  ops.initial_params = &kInitialScale;
-  ops.forward = scale_forward;
-  ops.backward_input = scale_backward_input;
-  ops.backward_weight = scale_backward_weight;
-  return ops;
-}
-
-struct Data {
-  std::vector<float> inputs = std::vector<float>(kBatch * kFeatures);
-  std::vector<float> targets = std::vector<float>(kBatch * kOutputs);
-  Data() {
-    for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<float>(std::sin(1.0 + static_cast<double>(i)));
-    for (size_t i = 0; i < targets.size(); ++i) targets[i] = static_cast<float>(std::cos(static_cast<double>(i)));
-  }
-};
 
 // A created (not started) trainer, destroyed at the end of the test.
 class Trainer : public ::testing::Test {
