@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "kernels/activation.h"
 #include "kernels/rng.h"
@@ -34,6 +35,8 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual Device device() const = 0;
+  // What the layout print shows for this rank, e.g. "cpu" or "cuda:1".
+  virtual std::string device_name() const { return device() == Device::kHost ? "cpu" : "device"; }
   virtual Tensor zeros(int64_t rows, int64_t cols) = 0;
   // Copies between the backend's memory and plain host arrays of rows*cols floats.
   virtual Tensor from_host(int64_t rows, int64_t cols, const float* values) = 0;

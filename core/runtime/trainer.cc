@@ -354,7 +354,7 @@ std::string Trainer::layout_description() {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
   mine << ", host " << std::string(host, len) << " (node-local rank " << node_local_rank() << "), device "
-       << cfg_.device;
+       << backend_->device_name();
   // Gather fixed-size lines to rank 0 of the world.
   constexpr int kLine = 256;
   std::string line = mine.str();

@@ -31,6 +31,7 @@ class CudaBackend : public Backend {
   void synchronize();
 
   Device device() const override { return Device::kCuda; }
+  std::string device_name() const override { return "cuda:" + std::to_string(device_ordinal_); }
   Tensor zeros(int64_t rows, int64_t cols) override;
   Tensor from_host(int64_t rows, int64_t cols, const float* values) override;
   void to_host(const Tensor& tensor, float* values) override;
