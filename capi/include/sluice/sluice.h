@@ -7,7 +7,10 @@
  *  - Handles are opaque. The caller owns what it creates and releases it with the matching destroy call.
  *    Pointers passed in are only borrowed for the duration of the call unless stated otherwise.
  *  - "Collective" functions must be called by every rank of the communicator given to
- *    sluice_trainer_create, in the same order. Non-collective functions are local.
+ *    sluice_trainer_create, in the same order. Non-collective functions are local. A bad argument on some
+ *    ranks only (a batch size, a NULL array, a checkpoint path) is agreed on: every rank returns the error.
+ *    The one exception is the handle itself: a rank whose handle is NULL or destroyed has no communicator to
+ *    agree on, so it returns SLUICE_ERROR_INVALID_ARGUMENT alone while the others wait in the collective.
  *  - Thread safety: a trainer may be used by one thread at a time. sluice_last_error() is per thread.
  *  - Arrays are row-major [batch][features] float32, which is a Fortran array x(features, batch).
  */
