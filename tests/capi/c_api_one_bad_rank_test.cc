@@ -13,23 +13,11 @@
 
 #include <sluice/sluice.h>
 
-#include "tests/capi/scale_layer.h"
+#include "tests/capi/misuse_test_support.h"
 
 namespace {
 
-using namespace capi_test;  // NOLINT: the shared sizes, scale layer and data of these tests
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using namespace capi_test;  // NOLINT: the shared rank helpers, sizes, scale layer and data of these tests
 
 int last_rank() { return world_size() - 1; }
 

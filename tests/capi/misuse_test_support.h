@@ -1,7 +1,9 @@
-// Shared by the C API's misuse tests: the sizes of their small model, an application layer y = scale * x
-// (one parameter) written against sluice_layer_ops whose callbacks can be told to fail, and a fixed batch.
+// Shared by the C API's misuse tests: this process's MPI rank and world size, the sizes of their small model, an
+// application layer y = scale * x (one parameter) written against sluice_layer_ops whose callbacks can be told
+// to fail, and a fixed batch.
 #pragma once
 
+#include <mpi.h>
 #include <sluice/sluice.h>
 
 #include <cmath>
@@ -9,6 +11,18 @@
 #include <vector>
 
 namespace capi_test {
+
+inline int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+inline int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
 
 constexpr int kFeatures = 4;
 constexpr int kOutputs = 2;
