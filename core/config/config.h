@@ -37,6 +37,10 @@ struct PipelineSpec {
   std::vector<int> recompute_layers; // selective: global layer indices whose activations are recomputed
   std::vector<int> split;            // optional explicit partition: number of layers in each of P*V chunks
   int data_parallel = 0;             // DP replicas; 0 = derive from world size / stages
+  // How activations move between stages: mpi (host memory) | staged (device -> host -> MPI -> device) |
+  // nccl (device to device) | auto (mpi for device: cpu; for device: cuda, nccl when every rank of a node has
+  // its own GPU, else staged). Resolved once at start, the same on every rank (core/runtime/transport_choice.h).
+  std::string transport = "auto";
 };
 
 struct OptimizerSpec {
@@ -72,6 +76,9 @@ struct Config {
   DataSpec data;
   CheckpointSpec checkpoint;
   std::string device = "cpu";  // cpu | cuda
+  // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). Only fp32 on
+  // device: cpu; tf32 and bf16 need device: cuda.
+  std::string gemm_precision = "fp32";
   uint64_t seed = 1;
   int steps = 1;
   std::string text;  // the YAML text after --set overrides (stored in checkpoints)

@@ -87,7 +87,8 @@ ModelSpec parse_model(const ConfigNode& node) {
 
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
-      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel"},
+      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
+       "transport"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -98,6 +99,9 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("microbatches")) pipeline.microbatches = positive_int(node.child("microbatches"));
   if (node.has("data_parallel")) pipeline.data_parallel = positive_int(node.child("data_parallel"));
   if (node.has("recompute")) pipeline.recompute = node.child("recompute").as_choice({"none", "full", "selective"});
+  if (node.has("transport")) {
+    pipeline.transport = node.child("transport").as_choice({"auto", "mpi", "staged", "nccl"});
+  }
 
   if (node.has("recompute_layers")) {
     const ConfigNode list = node.child("recompute_layers");
@@ -201,9 +205,24 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
   return checkpoint;
 }
 
+// Keys that only mean something on a GPU, refused on the CPU with both keys named (the CPU would otherwise
+// silently compute something other than what was asked for).
+void check_device_keys(const ConfigNode& root, const Config& config) {
+  if (config.device != "cpu") return;
+  if (config.pipeline.transport == "nccl") {
+    root.child("pipeline").child("transport").fail(
+        "transport: nccl moves device memory and needs device: cuda (device is \"cpu\"); use mpi or auto");
+  }
+  if (config.gemm_precision != "fp32") {
+    root.child("gemm_precision").fail("gemm_precision: " + config.gemm_precision +
+                                      " needs device: cuda; the CPU backend computes GEMMs in fp32 (device is \"cpu\")");
+  }
+}
+
 Config parse_tree(const ConfigNode& root) {
   root.require_map_with_keys(
-      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "seed", "steps"}, "the config");
+      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "gemm_precision", "seed", "steps"},
+      "the config");
   Config config;
   config.model = parse_model(root.child("model"));
   if (root.has("pipeline")) config.pipeline = parse_pipeline(root.child("pipeline"), config.model.layers.size());
@@ -212,6 +231,10 @@ Config parse_tree(const ConfigNode& root) {
   config.data = parse_data(root.child("data"));
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
   if (root.has("device")) config.device = root.child("device").as_choice({"cpu", "cuda"});
+  if (root.has("gemm_precision")) {
+    config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});
+  }
+  check_device_keys(root, config);
   if (root.has("seed")) config.seed = root.child("seed").as_uint64();
   if (root.has("steps")) config.steps = positive_int(root.child("steps"));
   return config;

@@ -132,6 +132,33 @@ TEST(ConfigParser, RejectsInvalidChoices) {
             std::string::npos);
 }
 
+TEST(ConfigParser, ReadsTransportAndGemmPrecisionWithDefaults) {
+  const Config defaults = parse_config(kValid);
+  EXPECT_EQ(defaults.pipeline.transport, "auto");
+  EXPECT_EQ(defaults.gemm_precision, "fp32");
+  const Config gpu = parse_config(kValid, {"device=cuda", "pipeline.transport=nccl", "gemm_precision=bf16"});
+  EXPECT_EQ(gpu.device, "cuda");
+  EXPECT_EQ(gpu.pipeline.transport, "nccl");
+  EXPECT_EQ(gpu.gemm_precision, "bf16");
+  // staged works on the CPU too (host -> host copies): it is how the staging path is tested without a GPU.
+  EXPECT_EQ(parse_config(kValid, {"pipeline.transport=staged"}).pipeline.transport, "staged");
+  const std::string bad = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: gloo"));
+  EXPECT_NE(bad.find("pipeline.transport (line 13): expected one of auto, mpi, staged, nccl"), std::string::npos)
+      << bad;
+}
+
+TEST(ConfigParser, GpuOnlyKeysOnTheCpuNameBothKeys) {
+  const std::string nccl = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: nccl"));
+  EXPECT_NE(nccl.find("pipeline.transport (line 13): transport: nccl moves device memory and needs device: cuda"),
+            std::string::npos)
+      << nccl;
+  const std::string bf16 = config_error(kValid, {"gemm_precision=bf16"});
+  EXPECT_NE(bf16.find("gemm_precision: bf16 needs device: cuda"), std::string::npos) << bf16;
+  EXPECT_NE(bf16.find("gemm_precision (from --set gemm_precision=bf16)"), std::string::npos) << bf16;
+  const std::string tf32 = config_error(kValid, {"gemm_precision=tf32"});
+  EXPECT_NE(tf32.find("the CPU backend computes GEMMs in fp32"), std::string::npos) << tf32;
+}
+
 TEST(ConfigParser, RejectsOutOfRangeValues) {
   EXPECT_NE(config_error(replace(kValid, "lr: 1.0e-3", "lr: 0")).find("optimizer.lr (line 14): expected a positive"),
             std::string::npos);
