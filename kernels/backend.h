@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/activation.h"
+#include "kernels/gemm_precision.h"
+#include "kernels/host_staging.h"
 #include "kernels/rng.h"
 #include "kernels/tensor.h"
 
@@ -30,6 +33,27 @@ struct AdamWHyper {
   float weight_decay = 0.0f;  // decoupled: param *= 1 - lr * weight_decay before the Adam step
 };
 
+// The operands of one tensor's update in sgd_update_many / adamw_update_many (the per-tensor ops' arguments as
+// pointers, so an optimizer can build the list once and reuse it every step). All must share param's shape, and
+// no tensor may appear in two slots: a device backend updates the slots concurrently.
+struct SgdSlot {
+  const Tensor* grad = nullptr;
+  Tensor* velocity = nullptr;
+  Tensor* param = nullptr;
+};
+
+struct AdamWSlot {
+  const Tensor* grad = nullptr;
+  Tensor* exp_avg = nullptr;
+  Tensor* exp_avg_sq = nullptr;
+  Tensor* param = nullptr;
+};
+
+// Checks every slot before anything is updated, so a bad slot never leaves the list half-updated: a null operand,
+// one not on `device` or a shape mismatch throws Error(kInvalidArgument) "<op>: slot <index>: <operand> ...".
+void require_valid_slots(const char* op, Device device, const std::vector<SgdSlot>& slots);
+void require_valid_slots(const char* op, Device device, const std::vector<AdamWSlot>& slots);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -37,10 +61,18 @@ class Backend {
   virtual Device device() const = 0;
   // What the layout print shows for this rank, e.g. "cpu" or "cuda:1".
   virtual std::string device_name() const { return device() == Device::kHost ? "cpu" : "device"; }
+  // The precision gemm() multiplies in, set once from the config key `gemm_precision` before any op runs. The
+  // default is right for fp32-only backends (the CPU's): fp32 is accepted, tf32/bf16 throw Error(kUnsupported)
+  // naming the precision and device_name(). Backends with reduced-precision GEMMs (CUDA) override both.
+  virtual void set_gemm_precision(GemmPrecision precision) { require_fp32_gemm(precision, device_name()); }
+  virtual GemmPrecision gemm_precision() const { return GemmPrecision::kFp32; }
   virtual Tensor zeros(int64_t rows, int64_t cols) = 0;
   // Copies between the backend's memory and plain host arrays of rows*cols floats.
   virtual Tensor from_host(int64_t rows, int64_t cols, const float* values) = 0;
   virtual void to_host(const Tensor& tensor, float* values) = 0;
+  // Raw-pointer copies to and from host buffers, for transports that stage device tensors through host memory.
+  // The default is right for backends whose tensors are host memory; device backends override it.
+  virtual HostStaging& host_staging() { return host_memory_staging(); }
 
   // c = alpha * op(a) * op(b) + beta * c. beta = 1 accumulates (used for weight gradients).
   virtual void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
@@ -87,6 +119,10 @@ class Backend {
   // `step` is the 1-based count of updates including this one (for bias correction).
   virtual void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
                             Tensor& exp_avg_sq, Tensor& param) = 0;
+  // The per-tensor updates above over a list of tensors, with the same results bit for bit per tensor. The
+  // default loops over the per-tensor op; device backends override it to update many tensors per launch.
+  virtual void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots);
+  virtual void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots);
 };
 
 }  // namespace sluice::kernels

@@ -13,6 +13,7 @@
 #include "core/common/error.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/gemm_precision.h"
 
 namespace sluice::kernels {
 namespace {
@@ -118,7 +119,8 @@ int main(int argc, char** argv) {
 
   try {
     cuda_device_count();  // throws with the reason when there is no GPU
-    CudaBackend backend(0, parse_gemm_precision(precision));
+    CudaBackend backend(0);
+    backend.set_gemm_precision(parse_gemm_precision(precision));
     cudaDeviceProp properties{};
     cudaGetDeviceProperties(&properties, 0);
     MlpStep mlp(backend, layers, hidden, rows);

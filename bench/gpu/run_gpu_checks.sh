@@ -1,41 +1,173 @@
 #!/bin/bash
-# One call of a lent GPU machine: runs the prebuilt GPU tests and benchmarks carried in a folder (made by
-# bench/gpu/pack_for_gpu.sh) and writes every log and result under $OUT. Builds nothing: the GPU machine has
-# no package registry. NOT YET RUN: written on a CPU-only machine; expect to fix paths on its first run.
+# One call of a lent GPU machine: unpacks the prebuilt GPU tests, `sluice` and the benchmarks that
+# bench/gpu/pack_for_gpu.sh put in a carry folder, runs them, and writes under $OUT (the device tool returns at
+# most 8 files from $OUT, so the per-step logs travel as one archive, rewritten after every step):
+#   summary.txt                   one line per step: ok / FAILED (exit) / TIMEOUT, its first error, failed gtest
+#                                 cases, every skip reason, and the whole-pipeline test's "[gpu-vs-cpu]" numbers
+#   device.txt                    GPU, driver, glibc, CUDA/NCCL libraries found, which mpirun, Python/PyTorch
+#   results.jsonl                 the benchmarks' and `sluice train --json`'s final JSON lines
+#   pipeline_gpu_vs_cpu_test.log  the whole-pipeline test's output (also in the archive)
+#   logs.tar.gz                   logs/<step>.log, each step's whole output, and logs/<test>.xml, gtest's report
+# Builds nothing: the GPU machine has no compiler, no package registry and no network.
 #   run(command="bash bench/gpu/carry/run_gpu_checks.sh bench/gpu/carry", carry=["bench/gpu/carry"])
+# Budget: a run command gets 600 s; every step's time limit is cut to what is left of SLUICE_GPU_DEADLINE_S
+# (default 540) so that a hang in one step cannot cost the summary. Exit status: 0 when no step failed.
 set -uo pipefail
+readonly started=$SECONDS
+readonly deadline_s="${SLUICE_GPU_DEADLINE_S:-540}"
 carry="$(cd "${1:-bench/gpu/carry}" && pwd)"
 out="${OUT:-$PWD/gpu_results}"
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-failures=0
+out="$(cd "$out" && pwd)"
+summary="$out/summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
 
+# --- Unpack (the carry folder may be read-only) ------------------------------------------------------------------
+work="$(mktemp -d /tmp/sg.XXXXXX)"  # short: Open MPI's session sockets live under it (108-byte path limit)
+trap 'rm -rf "$work"' EXIT
+logs="$work/logs"
+mkdir -p "$logs"
+if [[ -f "$carry/payload.tar.xz" ]]; then
+  if command -v xz > /dev/null; then
+    tar -C "$work" -xJf "$carry/payload.tar.xz"
+  else  # Python (there for PyTorch) reads xz without the xz tool
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$carry/payload.tar.xz" "$work"
+  fi || { note "FATAL: could not unpack $carry/payload.tar.xz"; exit 2; }
+  root="$work"
+else
+  root="$carry"  # an unpacked layout (bin/ lib/ mpi/), e.g. while testing the kit
+fi
+bin="$root/bin"
+cuda_libs="/usr/local/cuda/lib64:/usr/local/cuda/lib"
+sluice_libs="$root/lib:$root/mpi/usr/lib/x86_64-linux-gnu:$root/mpi/lib/x86_64-linux-gnu:$cuda_libs"
+
+# --- mpirun -----------------------------------------------------------------------------------------------------
+# The carried Open MPI is preferred even where the machine has an mpirun: the binaries load the carried libmpi
+# (Open MPI 4.1, Debian), and a launcher of another version or vendor need not speak to it. SLUICE_SYSTEM_MPIRUN=1
+# uses the machine's instead. Relocation: Debian configured absolute paths (/etc/openmpi, the PMIx tree under
+# /usr/lib/x86_64-linux-gnu/pmix2), so OPAL_PREFIX misses the MCA settings file and PMIx's plugins and help texts;
+# OPAL_DESTDIR and PMIX_DESTDIR prefix every compiled-in path with the carried root instead (OPAL_PREFIX must then
+# stay unset: both together double the prefix). PMIx's own settings file names its plugin folder absolutely, so
+# that one is overridden too. Checked on the CPU machine with the system's Open MPI hidden (unshare -m).
+mpi_root="$root/mpi"
+if [[ -x "$mpi_root/usr/bin/orterun" && "${SLUICE_SYSTEM_MPIRUN:-0}" != 1 ]]; then
+  mpirun_bin="$mpi_root/usr/bin/orterun"
+  unset OPAL_PREFIX
+  export OPAL_DESTDIR="$mpi_root" PMIX_DESTDIR="$mpi_root"
+  export PMIX_MCA_mca_base_component_path="$mpi_root/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
+  export PATH="$mpi_root/usr/bin:$PATH"
+  mpi_source="carried Open MPI ($mpi_root)"
+elif command -v mpirun > /dev/null; then
+  mpirun_bin="$(command -v mpirun)"
+  mpi_source="the machine's mpirun ($mpirun_bin)"
+else
+  mpirun_bin=""
+  mpi_source="none: no carried Open MPI and no mpirun on PATH"
+fi
+# One node, launched without ssh (plm isolated: the ranks are children of mpirun), shared memory between ranks.
+# Containers often forbid the cross-process reads (CMA) vader uses for large messages: copy through the segment.
+mpi_session="$work/mpi"
+mkdir -p "$mpi_session"
+export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_orte_tmpdir_base="$mpi_session" OMPI_MCA_btl_vader_backing_directory="$mpi_session"
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+mpi=("$mpirun_bin" --allow-run-as-root --oversubscribe --bind-to none)
+export GTEST_COLOR=no  # under mpirun gtest sees a pty and would colour the logs
+
+# --- Device facts -----------------------------------------------------------------------------------------------
 {
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || echo "nvidia-smi failed"
-  ls /usr/local/cuda/lib64/libcudart.so* /usr/local/cuda/lib64/libcublas.so* 2>&1
-  ls /usr/local/cuda/lib/libnccl.so* /usr/local/cuda/lib64/libnccl.so* 2>&1
+  echo "date: $(date -u +%FT%TZ)   host: $(hostname)   cores: $(nproc)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1 || echo "nvidia-smi failed"
+  echo "glibc: $(getconf GNU_LIBC_VERSION 2>&1)   payload needs: $(cat "$root/NEEDS" 2>/dev/null || echo '?')"
+  ls -l /usr/local/cuda/lib64/libcudart.so* /usr/local/cuda/lib64/libcublas.so* 2>&1
+  ls -l /usr/local/cuda/lib/libnccl.so* /usr/local/cuda/lib64/libnccl.so* 2>&1
+  echo "mpirun: $mpi_source"
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+  echo "unresolved libraries of the carried binaries:"
+  for binary in "$bin"/*; do
+    LD_LIBRARY_PATH="$sluice_libs" ldd "$binary" 2>&1 | sed -n "s|^\(.*not found\)|  $(basename "$binary"): \1|p"
+  done
 } > "$out/device.txt" 2>&1
+if command -v nvidia-smi > /dev/null; then
+  note "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+else
+  note "device: no nvidia-smi on this machine"
+fi
+note "mpirun: $mpi_source"
 
-run_step() {  # name, command...: logs to $out/<name>.log, counts failures
-  local name="$1"
-  shift
-  echo "== $name: $*"
-  if "$@" > "$out/$name.log" 2>&1; then echo "   ok"; else echo "   FAILED (exit $?)"; failures=$((failures + 1)); fi
-  tail -3 "$out/$name.log"
+# --- Steps ------------------------------------------------------------------------------------------------------
+failures=0
+run_step() {  # name limit_s command...: output to $logs/<name>.log; ok / FAILED / TIMEOUT to the summary
+  local name="$1" limit="$2"
+  shift 2
+  local left=$((deadline_s - (SECONDS - started)))
+  if ((left < 15)); then
+    note "$name: NOT RUN (out of time)"
+    failures=$((failures + 1))
+    return
+  fi
+  ((limit > left)) && limit=$left
+  echo "== $name (limit ${limit}s): $*"
+  local begin=$SECONDS status
+  GTEST_OUTPUT="xml:$logs/$name.xml" timeout -k 5 "$limit" "$@" > "$logs/$name.log" 2>&1
+  status=$?
+  if ((status == 0)); then
+    note "$name: ok ($((SECONDS - begin)) s)"
+  elif ((status == 124 || status == 137)); then
+    note "$name: TIMEOUT after ${limit} s"
+    failures=$((failures + 1))
+  else
+    note "$name: FAILED (exit $status, $((SECONDS - begin)) s)"
+    failures=$((failures + 1))
+    # Why, in one line, and which gtest cases failed (each once: every rank may report the same case).
+    grep -m1 -E 'no CUDA device|[Ee]rror|Failure|not found|cannot|refuse' "$logs/$name.log" | cut -c1-300 |
+      sed 's/^/    first error: /' | tee -a "$summary"
+    grep -E '^\[  FAILED  \] [^0-9]' "$logs/$name.log" | sed 's/, where GetParam.*//' | sort -u | head -20 |
+      sed 's/^/    /' | tee -a "$summary"
+  fi
+  # gtest's skip reasons and the whole-pipeline test's measured differences, once each.
+  grep -h -A1 -e ': Skipped$' "$logs/$name.log" | grep -v -e ': Skipped$' -e '^--$' | sort | uniq -c |
+    sed 's/^/    skipped: /' | tee -a "$summary"
+  grep -h '^\[gpu-vs-cpu\]' "$logs/$name.log" | sed 's/^/    /' | tee -a "$summary"
+  tail -3 "$logs/$name.log"
+  tar -C "$work" -czf "$out/logs.tar.gz" logs  # after every step: a run killed later still returns these
+}
+# The carried libraries only for our binaries (an array, not a function: `timeout` runs programs).
+with_libs=(env "LD_LIBRARY_PATH=$sluice_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+mpi_step() {  # name limit_s ranks command...
+  local name="$1" limit="$2" ranks="$3"
+  shift 3
+  if [[ -z "$mpirun_bin" ]]; then
+    note "$name: NOT RUN (no mpirun)"
+    failures=$((failures + 1))
+    return
+  fi
+  run_step "$name" "$limit" "${with_libs[@]}" "${mpi[@]}" -np "$ranks" "$@"
 }
 
-mpi=(mpirun --allow-run-as-root --oversubscribe)
-run_step cuda_registry_test "$carry/bin/cuda_registry_test"
-run_step cuda_backend_test "$carry/bin/cuda_backend_test"
-run_step nccl_transport_test "${mpi[@]}" -np 1 "$carry/bin/nccl_transport_test_bin"
-run_step staged_mpi_transport_test "${mpi[@]}" -np 2 "$carry/bin/staged_mpi_transport_test_bin"
+run_step sluice_loads 30 "${with_libs[@]}" "$bin/sluice" --help  # glibc and shared libraries, before anything bigger
+mpi_step mpirun_works 60 4 "$bin/sluice" --help
+run_step cuda_registry_test 60 "${with_libs[@]}" "$bin/cuda_registry_test"
+run_step cuda_backend_test 120 "${with_libs[@]}" "$bin/cuda_backend_test"
+mpi_step nccl_transport_test 90 1 "$bin/nccl_transport_test_bin"
+mpi_step staged_mpi_transport_test 90 2 "$bin/staged_mpi_transport_test_bin"
+mpi_step pipeline_gpu_vs_cpu_test 240 4 "$bin/pipeline_gpu_vs_cpu_test_bin"
+cp "$logs/pipeline_gpu_vs_cpu_test.log" "$out/" 2> /dev/null
+# The command line end to end: the README's 4-stage example on the CPU and on the GPU (4 ranks sharing it).
+mpi_step sluice_train_cpu 60 4 "$bin/sluice" train "$carry/mlp.yaml" --json --set device=cpu
+mpi_step sluice_train_cuda 60 4 "$bin/sluice" train "$carry/mlp.yaml" --json --set device=cuda \
+  --set pipeline.transport=staged
 for precision in bf16 fp32; do
-  run_step "mlp_step_bench_$precision" "$carry/bin/mlp_step_bench" --precision "$precision" --hidden 4096 --layers 8 \
-    --rows 8192
+  run_step "mlp_step_bench_$precision" 90 "${with_libs[@]}" "$bin/mlp_step_bench" --precision "$precision" \
+    --hidden 4096 --layers 8 --rows 8192
 done
-run_step torch_mlp python3 "$carry/torch_mlp.py" --hidden 4096 --layers 8 --rows 8192
+# PyTorch runs with the machine's own libraries, not the carried ones.
+run_step torch_mlp 90 python3 "$carry/torch_mlp.py" --hidden 4096 --layers 8 --rows 8192
 
-grep -h '^{' "$out"/mlp_step_bench_*.log "$out"/torch_mlp.log > "$out/results.jsonl" 2>/dev/null
-cat "$out/results.jsonl" 2>/dev/null
-echo "$failures step(s) failed"
+for name in mlp_step_bench_bf16 mlp_step_bench_fp32 torch_mlp sluice_train_cpu sluice_train_cuda; do
+  grep -h '^{' "$logs/$name.log" 2> /dev/null | tail -1 | sed "s/^{/{\"step\": \"$name\", /"
+done > "$out/results.jsonl"
+cat "$out/results.jsonl"
+note "$failures step(s) failed; $((SECONDS - started)) s in all"
 exit $((failures > 0))

@@ -1,6 +1,6 @@
 // An NCCL communicator over the ranks of an MPI communicator, one GPU per rank. Rank 0 creates the
 // ncclUniqueId and broadcasts it over MPI, so no other rendezvous service is needed.
-// NCCL refuses two ranks on one GPU: on hosts where ranks share a GPU use StagedMpiTransport instead.
+// NCCL refuses two ranks on one GPU: on hosts where ranks share a GPU use StagedTransport (pipeline.transport: staged) instead.
 #pragma once
 
 #include <cuda_runtime_api.h>

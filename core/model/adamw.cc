@@ -13,15 +13,18 @@ AdamW::AdamW(std::vector<Parameter*> parameters, kernels::Backend& backend, doub
     exp_avg_.push_back(backend.zeros(parameter->value.rows(), parameter->value.cols()));
     exp_avg_sq_.push_back(backend.zeros(parameter->value.rows(), parameter->value.cols()));
   }
+  // Pointers to the Tensor objects, not their memory: a checkpoint restore or zero_grad that replaces a tensor's
+  // buffer is still seen.
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    slots_.push_back(
+        kernels::AdamWSlot{&parameters_[i]->grad, &exp_avg_[i], &exp_avg_sq_[i], &parameters_[i]->value});
+  }
 }
 
 void AdamW::step() {
   ++step_count_;
   hyper_.lr = static_cast<float>(lr_);
-  for (size_t i = 0; i < parameters_.size(); ++i) {
-    backend_.adamw_update(hyper_, step_count_, parameters_[i]->grad, exp_avg_[i], exp_avg_sq_[i],
-                          parameters_[i]->value);
-  }
+  backend_.adamw_update_many(hyper_, step_count_, slots_);
 }
 
 std::vector<NamedTensor> AdamW::state_tensors() {

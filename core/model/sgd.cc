@@ -9,6 +9,11 @@ Sgd::Sgd(std::vector<Parameter*> parameters, kernels::Backend& backend, double l
   for (Parameter* parameter : parameters_) {
     velocity_.push_back(backend.zeros(parameter->value.rows(), parameter->value.cols()));
   }
+  // Pointers to the Tensor objects, not their memory: a checkpoint restore or zero_grad that replaces a tensor's
+  // buffer is still seen.
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    slots_.push_back(kernels::SgdSlot{&parameters_[i]->grad, &velocity_[i], &parameters_[i]->value});
+  }
 }
 
 void Sgd::step() {
@@ -16,9 +21,7 @@ void Sgd::step() {
   hyper.lr = static_cast<float>(lr_);
   hyper.momentum = static_cast<float>(momentum_);
   hyper.weight_decay = static_cast<float>(weight_decay_);
-  for (size_t i = 0; i < parameters_.size(); ++i) {
-    backend_.sgd_update(hyper, parameters_[i]->grad, velocity_[i], parameters_[i]->value);
-  }
+  backend_.sgd_update_many(hyper, slots_);
   ++step_count_;
 }
 

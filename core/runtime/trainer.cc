@@ -17,6 +17,7 @@
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/validator.h"
 #include "kernels/backend_registry.h"
+#include "kernels/gemm_precision.h"
 
 namespace sluice::runtime {
 namespace {
@@ -63,10 +64,15 @@ void Trainer::start() {
   }
   try {
     agree_or_throw(mpi_->world_group(), error, "sluice_trainer_start");
+    // Collective and agreed inside: only once every rank has built its stages (NCCL's set-up blocks until the
+    // whole pipeline joins, so no rank may still be on its way to an error).
+    pipeline_transport_ = make_pipeline_transport(cfg_.pipeline.transport, cfg_.device, *mpi_, *backend_);
+    build_executors();
   } catch (...) {
-    stages_.clear();
     executor_.reset();
     predictor_.reset();
+    pipeline_transport_ = PipelineTransport{};
+    stages_.clear();
     optimizer_.reset();
     mpi_.reset();
     throw;
@@ -86,12 +92,7 @@ void Trainer::build_local_state() {
 
   backend_ = &kernels::backend_for(cfg_.device);
   kernels::Backend& backend = *backend_;
-  if (backend.device() != kernels::Device::kHost && P > 1) {
-    // The executor's messages go through the host MPI transport; device buffers need the NCCL or staged-MPI
-    // transport, whose selection is not wired in yet (docs/GPU.md). Refuse rather than hand MPI device pointers.
-    throw Error(ErrorCode::kUnsupported, "device: " + cfg_.device + " with pipeline.stages > 1 needs a GPU transport, "
-                                         "which this version does not select yet; use device: cpu or stages: 1");
-  }
+  backend.set_gemm_precision(kernels::parse_gemm_precision(cfg_.gemm_precision));
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers_);
   num_layers_ = static_cast<int>(layers.size());
   input_features_ = layers.front()->in_features();
@@ -124,16 +125,20 @@ void Trainer::build_local_state() {
   }
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
   loss_kind_ = model::parse_loss(cfg_.loss);
+}
 
+void Trainer::build_executors() {
+  kernels::Backend& backend = *backend_;
+  comm::Transport& transport = *pipeline_transport_.transport;
   std::map<int, model::StageModule*> raw;
   for (auto& [index, stage] : stages_) raw[index] = stage.get();
   auto loss = [this](const kernels::Tensor& out, const float* targets, int64_t global_batch, kernels::Tensor& grad) {
     return loss_of(out, targets, global_batch, grad);
   };
-  executor_ = std::make_unique<Executor>(lowered_, layout_.stage_rank, raw, backend, mpi_->pipeline(), loss,
+  executor_ = std::make_unique<Executor>(lowered_, layout_.stage_rank, raw, backend, transport, loss,
                                          [this](int stage) { start_reduction(stage); });
   forward_only_ = std::make_unique<schedule::Schedule>(forward_only(lowered_));
-  predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, backend, mpi_->pipeline(), loss,
+  predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, backend, transport, loss,
                                           [](int) {});
 }
 
@@ -365,7 +370,7 @@ std::string Trainer::layout_description() {
   out << "sluice: " << layout_.world << " ranks = " << layout_.data_parallel << " data-parallel x "
       << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
       << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
-      << "\n";
+      << ", transport " << pipeline_transport_.name << "\n";
   if (layout_.rank == 0) {
     for (int r = 0; r < layout_.world; ++r) {
       const char* slot = all.data() + static_cast<size_t>(r) * kLine;

@@ -23,6 +23,7 @@
 #include "core/model/optimizer.h"
 #include "core/model/stage_module.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/pipeline_transport.h"
 #include "core/runtime/step_counters.h"
 #include "core/schedule/schedule.h"
 
@@ -96,6 +97,7 @@ class Trainer {
 
  private:
   void build_local_state();
+  void build_executors();  // after the pipeline transport is agreed
   void check_tag_bound() const;
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
@@ -112,6 +114,7 @@ class Trainer {
   bool started_ = false;
   config::Layout layout_{};
   std::unique_ptr<comm::MpiContext> mpi_;
+  PipelineTransport pipeline_transport_;  // after mpi_ (may use its transport), before the executors (use it)
   std::vector<std::pair<int, int>> ranges_;  // per global stage: [first, last) layer
   std::map<int, std::unique_ptr<model::StageModule>> stages_;
   std::unique_ptr<model::Optimizer> optimizer_;

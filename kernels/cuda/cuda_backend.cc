@@ -2,7 +2,6 @@
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 
 #include "core/runtime/placement.h"
@@ -13,8 +12,7 @@
 
 namespace sluice::kernels {
 
-CudaBackend::CudaBackend(int device_ordinal, GemmPrecision precision)
-    : device_ordinal_(device_ordinal), precision_(precision) {
+CudaBackend::CudaBackend(int device_ordinal) : device_ordinal_(device_ordinal) {
   check_cuda(cudaSetDevice(device_ordinal_), "cudaSetDevice");
   // Keep freed blocks in the pool: a training step frees and re-allocates the same sizes every step, and
   // returning them to the driver at each synchronisation would make every step pay for fresh allocations.
@@ -38,6 +36,11 @@ CudaBackend::~CudaBackend() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
+}
+
+HostStaging& CudaBackend::host_staging() {
+  if (!staging_) staging_ = std::make_unique<CudaHostStaging>(stream_);
+  return *staging_;
 }
 
 void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
@@ -71,8 +74,7 @@ void CudaBackend::to_host(const Tensor& tensor, float* values) {
 CudaBackend& cuda_backend() {
   static CudaBackend* backend = [] {
     const int device = runtime::device_for_local_rank(runtime::node_local_rank(), cuda_device_count());
-    const char* precision = std::getenv("SLUICE_CUDA_GEMM");
-    return new CudaBackend(device, precision ? parse_gemm_precision(precision) : GemmPrecision::kFp32);
+    return new CudaBackend(device);
   }();
   return *backend;
 }

@@ -10,31 +10,37 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <memory>
+
 #include "kernels/backend.h"
-#include "kernels/cuda/gemm_precision.h"
+#include "kernels/cuda/cuda_host_staging.h"
+#include "kernels/gemm_precision.h"
 
 namespace sluice::kernels {
 
 class CudaBackend : public Backend {
  public:
   // Creates a context on `device_ordinal`; throws Error(kCuda) naming the failing call (no device, bad ordinal).
-  explicit CudaBackend(int device_ordinal, GemmPrecision precision = GemmPrecision::kFp32);
+  // GEMMs start in fp32; set_gemm_precision switches (the trainer sets it from the config's gemm_precision).
+  explicit CudaBackend(int device_ordinal);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
 
   int device_ordinal() const { return device_ordinal_; }
   cudaStream_t stream() const { return stream_; }
-  GemmPrecision gemm_precision() const { return precision_; }
-  void set_gemm_precision(GemmPrecision precision) { precision_ = precision; }
   // Waits for everything queued so far (benchmarks, and before handing device memory to another library).
   void synchronize();
 
   Device device() const override { return Device::kCuda; }
   std::string device_name() const override { return "cuda:" + std::to_string(device_ordinal_); }
+  // Every mode is available; it applies to the gemm calls made after it.
+  void set_gemm_precision(GemmPrecision precision) override { precision_ = precision; }
+  GemmPrecision gemm_precision() const override { return precision_; }
   Tensor zeros(int64_t rows, int64_t cols) override;
   Tensor from_host(int64_t rows, int64_t cols, const float* values) override;
   void to_host(const Tensor& tensor, float* values) override;
+  HostStaging& host_staging() override;  // pinned buffers, copies on stream()
 
   void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b, float beta,
             Tensor& c) override;
@@ -68,16 +74,20 @@ class CudaBackend : public Backend {
   void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) override;
   void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                     Tensor& param) override;
+  // A few dozen tensors per launch (kTensorsPerLaunch in optimizer.cu), each ending with its per-tensor bits.
+  void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots) override;
+  void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
 
  private:
   int device_ordinal_;
-  GemmPrecision precision_;
+  GemmPrecision precision_ = GemmPrecision::kFp32;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  std::unique_ptr<CudaHostStaging> staging_;  // created on first use
 };
 
 // The process-wide CUDA backend: the GPU of this rank's node-local rank (local_rank % device count, see
-// core/runtime/placement.h), GEMM precision from SLUICE_CUDA_GEMM (fp32 | tf32 | bf16, default fp32).
+// core/runtime/placement.h), GEMMs in fp32 until set_gemm_precision.
 // Created on first use and intentionally never destroyed: destroying streams after the CUDA runtime has
 // shut down at exit fails in ways that cannot be reported. This is what the registry's "cuda" name returns.
 CudaBackend& cuda_backend();

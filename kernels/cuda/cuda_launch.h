@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/activation.h"
 #include "kernels/backend.h"
@@ -51,5 +52,24 @@ void sgd_update(const SgdHyper& hyper, const float* grad, float* velocity, float
 // bias corrections 1 - beta^step are computed on the host in double, exactly as the CPU path does.
 void adamw_update(const AdamWHyper& hyper, float bias_correction1, float bias_correction2, const float* grad,
                   float* exp_avg, float* exp_avg_sq, float* param, int64_t n, cudaStream_t stream);
+
+// The updates above over many tensors, up to a few dozen per launch (multi-tensor apply); each tensor ends with
+// the same bits as its per-tensor update. Tensors must not share memory (their updates run concurrently).
+struct SgdTensor {
+  const float* grad;
+  float* velocity;
+  float* param;
+  int64_t n;
+};
+struct AdamWTensor {
+  const float* grad;
+  float* exp_avg;
+  float* exp_avg_sq;
+  float* param;
+  int64_t n;
+};
+void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdTensor>& tensors, cudaStream_t stream);
+void adamw_update_many(const AdamWHyper& hyper, float bias_correction1, float bias_correction2,
+                       const std::vector<AdamWTensor>& tensors, cudaStream_t stream);
 
 }  // namespace sluice::kernels::cuda_launch

@@ -1,6 +1,8 @@
 // CudaBackend's losses and optimizer updates: argument checks here, kernels in loss.cu and optimizer.cu.
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/common/error.h"
 #include "kernels/cuda/cuda_backend.h"
@@ -11,6 +13,25 @@ namespace sluice::kernels {
 
 using cuda_detail::require_device;
 using cuda_detail::require_devices;
+
+namespace {
+
+void require_adamw_step(const char* op, int64_t step) {
+  if (step < 1) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": step must be >= 1 (1-based), got " +
+                                                 std::to_string(step));
+  }
+}
+
+// (1 - beta1^step, 1 - beta2^step), computed exactly as the CPU path computes them: double pow, rounded to float.
+using BiasCorrections = std::pair<float, float>;
+BiasCorrections bias_corrections(const AdamWHyper& hyper, int64_t step) {
+  const double t = static_cast<double>(step);
+  return {static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta1), t)),
+          static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta2), t))};
+}
+
+}  // namespace
 
 double CudaBackend::mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) {
   require_devices("mse", {{"pred", &pred}, {"target", &target}, {"grad", &grad}});
@@ -37,20 +58,38 @@ void CudaBackend::sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& 
 
 void CudaBackend::adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
                                Tensor& exp_avg_sq, Tensor& param) {
-  if (step < 1) {
-    throw Error(ErrorCode::kInvalidArgument, "adamw_update: step must be >= 1 (1-based), got " + std::to_string(step));
-  }
+  require_adamw_step("adamw_update", step);
   require_devices("adamw_update",
                   {{"grad", &grad}, {"exp_avg", &exp_avg}, {"exp_avg_sq", &exp_avg_sq}, {"param", &param}});
   require_same_shape("adamw_update", "grad", grad, param);
   require_same_shape("adamw_update", "exp_avg", exp_avg, param);
   require_same_shape("adamw_update", "exp_avg_sq", exp_avg_sq, param);
-  // Computed exactly as the CPU path computes them (double pow, then rounded to float).
-  const double t = static_cast<double>(step);
-  const float bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta1), t));
-  const float bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta2), t));
-  cuda_launch::adamw_update(hyper, bias_correction1, bias_correction2, grad.data(), exp_avg.data(),
+  const BiasCorrections corrections = bias_corrections(hyper, step);
+  cuda_launch::adamw_update(hyper, corrections.first, corrections.second, grad.data(), exp_avg.data(),
                             exp_avg_sq.data(), param.data(), param.size(), stream_);
+}
+
+void CudaBackend::sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots) {
+  require_valid_slots("sgd_update_many", Device::kCuda, slots);
+  std::vector<cuda_launch::SgdTensor> tensors;
+  tensors.reserve(slots.size());
+  for (const SgdSlot& slot : slots) {
+    tensors.push_back({slot.grad->data(), slot.velocity->data(), slot.param->data(), slot.param->size()});
+  }
+  cuda_launch::sgd_update_many(hyper, tensors, stream_);
+}
+
+void CudaBackend::adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) {
+  require_adamw_step("adamw_update_many", step);
+  require_valid_slots("adamw_update_many", Device::kCuda, slots);
+  std::vector<cuda_launch::AdamWTensor> tensors;
+  tensors.reserve(slots.size());
+  for (const AdamWSlot& slot : slots) {
+    tensors.push_back({slot.grad->data(), slot.exp_avg->data(), slot.exp_avg_sq->data(), slot.param->data(),
+                       slot.param->size()});
+  }
+  const BiasCorrections corrections = bias_corrections(hyper, step);
+  cuda_launch::adamw_update_many(hyper, corrections.first, corrections.second, tensors, stream_);
 }
 
 }  // namespace sluice::kernels

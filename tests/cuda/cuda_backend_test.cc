@@ -83,6 +83,29 @@ TEST_F(CudaVsCpu, ReducedPrecisionGemmModesStayWithinOnePercent) {
   }
 }
 
+// The trainer sets the mode through Backend& from the config's gemm_precision: the backend must start in fp32 (no
+// environment variable decides it any more), report what was set, and really change the math: bf16 operands lose
+// mantissa bits, so its product differs from fp32's, and switching back gives the fp32 result again.
+TEST_F(CudaVsCpu, SetGemmPrecisionThroughTheInterfaceSwitchesTheMath) {
+  Backend& backend = *gpu_;
+  EXPECT_EQ(backend.gemm_precision(), GemmPrecision::kFp32);
+  Pair a = make(32, 128, 7), b = make(128, 48, 8);
+  auto product = [&](GemmPrecision precision) {
+    backend.set_gemm_precision(precision);
+    EXPECT_EQ(backend.gemm_precision(), precision) << gemm_precision_name(precision);
+    Tensor c = backend.zeros(32, 48);
+    backend.gemm(Transpose::kNo, Transpose::kNo, 1.0f, a.gpu, b.gpu, 0.0f, c);
+    return download(c);
+  };
+  const std::vector<float> fp32 = product(GemmPrecision::kFp32);
+  const std::vector<float> bf16 = product(GemmPrecision::kBf16);
+  const std::vector<float> fp32_again = product(GemmPrecision::kFp32);
+  EXPECT_GT(relative_max_error(fp32, bf16), 0.0) << "bf16 gave fp32's exact bits: the mode did not switch";
+  EXPECT_LE(relative_max_error(fp32, bf16), kReducedTolerance);
+  EXPECT_LE(relative_max_error(fp32, fp32_again), kFp32Tolerance) << "switching back to fp32 did not restore it";
+  product(GemmPrecision::kTf32);  // accepted: every mode exists on the GPU
+}
+
 TEST_F(CudaVsCpu, GemmRejectsAWrongOutputShapeNamingIt) {
   Tensor a = gpu_->zeros(2, 3), b = gpu_->zeros(3, 4), c = gpu_->zeros(2, 5);
   try {
@@ -227,6 +250,73 @@ TEST_F(CudaVsCpu, CopiedTensorsAreIndependentDeviceCopies) {
   gpu_->scale(0.0f, a.gpu);
   EXPECT_EQ(copy.device(), Device::kCuda);
   EXPECT_EQ(download(copy), a.cpu.to_vector());
+}
+
+// More tensors than one multi-tensor launch holds (kTensorsPerLaunch = 48 in optimizer.cu), of uneven sizes: some
+// span several chunks, one is empty. The list update must match the CPU's per-tensor update to the file's fp32
+// tolerance and the CUDA per-tensor kernels exactly (both kernel shapes share one element function).
+TEST_F(CudaVsCpu, OptimizerListUpdatesMatchPerTensorUpdatesAcrossLaunchGroups) {
+  constexpr int kTensors = 110;
+  struct Operands {
+    std::vector<Pair> param, state1, state2;  // per tensor; velocity or exp_avg, then exp_avg_sq (AdamW)
+  };
+  auto shape = [](int i) -> std::pair<int64_t, int64_t> {
+    if (i == 57) return {0, 4};
+    if (i % 20 == 3) return {130, 257};  // 33410 elements: three chunks
+    return {1 + (i * 7) % 13, 1 + (i * 11) % 37};
+  };
+  auto operands = [&](unsigned seed) {
+    Operands o;
+    for (int i = 0; i < kTensors; ++i) {
+      const auto [rows, cols] = shape(i);
+      const unsigned s = seed + 10 * static_cast<unsigned>(i);
+      o.param.push_back(make(rows, cols, s));
+      o.state1.push_back(make(rows, cols, s + 1));
+      o.state2.push_back(make(rows, cols, s + 2, 0.0f, 1.0f));  // a second moment is never negative
+    }
+    return o;
+  };
+  // Three copies: CPU per tensor (.cpu of `reference`), CUDA per tensor (.gpu of `reference`), CUDA list (`many`).
+  Operands sgd_reference = operands(1000), sgd_many = operands(1000);
+  Operands adamw_reference = operands(5000), adamw_many = operands(5000);
+  const SgdHyper sgd{0.1f, 0.9f, 0.01f};
+  const AdamWHyper adamw{1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f};
+  for (int step = 1; step <= 3; ++step) {
+    std::vector<Pair> grads;
+    for (int i = 0; i < kTensors; ++i) {
+      grads.push_back(make(shape(i).first, shape(i).second, 90000 + 1000 * step + static_cast<unsigned>(i)));
+    }
+    std::vector<SgdSlot> sgd_slots;
+    std::vector<AdamWSlot> adamw_slots;
+    for (int i = 0; i < kTensors; ++i) {
+      cpu_.sgd_update(sgd, grads[i].cpu, sgd_reference.state1[i].cpu, sgd_reference.param[i].cpu);
+      gpu_->sgd_update(sgd, grads[i].gpu, sgd_reference.state1[i].gpu, sgd_reference.param[i].gpu);
+      sgd_slots.push_back(SgdSlot{&grads[i].gpu, &sgd_many.state1[i].gpu, &sgd_many.param[i].gpu});
+      cpu_.adamw_update(adamw, step, grads[i].cpu, adamw_reference.state1[i].cpu, adamw_reference.state2[i].cpu,
+                        adamw_reference.param[i].cpu);
+      gpu_->adamw_update(adamw, step, grads[i].gpu, adamw_reference.state1[i].gpu, adamw_reference.state2[i].gpu,
+                         adamw_reference.param[i].gpu);
+      adamw_slots.push_back(AdamWSlot{&grads[i].gpu, &adamw_many.state1[i].gpu, &adamw_many.state2[i].gpu,
+                                      &adamw_many.param[i].gpu});
+    }
+    gpu_->sgd_update_many(sgd, sgd_slots);
+    gpu_->adamw_update_many(adamw, step, adamw_slots);
+  }
+  auto check = [&](const std::vector<Pair>& reference, const std::vector<Pair>& many, const std::string& what) {
+    for (int i = 0; i < kTensors; ++i) {
+      const std::vector<float> list_result = download(many[i].gpu);
+      EXPECT_LE(relative_max_error(reference[i].cpu.to_vector(), list_result), kFp32Tolerance)
+          << what << " of tensor " << i << " vs the CPU";
+      EXPECT_EQ(download(reference[i].gpu), list_result) << what << " of tensor " << i << " vs per-tensor CUDA";
+    }
+  };
+  check(sgd_reference.param, sgd_many.param, "sgd param");
+  check(sgd_reference.state1, sgd_many.state1, "sgd velocity");
+  check(adamw_reference.param, adamw_many.param, "adamw param");
+  check(adamw_reference.state1, adamw_many.state1, "adamw exp_avg");
+  check(adamw_reference.state2, adamw_many.state2, "adamw exp_avg_sq");
+  // The CPU halves of the `many` pairs were never updated, so they still hold the start: the list must have moved.
+  EXPECT_NE(download(adamw_many.param[3].gpu), adamw_many.param[3].cpu.to_vector());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// StagedMpiTransport with two ranks sharing GPU 0 (what NCCL refuses): device tensors go device -> host -> MPI
+// StagedTransport over MPI with the CUDA backend's pinned staging, two ranks sharing GPU 0 (what NCCL refuses): device tensors go device -> host -> MPI
 // -> device in both directions, with several transfers in flight. Run under mpirun (mpi_test, np = 2).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -6,7 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/comm/staged_mpi_transport.h"
+#include "core/comm/mpi_transport.h"
+#include "core/comm/staged_transport.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/cuda/cuda_test_support.h"
 
@@ -19,10 +20,11 @@ std::vector<float> values_of(int rank, int message, int count) {
   return values;
 }
 
-TEST(StagedMpiTransport, DeviceTensorsCrossBetweenTwoRanksSharingOneGpu) {
+TEST(StagedTransportOverMpi, DeviceTensorsCrossBetweenTwoRanksSharingOneGpu) {
   SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
   kernels::CudaBackend backend(0);
-  StagedMpiTransport transport(MPI_COMM_WORLD, backend.stream());
+  MpiTransport host(MPI_COMM_WORLD);
+  StagedTransport transport(host, backend.host_staging());
   ASSERT_EQ(transport.size(), 2);
   const int me = transport.rank();
   const int peer = 1 - me;

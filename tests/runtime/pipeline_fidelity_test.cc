@@ -198,5 +198,33 @@ TEST_P(StashPeak, MeasuredPeakEqualsSimulatedPeakInflight) {
 INSTANTIATE_TEST_SUITE_P(AllSchedules, StashPeak, testing::all_schedules(),
                          [](const auto& info) { return testing::identifier(info.param.schedule); });
 
+// pipeline.transport: staged through the CPU backend's host staging: every activation and gradient makes the
+// trip a GPU pipeline on a shared GPU makes (buffer -> host copy -> MPI -> host copy -> buffer), minus the GPU.
+// The copies must not change a bit, for any schedule's message pattern.
+class StagedTransportFidelity : public ::testing::TestWithParam<Case> {};
+
+TEST_P(StagedTransportFidelity, ParametersEqualSequentialBitForBit) {
+  const Case& c = GetParam();
+  const config::Config cfg = make_config(c.schedule, c.chunks, world_size(), 1, "full", 8, true,
+                                         "{type: adamw, lr: 0.01, clip_grad_norm: 0.5}", ", transport: staged");
+  expect_bitwise_equal_to_sequential(cfg, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSchedules, StagedTransportFidelity, testing::all_schedules(),
+                         [](const auto& info) { return testing::identifier(info.param.schedule); });
+
+// The layout print names the transport each run uses: auto means mpi on the CPU.
+TEST(PipelineTransport, LayoutNamesTheChosenTransport) {
+  for (const std::string transport : {"auto", "mpi", "staged"}) {
+    const config::Config cfg = make_config("1f1b", 1, world_size(), 1, "none", 4, false, "{type: sgd, lr: 0.01}",
+                                           ", transport: " + transport);
+    runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
+    trainer.start();
+    const std::string layout = trainer.layout_description();
+    const std::string expected = transport == "staged" ? "transport staged" : "transport mpi";
+    EXPECT_NE(layout.find(expected), std::string::npos) << transport << ":\n" << layout;
+  }
+}
+
 }  // namespace
 }  // namespace sluice

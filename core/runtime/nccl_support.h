@@ -1,0 +1,30 @@
+// The NCCL pipeline transport, as the trainer sees it: present only in builds that link
+// //core/runtime:nccl_registration (--config=cuda), which fills this in at load time. The trainer asks for it
+// by name and never includes a CUDA or NCCL header, so the GPU path adds files, not branches.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+
+#include "core/comm/transport.h"
+#include "kernels/backend.h"
+
+namespace sluice::runtime {
+
+struct NcclSupport {
+  // GPUs this process can see on its node (0 when none or when the driver is missing).
+  std::function<int()> gpus_on_node;
+  // Collective over `pipeline_comm`: one NCCL communicator on the backend's GPU and a transport over it on the
+  // backend's stream. The returned transport owns the communicator.
+  std::function<std::unique_ptr<comm::Transport>(MPI_Comm pipeline_comm, kernels::Backend& backend)> create;
+};
+
+// Called once by the registration library's static initialiser; returns true so it can initialise a static.
+bool register_nccl_support(NcclSupport support);
+
+// Null unless NCCL is linked into this build.
+const NcclSupport* nccl_support();
+
+}  // namespace sluice::runtime

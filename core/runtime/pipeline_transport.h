@@ -1,0 +1,30 @@
+// Builds the transport a rank's executor sends activations over, from config pipeline.transport: the rules
+// are in transport_choice.h; this file gathers each rank's facts (device, ranks and GPUs on its node), makes
+// all ranks agree, and constructs the transport (MPI, staged through the backend's host staging, or NCCL).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/comm/mpi_context.h"
+#include "core/comm/transport.h"
+#include "kernels/backend.h"
+
+namespace sluice::runtime {
+
+struct PipelineTransport {
+  std::string name;                        // "mpi" | "staged" | "nccl"
+  std::unique_ptr<comm::Transport> owned;  // staged/nccl; null for mpi (the MpiContext owns that one)
+  comm::Transport* transport = nullptr;    // what the executors use
+};
+
+// Collective over mpi.world(). Every rank returns the same choice or every rank throws (a refusal on any rank
+// is reported on all: agreement.h). "auto" picks nccl only if every rank can use it, else staged (device
+// ranks) or mpi (cpu). The result must not outlive `mpi` or `backend`.
+PipelineTransport make_pipeline_transport(const std::string& requested, const std::string& device,
+                                          comm::MpiContext& mpi, kernels::Backend& backend);
+
+// Ranks of `comm` that share this rank's node (MPI_COMM_TYPE_SHARED). Collective.
+int ranks_on_this_node(MPI_Comm comm);
+
+}  // namespace sluice::runtime

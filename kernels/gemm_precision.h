@@ -1,0 +1,25 @@
+// The precision a Backend's gemm multiplies in (config key `gemm_precision`). fp32 is the default because it is
+// the only mode that stays within 1e-5 of the CPU path; TF32 and bf16 trade that for tensor-core speed, are
+// opt-in, and exist only on device backends (CUDA). Plain C++, no CUDA header: every build parses the names.
+#pragma once
+
+#include <string>
+
+namespace sluice::kernels {
+
+enum class GemmPrecision {
+  kFp32,  // fp32 inputs, fp32 math, tensor-core TF32 explicitly off
+  kTf32,  // fp32 inputs rounded to TF32 inside cuBLAS, fp32 accumulation
+  kBf16,  // inputs converted to bf16 per call, fp32 accumulation and fp32 output (weights stay fp32 masters)
+};
+
+// "fp32" | "tf32" | "bf16"; anything else throws Error(kConfig) naming the bad value and the accepted ones.
+GemmPrecision parse_gemm_precision(const std::string& name);
+const char* gemm_precision_name(GemmPrecision precision);
+
+// For backends that compute GEMMs in fp32 only: returns for kFp32, otherwise throws Error(kUnsupported)
+// "gemm_precision: <name> is not available on device <device_name>; ...", so a config asking a CPU run for
+// reduced precision fails loudly instead of silently running in fp32.
+void require_fp32_gemm(GemmPrecision precision, const std::string& device_name);
+
+}  // namespace sluice::kernels
