@@ -9,17 +9,10 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "tests/kernels/random_tensor.h"
 
 namespace sluice::kernels {
 namespace {
-
-Tensor random_tensor(int64_t rows, int64_t cols, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  Tensor tensor = Tensor::host(rows, cols);
-  for (int64_t i = 0; i < tensor.size(); ++i) tensor.data()[i] = uniform(generator);
-  return tensor;
-}
 
 // Reference c = alpha * op(a) op(b) + beta * c in double.
 std::vector<double> reference_gemm(bool ta, bool tb, double alpha, const Tensor& a, const Tensor& b, double beta,

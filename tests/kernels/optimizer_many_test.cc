@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "tests/kernels/random_tensor.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace sluice::kernels {
@@ -18,14 +19,6 @@ namespace {
 
 // Deliberately uneven: a row vector, a column vector, a single element, an empty tensor and a larger matrix.
 const std::vector<std::pair<int64_t, int64_t>> kShapes = {{3, 5}, {1, 7}, {9, 1}, {1, 1}, {0, 0}, {33, 17}};
-
-Tensor random_tensor(int64_t rows, int64_t cols, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  Tensor tensor = Tensor::host(rows, cols);
-  for (int64_t i = 0; i < tensor.size(); ++i) tensor.data()[i] = uniform(generator);
-  return tensor;
-}
 
 // The raw bits, so -0.0 vs 0.0 or a different NaN would count as a difference.
 std::vector<uint32_t> bits(const Tensor& tensor) {
