@@ -4,7 +4,8 @@
 #     bit for bit (h5diff compares exactly by default);
 #  2. SIGUSR1 in the middle of a run: every rank agrees at a step boundary, one checkpoint is written, exit
 #     code 75; `--auto-resume` finishes the run, again equal to the uninterrupted one;
-#  3. kill -9 while a checkpoint is being written: the previous checkpoint stays the latest and verifies.
+#  3. kill -9 while a checkpoint is being written: the previous checkpoint stays the latest and verifies, and
+#     --auto-resume continues from it.
 # Usage: train_resume_test.sh SLUICE CONFIG
 set -u
 SLUICE="$1"
@@ -66,27 +67,52 @@ grep -q "resumed from" "$work/p2.log" || fail "auto-resume did not resume"
 same_state "$work/u/ckpt_00000030.h5" "$work/p/ckpt_00000030.h5" || fail "preempted+resumed run differs from uninterrupted run"
 
 # --- 3. kill -9 during a checkpoint write --------------------------------------------------------------
-# A big residual block makes each checkpoint ~400 MB, so the write lasts long enough to be interrupted.
-HUGE=(--set steps=3 --set checkpoint.every=1 --set checkpoint.keep=5 --set model.layers.6.hidden=6144)
-"${MPIRUN[@]}" "$SLUICE" train "$CONFIG" "${HUGE[@]}" --set checkpoint.dir="$work/k" >"$work/k.log" 2>&1 &
+# A save is short (tens of ms), so polling for its temporary file and then killing would race with the rename
+# (a CI run once saw the kill land after it). Instead every rank is frozen (SIGSTOP) the moment a temporary file
+# shows up; a frozen process cannot finish a rename, so if the final file is still absent the save is caught
+# mid-write and the ranks are killed with -9. If the save had already finished, the ranks are thawed and the
+# next step's save is tried. A big residual block (~50 MB per checkpoint) makes each save last long enough.
+HUGE=(--set checkpoint.every=1 --set checkpoint.keep=10 --set model.layers.6.hidden=32768)
+"${MPIRUN[@]}" "$SLUICE" train "$CONFIG" "${HUGE[@]}" --set steps=8 --set checkpoint.dir="$work/k" >"$work/k.log" 2>&1 &
 pid=$!
-killed=0
-for _ in $(seq 1 2000); do
-  if ls "$work/k"/ckpt_00000002.h5.tmp-* >/dev/null 2>&1; then
-    # Open MPI puts each rank in its own process group: kill the ranks (mpirun's children) and mpirun by PID.
-    kill -9 $(pgrep -P "$pid") "$pid" 2>/dev/null
-    killed=1
-    break
+caught=0
+tried=""
+for _ in $(seq 1 6000); do
+  kill -0 "$pid" 2>/dev/null || break
+  temporary="$(ls "$work/k"/ckpt_*.h5.tmp-* 2>/dev/null | head -1)"
+  final="${temporary%.tmp-*}"
+  step="$(basename "$final" .h5 | sed 's/^ckpt_0*//')"
+  # Step 1's save has no predecessor to fall back on: start at step 2.
+  if [ -n "$temporary" ] && [ "$final" != "$tried" ] && [ "${step:-0}" -ge 2 ]; then
+    tried="$final"
+    # Open MPI puts each rank in its own process group: signal the ranks (mpirun's children) by PID.
+    ranks="$(pgrep -P "$pid")"
+    kill -STOP $ranks 2>/dev/null
+    sleep 0.2
+    if [ -e "$temporary" ] && [ ! -e "$final" ]; then
+      kill -9 $ranks "$pid" 2>/dev/null
+      caught="$step"
+      break
+    fi
+    kill -CONT $ranks 2>/dev/null
   fi
-  sleep 0.01
+  sleep 0.005
 done
 wait "$pid" 2>/dev/null
-if [ "$killed" -eq 1 ]; then
-  [ ! -e "$work/k/ckpt_00000002.h5" ] || fail "a killed save left a complete-looking ckpt_00000002.h5"
+if [ "$caught" -ge 2 ]; then
+  echo "froze the step-$caught save mid-write"
+  previous="$(printf 'ckpt_%08d.h5' $((caught - 1)))"
+  [ ! -e "$final" ] || fail "a killed save left a complete-looking $(basename "$final")"
   "$SLUICE" inspect "$work/k" >"$work/inspect.log" 2>&1 || fail "previous checkpoint does not verify: $(cat "$work/inspect.log")"
-  grep -q "ckpt_00000001.h5" "$work/inspect.log" || fail "latest checkpoint is not step 1: $(cat "$work/inspect.log")"
+  grep -q "$previous" "$work/inspect.log" || fail "latest checkpoint is not $previous: $(cat "$work/inspect.log")"
+  # Nothing is lost: --auto-resume ignores the half-written file and continues from the previous checkpoint.
+  train "${HUGE[@]}" --set steps=$((caught + 1)) --set checkpoint.dir="$work/k" --auto-resume >"$work/k2.log" 2>&1 ||
+    fail "auto-resume after kill -9: $(cat "$work/k2.log")"
+  grep -q "resumed from .*$previous at step $((caught - 1))" "$work/k2.log" ||
+    fail "auto-resume after kill -9 did not start from $previous: $(cat "$work/k2.log")"
+  [ -e "$work/k/$(printf 'ckpt_%08d.h5' $((caught + 1)))" ] || fail "auto-resumed run wrote no checkpoint at its last step"
 else
-  fail "never saw the step-2 checkpoint's temporary file (log: $(cat "$work/k.log"))"
+  fail "never froze a save mid-write in 7 tries (log: $(cat "$work/k.log"))"
 fi
 
 finish "resume"
