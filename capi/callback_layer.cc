@@ -44,12 +44,13 @@ void CallbackLayer::check(int rc, const char* callback) const {
   }
 }
 
-kernels::Tensor CallbackLayer::forward(const kernels::Tensor& x, const model::ForwardContext& /*context*/,
+kernels::Tensor CallbackLayer::forward(kernels::Tensor x, const model::ForwardContext& /*context*/,
                                        model::LayerSaved& saved) {
   kernels::Tensor y = kernels::Tensor::host(x.rows(), ops_.out_features);
   const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
   check(ops_.forward(user_data_, params, x.data(), y.data(), x.rows()), "forward");
-  saved.tensors = {x};
+  saved.tensors.clear();
+  saved.tensors.push_back(std::move(x));
   return y;
 }
 

@@ -23,7 +23,7 @@ class CallbackLayer : public model::Layer {
   std::vector<model::Parameter*> parameters() override;
   void init(uint64_t seed) override;
 
-  kernels::Tensor forward(const kernels::Tensor& x, const model::ForwardContext& context,
+  kernels::Tensor forward(kernels::Tensor x, const model::ForwardContext& context,
                           model::LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, model::LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, model::LayerSaved& saved) override;

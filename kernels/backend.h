@@ -83,6 +83,10 @@ class Backend {
   virtual void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) = 0;
 
   virtual void activation_forward(Activation activation, const Tensor& x, Tensor& y) = 0;
+  // A linear map's bias add and the activation after it in one pass over memory (one kernel launch on a GPU
+  // instead of two): pre[r][c] += bias[0][c], then y = activation(pre). Leaves pre and y with exactly the bits
+  // add_bias followed by activation_forward gives; pre stays what a GELU's backward differentiates from.
+  virtual void bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) = 0;
   // `saved` is the input x if activation_backward_uses_input(activation), else the output y.
   virtual void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) = 0;
 

@@ -13,12 +13,23 @@ double ActivationLayer::flops_per_sample() const {
   return per_element * static_cast<double>(features_);
 }
 
-Tensor ActivationLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+Tensor ActivationLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
   Tensor y = backend_.zeros(x.rows(), x.cols());
   backend_.activation_forward(activation_, x, y);
-  saved.tensors = {kernels::activation_backward_uses_input(activation_) ? x : y};
+  keep_for_backward(std::move(x), y, saved);
   return y;
+}
+
+void ActivationLayer::keep_for_backward(Tensor x, const Tensor& y, LayerSaved& saved) const {
+  // GELU keeps its input, which nothing else needs: moved, not copied. ReLU and tanh keep their output, which
+  // is also what the next layer gets: that one is a copy.
+  saved.tensors.clear();
+  if (kernels::activation_backward_uses_input(activation_)) {
+    saved.tensors.push_back(std::move(x));
+  } else {
+    saved.tensors.push_back(y);
+  }
 }
 
 Tensor ActivationLayer::backward_input(const Tensor& dy, LayerSaved& saved) {

@@ -33,6 +33,18 @@ Tensor Affine::forward(const Tensor& x) {
   return y;
 }
 
+Tensor Affine::forward_activated(const Tensor& x, kernels::Activation activation, Tensor& pre) {
+  pre = backend_.zeros(x.rows(), out_features_);
+  backend_.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, weight_.value, 0.0f, pre);
+  Tensor y = backend_.zeros(x.rows(), out_features_);
+  if (with_bias_) {
+    backend_.bias_activation_forward(activation, bias_.value, pre, y);
+  } else {
+    backend_.activation_forward(activation, pre, y);
+  }
+  return y;
+}
+
 Tensor Affine::backward_input(const Tensor& dy) {
   Tensor dx = backend_.zeros(dy.rows(), in_features_);
   backend_.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dy, weight_.value, 0.0f, dx);

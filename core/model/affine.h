@@ -18,6 +18,9 @@ class Affine {
          const std::string& prefix);
 
   kernels::Tensor forward(const kernels::Tensor& x);
+  // activation(forward(x)), with the bias add and the activation in one backend op; `pre` receives forward(x),
+  // which an activation differentiating from its input (GELU) needs for backward.
+  kernels::Tensor forward_activated(const kernels::Tensor& x, kernels::Activation activation, kernels::Tensor& pre);
   kernels::Tensor backward_input(const kernels::Tensor& dy);
   // weight.grad += dy^T x, bias.grad += column sums of dy
   void accumulate_grads(const kernels::Tensor& dy, const kernels::Tensor& x);

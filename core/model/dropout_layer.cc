@@ -23,7 +23,7 @@ DropoutLayer::DropoutLayer(kernels::Backend& backend, int64_t features, float p)
   }
 }
 
-Tensor DropoutLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+Tensor DropoutLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   saved.context = context;  // backward regenerates the mask from it
   if (!active(context)) return x;
   Tensor y = backend_.zeros(x.rows(), x.cols());

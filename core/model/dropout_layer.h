@@ -17,7 +17,7 @@ class DropoutLayer : public Layer {
   int64_t out_features() const override { return features_; }
   double flops_per_sample() const override { return 10.0 * static_cast<double>(features_); }
 
-  kernels::Tensor forward(const kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved) override;
+  kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
 
  private:

@@ -17,6 +17,12 @@ kernels::Tensor Layer::backward(const kernels::Tensor& dy, LayerSaved& saved) {
   return dx;
 }
 
+bool Layer::forward_with_next(Layer& next, kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved,
+                              LayerSaved& next_saved, kernels::Tensor* between, kernels::Tensor& y) {
+  (void)next, (void)x, (void)context, (void)saved, (void)next_saved, (void)between, (void)y;
+  return false;
+}
+
 void Layer::set_global_index(int index) {
   global_index_ = index;
   for (Parameter* parameter : parameters()) parameter->layer_index = index;

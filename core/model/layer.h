@@ -57,7 +57,9 @@ class Layer {
   // Sets initial parameter values from (seed, global_index(), parameter), never from the partition.
   virtual void init(uint64_t seed) { (void)seed; }
 
-  virtual kernels::Tensor forward(const kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved) = 0;
+  // F. The input comes by value: a caller done with it moves it in, so a layer that keeps its input for backward
+  // (most do) keeps it without a copy; on a GPU a copy is a full pass over the activation's memory.
+  virtual kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) = 0;
   // I: returns dL/dx; may leave in saved.weight_grad_inputs what backward_weight will need.
   virtual kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) = 0;
   // W: parameter grads += contribution. `dy` is the same tensor backward_input got.
@@ -67,6 +69,17 @@ class Layer {
   }
   // B: I then W. An override must accumulate the gradients exactly as backward_weight does.
   virtual kernels::Tensor backward(const kernels::Tensor& dy, LayerSaved& saved);
+
+  // F of this layer and of `next` (the layer after it in the stage) as one, for layers that can fold the next
+  // one's element-wise work into their own kernels: a linear layer and the activation after it add the bias and
+  // activate in one pass over memory. Returns false, having done nothing, when it cannot fuse with `next`.
+  // Otherwise it may move from `x`, sets `y` to next's output, `*between` (when not null: a caller that needs
+  // it, e.g. as the input a recompute re-runs `next` from) to this layer's output, and fills `saved` and
+  // `next_saved` exactly as forward() then next.forward() would, bit for bit, so backward, recompute and the
+  // stash cannot tell a fused forward from two separate ones.
+  virtual bool forward_with_next(Layer& next, kernels::Tensor& x, const ForwardContext& context,
+                                 LayerSaved& saved, LayerSaved& next_saved, kernels::Tensor* between,
+                                 kernels::Tensor& y);
 
   // Global position of the layer in the model; also stamps its parameters' layer_index.
   void set_global_index(int index);

@@ -34,14 +34,14 @@ void LayerNormLayer::init(uint64_t seed) {
   backend_.fill(0.0f, beta_.value);
 }
 
-Tensor LayerNormLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+Tensor LayerNormLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
   Tensor y = backend_.zeros(x.rows(), x.cols());
   Tensor mean = backend_.zeros(x.rows(), 1);
   Tensor rstd = backend_.zeros(x.rows(), 1);
   backend_.layernorm_forward(x, gamma_.value, beta_.value, eps_, y, mean, rstd);
   saved.tensors.clear();
-  saved.tensors.push_back(x);
+  saved.tensors.push_back(std::move(x));
   saved.tensors.push_back(std::move(mean));
   saved.tensors.push_back(std::move(rstd));
   return y;

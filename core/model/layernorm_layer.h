@@ -17,7 +17,7 @@ class LayerNormLayer : public Layer {
   std::vector<Parameter*> parameters() override { return {&gamma_, &beta_}; }
   void init(uint64_t seed) override;
 
-  kernels::Tensor forward(const kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved) override;
+  kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
 

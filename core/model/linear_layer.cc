@@ -1,5 +1,7 @@
 #include "core/model/linear_layer.h"
 
+#include "core/model/activation_layer.h"
+
 namespace sluice::model {
 
 using kernels::Tensor;
@@ -15,10 +17,26 @@ std::vector<Parameter*> LinearLayer::parameters() {
 
 void LinearLayer::init(uint64_t seed) { affine_.init(seed, global_index(), 0); }
 
-Tensor LinearLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+Tensor LinearLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
-  saved.tensors = {x};  // the weight gradient needs the input
-  return affine_.forward(x);
+  Tensor y = affine_.forward(x);
+  saved.tensors.clear();
+  saved.tensors.push_back(std::move(x));  // the weight gradient needs the input
+  return y;
+}
+
+bool LinearLayer::forward_with_next(Layer& next, Tensor& x, const ForwardContext& context, LayerSaved& saved,
+                                    LayerSaved& next_saved, Tensor* between, Tensor& y) {
+  auto* activation = dynamic_cast<ActivationLayer*>(&next);
+  if (activation == nullptr) return false;
+  (void)context;
+  Tensor pre;
+  y = affine_.forward_activated(x, activation->activation(), pre);
+  saved.tensors.clear();
+  saved.tensors.push_back(std::move(x));
+  if (between != nullptr) *between = pre;  // the only copy, and only when the caller asks
+  activation->keep_for_backward(std::move(pre), y, next_saved);
+  return true;
 }
 
 Tensor LinearLayer::backward_input(const Tensor& dy, LayerSaved& saved) {

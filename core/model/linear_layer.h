@@ -18,7 +18,10 @@ class LinearLayer : public Layer {
   std::vector<Parameter*> parameters() override;
   void init(uint64_t seed) override;
 
-  kernels::Tensor forward(const kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved) override;
+  kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
+  // Fuses with a following activation layer: bias add and activation in one backend op.
+  bool forward_with_next(Layer& next, kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved,
+                         LayerSaved& next_saved, kernels::Tensor* between, kernels::Tensor& y) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
 

@@ -35,15 +35,14 @@ void ResidualMlpLayer::init(uint64_t seed) {
   fc2_.init(seed, global_index(), 2);
 }
 
-Tensor ResidualMlpLayer::forward(const Tensor& x, const ForwardContext& context, LayerSaved& saved) {
+Tensor ResidualMlpLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
-  Tensor pre_activation = fc1_.forward(x);
-  Tensor hidden = backend_.zeros(pre_activation.rows(), pre_activation.cols());
-  backend_.activation_forward(activation_, pre_activation, hidden);
+  Tensor pre_activation;
+  Tensor hidden = fc1_.forward_activated(x, activation_, pre_activation);
   Tensor y = fc2_.forward(hidden);
   backend_.axpy(1.0f, x, y);
   saved.tensors.clear();
-  saved.tensors.push_back(x);
+  saved.tensors.push_back(std::move(x));
   saved.tensors.push_back(std::move(hidden));
   if (kernels::activation_backward_uses_input(activation_)) saved.tensors.push_back(std::move(pre_activation));
   return y;

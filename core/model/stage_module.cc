@@ -37,8 +37,8 @@ size_t StageModule::Stash::bytes() const {
 }
 
 StageModule::StageModule(kernels::Backend& backend, int first, std::vector<std::unique_ptr<Layer>> layers,
-                         RecomputePolicy recompute)
-    : backend_(backend), first_(first), layers_(std::move(layers)) {
+                         RecomputePolicy recompute, bool fuse_layers)
+    : backend_(backend), first_(first), layers_(std::move(layers)), fuse_layers_(fuse_layers) {
   if (layers_.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "stage starting at layer " + std::to_string(first) + " has no layers");
   }
@@ -95,7 +95,7 @@ StageModule::Stash& StageModule::find_stash(int microbatch, const char* action) 
   return found->second;
 }
 
-Tensor StageModule::forward(int microbatch, const Tensor& input, const StepInfo& step) {
+Tensor StageModule::forward(int microbatch, Tensor input, const StepInfo& step) {
   if (stashes_.count(microbatch) > 0) {
     throw Error(ErrorCode::kState, "forward of micro-batch " + std::to_string(microbatch) + " on stage [" +
                                        std::to_string(first_layer()) + ", " + std::to_string(last_layer()) +
@@ -110,28 +110,54 @@ Tensor StageModule::forward(int microbatch, const Tensor& input, const StepInfo&
   Stash stash;
   stash.step = step;
   stash.saved.resize(layers_.size());
-  Tensor activation = input;
-  for (size_t local = 0; local < layers_.size(); ++local) {
-    const bool starts_dropped_run = dropped(local) && (local == 0 || !dropped(local - 1));
-    if (starts_dropped_run) stash.run_inputs.emplace(local, activation);
-    LayerSaved saved;
-    Tensor output = layers_[local]->forward(activation, context_for(stash, microbatch, local), saved);
-    if (!dropped(local)) stash.saved[local] = std::move(saved);
-    activation = std::move(output);
-  }
+  Tensor output = run_forward(microbatch, stash, 0, layers_.size(), std::move(input), false);
   stashes_.emplace(microbatch, std::move(stash));
   note_peaks();
+  return output;
+}
+
+Tensor StageModule::run_forward(int microbatch, Stash& stash, size_t begin, size_t end, Tensor activation,
+                                bool recomputing) {
+  // A layer's input is kept (copied: the layer gets it too) when it starts a run of dropped layers, which
+  // re-runs from it; its saved state is kept unless it is dropped, except on the recompute, which restores it.
+  const auto keeps_run_input = [&](size_t local) {
+    return !recomputing && dropped(local) && (local == 0 || !dropped(local - 1));
+  };
+  const auto keep_saved = [&](size_t local, LayerSaved& saved) {
+    if (recomputing || !dropped(local)) stash.saved[local] = std::move(saved);
+  };
+  size_t local = begin;
+  while (local < end) {
+    const ForwardContext context = context_for(stash, microbatch, local);
+    if (keeps_run_input(local)) stash.run_inputs.emplace(local, activation);
+    LayerSaved saved;
+    if (fuse_layers_ && local + 1 < end) {
+      LayerSaved next_saved;
+      Tensor between;
+      Tensor output;
+      if (layers_[local]->forward_with_next(*layers_[local + 1], activation, context, saved, next_saved,
+                                            keeps_run_input(local + 1) ? &between : nullptr, output)) {
+        keep_saved(local, saved);
+        if (keeps_run_input(local + 1)) stash.run_inputs.emplace(local + 1, std::move(between));
+        keep_saved(local + 1, next_saved);
+        activation = std::move(output);
+        local += 2;
+        continue;
+      }
+    }
+    // Moved in: the layer keeps its input without a copy if it needs it, and nothing here needs it any more.
+    activation = layers_[local]->forward(std::move(activation), context, saved);
+    keep_saved(local, saved);
+    ++local;
+  }
   return activation;
 }
 
 void StageModule::recompute_dropped(int microbatch, Stash& stash) {
   for (auto& entry : stash.run_inputs) {
-    Tensor activation = std::move(entry.second);
-    for (size_t local = entry.first; local < layers_.size() && dropped(local); ++local) {
-      LayerSaved saved;
-      activation = layers_[local]->forward(activation, context_for(stash, microbatch, local), saved);
-      stash.saved[local] = std::move(saved);
-    }
+    size_t end = entry.first;
+    while (end < layers_.size() && dropped(end)) ++end;
+    run_forward(microbatch, stash, entry.first, end, std::move(entry.second), true);
   }
   stash.run_inputs.clear();
   note_peaks();
@@ -146,7 +172,7 @@ void StageModule::check_grad_shape(const Tensor& grad_output) const {
   }
 }
 
-Tensor StageModule::backward_input(int microbatch, const Tensor& grad_output) {
+Tensor StageModule::backward_input(int microbatch, Tensor grad_output) {
   Stash& stash = find_stash(microbatch, "backward_input");
   if (stash.input_grad_done) {
     throw Error(ErrorCode::kState, "backward_input of micro-batch " + std::to_string(microbatch) +
@@ -155,7 +181,7 @@ Tensor StageModule::backward_input(int microbatch, const Tensor& grad_output) {
   check_grad_shape(grad_output);
   recompute_dropped(microbatch, stash);
   stash.weight_grad_outputs.resize(layers_.size());
-  Tensor grad = grad_output;
+  Tensor grad = std::move(grad_output);
   for (size_t local = layers_.size(); local-- > 0;) {
     Layer& current = *layers_[local];
     const bool needs_weight_pass = !current.parameters().empty();
@@ -185,7 +211,7 @@ void StageModule::backward_weight(int microbatch) {
   stashes_.erase(microbatch);
 }
 
-Tensor StageModule::backward(int microbatch, const Tensor& grad_output) {
+Tensor StageModule::backward(int microbatch, Tensor grad_output) {
   Stash& stash = find_stash(microbatch, "backward");
   if (stash.input_grad_done) {
     throw Error(ErrorCode::kState, "backward of micro-batch " + std::to_string(microbatch) +
@@ -193,7 +219,7 @@ Tensor StageModule::backward(int microbatch, const Tensor& grad_output) {
   }
   check_grad_shape(grad_output);
   recompute_dropped(microbatch, stash);
-  Tensor grad = grad_output;
+  Tensor grad = std::move(grad_output);
   for (size_t local = layers_.size(); local-- > 0;) {
     grad = layers_[local]->backward(grad, *stash.saved[local]);
     stash.saved[local].reset();

@@ -44,8 +44,10 @@ struct StepInfo {
 class StageModule {
  public:
   // `layers` are global layers first, first + 1, ...; each must already carry that global index.
+  // `fuse_layers`: run neighbours that can fuse their forwards (Layer::forward_with_next: a linear layer and the
+  // activation after it) as one; the results are bit-identical either way, so false exists for tests.
   StageModule(kernels::Backend& backend, int first, std::vector<std::unique_ptr<Layer>> layers,
-              RecomputePolicy recompute = {});
+              RecomputePolicy recompute = {}, bool fuse_layers = true);
 
   int first_layer() const { return first_; }
   int last_layer() const { return first_ + static_cast<int>(layers_.size()); }
@@ -54,14 +56,15 @@ class StageModule {
   Layer& layer(int global_index);
 
   // F: runs the stage and stashes what backward needs. The micro-batch must not be stashed already.
-  kernels::Tensor forward(int microbatch, const kernels::Tensor& input, const StepInfo& step);
+  // Tensors come by value (here and in the backward ops): a caller done with one moves it in and saves a copy.
+  kernels::Tensor forward(int microbatch, kernels::Tensor input, const StepInfo& step);
   // I: gradient w.r.t. the stage input; keeps what W needs.
-  kernels::Tensor backward_input(int microbatch, const kernels::Tensor& grad_output);
+  kernels::Tensor backward_input(int microbatch, kernels::Tensor grad_output);
   // W: accumulates the weight gradients, then frees the micro-batch's stash (a no-op apart from that when the
   // stage has no parameters).
   void backward_weight(int microbatch);
   // B: I and W fused; frees the stash.
-  kernels::Tensor backward(int microbatch, const kernels::Tensor& grad_output);
+  kernels::Tensor backward(int microbatch, kernels::Tensor grad_output);
   // Drops a stash without a backward (e.g. after an evaluation forward).
   void discard(int microbatch);
 
@@ -85,6 +88,10 @@ class StageModule {
   };
 
   bool dropped(size_t local) const;
+  // Forward of local layers [begin, end) from `activation`, fusing neighbours where they can; stashes what the
+  // recompute policy keeps (everything when `recomputing`, which refills a dropped run's saved state).
+  kernels::Tensor run_forward(int microbatch, Stash& stash, size_t begin, size_t end, kernels::Tensor activation,
+                              bool recomputing);
   ForwardContext context_for(const Stash& stash, int microbatch, size_t local) const;
   Stash& find_stash(int microbatch, const char* action);
   void recompute_dropped(int microbatch, Stash& stash);
@@ -94,6 +101,7 @@ class StageModule {
   kernels::Backend& backend_;
   int first_;
   std::vector<std::unique_ptr<Layer>> layers_;
+  bool fuse_layers_;
   std::vector<bool> dropped_;  // by local layer
   std::map<int, Stash> stashes_;
   size_t peak_microbatches_ = 0;

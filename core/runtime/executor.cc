@@ -193,7 +193,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
           output = backend_.zeros(mb_rows_, stage->out_features());
         } else {
           try {
-            output = stage->forward(data.microbatch_offset + a.microbatch, input, info);
+            output = stage->forward(data.microbatch_offset + a.microbatch, std::move(input), info);
             if (!data.training) stage->discard(data.microbatch_offset + a.microbatch);
           } catch (...) {
             outcome.error = std::current_exception();
@@ -234,7 +234,8 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
         if (!outcome.error) {
           try {
             const int mb = data.microbatch_offset + a.microbatch;
-            grad_in = a.kind == ActionKind::B ? stage->backward(mb, grad_out) : stage->backward_input(mb, grad_out);
+            grad_in = a.kind == ActionKind::B ? stage->backward(mb, std::move(grad_out))
+                                              : stage->backward_input(mb, std::move(grad_out));
           } catch (...) {
             outcome.error = std::current_exception();
           }

@@ -38,11 +38,11 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       const int64_t row = r * replica_rows + m * mb_rows;
       const int mb = r * M + m;  // the same global micro-batch number the pipeline uses (keys dropout)
       kernels::Tensor x = backend.from_host(mb_rows, in, inputs + row * in);
-      kernels::Tensor y = stage_->forward(mb, x, info);
+      kernels::Tensor y = stage_->forward(mb, std::move(x), info);
       kernels::Tensor t = backend.from_host(mb_rows, out, targets + row * out);
       model::LossResult loss = model::compute_loss(backend, loss_kind_, y, t, global_rows);
       replica_loss += loss.sum;
-      stage_->backward(mb, loss.grad);
+      stage_->backward(mb, std::move(loss.grad));
     }
     loss_total += replica_loss;
     if (data_parallel_ > 1) {

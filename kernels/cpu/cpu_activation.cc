@@ -22,7 +22,33 @@ float gelu_derivative(float x) {
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * inner_derivative;
 }
 
+float relu(float x) { return x > 0.0f ? x : 0.0f; }
+float tanh_activation(float x) { return std::tanh(x); }
+
+// One row of bias_activation_forward; a template per activation so the inner loop has no switch.
+template <float (*kActivate)(float)>
+void bias_activation_row(const float* bias, float* pre, float* out, int64_t cols) {
+  for (int64_t c = 0; c < cols; ++c) {
+    const float v = pre[c] + bias[c];  // the same single rounding as add_bias's row[c] += b[c]
+    pre[c] = v;
+    out[c] = kActivate(v);
+  }
+}
+
 }  // namespace
+
+void CpuBackend::bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) {
+  cpu_detail::require_shape("bias_activation_forward", "bias", bias, 1, pre.cols());
+  cpu_detail::require_same_shape("bias_activation_forward", "y", y, pre);
+  void (*row)(const float*, float*, float*, int64_t) = nullptr;
+  switch (activation) {
+    case Activation::kRelu: row = bias_activation_row<relu>; break;
+    case Activation::kGelu: row = bias_activation_row<gelu>; break;
+    case Activation::kTanh: row = bias_activation_row<tanh_activation>; break;
+  }
+  const int64_t cols = pre.cols();
+  for (int64_t r = 0; r < pre.rows(); ++r) row(bias.data(), pre.data() + r * cols, y.data() + r * cols, cols);
+}
 
 void CpuBackend::activation_forward(Activation activation, const Tensor& x, Tensor& y) {
   cpu_detail::require_same_shape("activation_forward", "y", y, x);
@@ -31,13 +57,13 @@ void CpuBackend::activation_forward(Activation activation, const Tensor& x, Tens
   const int64_t n = x.size();
   switch (activation) {
     case Activation::kRelu:
-      for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) out[i] = relu(in[i]);
       break;
     case Activation::kGelu:
       for (int64_t i = 0; i < n; ++i) out[i] = gelu(in[i]);
       break;
     case Activation::kTanh:
-      for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(in[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = tanh_activation(in[i]);
       break;
   }
 }

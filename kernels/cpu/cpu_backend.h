@@ -20,6 +20,7 @@ class CpuBackend : public Backend {
   void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) override;
 
   void activation_forward(Activation activation, const Tensor& x, Tensor& y) override;
+  void bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) override;
   void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) override;
 
   void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,

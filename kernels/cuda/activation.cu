@@ -1,4 +1,5 @@
-// ReLU, GELU (tanh approximation) and tanh with the CPU path's formulas (kernels/cpu/cpu_activation.cc).
+// ReLU, GELU (tanh approximation) and tanh with the CPU path's formulas (kernels/cpu/cpu_activation.cc), alone
+// or fused with the bias add before them.
 #include "kernels/cuda/cuda_launch.h"
 #include "kernels/cuda/launch_config.cuh"
 
@@ -20,14 +21,26 @@ __device__ float gelu_derivative(float x) {
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * inner_derivative;
 }
 
+__device__ float activate(Activation activation, float v) {
+  switch (activation) {
+    case Activation::kRelu: return v > 0.0f ? v : 0.0f;
+    case Activation::kGelu: return gelu(v);
+    case Activation::kTanh: return tanhf(v);
+  }
+  return v;
+}
+
 __global__ void forward_kernel(Activation activation, const float* x, float* y, int64_t n) {
-  SLUICE_GRID_STRIDE(i, n) {
-    const float v = x[i];
-    switch (activation) {
-      case Activation::kRelu: y[i] = v > 0.0f ? v : 0.0f; break;
-      case Activation::kGelu: y[i] = gelu(v); break;
-      case Activation::kTanh: y[i] = tanhf(v); break;
-    }
+  SLUICE_GRID_STRIDE(i, n) { y[i] = activate(activation, x[i]); }
+}
+
+// add_bias_kernel and forward_kernel in one pass: the pre-activation is read once and written once.
+__global__ void bias_forward_kernel(Activation activation, const float* bias, float* pre, float* y, int64_t rows,
+                                    int64_t cols) {
+  SLUICE_GRID_STRIDE(i, rows * cols) {
+    const float v = pre[i] + bias[i % cols];
+    pre[i] = v;
+    y[i] = activate(activation, v);
   }
 }
 
@@ -49,6 +62,13 @@ void activation_forward(Activation activation, const float* x, float* y, int64_t
   if (n == 0) return;
   forward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(activation, x, y, n);
   check_launch("activation forward_kernel");
+}
+
+void bias_activation_forward(Activation activation, const float* bias, float* pre, float* y, int64_t rows,
+                             int64_t cols, cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  bias_forward_kernel<<<blocks_for(rows * cols), kThreads, 0, stream>>>(activation, bias, pre, y, rows, cols);
+  check_launch("activation bias_forward_kernel");
 }
 
 void activation_backward(Activation activation, const float* saved, const float* dy, float* dx, int64_t n,

@@ -29,6 +29,9 @@ double sum_of_squares(const float* x, int64_t n, cudaStream_t stream);
 void to_bf16(const float* in, void* out, int64_t n, cudaStream_t stream);
 
 void activation_forward(Activation activation, const float* x, float* y, int64_t n, cudaStream_t stream);
+// pre[i] += bias[i % cols]; y[i] = activation(pre[i])
+void bias_activation_forward(Activation activation, const float* bias, float* pre, float* y, int64_t rows,
+                             int64_t cols, cudaStream_t stream);
 void activation_backward(Activation activation, const float* saved, const float* dy, float* dx, int64_t n,
                          cudaStream_t stream);
 

@@ -28,6 +28,13 @@ void CudaBackend::activation_forward(Activation activation, const Tensor& x, Ten
   cuda_launch::activation_forward(activation, x.data(), y.data(), x.size(), stream_);
 }
 
+void CudaBackend::bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) {
+  require_devices("bias_activation_forward", {{"bias", &bias}, {"pre", &pre}, {"y", &y}});
+  require_shape("bias_activation_forward", "bias", bias, 1, pre.cols());
+  require_same_shape("bias_activation_forward", "y", y, pre);
+  cuda_launch::bias_activation_forward(activation, bias.data(), pre.data(), y.data(), pre.rows(), pre.cols(), stream_);
+}
+
 void CudaBackend::activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) {
   require_device("activation_backward", "saved", saved);
   require_device("activation_backward", "dy", dy);

@@ -151,6 +151,23 @@ TEST_F(CudaVsCpu, ActivationsMatchForwardAndBackward) {
   }
 }
 
+// The fused bias + activation kernel against the CPU's fused op, and against the GPU's own two-launch path:
+// the same per-element float operations (--fmad=false), so the GPU's fused and unfused results are identical.
+TEST_F(CudaVsCpu, FusedBiasActivationMatchesTheCpuAndTheUnfusedKernels) {
+  for (Activation act : {Activation::kRelu, Activation::kGelu, Activation::kTanh}) {
+    Pair bias = make(1, 300, 30), pre = make(7, 300, 31, -4.0f, 4.0f), y = make(7, 300, 32);
+    Pair separate_pre = make(7, 300, 31, -4.0f, 4.0f), separate_y = make(7, 300, 33);
+    cpu_.bias_activation_forward(act, bias.cpu, pre.cpu, y.cpu);
+    gpu_->bias_activation_forward(act, bias.gpu, pre.gpu, y.gpu);
+    expect_close(pre, kFp32Tolerance, std::string("fused pre ") + activation_name(act));
+    expect_close(y, kFp32Tolerance, std::string("fused y ") + activation_name(act));
+    gpu_->add_bias(bias.gpu, separate_pre.gpu);
+    gpu_->activation_forward(act, separate_pre.gpu, separate_y.gpu);
+    EXPECT_EQ(download(pre.gpu), download(separate_pre.gpu)) << activation_name(act);
+    EXPECT_EQ(download(y.gpu), download(separate_y.gpu)) << activation_name(act);
+  }
+}
+
 TEST_F(CudaVsCpu, LayerNormMatchesForwardBackwardAndParameterGradients) {
   const int64_t rows = 12, cols = 1000;
   Pair x = make(rows, cols, 14, -3.0f, 5.0f), gamma = make(1, cols, 15), beta = make(1, cols, 16);

@@ -92,6 +92,42 @@ TEST(CpuBackendActivation, ForwardValuesMatchDefinitions) {
   }
 }
 
+// The fused op must be indistinguishable from the two it replaces: layers switch between them freely.
+TEST(CpuBackendActivation, BiasActivationForwardEqualsAddBiasThenActivationBitForBit) {
+  Backend& backend = cpu_backend();
+  const Tensor bias = random_tensor(1, 37, 3);
+  for (Activation activation : {Activation::kRelu, Activation::kGelu, Activation::kTanh}) {
+    Tensor x = random_tensor(5, 37, 4);
+    backend.scale(3.0f, x);  // into tanh's and GELU's curved range
+    Tensor separate_pre = x;
+    backend.add_bias(bias, separate_pre);
+    Tensor separate_y = Tensor::host(5, 37);
+    backend.activation_forward(activation, separate_pre, separate_y);
+    Tensor fused_pre = x;
+    Tensor fused_y = Tensor::host(5, 37);
+    backend.bias_activation_forward(activation, bias, fused_pre, fused_y);
+    EXPECT_EQ(fused_pre.to_vector(), separate_pre.to_vector()) << activation_name(activation);
+    EXPECT_EQ(fused_y.to_vector(), separate_y.to_vector()) << activation_name(activation);
+    EXPECT_NE(fused_y.to_vector(), x.to_vector()) << activation_name(activation);  // something happened
+  }
+}
+
+TEST(CpuBackendActivation, BiasActivationForwardNamesTheMisshapedOperand) {
+  Backend& backend = cpu_backend();
+  Tensor pre = Tensor::host(2, 3);
+  Tensor y = Tensor::host(2, 3);
+  const Tensor wrong_bias = Tensor::host(1, 4);
+  try {
+    backend.bias_activation_forward(Activation::kGelu, wrong_bias, pre, y);
+    FAIL() << "a [1][4] bias for 3 columns was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("bias_activation_forward"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("bias"), std::string::npos) << error.what();
+  }
+  Tensor wrong_y = Tensor::host(3, 2);
+  EXPECT_THROW(backend.bias_activation_forward(Activation::kGelu, Tensor::host(1, 3), pre, wrong_y), Error);
+}
+
 TEST(CpuBackendActivation, BackwardMatchesFiniteDifferences) {
   Backend& backend = cpu_backend();
   Tensor x = Tensor::host_from(1, 4, {-1.3f, -0.4f, 0.3f, 1.1f});  // away from ReLU's kink
