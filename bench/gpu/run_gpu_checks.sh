@@ -169,5 +169,26 @@ for name in mlp_step_bench_bf16 mlp_step_bench_fp32 torch_mlp sluice_train_cpu s
   grep -h '^{' "$logs/$name.log" 2> /dev/null | tail -1 | sed "s/^{/{\"step\": \"$name\", /"
 done > "$out/results.jsonl"
 cat "$out/results.jsonl"
+# The issue's two ratios, from the lines above: GEMMs alone / Sluice step (goal >= 0.85) and Sluice step / PyTorch
+# step (goal <= 1.0), both bf16 on this GPU.
+python3 - "$out/results.jsonl" << 'PY' 2>&1 | tee -a "$summary"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    try:
+        row = json.loads(line)
+        rows[row["step"]] = row
+    except (ValueError, KeyError):
+        pass
+sluice, torch = rows.get("mlp_step_bench_bf16"), rows.get("torch_mlp")
+if sluice:
+    print("bf16 gemm_only/step = %.3f (goal >= 0.85); GEMM operand conversion = %.1f%% of the step" % (
+        sluice["gemm_over_step"],
+        100 * (sluice["gemm_with_conversion_seconds"] - sluice["gemm_only_seconds"]) / sluice["step_seconds"]))
+if sluice and torch:
+    print("bf16 sluice/torch step = %.3f (goal <= 1.0); peak memory sluice/torch = %.2f" % (
+        sluice["step_seconds"] / torch["step_seconds"],
+        sluice["peak_pool_bytes"] / max(torch.get("peak_allocated_bytes", 0), 1)))
+PY
 note "$failures step(s) failed; $((SECONDS - started)) s in all"
 exit $((failures > 0))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The MLP of mlp_step_bench.cc in PyTorch: Linear + GELU(tanh) layers, MSE loss, AdamW, bf16 autocast.
 
-Same layers, hidden size, rows and step structure, so the two step times compare. Prints one JSON object.
+Same layers, hidden size, rows and step structure (zero the gradients, forward, loss, backward, one fused AdamW
+update), so the two step times and peak memories compare. Prints one JSON object.
 NOT YET RUN on a GPU: written without access to one.
 """
 import argparse
@@ -41,6 +42,10 @@ def main():
     for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    torch.cuda.synchronize()
+    peak_bytes = torch.cuda.max_memory_allocated()
     start = time.perf_counter()
     for _ in range(args.repeats):
         step()
@@ -48,7 +53,7 @@ def main():
     seconds = (time.perf_counter() - start) / args.repeats
     print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "layers": args.layers,
                       "hidden": args.hidden, "rows": args.rows, "precision": "bf16-autocast",
-                      "step_seconds": round(seconds, 6)}))
+                      "step_seconds": round(seconds, 6), "peak_allocated_bytes": peak_bytes}))
 
 
 if __name__ == "__main__":

@@ -1,27 +1,18 @@
-// GEMM through cuBLAS. Sluice tensors are row-major and cuBLAS is column-major: a row-major matrix read as
-// column-major is its transpose, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T with the operands
-// swapped and no copies.
+// CudaBackend::gemm: operand checks, the bf16 mode's per-call operand conversion, then one cuBLAS call
+// (kernels/cuda/cublas_gemm.h).
 #include <cuda_bf16.h>
 
-#include <climits>
 #include <string>
 
 #include "core/common/error.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_launch.h"
 #include "kernels/cuda/device_check.h"
 
 namespace sluice::kernels {
 namespace {
-
-int as_blas_int(int64_t value, const char* what) {
-  if (value > INT_MAX) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string("gemm: ") + what + " = " + std::to_string(value) + " exceeds cuBLAS's int range");
-  }
-  return static_cast<int>(value);
-}
 
 // A bf16 copy of an fp32 tensor, released on the stream when it goes out of scope.
 class Bf16Copy {
@@ -64,27 +55,15 @@ void CudaBackend::gemm(Transpose transpose_a, Transpose transpose_b, float alpha
     }
     return;
   }
-  const cublasOperation_t op_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int cm = as_blas_int(n, "n");
-  const int cn = as_blas_int(m, "m");
-  const int ck = as_blas_int(k, "k");
-  const int ldb = as_blas_int(b.cols(), "b.cols");
-  const int lda = as_blas_int(a.cols(), "a.cols");
   if (precision_ == GemmPrecision::kBf16) {
     const Bf16Copy a16(a, stream_);
     const Bf16Copy b16(b, stream_);
-    check_cublas(cublasGemmEx(cublas_, op_b, op_a, cm, cn, ck, &alpha, b16.data(), CUDA_R_16BF, ldb, a16.data(),
-                              CUDA_R_16BF, lda, &beta, c.data(), CUDA_R_32F, cm, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx (bf16 in, fp32 accumulate)");
+    row_major_gemm(cublas_, precision_, transpose_a, transpose_b, m, n, k, alpha, a16.data(), a.cols(), b16.data(),
+                   b.cols(), beta, c.data(), c.cols());
     return;
   }
-  const cublasComputeType_t compute =
-      precision_ == GemmPrecision::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  check_cublas(cublasGemmEx(cublas_, op_b, op_a, cm, cn, ck, &alpha, b.data(), CUDA_R_32F, ldb, a.data(), CUDA_R_32F,
-                            lda, &beta, c.data(), CUDA_R_32F, cm, compute, CUBLAS_GEMM_DEFAULT),
-               precision_ == GemmPrecision::kTf32 ? "cublasGemmEx (tf32)" : "cublasGemmEx (fp32)");
+  row_major_gemm(cublas_, precision_, transpose_a, transpose_b, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(),
+                 beta, c.data(), c.cols());
 }
 
 }  // namespace sluice::kernels
