@@ -61,11 +61,17 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
           "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin + ": some nodes would idle");
   require(std::regex_match(request.time, std::regex("([0-9]+-)?[0-9]+:[0-5][0-9]:[0-5][0-9]")),
           "--time \"" + request.time + "\" is not HH:MM:SS or D-HH:MM:SS");
+  // One template for the whole job: a pipeline with any cuda stage takes the GPU one, so its cpu stages get a
+  // GPU each too (unused; Slurm's heterogeneous jobs would avoid that, but srun would then need one step per
+  // component).
   if (request.gpus) {
-    require(config.device == "cuda", "--gpus was given but the config's device is \"" + config.device +
-                                         "\": set device: cuda (or --set device=cuda)");
+    require(config.any_stage_on("cuda"),
+            "--gpus was given but the config's device is \"cpu\" on every stage: set device: cuda (or --set "
+            "device=cuda, or a list with cuda for some stages)");
   } else {
-    require(config.device != "cuda", "the config's device is cuda: add --gpus to ask Slurm for GPUs");
+    require(!config.any_stage_on("cuda"), std::string("the config's device is cuda") +
+                                              (config.any_stage_on("cpu") ? " on some stages" : "") +
+                                              ": add --gpus to ask Slurm for GPUs");
   }
   // The templates exist to survive preemption: srun runs `train --auto-resume`, and a requeued job can only
   // resume from checkpoint.dir (without it, `train` stops on the warning signal with nothing saved, exit 1).

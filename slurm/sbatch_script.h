@@ -33,8 +33,8 @@ int tasks_per_node_for(const SbatchRequest& request, int tasks);
 // The filled script. Throws sluice::Error(kInvalidArgument) naming the option when the request is
 // inconsistent: nodes/tasks-per-node/cpus-per-task < 1, tasks that do not fit nodes x tasks-per-node, more
 // nodes than tasks, a malformed --time, a job name or output directory sbatch cannot take in an #SBATCH line,
-// --gpus with device cpu or device cuda without --gpus, an empty checkpoint.dir (after --set), or a relative
-// path.
+// --gpus with device cpu on every stage or a cuda stage without --gpus, an empty checkpoint.dir (after --set), or
+// a relative path.
 std::string render_sbatch_script(const SbatchRequest& request, const config::Config& config);
 
 // The equivalent launch without Slurm, for messages: `mpirun -np N SLUICE train CONFIG --auto-resume ...`.

@@ -2,6 +2,7 @@
 // everything downstream (model builder, partition, schedule, trainer) reads only these structs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,8 +39,9 @@ struct PipelineSpec {
   std::vector<int> split;            // optional explicit partition: number of layers in each of P*V chunks
   int data_parallel = 0;             // DP replicas; 0 = derive from world size / stages
   // How activations move between stages: mpi (host memory) | staged (device -> host -> MPI -> device) |
-  // nccl (device to device) | auto (mpi for device: cpu; for device: cuda, nccl when every rank of a node has
-  // its own GPU, else staged). Resolved once at start, the same on every rank (core/runtime/transport_choice.h).
+  // nccl (device to device) | auto (mpi for device: cpu; for device: cuda on every stage, nccl when every rank
+  // of a node has its own GPU, else staged; with mixed devices, mpi on cpu stages and staged on cuda stages).
+  // Resolved once at start and agreed across ranks (core/runtime/transport_choice.h).
   std::string transport = "auto";
 };
 
@@ -75,13 +77,34 @@ struct Config {
   OptimizerSpec optimizer;
   DataSpec data;
   CheckpointSpec checkpoint;
-  std::string device = "cpu";  // cpu | cuda
-  // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). Only fp32 on
-  // device: cpu; tf32 and bf16 need device: cuda.
+  // Config key `device`: cpu | cuda for each pipeline stage (a pipeline rank with all its model chunks; its
+  // data-parallel replicas use the same device). One entry means every stage (`device: cuda`); otherwise exactly
+  // pipeline.stages entries in stage order (`device: [cuda, cuda, cpu, cpu]`). Kept as written, not expanded, so
+  // it stays right when code changes pipeline.stages after parsing; read it through the helpers below.
+  std::vector<std::string> devices = {"cpu"};
+  // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). tf32 and bf16
+  // need at least one cuda stage and apply only to the cuda stages; cpu stages always compute in fp32.
   std::string gemm_precision = "fp32";
   uint64_t seed = 1;
   int steps = 1;
   std::string text;  // the YAML text after --set overrides (stored in checkpoints)
+
+  // The device of pipeline stage `stage` (0 .. pipeline.stages-1); std::out_of_range past the list.
+  const std::string& device_for_stage(int stage) const {
+    return devices.size() == 1 ? devices.front() : devices.at(static_cast<std::size_t>(stage));
+  }
+  // The gemm_precision stage `stage` computes in: the configured one on a cuda stage, fp32 on a cpu stage (the
+  // CPU backend has no other, and a mixed pipeline asks for tf32/bf16 for its cuda stages).
+  std::string gemm_precision_for_stage(int stage) const {
+    return device_for_stage(stage) == "cpu" ? "fp32" : gemm_precision;
+  }
+  // Whether some stage runs on `device` ("cuda": the job needs GPUs).
+  bool any_stage_on(const std::string& device) const {
+    for (const std::string& each : devices) {
+      if (each == device) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace sluice::config

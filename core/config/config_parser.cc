@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/common/error.h"
 #include "core/config/config_node.h"
@@ -205,17 +207,44 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
   return checkpoint;
 }
 
-// Keys that only mean something on a GPU, refused on the CPU with both keys named (the CPU would otherwise
-// silently compute something other than what was asked for).
-void check_device_keys(const ConfigNode& root, const Config& config) {
-  if (config.device != "cpu") return;
-  if (config.pipeline.transport == "nccl") {
-    root.child("pipeline").child("transport").fail(
-        "transport: nccl moves device memory and needs device: cuda (device is \"cpu\"); use mpi or auto");
+// `device: cuda` (every stage) or `device: [cuda, cuda, cpu, cpu]` (one entry per pipeline stage, in order).
+std::vector<std::string> parse_devices(const ConfigNode& node, int stages) {
+  const std::vector<std::string> choices = {"cpu", "cuda"};
+  if (!node.is_sequence()) return {node.as_choice(choices)};
+  const std::vector<ConfigNode> entries = node.elements();
+  if (entries.size() != static_cast<std::size_t>(stages)) {
+    node.fail("expected one device per stage (" + std::to_string(stages) + "), got " +
+              std::to_string(entries.size()) + "; or write one device for all stages (device: cpu)");
   }
-  if (config.gemm_precision != "fp32") {
+  std::vector<std::string> devices;
+  for (const ConfigNode& entry : entries) devices.push_back(entry.as_choice(choices));  // errors name device.<i>
+  return devices;
+}
+
+// "stage 2" / "stages 0, 3": the stages of `config` whose device is `device`, for messages.
+std::string stages_on(const Config& config, const std::string& device) {
+  std::vector<std::string> listed;
+  for (int stage = 0; stage < config.pipeline.stages; ++stage) {
+    if (config.device_for_stage(stage) == device) listed.push_back(std::to_string(stage));
+  }
+  return (listed.size() == 1 ? "stage " : "stages ") + join_names(listed);
+}
+
+// Keys that only mean something on a GPU, refused with both keys named when no stage has one (the CPU would
+// otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
+// applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
+void check_device_keys(const ConfigNode& root, const Config& config) {
+  if (config.pipeline.transport == "nccl" && config.any_stage_on("cpu")) {
+    const bool all_cpu = !config.any_stage_on("cuda");
+    const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, "cpu");
+    root.child("pipeline").child("transport").fail(
+        "transport: nccl moves device memory and needs device: cuda on every stage (" + where + "); use " +
+        (all_cpu ? "mpi or auto" : "auto (mpi on cpu stages, staged on cuda stages) or staged"));
+  }
+  if (config.gemm_precision != "fp32" && !config.any_stage_on("cuda")) {
     root.child("gemm_precision").fail("gemm_precision: " + config.gemm_precision +
-                                      " needs device: cuda; the CPU backend computes GEMMs in fp32 (device is \"cpu\")");
+                                      " needs device: cuda on at least one stage; the CPU backend computes GEMMs in "
+                                      "fp32 (device is \"cpu\" on every stage)");
   }
 }
 
@@ -230,7 +259,7 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
-  if (root.has("device")) config.device = root.child("device").as_choice({"cpu", "cuda"});
+  if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);
   if (root.has("gemm_precision")) {
     config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});
   }

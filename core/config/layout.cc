@@ -38,6 +38,12 @@ Layout make_layout(const Config& config, int world_size, int rank) {
     fail("pipeline.stages is " + std::to_string(stages) + " but the MPI world has " + std::to_string(world_size) +
          " ranks, which is not a multiple of it; world sizes that work: " + first_multiples(stages, 4));
   }
+  // The parser ties a device list to pipeline.stages; a Config built or edited in code may not.
+  const std::size_t devices = config.devices.size();
+  if (devices == 0 || (devices != 1 && devices != static_cast<std::size_t>(stages))) {
+    fail("device lists " + std::to_string(devices) + " devices but pipeline.stages is " +
+         std::to_string(stages) + ": give one device per stage, or one for all");
+  }
   const int data_parallel = world_size / stages;
   if (config.pipeline.data_parallel > 0 && config.pipeline.data_parallel != data_parallel) {
     fail("pipeline.data_parallel is " + std::to_string(config.pipeline.data_parallel) + " and pipeline.stages is " +

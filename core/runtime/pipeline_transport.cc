@@ -20,11 +20,35 @@ int ranks_on_this_node(MPI_Comm comm) {
   return size;
 }
 
-PipelineTransport make_pipeline_transport(const std::string& requested, const std::string& device,
-                                          comm::MpiContext& mpi, kernels::Backend& backend) {
+namespace {
+
+// The transports in use across the world, for the layout print: "staged", or "mixed: mpi, staged". Collective.
+std::string summarize(comm::Group& world, const std::string& mine) {
+  std::string used;
+  int kinds = 0;
+  for (const char* name : {"mpi", "staged", "nccl"}) {
+    if (!world.any(mine == name)) continue;
+    used += (used.empty() ? "" : ", ") + std::string(name);
+    ++kinds;
+  }
+  return kinds == 1 ? used : "mixed: " + used;
+}
+
+}  // namespace
+
+// Mixed pipelines (some stages cpu, some cuda) put an mpi rank next to a staged rank. They interoperate
+// because StagedTransport (core/comm/staged_transport.cc) sends and receives through the very same host
+// transport the mpi ranks use, mpi.pipeline() (an MpiTransport on the pipeline communicator): its isend/irecv
+// copy to or from a host buffer and pass the same count, peer and tag on, so each message on the wire is the
+// MPI_Isend/MPI_Irecv of `count` MPI_FLOATs with the caller's tag (core/comm/mpi_transport.cc) that an mpi rank
+// posts. Only where the floats live on each side differs. NCCL messages are not MPI messages: nccl is all or
+// nothing, hence "auto" falls back to staged everywhere below.
+PipelineTransport make_pipeline_transport(const std::string& requested, const std::vector<std::string>& stage_devices,
+                                          int stage, comm::MpiContext& mpi, kernels::Backend& backend) {
   const NcclSupport* nccl = nccl_support();
   TransportFacts facts;
-  facts.device = device;
+  facts.stage_devices = stage_devices;
+  facts.stage = stage;
   facts.nccl_built = nccl != nullptr;
   facts.ranks_on_node = ranks_on_this_node(mpi.world());
   facts.gpus_on_node = nccl != nullptr ? nccl->gpus_on_node() : 0;
@@ -53,6 +77,7 @@ PipelineTransport make_pipeline_transport(const std::string& requested, const st
   }
   agree_or_throw(mpi.world_group(), error, "creating the " + result.name + " pipeline transport");
   result.transport = result.owned ? result.owned.get() : &mpi.pipeline();
+  result.summary = summarize(mpi.world_group(), result.name);
   return result;
 }
 

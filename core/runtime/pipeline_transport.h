@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/comm/mpi_context.h"
 #include "core/comm/transport.h"
@@ -13,16 +14,19 @@
 namespace sluice::runtime {
 
 struct PipelineTransport {
-  std::string name;                        // "mpi" | "staged" | "nccl"
+  std::string name;                        // this rank's: "mpi" | "staged" | "nccl"
+  std::string summary;                     // the same on every rank: the one name, or "mixed: mpi, staged"
   std::unique_ptr<comm::Transport> owned;  // staged/nccl; null for mpi (the MpiContext owns that one)
   comm::Transport* transport = nullptr;    // what the executors use
 };
 
-// Collective over mpi.world(). Every rank returns the same choice or every rank throws (a refusal on any rank
-// is reported on all: agreement.h). "auto" picks nccl only if every rank can use it, else staged (device
-// ranks) or mpi (cpu). The result must not outlive `mpi` or `backend`.
-PipelineTransport make_pipeline_transport(const std::string& requested, const std::string& device,
-                                          comm::MpiContext& mpi, kernels::Backend& backend);
+// Collective over mpi.world(). `stage_devices` holds the device of every pipeline stage and `stage` is this
+// rank's. Every rank returns a choice or every rank throws (a refusal on any rank is reported on all:
+// agreement.h). "auto" picks nccl only if every rank can use it; otherwise staged on cuda stages and mpi on cpu
+// stages, so with mixed devices ranks differ (they interoperate: see the .cc). The result must not outlive
+// `mpi` or `backend`.
+PipelineTransport make_pipeline_transport(const std::string& requested, const std::vector<std::string>& stage_devices,
+                                          int stage, comm::MpiContext& mpi, kernels::Backend& backend);
 
 // Ranks of `comm` that share this rank's node (MPI_COMM_TYPE_SHARED). Collective.
 int ranks_on_this_node(MPI_Comm comm);

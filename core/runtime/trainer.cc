@@ -66,7 +66,10 @@ void Trainer::start() {
     agree_or_throw(mpi_->world_group(), error, "sluice_trainer_start");
     // Collective and agreed inside: only once every rank has built its stages (NCCL's set-up blocks until the
     // whole pipeline joins, so no rank may still be on its way to an error).
-    pipeline_transport_ = make_pipeline_transport(cfg_.pipeline.transport, cfg_.device, *mpi_, *backend_);
+    std::vector<std::string> stage_devices;
+    for (int stage = 0; stage < cfg_.pipeline.stages; ++stage) stage_devices.push_back(cfg_.device_for_stage(stage));
+    pipeline_transport_ =
+        make_pipeline_transport(cfg_.pipeline.transport, stage_devices, layout_.stage_rank, *mpi_, *backend_);
     build_executors();
   } catch (...) {
     executor_.reset();
@@ -90,9 +93,12 @@ void Trainer::build_local_state() {
   schedule::validate(lowered_);
   check_tag_bound();
 
-  backend_ = &kernels::backend_for(cfg_.device);
+  // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).
+  backend_ = &kernels::backend_for(cfg_.device_for_stage(layout_.stage_rank));
   kernels::Backend& backend = *backend_;
-  backend.set_gemm_precision(kernels::parse_gemm_precision(cfg_.gemm_precision));
+  // In a mixed pipeline gemm_precision is meant for the cuda stages: cpu stages get fp32, which is all the CPU
+  // backend accepts (it refuses tf32/bf16 rather than ignore them).
+  backend.set_gemm_precision(kernels::parse_gemm_precision(cfg_.gemm_precision_for_stage(layout_.stage_rank)));
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers_);
   num_layers_ = static_cast<int>(layers.size());
   input_features_ = layers.front()->in_features();
@@ -359,7 +365,7 @@ std::string Trainer::layout_description() {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
   mine << ", host " << std::string(host, len) << " (node-local rank " << node_local_rank() << "), device "
-       << backend_->device_name();
+       << backend_->device_name() << ", transport " << pipeline_transport_.name;
   // Gather fixed-size lines to rank 0 of the world.
   constexpr int kLine = 256;
   std::string line = mine.str();
@@ -370,7 +376,7 @@ std::string Trainer::layout_description() {
   out << "sluice: " << layout_.world << " ranks = " << layout_.data_parallel << " data-parallel x "
       << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
       << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
-      << ", transport " << pipeline_transport_.name << "\n";
+      << ", transport " << pipeline_transport_.summary << "\n";
   if (layout_.rank == 0) {
     for (int r = 0; r < layout_.world; ++r) {
       const char* slot = all.data() + static_cast<size_t>(r) * kLine;

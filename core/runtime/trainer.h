@@ -132,7 +132,7 @@ class Trainer {
   bool tracing_ = false;
   double last_bubble_ = 0.0;
   model::LossKind loss_kind_ = model::LossKind::kMse;
-  kernels::Backend* backend_ = nullptr;  // chosen by config.device
+  kernels::Backend* backend_ = nullptr;  // the device of this rank's pipeline stage (config device)
   // Data-parallel reductions in flight, one per local stage: flat gradient buffer + request.
   struct Reduction {
     std::vector<float> flat;

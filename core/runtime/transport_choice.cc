@@ -18,21 +18,56 @@ std::string sharing(const TransportFacts& facts) {
          " GPU(s)";
 }
 
+// The stages on `device`: {} when none.
+std::vector<int> stages_on(const TransportFacts& facts, const std::string& device) {
+  std::vector<int> stages;
+  for (std::size_t s = 0; s < facts.stage_devices.size(); ++s) {
+    if (facts.stage_devices[s] == device) stages.push_back(static_cast<int>(s));
+  }
+  return stages;
+}
+
+// "device: cuda" when every stage is on `device`, else "device cuda on stages 1, 2".
+std::string where(const TransportFacts& facts, const std::string& device, const std::vector<int>& stages) {
+  if (stages.size() == facts.stage_devices.size()) return "device: " + device;
+  std::string listed;
+  for (int s : stages) listed += (listed.empty() ? "" : ", ") + std::to_string(s);
+  return "device " + device + " on stage" + (stages.size() == 1 ? " " : "s ") + listed;
+}
+
+const std::string& my_device(const TransportFacts& facts) {
+  if (facts.stage < 0 || static_cast<std::size_t>(facts.stage) >= facts.stage_devices.size()) {
+    throw Error(ErrorCode::kInternal, "choose_transport: stage " + std::to_string(facts.stage) + " outside the " +
+                                          std::to_string(facts.stage_devices.size()) + " stage devices");
+  }
+  return facts.stage_devices[static_cast<std::size_t>(facts.stage)];
+}
+
 }  // namespace
 
 std::string choose_transport(const std::string& requested, const TransportFacts& facts) {
-  const bool on_gpu = facts.device != "cpu";
+  const bool on_gpu = my_device(facts) != "cpu";
+  const std::vector<int> cpu_stages = stages_on(facts, "cpu");
+  const std::vector<int> gpu_stages = stages_on(facts, "cuda");
+  const bool mixed = !cpu_stages.empty() && !gpu_stages.empty();
   if (requested == "auto") {
     if (!on_gpu) return "mpi";
-    return facts.nccl_built && each_rank_has_a_gpu(facts) ? "nccl" : "staged";
+    return !mixed && facts.nccl_built && each_rank_has_a_gpu(facts) ? "nccl" : "staged";
   }
   if (requested == "mpi") {
-    if (on_gpu) refuse(requested, "cannot move device memory (device: " + facts.device + ")", "staged, nccl or auto");
+    if (!gpu_stages.empty()) {
+      refuse(requested, "cannot move device memory (" + where(facts, "cuda", gpu_stages) + ")",
+             mixed ? "staged or auto" : "staged, nccl or auto");
+    }
     return "mpi";
   }
   if (requested == "staged") return "staged";
   if (requested == "nccl") {
-    if (!on_gpu) refuse(requested, "moves device memory and needs device: cuda (device: " + facts.device + ")", "mpi");
+    if (!cpu_stages.empty()) {
+      refuse(requested, "moves device memory and needs device: cuda on every stage (" +
+                            where(facts, "cpu", cpu_stages) + ")",
+             mixed ? "auto (mpi on cpu stages, staged on cuda stages) or staged" : "mpi");
+    }
     if (!facts.nccl_built) refuse(requested, "is not in this build (build with --config=cuda)", "staged");
     if (!each_rank_has_a_gpu(facts)) {
       refuse(requested, "needs one GPU per rank, but " + sharing(facts) + " (NCCL refuses two ranks on one GPU)",

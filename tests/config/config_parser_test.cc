@@ -137,7 +137,7 @@ TEST(ConfigParser, ReadsTransportAndGemmPrecisionWithDefaults) {
   EXPECT_EQ(defaults.pipeline.transport, "auto");
   EXPECT_EQ(defaults.gemm_precision, "fp32");
   const Config gpu = parse_config(kValid, {"device=cuda", "pipeline.transport=nccl", "gemm_precision=bf16"});
-  EXPECT_EQ(gpu.device, "cuda");
+  EXPECT_EQ(gpu.devices, (std::vector<std::string>{"cuda"}));
   EXPECT_EQ(gpu.pipeline.transport, "nccl");
   EXPECT_EQ(gpu.gemm_precision, "bf16");
   // staged works on the CPU too (host -> host copies): it is how the staging path is tested without a GPU.
@@ -157,6 +157,115 @@ TEST(ConfigParser, GpuOnlyKeysOnTheCpuNameBothKeys) {
   EXPECT_NE(bf16.find("gemm_precision (from --set gemm_precision=bf16)"), std::string::npos) << bf16;
   const std::string tf32 = config_error(kValid, {"gemm_precision=tf32"});
   EXPECT_NE(tf32.find("the CPU backend computes GEMMs in fp32"), std::string::npos) << tf32;
+}
+
+// `device` is one device for every stage or a list with one per pipeline stage (kValid has 4 stages; a
+// `device:` line appended to it is line 18).
+TEST(ConfigDevice, OneDeviceMeansEveryStage) {
+  const Config defaults = parse_config(kValid);
+  EXPECT_EQ(defaults.devices, (std::vector<std::string>{"cpu"}));
+  const Config gpu = parse_config(kValid + std::string("device: cuda\n"));
+  for (int stage = 0; stage < 4; ++stage) EXPECT_EQ(gpu.device_for_stage(stage), "cuda") << stage;
+  EXPECT_TRUE(gpu.any_stage_on("cuda"));
+  EXPECT_FALSE(gpu.any_stage_on("cpu"));
+}
+
+TEST(ConfigDevice, AListGivesEachStageItsDevice) {
+  const Config flow = parse_config(kValid + std::string("device: [cuda, cuda, cuda, cpu]\n"));
+  EXPECT_EQ(flow.devices, (std::vector<std::string>{"cuda", "cuda", "cuda", "cpu"}));
+  EXPECT_EQ(flow.device_for_stage(2), "cuda");
+  EXPECT_EQ(flow.device_for_stage(3), "cpu");
+  EXPECT_TRUE(flow.any_stage_on("cuda"));
+  EXPECT_TRUE(flow.any_stage_on("cpu"));
+  const Config block = parse_config(kValid + std::string("device:\n  - cpu\n  - cuda\n  - cpu\n  - cpu\n"));
+  EXPECT_EQ(block.devices, (std::vector<std::string>{"cpu", "cuda", "cpu", "cpu"}));
+}
+
+TEST(ConfigDevice, ListsCanBeSetFromTheCommandLine) {
+  const Config whole = parse_config(kValid, {"device=[cpu, cpu, cuda, cuda]"});
+  EXPECT_EQ(whole.devices, (std::vector<std::string>{"cpu", "cpu", "cuda", "cuda"}));
+  // The overridden document keeps the list (checkpoints store it).
+  EXPECT_EQ(parse_config(whole.text).devices, whole.devices);
+  // One entry of a list in the file.
+  const Config entry = parse_config(kValid + std::string("device: [cpu, cpu, cpu, cpu]\n"), {"device.1=cuda"});
+  EXPECT_EQ(entry.devices, (std::vector<std::string>{"cpu", "cuda", "cpu", "cpu"}));
+  // A scalar replaces the file's list; a new stage count and its list go together.
+  EXPECT_EQ(parse_config(kValid + std::string("device: [cpu, cpu, cpu, cuda]\n"), {"device=cpu"}).devices,
+            (std::vector<std::string>{"cpu"}));
+  EXPECT_EQ(parse_config(kValid, {"pipeline.stages=2", "device=[cuda, cpu]"}).devices,
+            (std::vector<std::string>{"cuda", "cpu"}));
+}
+
+TEST(ConfigDevice, AListOfTheWrongLengthNamesKeyLineAndStageCount) {
+  EXPECT_EQ(config_error(kValid + std::string("device: [cuda, cuda, cpu]\n")),
+            "config: device (line 18): expected one device per stage (4), got 3; or write one device for all stages "
+            "(device: cpu)");
+  EXPECT_NE(config_error(kValid + std::string("device: []\n")).find("device (line 18): expected one device per "
+                                                                     "stage (4), got 0"),
+            std::string::npos);
+  const std::string set = config_error(kValid, {"device=[cuda, cpu]"});
+  EXPECT_NE(set.find("config: device (from --set device=[cuda, cpu]): expected one device per stage (4), got 2"),
+            std::string::npos)
+      << set;
+  // The count follows pipeline.stages, overridden or not.
+  EXPECT_NE(config_error(kValid + std::string("device: [cpu, cpu, cpu, cpu]\n"), {"pipeline.stages=2"})
+                .find("expected one device per stage (2), got 4"),
+            std::string::npos);
+}
+
+TEST(ConfigDevice, BadEntriesNameTheirIndexAndLine) {
+  EXPECT_EQ(config_error(kValid + std::string("device: [cpu, gpu, cpu, cpu]\n")),
+            "config: device.1 (line 18): expected one of cpu, cuda, got \"gpu\"");
+  EXPECT_EQ(config_error(kValid + std::string("device: [cpu, cpu, cpu, {type: cuda}]\n")),
+            "config: device.3 (line 18): expected one of cpu, cuda, got a map");
+  EXPECT_EQ(config_error(kValid + std::string("device: [cpu, [cuda], cpu, cpu]\n")),
+            "config: device.1 (line 18): expected one of cpu, cuda, got a sequence");
+  EXPECT_EQ(config_error(kValid + std::string("device: [cpu, cpu, 1, cpu]\n")),
+            "config: device.2 (line 18): expected one of cpu, cuda, got \"1\"");
+  EXPECT_EQ(config_error(kValid + std::string("device: [cpu, ~, cpu, cpu]\n")),
+            "config: device.1 (line 18): expected one of cpu, cuda, got nothing");
+  const std::string block = config_error(kValid + std::string("device:\n  - cpu\n  - cpu\n  - tpu\n  - cpu\n"));
+  EXPECT_EQ(block, "config: device.2 (line 21): expected one of cpu, cuda, got \"tpu\"");
+  EXPECT_EQ(config_error(kValid + std::string("device: {stage0: cuda}\n")),
+            "config: device (line 18): expected one of cpu, cuda, got a map");
+  // An entry can only be overridden in a list the file has.
+  EXPECT_EQ(config_error(kValid + std::string("device: cpu\n"), {"device.2=cuda"}),
+            "config: --set device.2=cuda: device is a scalar (\"cpu\"), it has no key \"2\"");
+  EXPECT_EQ(config_error(kValid, {"device.2=cuda"}),
+            "config: device (from --set device.2=cuda): expected one of cpu, cuda, got a map");
+}
+
+TEST(ConfigDevice, ReducedGemmPrecisionNeedsOneCudaStage) {
+  const Config mixed = parse_config(kValid + std::string("device: [cuda, cpu, cpu, cuda]\ngemm_precision: bf16\n"));
+  EXPECT_EQ(mixed.gemm_precision, "bf16");
+  // ... for the cuda stages only: the trainer sets each rank's backend from gemm_precision_for_stage.
+  EXPECT_EQ(mixed.gemm_precision_for_stage(0), "bf16");
+  EXPECT_EQ(mixed.gemm_precision_for_stage(1), "fp32");
+  EXPECT_EQ(mixed.gemm_precision_for_stage(2), "fp32");
+  EXPECT_EQ(mixed.gemm_precision_for_stage(3), "bf16");
+  EXPECT_EQ(parse_config(kValid, {"device=cuda", "gemm_precision=tf32"}).gemm_precision_for_stage(2), "tf32");
+  EXPECT_EQ(parse_config(kValid).gemm_precision_for_stage(0), "fp32");
+  EXPECT_EQ(parse_config(kValid, {"device=[cpu, cpu, cpu, cuda]", "gemm_precision=tf32"}).gemm_precision, "tf32");
+  const std::string all_cpu =
+      config_error(kValid + std::string("device: [cpu, cpu, cpu, cpu]\ngemm_precision: tf32\n"));
+  EXPECT_EQ(all_cpu,
+            "config: gemm_precision (line 19): gemm_precision: tf32 needs device: cuda on at least one stage; the CPU "
+            "backend computes GEMMs in fp32 (device is \"cpu\" on every stage)");
+}
+
+TEST(ConfigDevice, NcclNeedsCudaOnEveryStageAndNamesTheCpuStages) {
+  EXPECT_EQ(parse_config(kValid, {"device=[cuda, cuda, cuda, cuda]", "pipeline.transport=nccl"}).pipeline.transport,
+            "nccl");
+  const std::string mixed = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: nccl") +
+                                         "device: [cuda, cpu, cuda, cpu]\n");
+  EXPECT_EQ(mixed,
+            "config: pipeline.transport (line 13): transport: nccl moves device memory and needs device: cuda on every "
+            "stage (device is cpu on stages 1, 3); use auto (mpi on cpu stages, staged on cuda stages) or staged");
+  const std::string one = config_error(kValid, {"device=[cuda, cuda, cuda, cpu]", "pipeline.transport=nccl"});
+  EXPECT_NE(one.find("(device is cpu on stage 3)"), std::string::npos) << one;
+  // mpi with cuda stages is refused when the transport is chosen (tests/runtime/transport_choice_test.cc).
+  EXPECT_EQ(parse_config(kValid, {"device=[cuda, cpu, cpu, cpu]", "pipeline.transport=mpi"}).pipeline.transport,
+            "mpi");
 }
 
 TEST(ConfigParser, RejectsOutOfRangeValues) {

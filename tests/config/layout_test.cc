@@ -77,6 +77,20 @@ TEST(Layout, BatchMustSplitIntoReplicasAndMicrobatches) {
   EXPECT_NE(layout_error(config_with(4, 8, 10), 8).find("nearest valid batch sizes: 16"), std::string::npos);
 }
 
+// The parser ties a device list to pipeline.stages; a Config edited in code is checked again here.
+TEST(Layout, DeviceListMustHaveOneEntryPerStageOrOneForAll) {
+  Config config = config_with(4, 2, 16);
+  config.devices = {"cuda"};
+  EXPECT_EQ(make_layout(config, 4, 0).stages, 4);
+  config.devices = {"cuda", "cuda", "cpu", "cpu"};
+  EXPECT_EQ(make_layout(config, 8, 5).stage_rank, 1);
+  config.devices = {"cuda", "cpu"};
+  EXPECT_EQ(layout_error(config, 4),
+            "config: device lists 2 devices but pipeline.stages is 4: give one device per stage, or one for all");
+  config.devices = {};
+  EXPECT_NE(layout_error(config, 4).find("device lists 0 devices"), std::string::npos);
+}
+
 TEST(Layout, RankOutsideTheWorldIsAnInvalidArgument) {
   try {
     make_layout(config_with(2, 1, 2), 2, 2);

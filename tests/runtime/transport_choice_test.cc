@@ -1,23 +1,34 @@
-// The rules of pipeline.transport (core/runtime/transport_choice.h), one fact at a time.
+// The rules of pipeline.transport (core/runtime/transport_choice.h), one fact at a time, for uniform and
+// mixed (some stages cpu, some cuda) pipelines.
 #include "core/runtime/transport_choice.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/common/error.h"
 
 namespace sluice::runtime {
 namespace {
 
-TransportFacts facts(const std::string& device, bool nccl_built, int ranks_on_node, int gpus_on_node) {
+TransportFacts facts(const std::vector<std::string>& stage_devices, int stage, bool nccl_built, int ranks_on_node,
+                     int gpus_on_node) {
   TransportFacts f;
-  f.device = device;
+  f.stage_devices = stage_devices;
+  f.stage = stage;
   f.nccl_built = nccl_built;
   f.ranks_on_node = ranks_on_node;
   f.gpus_on_node = gpus_on_node;
   return f;
 }
+
+// Every stage on `device`; this rank is stage 0 of 4.
+TransportFacts facts(const std::string& device, bool nccl_built, int ranks_on_node, int gpus_on_node) {
+  return facts({device, device, device, device}, 0, nccl_built, ranks_on_node, gpus_on_node);
+}
+
+const std::vector<std::string> kMixed = {"cuda", "cuda", "cpu", "cpu"};
 
 // The kConfig message of choose_transport, or a test failure if it chose something.
 std::string refusal(const std::string& requested, const TransportFacts& f) {
@@ -59,7 +70,8 @@ TEST(TransportChoice, RefusalsNameTheKeyTheReasonAndTheAlternative) {
             std::string::npos)
       << mpi_on_gpu;
   const std::string nccl_on_cpu = refusal("nccl", facts("cpu", true, 1, 1));
-  EXPECT_NE(nccl_on_cpu.find("needs device: cuda (device: cpu); use mpi"), std::string::npos) << nccl_on_cpu;
+  EXPECT_NE(nccl_on_cpu.find("needs device: cuda on every stage (device: cpu); use mpi"), std::string::npos)
+      << nccl_on_cpu;
   const std::string not_built = refusal("nccl", facts("cuda", false, 1, 1));
   EXPECT_NE(not_built.find("is not in this build (build with --config=cuda); use staged"), std::string::npos)
       << not_built;
@@ -69,6 +81,57 @@ TEST(TransportChoice, RefusalsNameTheKeyTheReasonAndTheAlternative) {
             std::string::npos)
       << shared;
   EXPECT_NE(refusal("gloo", facts("cpu", false, 1, 0)).find("unknown transport \"gloo\""), std::string::npos);
+}
+
+// Mixed pipelines: every requested value on a cpu stage and on a cuda stage, on a node where NCCL would
+// otherwise be chosen (built, a GPU per rank), so nothing below falls back for lack of GPUs.
+TEST(TransportChoiceMixed, AutoIsMpiOnCpuStagesAndStagedOnCudaStagesNeverNccl) {
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::string expected = kMixed[stage] == "cpu" ? "mpi" : "staged";
+    EXPECT_EQ(choose_transport("auto", facts(kMixed, stage, true, 4, 4)), expected) << "stage " << stage;
+    EXPECT_EQ(choose_transport("auto", facts(kMixed, stage, false, 4, 0)), expected) << "stage " << stage;
+  }
+  // A single cpu stage anywhere is enough to keep NCCL out.
+  EXPECT_EQ(choose_transport("auto", facts({"cuda", "cuda", "cuda", "cpu"}, 0, true, 4, 4)), "staged");
+  EXPECT_EQ(choose_transport("auto", facts({"cuda", "cuda", "cuda", "cpu"}, 3, true, 4, 4)), "mpi");
+}
+
+TEST(TransportChoiceMixed, StagedIsStagedOnEveryStage) {
+  for (int stage = 0; stage < 4; ++stage) {
+    EXPECT_EQ(choose_transport("staged", facts(kMixed, stage, true, 4, 4)), "staged") << "stage " << stage;
+  }
+}
+
+TEST(TransportChoiceMixed, MpiIsRefusedOnEveryStageNamingTheCudaStages) {
+  for (int stage = 0; stage < 4; ++stage) {  // the cpu stages too: every rank reports the same refusal
+    const std::string message = refusal("mpi", facts(kMixed, stage, true, 4, 4));
+    EXPECT_NE(message.find("pipeline.transport: mpi cannot move device memory (device cuda on stages 0, 1); use "
+                           "staged or auto"),
+              std::string::npos)
+        << "stage " << stage << ": " << message;
+  }
+  const std::string one = refusal("mpi", facts({"cpu", "cpu", "cuda", "cpu"}, 0, false, 1, 0));
+  EXPECT_NE(one.find("(device cuda on stage 2)"), std::string::npos) << one;
+}
+
+TEST(TransportChoiceMixed, NcclIsRefusedOnEveryStageNamingTheCpuStages) {
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::string message = refusal("nccl", facts(kMixed, stage, true, 4, 4));
+    EXPECT_NE(message.find("pipeline.transport: nccl moves device memory and needs device: cuda on every stage "
+                           "(device cpu on stages 2, 3); use auto (mpi on cpu stages, staged on cuda stages) or "
+                           "staged"),
+              std::string::npos)
+        << "stage " << stage << ": " << message;
+  }
+}
+
+TEST(TransportChoice, AStageOutsideTheDeviceListIsAnInternalError) {
+  try {
+    choose_transport("auto", facts(kMixed, 4, true, 4, 4));
+    ADD_FAILURE() << "stage 4 of 4 was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kInternal) << error.what();
+  }
 }
 
 }  // namespace

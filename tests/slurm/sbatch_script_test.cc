@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -14,11 +15,12 @@
 namespace sluice::slurm {
 namespace {
 
-config::Config pipeline_config(int stages, int data_parallel, const std::string& device = "cpu") {
+// `devices`: one for every stage, or one per stage.
+config::Config pipeline_config(int stages, int data_parallel, std::vector<std::string> devices = {"cpu"}) {
   config::Config config;
   config.pipeline.stages = stages;
   config.pipeline.data_parallel = data_parallel;
-  config.device = device;
+  config.devices = std::move(devices);
   config.checkpoint.dir = "/scratch/ck";  // required for a Slurm job
   return config;
 }
@@ -94,7 +96,7 @@ TEST(RenderSbatchScript, EveryDirectiveIsExplainedByAComment) {
   request.account = "proj42";
   for (bool gpus : {false, true}) {
     request.gpus = gpus;
-    const std::string script = render_sbatch_script(request, pipeline_config(4, 1, gpus ? "cuda" : "cpu"));
+    const std::string script = render_sbatch_script(request, pipeline_config(4, 1, {gpus ? "cuda" : "cpu"}));
     std::istringstream lines(script);
     std::string previous;
     int directives = 0;
@@ -112,9 +114,13 @@ TEST(RenderSbatchScript, EveryDirectiveIsExplainedByAComment) {
 TEST(RenderSbatchScript, GpuTemplateAsksOneGpuPerRank) {
   SbatchRequest request = basic_request();
   request.gpus = true;
-  const std::string script = render_sbatch_script(request, pipeline_config(4, 1, "cuda"));
+  const std::string script = render_sbatch_script(request, pipeline_config(4, 1, {"cuda"}));
   EXPECT_TRUE(contains_line(script, "#SBATCH --gpus-per-task=1"));
   EXPECT_TRUE(contains_line(script, "#SBATCH --ntasks=4"));
+  // One cuda stage is enough for the GPU template (the whole job gets it: one template per job).
+  const std::string mixed = render_sbatch_script(request, pipeline_config(4, 2, {"cpu", "cpu", "cpu", "cuda"}));
+  EXPECT_TRUE(contains_line(mixed, "#SBATCH --gpus-per-task=1"));
+  EXPECT_TRUE(contains_line(mixed, "#SBATCH --ntasks=8"));
 }
 
 TEST(RenderSbatchScript, PartitionAndAccountBecomeDirectives) {
@@ -179,10 +185,17 @@ TEST(RenderSbatchScript, TimeMustBeSlurmDuration) {
 TEST(RenderSbatchScript, GpuFlagMustMatchTheConfigDevice) {
   SbatchRequest request = basic_request();
   request.gpus = true;
-  EXPECT_NE(render_error(request, pipeline_config(4, 1, "cpu")).find("--gpus was given but the config's device is"),
+  EXPECT_NE(render_error(request, pipeline_config(4, 1, {"cpu"})).find("--gpus was given but the config's device is"),
+            std::string::npos);
+  EXPECT_NE(render_error(request, pipeline_config(4, 1, {"cpu", "cpu", "cpu", "cpu"}))
+                .find("--gpus was given but the config's device is \"cpu\" on every stage"),
             std::string::npos);
   request.gpus = false;
-  EXPECT_NE(render_error(request, pipeline_config(4, 1, "cuda")).find("add --gpus"), std::string::npos);
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1, {"cuda"})),
+            "the config's device is cuda: add --gpus to ask Slurm for GPUs");
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1, {"cpu", "cuda", "cpu", "cpu"})),
+            "the config's device is cuda on some stages: add --gpus to ask Slurm for GPUs");
+  EXPECT_EQ(render_error(request, pipeline_config(4, 1, {"cpu", "cpu", "cpu", "cpu"})), "");
 }
 
 TEST(RenderSbatchScript, UnquotableDirectiveValuesAreErrors) {

@@ -60,6 +60,19 @@ run 4 "$CONFIG" --set steps=2 --set pipeline.stages=2
 echo "$out" | grep -q "4 ranks = 2 data-parallel x 2 pipeline ranks" || fail "layout line missing: $out"
 echo "$out" | grep -q "rank 3: replica 1, pipeline rank 1" || fail "rank map missing: $out"
 
+# --- device per stage: the list form runs each stage on its entry; all cpu must train exactly like `device: cpu`
+losses() { echo "$1" | grep -oE "^step [0-9]+  loss [^ ]+" ; }
+run 4 "$CONFIG" --set steps=3 --set device=cpu
+[ "$code" -eq 0 ] || fail "device: cpu run exited $code: $out"
+uniform_losses="$(losses "$out")"
+(cat "$CONFIG"; echo "device: [cpu, cpu, cpu, cpu]") > "$work/per_stage.yaml"
+run 4 "$work/per_stage.yaml" --set steps=3
+[ "$code" -eq 0 ] || fail "device list run exited $code: $out"
+[ "$(echo "$uniform_losses" | wc -l)" -eq 3 ] || fail "expected 3 step lines: $uniform_losses"
+[ "$(losses "$out")" = "$uniform_losses" ] ||
+  fail "device list losses differ from device: cpu: $(losses "$out") vs $uniform_losses"
+echo "$out" | grep -q "rank 3: .*device cpu, transport mpi" || fail "layout lacks rank 3's device and transport: $out"
+
 # --- HDF5 data ------------------------------------------------------------------------------------------
 "$MAKE_HDF5" "$work/data.h5" 256 32 8 || fail "could not make the HDF5 file"
 run 4 "$CONFIG" --set steps=3 --set data.type=hdf5 --set data.path="$work/data.h5"
@@ -83,5 +96,15 @@ expect_error 4 "zb-v" "$CONFIG" --set pipeline.schedule=zb-v
 expect_error 4 "inputs" "$CONFIG" --set data.type=hdf5 --set data.path="$work/data.h5" --set model.inputs=30
 expect_error 4 "no-such-file" "$CONFIG" --set data.type=hdf5 --set data.path="$work/no-such-file.h5"
 expect_error 4 "split" "$CONFIG" --set 'pipeline.split=[1,1,1]'
+expect_error 4 "device (from --set device=\[cpu, cuda\]): expected one device per stage (4), got 2" "$CONFIG" \
+  --set 'device=[cpu, cuda]'
+# No GPU here (and no CUDA in the default build): the cuda stage's rank fails at start with the reason, its peers
+# say so naming it, every rank stops, nothing hangs.
+expect_error 4 "rank 1: \(device 'cuda' is not available in this build\|no CUDA device\)" "$work/per_stage.yaml" \
+  --set device.1=cuda
+for r in 0 2 3; do
+  echo "$out" | grep -q "rank $r: sluice_trainer_start failed on another rank (rank 1" ||
+    fail "rank $r did not report the cuda stage's failure: $out"
+done
 
 finish "train CLI"

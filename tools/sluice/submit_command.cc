@@ -95,7 +95,7 @@ void register_submit_command(CLI::App& app) {
   cmd->add_option("--tasks-per-node", request.tasks_per_node,
                   "Ranks per node (default: ceil(stages x data_parallel / nodes))");
   cmd->add_option("--cpus-per-task", request.cpus_per_task, "Cores per rank (default 1)");
-  cmd->add_flag("--gpus", request.gpus, "One GPU per rank (GPU template; the config must say device: cuda)");
+  cmd->add_flag("--gpus", request.gpus, "One GPU per rank (GPU template; needs device: cuda on at least one stage)");
   cmd->add_option("--time", request.time, "Wall-clock limit, HH:MM:SS or D-HH:MM:SS (default 01:00:00)");
   cmd->add_option("--partition", request.partition, "Slurm partition");
   cmd->add_option("--account", request.account, "Slurm account");

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/common/error.h"
@@ -68,7 +69,12 @@ std::string resume_source(const TrainOptions& options, const config::Config& cfg
     MPI_Finalize();
     throw CommandExit{1};
   }
-  std::cerr << "sluice train: rank " << rank << ": " << e.what() << std::endl;
+  // One write: a peer's MPI_Abort may kill this rank at any moment, and a line printed piecewise was seen cut
+  // off before the reason (a cuda stage's "no CUDA device" lost behind "rank 1: ").
+  std::cerr << "sluice train: rank " + std::to_string(rank) + ": " + e.what() + "\n" << std::flush;
+  // Errors agreed across ranks (Trainer::start) reach every rank here at once, each with its own message: a
+  // moment's grace lets the peers print theirs before the first abort kills them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, 1);
   throw CommandExit{1};
 }
