@@ -28,6 +28,9 @@ class CallbackLayer : public model::Layer {
   kernels::Tensor backward_input(const kernels::Tensor& dy, model::LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, model::LayerSaved& saved) override;
   kernels::Tensor backward(const kernels::Tensor& dy, model::LayerSaved& saved) override;
+  // backward_input_without_dx / backward_without_dx keep Layer's defaults on purpose: as the model's first layer
+  // the application's backward_input (or fused backward) callback still runs and only its dx is dropped, so the
+  // callbacks are called exactly as on any other layer (sluice.h promises backward_input then backward_weight).
 
  private:
   void check(int rc, const char* callback) const;

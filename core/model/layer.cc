@@ -17,6 +17,12 @@ kernels::Tensor Layer::backward(const kernels::Tensor& dy, LayerSaved& saved) {
   return dx;
 }
 
+void Layer::backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved) {
+  (void)backward_input(dy, saved);
+}
+
+void Layer::backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved) { (void)backward(dy, saved); }
+
 bool Layer::forward_with_next(Layer& next, kernels::Tensor& x, const ForwardContext& context, LayerSaved& saved,
                               LayerSaved& next_saved, kernels::Tensor* between, kernels::Tensor& y) {
   (void)next, (void)x, (void)context, (void)saved, (void)next_saved, (void)between, (void)y;

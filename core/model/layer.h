@@ -70,6 +70,15 @@ class Layer {
   // B: I then W. An override must accumulate the gradients exactly as backward_weight does.
   virtual kernels::Tensor backward(const kernels::Tensor& dy, LayerSaved& saved);
 
+  // I and B for a caller that has no use for dL/dx (the model's first layer: nothing lies before it). A layer
+  // may then skip computing dL/dx, but must leave `saved` ready for backward_weight (I) and accumulate the
+  // parameter gradients (B) exactly as backward_input and backward would: the gradients do not depend on which
+  // of the four was called. The defaults run backward_input / backward and drop dL/dx, which is right for every
+  // layer; a layer overrides them only where dL/dx costs real work that W does not reuse (a linear layer's
+  // dx = dy W is a full GEMM that its W never reads).
+  virtual void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved);
+  virtual void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved);
+
   // F of this layer and of `next` (the layer after it in the stage) as one, for layers that can fold the next
   // one's element-wise work into their own kernels: a linear layer and the activation after it add the bias and
   // activate in one pass over memory. Returns false, having done nothing, when it cannot fuse with `next`.

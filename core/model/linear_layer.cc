@@ -46,4 +46,11 @@ Tensor LinearLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
 
 void LinearLayer::backward_weight(const Tensor& dy, LayerSaved& saved) { affine_.accumulate_grads(dy, saved.tensors[0]); }
 
+void LinearLayer::backward_input_without_dx(const Tensor& dy, LayerSaved& saved) {
+  (void)dy;
+  (void)saved;
+}
+
+void LinearLayer::backward_without_dx(const Tensor& dy, LayerSaved& saved) { backward_weight(dy, saved); }
+
 }  // namespace sluice::model

@@ -24,6 +24,9 @@ class LinearLayer : public Layer {
                          LayerSaved& next_saved, kernels::Tensor* between, kernels::Tensor& y) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
+  // W reads only the saved input and dy, so without dx there is nothing to do in I (one GEMM saved), and B is W.
+  void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
+  void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
 
  private:
   Affine affine_;

@@ -48,17 +48,31 @@ Tensor ResidualMlpLayer::forward(Tensor x, const ForwardContext& context, LayerS
   return y;
 }
 
-Tensor ResidualMlpLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
+Tensor ResidualMlpLayer::fc1_output_grad(const Tensor& dy, const LayerSaved& saved) {
   Tensor hidden_grad = fc2_.backward_input(dy);
   const Tensor& activation_saved = kernels::activation_backward_uses_input(activation_)
                                        ? saved.tensors[kPreActivation]
                                        : saved.tensors[kHidden];
   Tensor pre_activation_grad = backend_.zeros(hidden_grad.rows(), hidden_grad.cols());
   backend_.activation_backward(activation_, activation_saved, hidden_grad, pre_activation_grad);
+  return pre_activation_grad;
+}
+
+Tensor ResidualMlpLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
+  Tensor pre_activation_grad = fc1_output_grad(dy, saved);
   Tensor dx = fc1_.backward_input(pre_activation_grad);
   backend_.axpy(1.0f, dy, dx);  // the skip connection
   saved.weight_grad_inputs = {std::move(pre_activation_grad)};
   return dx;
+}
+
+void ResidualMlpLayer::backward_input_without_dx(const Tensor& dy, LayerSaved& saved) {
+  saved.weight_grad_inputs = {fc1_output_grad(dy, saved)};
+}
+
+void ResidualMlpLayer::backward_without_dx(const Tensor& dy, LayerSaved& saved) {
+  backward_input_without_dx(dy, saved);
+  backward_weight(dy, saved);
 }
 
 void ResidualMlpLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {

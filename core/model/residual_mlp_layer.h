@@ -21,8 +21,14 @@ class ResidualMlpLayer : public Layer {
   kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
+  // Without dx, I computes only what W needs (dL/d(fc1 output)): fc1's dx GEMM and the skip add are saved.
+  void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
+  void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
 
  private:
+  // dL/d(fc1 output) from dy: back through fc2 and the activation.
+  kernels::Tensor fc1_output_grad(const kernels::Tensor& dy, const LayerSaved& saved);
+
   kernels::Backend& backend_;
   kernels::Activation activation_;
   Affine fc1_;

@@ -37,8 +37,12 @@ size_t StageModule::Stash::bytes() const {
 }
 
 StageModule::StageModule(kernels::Backend& backend, int first, std::vector<std::unique_ptr<Layer>> layers,
-                         RecomputePolicy recompute, bool fuse_layers)
-    : backend_(backend), first_(first), layers_(std::move(layers)), fuse_layers_(fuse_layers) {
+                         RecomputePolicy recompute, bool fuse_layers, bool skip_model_input_grad)
+    : backend_(backend),
+      first_(first),
+      layers_(std::move(layers)),
+      fuse_layers_(fuse_layers),
+      skip_model_input_grad_(skip_model_input_grad) {
   if (layers_.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "stage starting at layer " + std::to_string(first) + " has no layers");
   }
@@ -185,7 +189,12 @@ Tensor StageModule::backward_input(int microbatch, Tensor grad_output) {
   for (size_t local = layers_.size(); local-- > 0;) {
     Layer& current = *layers_[local];
     const bool needs_weight_pass = !current.parameters().empty();
-    Tensor grad_input = current.backward_input(grad, *stash.saved[local]);
+    Tensor grad_input;  // stays empty for the model's input
+    if (local == 0 && skips_input_grad()) {
+      current.backward_input_without_dx(grad, *stash.saved[local]);
+    } else {
+      grad_input = current.backward_input(grad, *stash.saved[local]);
+    }
     if (needs_weight_pass) {
       stash.weight_grad_outputs[local] = std::move(grad);
     } else {
@@ -221,7 +230,12 @@ Tensor StageModule::backward(int microbatch, Tensor grad_output) {
   recompute_dropped(microbatch, stash);
   Tensor grad = std::move(grad_output);
   for (size_t local = layers_.size(); local-- > 0;) {
-    grad = layers_[local]->backward(grad, *stash.saved[local]);
+    if (local == 0 && skips_input_grad()) {
+      layers_[local]->backward_without_dx(grad, *stash.saved[local]);
+      grad = Tensor();  // the model's input gradient: not computed
+    } else {
+      grad = layers_[local]->backward(grad, *stash.saved[local]);
+    }
     stash.saved[local].reset();
   }
   stashes_.erase(microbatch);

@@ -46,8 +46,10 @@ class StageModule {
   // `layers` are global layers first, first + 1, ...; each must already carry that global index.
   // `fuse_layers`: run neighbours that can fuse their forwards (Layer::forward_with_next: a linear layer and the
   // activation after it) as one; the results are bit-identical either way, so false exists for tests.
+  // `skip_model_input_grad`: on the stage holding global layer 0, do not compute dL/d(model input) (see
+  // backward_input); the parameter gradients are bit-identical either way, so false exists for tests.
   StageModule(kernels::Backend& backend, int first, std::vector<std::unique_ptr<Layer>> layers,
-              RecomputePolicy recompute = {}, bool fuse_layers = true);
+              RecomputePolicy recompute = {}, bool fuse_layers = true, bool skip_model_input_grad = true);
 
   int first_layer() const { return first_; }
   int last_layer() const { return first_ + static_cast<int>(layers_.size()); }
@@ -59,12 +61,18 @@ class StageModule {
   // Tensors come by value (here and in the backward ops): a caller done with one moves it in and saves a copy.
   kernels::Tensor forward(int microbatch, kernels::Tensor input, const StepInfo& step);
   // I: gradient w.r.t. the stage input; keeps what W needs.
+  // On the first stage (first_layer() == 0) the stage input is the model's input, whose gradient nobody uses:
+  // unless `skip_model_input_grad` was false, layer 0 runs Layer::backward_input_without_dx (for a linear
+  // layer, one GEMM less per micro-batch) and this returns an EMPTY tensor (0 x 0). The same holds for B.
   kernels::Tensor backward_input(int microbatch, kernels::Tensor grad_output);
   // W: accumulates the weight gradients, then frees the micro-batch's stash (a no-op apart from that when the
   // stage has no parameters).
   void backward_weight(int microbatch);
-  // B: I and W fused; frees the stash.
+  // B: I and W fused; frees the stash. Returns the gradient w.r.t. the stage input, EMPTY (0 x 0) on the first
+  // stage as for backward_input.
   kernels::Tensor backward(int microbatch, kernels::Tensor grad_output);
+  // Whether backward_input and backward return an empty tensor instead of dL/d(stage input).
+  bool skips_input_grad() const { return skip_model_input_grad_ && first_ == 0; }
   // Drops a stash without a backward (e.g. after an evaluation forward).
   void discard(int microbatch);
 
@@ -102,6 +110,7 @@ class StageModule {
   int first_;
   std::vector<std::unique_ptr<Layer>> layers_;
   bool fuse_layers_;
+  bool skip_model_input_grad_;
   std::vector<bool> dropped_;  // by local layer
   std::map<int, Stash> stashes_;
   size_t peak_microbatches_ = 0;

@@ -42,7 +42,7 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       kernels::Tensor t = backend.from_host(mb_rows, out, targets + row * out);
       model::LossResult loss = model::compute_loss(backend, loss_kind_, y, t, global_rows);
       replica_loss += loss.sum;
-      stage_->backward(mb, std::move(loss.grad));
+      stage_->backward(mb, std::move(loss.grad));  // empty: the model input's gradient is not computed
     }
     loss_total += replica_loss;
     if (data_parallel_ > 1) {

@@ -56,10 +56,12 @@ struct Result {
   size_t peak_bytes = 0;
 };
 
-Result run(kernels::Backend& backend, RecomputePolicy recompute, bool fuse) {
+// The stage holds global layer 0: `skip_model_input_grad` false makes it compute the model input's gradient
+// (skipped, i.e. returned empty, by default) so that input gradients are compared too.
+Result run(kernels::Backend& backend, RecomputePolicy recompute, bool fuse, bool skip_model_input_grad) {
   auto layers = build_layers(fusable_model(), backend);
   init_layers(layers, 5);
-  StageModule stage(backend, 0, std::move(layers), recompute, fuse);
+  StageModule stage(backend, 0, std::move(layers), recompute, fuse, skip_model_input_grad);
   Result result;
   const StepInfo step{9, 2, true};
   for (int mb = 0; mb < 2; ++mb) result.outputs.push_back(stage.forward(mb, random_tensor(4, 6, 40 + mb, 2.0f), step));
@@ -91,13 +93,19 @@ TEST(LayerFusion, FusedStageEqualsUnfusedStageBitForBitUnderEveryRecomputeMode) 
       {"selective: the linear layers only", {RecomputeMode::kSelective, {0, 2, 4}}},
       {"selective: whole pairs", {RecomputeMode::kSelective, {0, 1, 4, 5, 6}}},
   };
-  for (const auto& [label, policy] : policies) {
-    CountingBackend fused_backend;
-    CountingBackend separate_backend;
-    expect_identical(run(fused_backend, policy, true), run(separate_backend, policy, false), label);
-    EXPECT_GT(fused_backend.fused_calls, 0) << label;
-    // Unfused, only the residual MLP (fc1 + its activation) uses the fused op.
-    EXPECT_GT(fused_backend.fused_calls, separate_backend.fused_calls) << label;
+  for (const auto& [policy_label, policy] : policies) {
+    for (const bool skip_model_input_grad : {true, false}) {
+      const std::string label = policy_label + (skip_model_input_grad ? ", model input grad skipped" : "");
+      CountingBackend fused_backend;
+      CountingBackend separate_backend;
+      const Result fused = run(fused_backend, policy, true, skip_model_input_grad);
+      const Result separate = run(separate_backend, policy, false, skip_model_input_grad);
+      for (const Tensor& input_grad : fused.input_grads) EXPECT_EQ(input_grad.empty(), skip_model_input_grad) << label;
+      expect_identical(fused, separate, label);
+      EXPECT_GT(fused_backend.fused_calls, 0) << label;
+      // Unfused, only the residual MLP (fc1 + its activation) uses the fused op.
+      EXPECT_GT(fused_backend.fused_calls, separate_backend.fused_calls) << label;
+    }
   }
 }
 

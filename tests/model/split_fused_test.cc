@@ -36,15 +36,25 @@ config::ModelSpec every_layer_type_model() {
   return spec;
 }
 
-StageModule make_stage() {
+// The stage holds global layer 0, so by default it skips the model input's gradient (returns it empty);
+// `skip_model_input_grad = false` computes it, so split and fused input gradients are compared too.
+StageModule make_stage(bool skip_model_input_grad) {
   auto layers = build_layers(every_layer_type_model(), kernels::cpu_backend());
   init_layers(layers, 5);
-  return StageModule(kernels::cpu_backend(), 0, std::move(layers));
+  return StageModule(kernels::cpu_backend(), 0, std::move(layers), {}, /*fuse_layers=*/true, skip_model_input_grad);
 }
 
-TEST(SplitFused, InterleavedSplitBackwardEqualsFusedToTheBit) {
-  StageModule fused = make_stage();
-  StageModule split = make_stage();
+class SplitFusedStage : public ::testing::TestWithParam<bool> {};
+
+INSTANTIATE_TEST_SUITE_P(ModelInputGrad, SplitFusedStage, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Skipped" : "Computed";
+                         });
+
+TEST_P(SplitFusedStage, InterleavedSplitBackwardEqualsFusedToTheBit) {
+  const bool skip_model_input_grad = GetParam();
+  StageModule fused = make_stage(skip_model_input_grad);
+  StageModule split = make_stage(skip_model_input_grad);
   const StepInfo step{9, 4, true};
   std::vector<Tensor> inputs, grads;
   for (int mb = 0; mb < 3; ++mb) {
@@ -70,7 +80,11 @@ TEST(SplitFused, InterleavedSplitBackwardEqualsFusedToTheBit) {
   split.backward_weight(1);
   split.backward_weight(2);
 
-  for (int mb = 0; mb < 3; ++mb) EXPECT_TRUE(bits_equal(fused_dx[mb], split_dx[mb])) << "micro-batch " << mb;
+  for (int mb = 0; mb < 3; ++mb) {
+    EXPECT_EQ(fused_dx[mb].empty(), skip_model_input_grad) << "micro-batch " << mb;
+    EXPECT_EQ(split_dx[mb].empty(), skip_model_input_grad) << "micro-batch " << mb;
+    EXPECT_TRUE(bits_equal(fused_dx[mb], split_dx[mb])) << "micro-batch " << mb;
+  }
   const auto fused_parameters = fused.parameters();
   const auto split_parameters = split.parameters();
   ASSERT_EQ(fused_parameters.size(), split_parameters.size());

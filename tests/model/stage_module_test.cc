@@ -1,5 +1,7 @@
 // StageModule: recompute modes are invisible in the results (to the bit, with dropout present), stash
-// accounting returns to zero, the partition does not change results, and misuse is reported.
+// accounting returns to zero, the partition does not change results, and misuse is reported. The stages here
+// hold global layer 0, whose input gradient StageModule skips by default (an empty tensor); tests that compare
+// input gradients also run with the skip off (skip_model_input_grad = false) so those stay checked.
 #include "core/model/stage_module.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +51,8 @@ std::vector<std::unique_ptr<Layer>> initialised_layers() {
   return layers;
 }
 
+constexpr bool kFuse = true;
+
 struct RunResult {
   std::vector<Tensor> outputs;
   std::vector<Tensor> input_grads;
@@ -76,6 +80,7 @@ RunResult run(StageModule& stage) {
 void expect_identical(const RunResult& a, const RunResult& b, const std::string& label) {
   for (int mb = 0; mb < kMicrobatches; ++mb) {
     EXPECT_TRUE(bits_equal(a.outputs[mb], b.outputs[mb])) << label << " output " << mb;
+    EXPECT_EQ(a.input_grads[mb].empty(), b.input_grads[mb].empty()) << label << " input grad " << mb;
     EXPECT_TRUE(bits_equal(a.input_grads[mb], b.input_grads[mb])) << label << " input grad " << mb;
   }
   ASSERT_EQ(a.param_grads.size(), b.param_grads.size());
@@ -85,13 +90,21 @@ void expect_identical(const RunResult& a, const RunResult& b, const std::string&
 }
 
 TEST(StageModuleRecompute, NoneFullAndSelectiveGiveBitIdenticalResults) {
-  StageModule none(kernels::cpu_backend(), 0, initialised_layers(), RecomputePolicy{RecomputeMode::kNone, {}});
-  StageModule full(kernels::cpu_backend(), 0, initialised_layers(), RecomputePolicy{RecomputeMode::kFull, {}});
-  StageModule selective(kernels::cpu_backend(), 0, initialised_layers(),
-                        RecomputePolicy{RecomputeMode::kSelective, {1, 2, 3, 5}});
-  const RunResult reference = run(none);
-  expect_identical(reference, run(full), "full");
-  expect_identical(reference, run(selective), "selective");
+  for (const bool skip_model_input_grad : {true, false}) {
+    const std::string label = skip_model_input_grad ? " (model input grad skipped)" : " (model input grad computed)";
+    StageModule none(kernels::cpu_backend(), 0, initialised_layers(), RecomputePolicy{RecomputeMode::kNone, {}},
+                     kFuse, skip_model_input_grad);
+    StageModule full(kernels::cpu_backend(), 0, initialised_layers(), RecomputePolicy{RecomputeMode::kFull, {}},
+                     kFuse, skip_model_input_grad);
+    StageModule selective(kernels::cpu_backend(), 0, initialised_layers(),
+                          RecomputePolicy{RecomputeMode::kSelective, {1, 2, 3, 5}}, kFuse, skip_model_input_grad);
+    const RunResult reference = run(none);
+    for (int mb = 0; mb < kMicrobatches; ++mb) {
+      EXPECT_EQ(reference.input_grads[mb].empty(), skip_model_input_grad) << label << " micro-batch " << mb;
+    }
+    expect_identical(reference, run(full), "full" + label);
+    expect_identical(reference, run(selective), "selective" + label);
+  }
 }
 
 // GPipe-like order (all F, then all B), where the peak is every micro-batch's forward stash at once.
@@ -143,26 +156,32 @@ TEST(StageModuleStash, BytesGrowWithEachForwardAndShrinkAfterW) {
 }
 
 TEST(StageModulePartition, TwoStagesChainedEqualOneStageToTheBit) {
-  StageModule whole(kernels::cpu_backend(), 0, initialised_layers());
-  auto layers = initialised_layers();
-  StageModule front(kernels::cpu_backend(), 0, take_layers(layers, LayerRange{0, 3}));
-  StageModule back(kernels::cpu_backend(), 3, take_layers(layers, LayerRange{3, 7}));
-  const StepInfo step{23, 6, true};
-  const Tensor input = random_tensor(5, 8, 4);
-  const Tensor grad = random_tensor(5, 4, 5);
-  const Tensor whole_out = whole.forward(0, input, step);
-  const Tensor chained_out = back.forward(0, front.forward(0, input, step), step);
-  EXPECT_TRUE(bits_equal(whole_out, chained_out));
-  const Tensor whole_dx = whole.backward(0, grad);
-  const Tensor chained_dx = front.backward(0, back.backward(0, grad));
-  EXPECT_TRUE(bits_equal(whole_dx, chained_dx));
-  std::vector<Parameter*> chained = front.parameters();
-  for (Parameter* parameter : back.parameters()) chained.push_back(parameter);
-  const std::vector<Parameter*> single = whole.parameters();
-  ASSERT_EQ(single.size(), chained.size());
-  for (size_t i = 0; i < single.size(); ++i) {
-    EXPECT_EQ(single[i]->qualified_name(), chained[i]->qualified_name());
-    EXPECT_TRUE(bits_equal(single[i]->grad, chained[i]->grad)) << single[i]->qualified_name();
+  for (const bool skip_model_input_grad : {true, false}) {
+    StageModule whole(kernels::cpu_backend(), 0, initialised_layers(), {}, kFuse, skip_model_input_grad);
+    auto layers = initialised_layers();
+    StageModule front(kernels::cpu_backend(), 0, take_layers(layers, LayerRange{0, 3}), {}, kFuse,
+                      skip_model_input_grad);
+    StageModule back(kernels::cpu_backend(), 3, take_layers(layers, LayerRange{3, 7}), {}, kFuse,
+                     skip_model_input_grad);
+    EXPECT_FALSE(back.skips_input_grad());  // only the stage holding layer 0 skips
+    const StepInfo step{23, 6, true};
+    const Tensor input = random_tensor(5, 8, 4);
+    const Tensor grad = random_tensor(5, 4, 5);
+    const Tensor whole_out = whole.forward(0, input, step);
+    const Tensor chained_out = back.forward(0, front.forward(0, input, step), step);
+    EXPECT_TRUE(bits_equal(whole_out, chained_out));
+    const Tensor whole_dx = whole.backward(0, grad);
+    const Tensor chained_dx = front.backward(0, back.backward(0, grad));
+    EXPECT_EQ(whole_dx.empty(), skip_model_input_grad);
+    EXPECT_TRUE(bits_equal(whole_dx, chained_dx));
+    std::vector<Parameter*> chained = front.parameters();
+    for (Parameter* parameter : back.parameters()) chained.push_back(parameter);
+    const std::vector<Parameter*> single = whole.parameters();
+    ASSERT_EQ(single.size(), chained.size());
+    for (size_t i = 0; i < single.size(); ++i) {
+      EXPECT_EQ(single[i]->qualified_name(), chained[i]->qualified_name());
+      EXPECT_TRUE(bits_equal(single[i]->grad, chained[i]->grad)) << single[i]->qualified_name();
+    }
   }
 }
 
@@ -185,15 +204,19 @@ TEST(StageModuleNoParameters, WeightPassOnlyFreesTheStash) {
   config::LayerSpec dropout = layer_spec("dropout");
   dropout.p = 0.5;
   spec.layers = {layer_spec("relu"), dropout};
-  StageModule stage(kernels::cpu_backend(), 0, build_layers(spec, kernels::cpu_backend()));
-  EXPECT_TRUE(stage.parameters().empty());
-  stage.forward(0, random_tensor(3, 4, 1), StepInfo{1, 0, true});
-  const Tensor dx = stage.backward_input(0, random_tensor(3, 4, 2));
-  EXPECT_EQ(dx.rows(), 3);
-  EXPECT_EQ(stage.stashed_microbatches(), 1u);
-  stage.backward_weight(0);
-  EXPECT_EQ(stage.stashed_microbatches(), 0u);
-  EXPECT_EQ(stage.stashed_bytes(), 0u);
+  for (const bool skip_model_input_grad : {true, false}) {
+    StageModule stage(kernels::cpu_backend(), 0, build_layers(spec, kernels::cpu_backend()), {}, kFuse,
+                      skip_model_input_grad);
+    EXPECT_TRUE(stage.parameters().empty());
+    stage.forward(0, random_tensor(3, 4, 1), StepInfo{1, 0, true});
+    const Tensor dx = stage.backward_input(0, random_tensor(3, 4, 2));
+    EXPECT_EQ(dx.rows(), skip_model_input_grad ? 0 : 3);  // stage 0: the model input's gradient is skipped
+    EXPECT_EQ(dx.cols(), skip_model_input_grad ? 0 : 4);
+    EXPECT_EQ(stage.stashed_microbatches(), 1u);
+    stage.backward_weight(0);
+    EXPECT_EQ(stage.stashed_microbatches(), 0u);
+    EXPECT_EQ(stage.stashed_bytes(), 0u);
+  }
 }
 
 TEST(StageModuleZeroGrad, ClearsAccumulatedGradients) {
