@@ -39,8 +39,24 @@ else
   root="$carry"  # an unpacked layout (bin/ lib/ mpi/), e.g. while testing the kit
 fi
 bin="$root/bin"
-cuda_libs="/usr/local/cuda/lib64:/usr/local/cuda/lib"
-sluice_libs="$root/lib:$root/mpi/usr/lib/x86_64-linux-gnu:$root/mpi/lib/x86_64-linux-gnu:$cuda_libs"
+# CUDA's libraries are not carried. The toolkit ships cudart and cuBLAS, not NCCL; the lent machines' image has
+# NCCL (and may have the others) as pip wheels (nvidia-nccl-cu13 ...) beside PyTorch. Look for each library the
+# binaries load in the usual places, then anywhere on the root file system.
+library_dirs=()
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+  found=""
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
+      /usr/lib/x86_64-linux-gnu \
+      $(python3 -c 'import glob, nvidia; print(" ".join(d for p in nvidia.__path__ for d in glob.glob(p + "/*/lib")))' \
+        2> /dev/null); do
+    [[ -e "$dir/$lib" ]] && { found="$dir"; break; }
+  done
+  [[ -z "$found" ]] && found="$(dirname "$(find / -xdev -name "$lib" -print -quit 2> /dev/null)" 2> /dev/null)"
+  [[ -n "$found" && "$found" != "." ]] && library_dirs+=("$found")
+  echo "$lib: ${found:-NOT FOUND}" >> "$work/libraries.txt"
+done
+cuda_libs="$(printf '%s\n' "${library_dirs[@]}" | awk '!seen[$0]++' | paste -sd: -)"
+sluice_libs="$root/lib:$root/mpi/usr/lib/x86_64-linux-gnu:$root/mpi/lib/x86_64-linux-gnu${cuda_libs:+:$cuda_libs}"
 
 # --- mpirun -----------------------------------------------------------------------------------------------------
 # The carried Open MPI is preferred even where the machine has an mpirun: the binaries load the carried libmpi
@@ -74,14 +90,16 @@ export OMPI_MCA_orte_tmpdir_base="$mpi_session" OMPI_MCA_btl_vader_backing_direc
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 mpi=("$mpirun_bin" --allow-run-as-root --oversubscribe --bind-to none)
 export GTEST_COLOR=no  # under mpirun gtest sees a pty and would colour the logs
+export SLUICE_REQUIRE_CUDA=1  # here a GPU test that skips (no usable GPU) is a failure, not an "ok"
+export NCCL_DEBUG=WARN        # NCCL says why when it fails
 
 # --- Device facts -----------------------------------------------------------------------------------------------
 {
   echo "date: $(date -u +%FT%TZ)   host: $(hostname)   cores: $(nproc)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1 || echo "nvidia-smi failed"
   echo "glibc: $(getconf GNU_LIBC_VERSION 2>&1)   payload needs: $(cat "$root/NEEDS" 2>/dev/null || echo '?')"
-  ls -l /usr/local/cuda/lib64/libcudart.so* /usr/local/cuda/lib64/libcublas.so* 2>&1
-  ls -l /usr/local/cuda/lib/libnccl.so* /usr/local/cuda/lib64/libnccl.so* 2>&1
+  echo "CUDA libraries found:"
+  sed 's/^/  /' "$work/libraries.txt"
   echo "mpirun: $mpi_source"
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
   echo "unresolved libraries of the carried binaries:"
@@ -149,10 +167,20 @@ mpi_step() {  # name limit_s ranks command...
 run_step sluice_loads 30 "${with_libs[@]}" "$bin/sluice" --help  # glibc and shared libraries, before anything bigger
 mpi_step mpirun_works 60 4 "$bin/sluice" --help
 run_step cuda_registry_test 60 "${with_libs[@]}" "$bin/cuda_registry_test"
-run_step cuda_backend_test 120 "${with_libs[@]}" "$bin/cuda_backend_test"
+# Launches synchronous: a faulting kernel is named by the op that launched it, not by a later one.
+run_step cuda_backend_test 120 "${with_libs[@]}" CUDA_LAUNCH_BLOCKING=1 "$bin/cuda_backend_test"
+# Out-of-bounds and misaligned accesses that happen not to corrupt a result.
+if [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
+  run_step cuda_backend_memcheck 150 "${with_libs[@]}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck \
+    --error-exitcode 99 "$bin/cuda_backend_test"
+else
+  note "cuda_backend_memcheck: NOT RUN (no /usr/local/cuda/bin/compute-sanitizer)"
+fi
 mpi_step nccl_transport_test 90 1 "$bin/nccl_transport_test_bin"
 mpi_step staged_mpi_transport_test 90 2 "$bin/staged_mpi_transport_test_bin"
-mpi_step pipeline_gpu_vs_cpu_test 240 4 "$bin/pipeline_gpu_vs_cpu_test_bin"
+# An exception on one rank must end the job at once (mpirun aborts it), not leave the others in a collective
+# until the time limit while gtest goes on to the next case.
+mpi_step pipeline_gpu_vs_cpu_test 240 4 "$bin/pipeline_gpu_vs_cpu_test_bin" --gtest_catch_exceptions=0
 cp "$logs/pipeline_gpu_vs_cpu_test.log" "$out/" 2> /dev/null
 # The command line end to end: the README's 4-stage example on the CPU and on the GPU (4 ranks sharing it).
 mpi_step sluice_train_cpu 60 4 "$bin/sluice" train "$carry/mlp.yaml" --json --set device=cpu

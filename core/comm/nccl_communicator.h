@@ -14,9 +14,27 @@ namespace sluice::comm {
 // Throws sluice::Error(kComm) naming `what` and NCCL's reason when `status` is not ncclSuccess.
 void check_nccl(ncclResult_t status, const char* what);
 
+// ncclGroupStart in the constructor, ncclGroupEnd in end(), or in the destructor when an exception skipped
+// end(): a group left open would silently swallow every later NCCL call of this thread into it.
+class NcclGroup {
+ public:
+  explicit NcclGroup(const char* what);
+  ~NcclGroup();
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+  void end();
+
+ private:
+  const char* what_;
+  bool open_ = true;
+};
+
 class NcclCommunicator {
  public:
-  // Collective over `comm`; `device` is this rank's GPU (made current before ncclCommInitRank).
+  // Collective over `comm`; `device` is this rank's GPU (made current before ncclCommInitRank). A failure
+  // before ncclCommInitRank (no unique id on rank 0, a GPU that cannot be selected on some rank) is agreed over
+  // `comm` first, so it throws on every rank instead of leaving the others waiting inside NCCL. A failure inside
+  // ncclCommInitRank on one rank can still leave the others waiting there (docs/GPU.md).
   NcclCommunicator(MPI_Comm comm, int device);
   ~NcclCommunicator();
   NcclCommunicator(const NcclCommunicator&) = delete;

@@ -30,10 +30,19 @@ class NcclRequest : public Request {
       auto it = unmatched.find(transfer_->tag);
       if (it != unmatched.end() && it->second == transfer_) unmatched.erase(it);
     }
+    // A transfer dropped without wait() (a failed step): its buffer is freed on the compute stream, which must
+    // not run ahead of NCCL still reading or writing it.
+    if (transfer_->issued) {
+      try {
+        transfer_->done.make_wait(transport_.compute_stream_);
+      } catch (const Error&) {
+        // the device is failing; the error that led here is already being reported
+      }
+    }
   }
 
   void wait() override {
-    if (!try_issue()) {
+    if (!issued()) {
       throw Error(ErrorCode::kInternal, std::string("NcclTransport: waiting on a ") +
                                             (transfer_->is_send ? "send to" : "receive from") +
                                             " this rank itself (tag " + std::to_string(transfer_->tag) +
@@ -43,36 +52,18 @@ class NcclRequest : public Request {
     transfer_->done.make_wait(transport_.compute_stream_);
   }
 
-  bool test() override { return try_issue() && transfer_->done.done(); }
+  bool test() override { return issued() && transfer_->done.done(); }
 
  private:
-  // False only for a self-transfer still waiting for its partner.
-  bool try_issue() {
-    if (transfer_->issued) return true;
-    if (transfer_->peer == transport_.rank()) return false;
-    transport_.issue(*transfer_);
-    return true;
-  }
+  // False only for a self-transfer still waiting for its partner: every other transfer is issued when posted.
+  bool issued() const { return transfer_->issued; }
 
   NcclTransport& transport_;
   std::shared_ptr<NcclTransport::Transfer> transfer_;
 };
 
-NcclTransport::NcclTransport(NcclCommunicator& communicator, cudaStream_t compute_stream)
-    : communicator_(communicator), compute_stream_(compute_stream) {
-  const cudaError_t status = cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking);
-  if (status != cudaSuccess) {
-    throw Error(ErrorCode::kCuda, std::string("cudaStreamCreateWithFlags (NCCL stream) failed: ") +
-                                      cudaGetErrorString(status));
-  }
-}
-
-NcclTransport::~NcclTransport() {
-  if (comm_stream_ != nullptr) {
-    cudaStreamSynchronize(comm_stream_);
-    cudaStreamDestroy(comm_stream_);
-  }
-}
+NcclTransport::NcclTransport(NcclCommunicator& communicator, cudaStream_t compute_stream, cudaStream_t comm_stream)
+    : communicator_(communicator), compute_stream_(compute_stream), comm_stream_(comm_stream) {}
 
 void NcclTransport::check_peer(const char* op, int64_t count, int peer) const {
   if (peer < 0 || peer >= size()) {
@@ -91,7 +82,6 @@ void NcclTransport::issue(Transfer& transfer) {
   ready.record(compute_stream_);
   ready.make_wait(comm_stream_);
   const size_t count = static_cast<size_t>(transfer.count);
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
   if (transfer.is_send) {
     check_nccl(ncclSend(transfer.data, count, ncclFloat32, transfer.peer, communicator_.get(), comm_stream_),
                "ncclSend");
@@ -99,7 +89,6 @@ void NcclTransport::issue(Transfer& transfer) {
     check_nccl(ncclRecv(transfer.data, count, ncclFloat32, transfer.peer, communicator_.get(), comm_stream_),
                "ncclRecv");
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   transfer.done.record(comm_stream_);
   transfer.issued = true;
 }
@@ -114,10 +103,10 @@ void NcclTransport::issue_self_pair(Transfer& send, Transfer& recv) {
   ready.record(compute_stream_);
   ready.make_wait(comm_stream_);
   const size_t count = static_cast<size_t>(send.count);
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  NcclGroup group("ncclGroupStart/End (self-transfer)");
   check_nccl(ncclSend(send.data, count, ncclFloat32, send.peer, communicator_.get(), comm_stream_), "ncclSend (self)");
   check_nccl(ncclRecv(recv.data, count, ncclFloat32, recv.peer, communicator_.get(), comm_stream_), "ncclRecv (self)");
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  group.end();
   send.done.record(comm_stream_);
   recv.done.record(comm_stream_);
   send.issued = true;
@@ -150,15 +139,14 @@ std::unique_ptr<Request> NcclTransport::irecv(float* data, int64_t count, int pe
   transfer->count = count;
   transfer->peer = peer;
   transfer->tag = tag;
-  if (peer == rank()) {
-    if (auto it = unmatched_self_sends_.find(tag); it != unmatched_self_sends_.end()) {
-      issue_self_pair(*it->second, *transfer);
-      unmatched_self_sends_.erase(it);
-    } else {
-      unmatched_self_recvs_[tag] = transfer;
-    }
+  if (peer != rank()) {
+    issue(*transfer);
+  } else if (auto it = unmatched_self_sends_.find(tag); it != unmatched_self_sends_.end()) {
+    issue_self_pair(*it->second, *transfer);
+    unmatched_self_sends_.erase(it);
+  } else {
+    unmatched_self_recvs_[tag] = transfer;
   }
-  // A receive from another rank is issued at its first wait()/test(): see the header.
   return std::make_unique<NcclRequest>(*this, transfer);
 }
 

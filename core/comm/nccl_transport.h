@@ -1,16 +1,16 @@
-// Transport over NCCL point-to-point for device memory, on a dedicated communication stream so transfers
-// overlap compute. Ordering against the compute stream (where the backend allocates, fills and frees
-// tensors) uses CUDA events both ways, so no host synchronisation is needed:
-//   start:  event on compute -> comm stream waits -> ncclSend/ncclRecv (one NCCL group) -> done event on comm
-//   wait(): the compute stream waits for the done event; the host does not block.
-// NCCL matches point-to-point calls by issue order per peer pair and has no tags, and all calls of one
-// communicator run in issue order. Two consequences shape this class:
-//   - a send is issued at isend(); a receive is issued only at its first wait()/test(). Receives that the
-//     executor posts ahead of its own sends would otherwise sit in front of those sends on the NCCL queue and
-//     two neighbouring ranks could each wait for the other's send (a deadlock the MPI transport cannot have).
-//     Sluice's lowering gives every rank pair one global message order, so issue orders still match.
-//   - a transfer to this rank itself (peer == rank) is paired by tag and issued as one grouped
-//     ncclSend+ncclRecv, as NCCL requires for self-communication.
+// Transport over NCCL point-to-point for device memory, on a communication stream apart from compute, so
+// transfers overlap compute. Ordering against the compute stream (where the backend allocates, fills and frees
+// tensors) uses CUDA events both ways, so the host never blocks:
+//   isend/irecv: event on compute -> comm stream waits -> ncclSend/ncclRecv -> done event on comm
+//   wait():      the compute stream waits for the done event.
+// NCCL matches point-to-point calls by issue order per peer pair, has no tags, and runs the calls queued on one
+// stream one after another, a send blocking until its receive runs. So every transfer is issued the moment it
+// is posted, in posting order, and the transport asks the executor to post in schedule order
+// (receives_may_be_posted_early() is false): the lowering proves that order deadlock-free with blocking
+// send/recv (core/schedule/rendezvous_dry_run.h). Issuing a receive ahead of an earlier send, or a send ahead
+// of an earlier receive, can deadlock two neighbours once messages exceed NCCL's internal buffers.
+// A transfer to this rank itself (peer == rank) is paired by tag and issued as one grouped ncclSend+ncclRecv,
+// as NCCL requires for self-communication (the executor hands same-rank data over without a transport).
 // Multi-rank use needs one GPU per rank (NCCL refuses two ranks on one GPU): see docs/GPU.md.
 #pragma once
 
@@ -26,9 +26,10 @@ namespace sluice::comm {
 
 class NcclTransport : public Transport {
  public:
-  // `compute_stream` is the backend's stream (CudaBackend::stream()); both must outlive the transport.
-  NcclTransport(NcclCommunicator& communicator, cudaStream_t compute_stream);
-  ~NcclTransport() override;
+  // `compute_stream` is the backend's stream (CudaBackend::stream()) and `comm_stream` the stream every NCCL
+  // call of this rank is queued on (CudaBackend::communication_stream(): one stream for all communicators keeps
+  // their kernels from running concurrently, which NCCL warns can deadlock). All must outlive the transport.
+  NcclTransport(NcclCommunicator& communicator, cudaStream_t compute_stream, cudaStream_t comm_stream);
   NcclTransport(const NcclTransport&) = delete;
   NcclTransport& operator=(const NcclTransport&) = delete;
 
@@ -36,6 +37,7 @@ class NcclTransport : public Transport {
   int size() const override { return communicator_.size(); }
   std::unique_ptr<Request> isend(const float* data, int64_t count, int peer, int tag) override;
   std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) override;
+  bool receives_may_be_posted_early() const override { return false; }
 
   // Implementation detail shared with the request objects in nccl_transport.cc.
   struct Transfer;
@@ -48,7 +50,7 @@ class NcclTransport : public Transport {
 
   NcclCommunicator& communicator_;
   cudaStream_t compute_stream_;
-  cudaStream_t comm_stream_ = nullptr;
+  cudaStream_t comm_stream_;
   // Self-transfers waiting for their partner, by tag.
   std::map<int, std::shared_ptr<Transfer>> unmatched_self_sends_;
   std::map<int, std::shared_ptr<Transfer>> unmatched_self_recvs_;

@@ -21,6 +21,8 @@ class StagedTransport : public Transport {
   std::unique_ptr<Request> isend(const float* data, int64_t count, int peer, int tag) override;
   // Receives into a fresh host buffer; completion (wait(), or test() returning true) copies it to `data`.
   std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) override;
+  // The messages are the host transport's, so its ordering rules are the rules.
+  bool receives_may_be_posted_early() const override { return host_.receives_may_be_posted_early(); }
 
  private:
   Transport& host_;

@@ -26,6 +26,12 @@ class Transport {
   // (stage, micro-batch, direction) so any number of transfers may be in flight in any order.
   virtual std::unique_ptr<Request> isend(const float* data, int64_t count, int peer, int tag) = 0;
   virtual std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) = 0;
+  // Whether receives may be posted ahead of their place in the schedule. MPI matches by tag and completes
+  // transfers in any order, so early receives only cost buffer memory. A transport that runs its transfers one
+  // after another in posting order, each blocking until its partner runs (NCCL on one stream), must see them in
+  // the schedule's order: the lowering proves that order deadlock-free with blocking send/recv, while a receive
+  // posted ahead of an earlier send can wait forever for data that send's partner needs first.
+  virtual bool receives_may_be_posted_early() const { return true; }
 };
 
 }  // namespace sluice::comm

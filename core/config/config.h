@@ -43,6 +43,10 @@ struct PipelineSpec {
   // of a node has its own GPU, else staged; with mixed devices, mpi on cpu stages and staged on cuda stages).
   // Resolved once at start and agreed across ranks (core/runtime/transport_choice.h).
   std::string transport = "auto";
+  // How data-parallel replicas sum their gradients: ordered (host memory + MPI, replicas added in rank order:
+  // bit-identical to the sequential run) | nccl (ncclAllReduce on device memory; needs transport nccl) | auto
+  // (nccl when the pipeline transport is nccl, else ordered). core/runtime/gradient_sum_choice.h.
+  std::string gradient_sum = "auto";
 };
 
 struct OptimizerSpec {

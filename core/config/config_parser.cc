@@ -90,7 +90,7 @@ ModelSpec parse_model(const ConfigNode& node) {
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport"},
+       "transport", "gradient_sum"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -103,6 +103,9 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("recompute")) pipeline.recompute = node.child("recompute").as_choice({"none", "full", "selective"});
   if (node.has("transport")) {
     pipeline.transport = node.child("transport").as_choice({"auto", "mpi", "staged", "nccl"});
+  }
+  if (node.has("gradient_sum")) {
+    pipeline.gradient_sum = node.child("gradient_sum").as_choice({"auto", "ordered", "nccl"});
   }
 
   if (node.has("recompute_layers")) {
@@ -240,6 +243,11 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
     root.child("pipeline").child("transport").fail(
         "transport: nccl moves device memory and needs device: cuda on every stage (" + where + "); use " +
         (all_cpu ? "mpi or auto" : "auto (mpi on cpu stages, staged on cuda stages) or staged"));
+  }
+  if (config.pipeline.gradient_sum == "nccl" && config.any_stage_on("cpu")) {
+    root.child("pipeline").child("gradient_sum").fail(
+        "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
+        stages_on(config, "cpu") + "); use ordered or auto");
   }
   if (config.gemm_precision != "fp32" && !config.any_stage_on("cuda")) {
     root.child("gemm_precision").fail("gemm_precision: " + config.gemm_precision +

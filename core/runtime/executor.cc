@@ -77,6 +77,11 @@ void Executor::post_receive(const Action& a) {
 }
 
 void Executor::post_receives_ahead(size_t position) {
+  if (!transport_.receives_may_be_posted_early()) {
+    const Action& a = actions_[position];
+    if (a.kind == ActionKind::RECV_F || a.kind == ActionKind::RECV_B) post_receive(a);  // at its own place
+    return;
+  }
   int computes = 0;
   size_t i = std::max(position, posted_upto_);
   for (; i < actions_.size(); ++i) {
@@ -240,8 +245,10 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
             outcome.error = std::current_exception();
           }
         }
-        if (outcome.error) grad_in = backend_.zeros(mb_rows_, stage->in_features());
+        // Stage 0 holds the model's first layer: its input gradient is not computed (StageModule returns an empty
+        // tensor) and goes nowhere.
         if (a.stage > 0) {
+          if (outcome.error) grad_in = backend_.zeros(mb_rows_, stage->in_features());
           if (schedule_.stage_to_rank.at(a.stage - 1) == rank_) {
             local_grads_[Key{a.stage - 1, a.microbatch}] = std::move(grad_in);
           } else {

@@ -4,8 +4,9 @@
 // for F / B / I / W, computes the loss on the last stage, and measures what it did.
 //
 // Communication: receives are posted as soon as the executor is within a short look-ahead window of
-// them (never later than their place in the list) and waited for right before the compute that uses them;
-// sends are started right after the data is produced and completed lazily.
+// them (never later than their place in the list; exactly at it for transports that run transfers in posting
+// order, e.g. NCCL) and waited for right before the compute that uses them; sends are started right after the
+// data is produced and completed lazily.
 //
 // Failure: if a stage throws (a failing user callback, say), the rank keeps walking its action list with
 // zero-filled data so that every peer still gets the messages it waits for, and reports the first error at

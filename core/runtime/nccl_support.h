@@ -1,4 +1,4 @@
-// The NCCL pipeline transport, as the trainer sees it: present only in builds that link
+// The NCCL pipeline transport and data-parallel gradient sum, as the trainer sees them: present only in builds that link
 // //core/runtime:nccl_registration (--config=cuda), which fills this in at load time. The trainer asks for it
 // by name and never includes a CUDA or NCCL header, so the GPU path adds files, not branches.
 #pragma once
@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/comm/transport.h"
+#include "core/runtime/gradient_reducer.h"
 #include "kernels/backend.h"
 
 namespace sluice::runtime {
@@ -19,6 +20,10 @@ struct NcclSupport {
   // Collective over `pipeline_comm`: one NCCL communicator on the backend's GPU and a transport over it on the
   // backend's stream. The returned transport owns the communicator.
   std::function<std::unique_ptr<comm::Transport>(MPI_Comm pipeline_comm, kernels::Backend& backend)> create;
+  // Collective over `data_parallel_comm`: the data-parallel gradient sum as ncclAllReduce on the backend's GPU,
+  // on a stream of its own ordered against the backend's (gradient_sum: nccl).
+  std::function<std::unique_ptr<GradientReducer>(MPI_Comm data_parallel_comm, kernels::Backend& backend)>
+      create_gradient_reducer;
 };
 
 // Called once by the registration library's static initialiser; returns true so it can initialise a static.

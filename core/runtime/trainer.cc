@@ -11,9 +11,12 @@
 #include "core/model/loss.h"
 #include "core/model/partition.h"
 #include "core/runtime/agreement.h"
+#include "core/runtime/gradient_sum_choice.h"
+#include "core/runtime/nccl_support.h"
+#include "core/runtime/ordered_gradient_reducer.h"
+#include "core/runtime/placement.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
-#include "core/runtime/placement.h"
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/validator.h"
 #include "kernels/backend_registry.h"
@@ -70,10 +73,12 @@ void Trainer::start() {
     for (int stage = 0; stage < cfg_.pipeline.stages; ++stage) stage_devices.push_back(cfg_.device_for_stage(stage));
     pipeline_transport_ =
         make_pipeline_transport(cfg_.pipeline.transport, stage_devices, layout_.stage_rank, *mpi_, *backend_);
+    build_gradient_reducer();
     build_executors();
   } catch (...) {
     executor_.reset();
     predictor_.reset();
+    reducer_.reset();
     pipeline_transport_ = PipelineTransport{};
     stages_.clear();
     optimizer_.reset();
@@ -171,35 +176,32 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
   return r.sum;
 }
 
-void Trainer::start_reduction(int stage) {
-  if (layout_.data_parallel == 1) return;
-  Reduction& r = reductions_[stage];
-  // Gradients are staged through host memory (backend_->to_host), so this also works for device backends.
-  size_t total = 0;
-  for (model::Parameter* p : stages_.at(stage)->parameters()) total += static_cast<size_t>(p->grad.size());
-  r.flat.resize(total);
-  size_t offset = 0;
-  for (model::Parameter* p : stages_.at(stage)->parameters()) {
-    backend_->to_host(p->grad, r.flat.data() + offset);
-    offset += static_cast<size_t>(p->grad.size());
+void Trainer::build_gradient_reducer() {
+  // The transport summary is the same on every rank, so is the choice (and a refusal).
+  gradient_sum_ = choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
+  if (layout_.data_parallel == 1) return;  // nothing to sum
+  std::exception_ptr error;
+  try {
+    if (gradient_sum_ == "nccl") {
+      const NcclSupport* nccl = nccl_support();
+      if (nccl == nullptr) throw Error(ErrorCode::kInternal, "gradient_sum nccl chosen without NCCL in the build");
+      // Collective over the replicas of this rank's stage; every rank has its pipeline communicator by now.
+      reducer_ = nccl->create_gradient_reducer(mpi_->data_parallel_comm(), *backend_);
+    } else {
+      reducer_ = std::make_unique<OrderedGradientReducer>(mpi_->data_parallel_group(), *backend_);
+    }
+  } catch (...) {
+    error = std::current_exception();
   }
-  r.request = mpi_->data_parallel_group().start_ordered_sum(r.flat.data(), static_cast<int64_t>(r.flat.size()));
+  agree_or_throw(mpi_->world_group(), error, "data-parallel gradient sum set-up");
 }
 
-// The sums' first phase overlaps the drain; their second phase starts here. Polling them mid-step (test())
-// would start a second phase at a moment that differs between ranks, while another stage's sum may still be
-// started afterwards: MPI requires collectives on a communicator to start in the same order on every rank.
+void Trainer::start_reduction(int stage) {
+  if (reducer_) reducer_->start(stage, stages_.at(stage)->parameters());
+}
+
 void Trainer::finish_reductions() {
-  for (auto& [stage, r] : reductions_) {
-    if (!r.request) continue;
-    r.request->wait();
-    size_t offset = 0;
-    for (model::Parameter* p : stages_.at(stage)->parameters()) {
-      p->grad = backend_->from_host(p->grad.rows(), p->grad.cols(), r.flat.data() + offset);
-      offset += static_cast<size_t>(p->grad.size());
-    }
-    r.request.reset();
-  }
+  if (reducer_) reducer_->finish();
 }
 
 void Trainer::check_step_inputs(const float* inputs, const float* targets, int64_t rows, bool targets_everywhere) {
@@ -376,7 +378,9 @@ std::string Trainer::layout_description() {
   out << "sluice: " << layout_.world << " ranks = " << layout_.data_parallel << " data-parallel x "
       << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
       << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
-      << ", transport " << pipeline_transport_.summary << "\n";
+      << ", transport " << pipeline_transport_.summary;
+  if (layout_.data_parallel > 1) out << ", gradient sum " << gradient_sum_;
+  out << "\n";
   if (layout_.rank == 0) {
     for (int r = 0; r < layout_.world; ++r) {
       const char* slot = all.data() + static_cast<size_t>(r) * kLine;

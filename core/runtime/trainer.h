@@ -23,6 +23,7 @@
 #include "core/model/optimizer.h"
 #include "core/model/stage_module.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/gradient_reducer.h"
 #include "core/runtime/pipeline_transport.h"
 #include "core/runtime/step_counters.h"
 #include "core/schedule/schedule.h"
@@ -102,6 +103,7 @@ class Trainer {
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
   void check_step_inputs(const float* inputs, const float* targets, int64_t rows, bool targets_everywhere);
+  void build_gradient_reducer();  // after the pipeline transport (its choice follows the transport's)
   void start_reduction(int stage);
   void finish_reductions();
   double clip_gradients();
@@ -134,11 +136,8 @@ class Trainer {
   model::LossKind loss_kind_ = model::LossKind::kMse;
   kernels::Backend* backend_ = nullptr;  // the device of this rank's pipeline stage (config device)
   // Data-parallel reductions in flight, one per local stage: flat gradient buffer + request.
-  struct Reduction {
-    std::vector<float> flat;
-    std::unique_ptr<comm::Request> request;
-  };
-  std::map<int, Reduction> reductions_;
+  std::string gradient_sum_;                  // "ordered" | "nccl" (config pipeline.gradient_sum, resolved)
+  std::unique_ptr<GradientReducer> reducer_;  // null with one replica
 };
 
 }  // namespace sluice::runtime

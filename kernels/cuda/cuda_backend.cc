@@ -31,11 +31,23 @@ CudaBackend::CudaBackend(int device_ordinal) : device_ordinal_(device_ordinal) {
 
 CudaBackend::~CudaBackend() {
   // Errors are ignored: a destructor cannot throw, and the device may already be gone at this point.
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
-  if (stream_ != nullptr) {
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
+  // Drain first: cuBLAS and the streams must not be destroyed under work still queued on them.
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (communication_stream_ != nullptr) {
+    cudaStreamSynchronize(communication_stream_);
+    cudaStreamDestroy(communication_stream_);
   }
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+cudaStream_t CudaBackend::communication_stream() {
+  if (communication_stream_ == nullptr) {
+    check_cuda(cudaSetDevice(device_ordinal_), "cudaSetDevice");
+    check_cuda(cudaStreamCreateWithFlags(&communication_stream_, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags (communication stream)");
+  }
+  return communication_stream_;
 }
 
 HostStaging& CudaBackend::host_staging() {

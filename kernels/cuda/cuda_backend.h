@@ -29,6 +29,11 @@ class CudaBackend : public Backend {
 
   int device_ordinal() const { return device_ordinal_; }
   cudaStream_t stream() const { return stream_; }
+  // A second non-blocking stream for communication libraries (NCCL), created on first use: every NCCL call of
+  // this rank goes there, so transfers overlap compute, and the calls of different communicators (pipeline
+  // transfers, data-parallel sums) run one after another in issue order rather than concurrently, which NCCL
+  // warns can deadlock. Ordering against stream() is the caller's job (CUDA events).
+  cudaStream_t communication_stream();
   // Waits for everything queued so far (benchmarks, and before handing device memory to another library).
   void synchronize();
 
@@ -83,6 +88,7 @@ class CudaBackend : public Backend {
   int device_ordinal_;
   GemmPrecision precision_ = GemmPrecision::kFp32;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t communication_stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CudaHostStaging> staging_;  // created on first use
 };

@@ -147,6 +147,20 @@ TEST(ConfigParser, ReadsTransportAndGemmPrecisionWithDefaults) {
       << bad;
 }
 
+TEST(ConfigParser, ReadsGradientSumWithItsDefaultAndRefusesNcclOnCpuStages) {
+  EXPECT_EQ(parse_config(kValid).pipeline.gradient_sum, "auto");
+  EXPECT_EQ(parse_config(kValid, {"pipeline.gradient_sum=ordered"}).pipeline.gradient_sum, "ordered");
+  EXPECT_EQ(parse_config(kValid, {"device=cuda", "pipeline.gradient_sum=nccl"}).pipeline.gradient_sum, "nccl");
+  const std::string bad = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  gradient_sum: fast"));
+  EXPECT_NE(bad.find("pipeline.gradient_sum (line 13): expected one of auto, ordered, nccl"), std::string::npos)
+      << bad;
+  const std::string cpu = config_error(kValid, {"device=[cuda, cuda, cpu, cpu]", "pipeline.gradient_sum=nccl"});
+  EXPECT_NE(cpu.find("gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on "
+                     "stages 2, 3)"),
+            std::string::npos)
+      << cpu;
+}
+
 TEST(ConfigParser, GpuOnlyKeysOnTheCpuNameBothKeys) {
   const std::string nccl = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: nccl"));
   EXPECT_NE(nccl.find("pipeline.transport (line 13): transport: nccl moves device memory and needs device: cuda"),

@@ -1,5 +1,7 @@
 // A single-rank NCCL communicator (one GPU): send/receive to this rank itself through NcclTransport, in both
-// posting orders, and ncclAllReduce. Multi-rank NCCL needs one GPU per rank and is not exercised here.
+// posting orders, ncclAllReduce, and the data-parallel NcclOverlappedSum ordered against compute on the shared
+// communication stream. Multi-rank NCCL needs one GPU per rank and is not exercised here (its posting order is,
+// on the CPU: tests/runtime/executor_posting_order_test.cc).
 // Run under mpirun (mpi_test, np = 1); skips with the reason when there is no GPU.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "core/comm/nccl_communicator.h"
+#include "core/comm/nccl_overlapped_sum.h"
 #include "core/comm/nccl_transport.h"
 #include "core/common/error.h"
 #include "kernels/cuda/cuda_backend.h"
@@ -23,7 +26,7 @@ class SingleRankNccl : public ::testing::Test {
     SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
     backend_ = std::make_unique<kernels::CudaBackend>(0);
     communicator_ = std::make_unique<NcclCommunicator>(MPI_COMM_WORLD, 0);
-    transport_ = std::make_unique<NcclTransport>(*communicator_, backend_->stream());
+    transport_ = std::make_unique<NcclTransport>(*communicator_, backend_->stream(), backend_->communication_stream());
   }
 
   std::vector<float> download(const kernels::Tensor& t) {
@@ -81,6 +84,27 @@ TEST_F(SingleRankNccl, AllReduceOverOneRankLeavesTheValues) {
   kernels::Tensor data = backend_->from_host(1, 4096, values.data());
   communicator_->all_reduce_sum(data.data(), data.size(), backend_->stream());
   EXPECT_EQ(download(data), values);
+}
+
+TEST_F(SingleRankNccl, AsksForTransfersInScheduleOrder) {
+  // NCCL runs one stream's transfers in issue order: early receives could deadlock two neighbours.
+  EXPECT_FALSE(transport_->receives_may_be_posted_early());
+}
+
+// The sum waits for what the compute stream queued before start() and the compute stream waits for the sum
+// after finish(): fill -> sum -> scale, all queued without a host synchronisation, ends with fill * scale.
+TEST_F(SingleRankNccl, OverlappedSumIsOrderedAgainstComputeBothWays) {
+  NcclOverlappedSum sum(*communicator_, backend_->stream(), backend_->communication_stream());
+  kernels::Tensor a = backend_->zeros(64, 1024), b = backend_->zeros(1, 7);
+  backend_->fill(3.0f, a);
+  backend_->fill(-2.0f, b);
+  sum.start({{a.data(), a.size()}, {b.data(), b.size()}});
+  sum.finish();
+  backend_->scale(0.5f, a);
+  backend_->scale(0.5f, b);
+  EXPECT_EQ(download(a), std::vector<float>(64 * 1024, 1.5f));
+  EXPECT_EQ(download(b), std::vector<float>(7, -1.0f));
+  sum.finish();  // nothing pending: a no-op
 }
 
 }  // namespace
