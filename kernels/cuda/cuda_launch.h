@@ -23,6 +23,8 @@ void add(const float* a, const float* b, float* out, int64_t n, cudaStream_t str
 void axpy(float alpha, const float* x, float* y, int64_t n, cudaStream_t stream);
 void scale(float alpha, float* x, int64_t n, cudaStream_t stream);
 void add_bias(const float* bias, float* y, int64_t rows, int64_t cols, cudaStream_t stream);
+// bias_grad += the column sums of dy; like layernorm_accumulate_param_grads, a deterministic two-pass column sum
+// (deterministic_sum.cuh: fixed row slices, then the slices in order), queued without synchronising.
 void accumulate_bias_grad(const float* dy, float* bias_grad, int64_t rows, int64_t cols, cudaStream_t stream);
 double sum_of_squares(const float* x, int64_t n, cudaStream_t stream);
 // fp32 -> bf16 (round to nearest even) for the bf16 GEMM mode; `out` holds n bf16 values (2 bytes each).

@@ -42,14 +42,15 @@ __global__ void add_bias_kernel(const float* bias, float* y, int64_t rows, int64
   SLUICE_GRID_STRIDE(i, rows * cols) { y[i] += bias[i % cols]; }
 }
 
-// One thread per column adding rows top to bottom: the CPU's order for each column, and coalesced reads.
-__global__ void bias_grad_kernel(const float* dy, float* bias_grad, int64_t rows, int64_t cols) {
-  SLUICE_GRID_STRIDE(c, cols) {
-    float acc = bias_grad[c];
-    for (int64_t r = 0; r < rows; ++r) acc += dy[r * cols + c];
-    bias_grad[c] = acc;
-  }
-}
+// bias_grad[c] += sum over rows of dy[r][c], as the deterministic two-pass column sum of deterministic_sum.cuh
+// (row slices, then the slices in order): bit-identical run to run, equal to the CPU's top-to-bottom sum up to
+// rounding. Adjacent threads read adjacent columns of a row, so the loads coalesce.
+struct BiasGradTerms {
+  static constexpr int kSums = 1;
+  const float* dy;
+  int64_t cols;
+  __device__ void operator()(int64_t r, int64_t c, float (&acc)[kSums]) const { acc[0] += dy[r * cols + c]; }
+};
 
 __global__ void to_bf16_kernel(const float* in, __nv_bfloat16* out, int64_t n) {
   SLUICE_GRID_STRIDE(i, n) { out[i] = __float2bfloat16_rn(in[i]); }
@@ -99,9 +100,8 @@ void add_bias(const float* bias, float* y, int64_t rows, int64_t cols, cudaStrea
 }
 
 void accumulate_bias_grad(const float* dy, float* bias_grad, int64_t rows, int64_t cols, cudaStream_t stream) {
-  if (cols == 0) return;
-  bias_grad_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(dy, bias_grad, rows, cols);
-  check_launch("bias_grad_kernel");
+  accumulate_column_sums(BiasGradTerms{dy, cols}, rows, cols, ColumnOutputs<1>{{bias_grad}}, stream,
+                         "accumulate_bias_grad (column sums)");
 }
 
 double sum_of_squares(const float* x, int64_t n, cudaStream_t stream) {

@@ -1,5 +1,7 @@
 // LayerNorm over each row, one thread block per row, row statistics in double as on the CPU
-// (kernels/cpu/cpu_layernorm.cc). Parameter gradients use one thread per column adding rows in order.
+// (kernels/cpu/cpu_layernorm.cc). Parameter gradients are column sums over the rows, through the deterministic
+// two-pass column sum of deterministic_sum.cuh: bit-identical run to run, equal to the CPU's row-by-row
+// accumulation up to rounding (a different order of additions).
 #include "kernels/cuda/cuda_launch.h"
 #include "kernels/cuda/deterministic_sum.cuh"
 #include "kernels/cuda/launch_config.cuh"
@@ -53,20 +55,22 @@ __global__ void backward_input_kernel(const float* dy, const float* x, const flo
   }
 }
 
-__global__ void param_grads_kernel(const float* dy, const float* x, const float* mean, const float* rstd,
-                                   float* gamma_grad, float* beta_grad, int64_t rows, int64_t cols) {
-  SLUICE_GRID_STRIDE(c, cols) {
-    float g_acc = gamma_grad[c];
-    float b_acc = beta_grad[c];
-    for (int64_t r = 0; r < rows; ++r) {
-      const float xhat = (x[r * cols + c] - mean[r]) * rstd[r];
-      g_acc += dy[r * cols + c] * xhat;
-      b_acc += dy[r * cols + c];
-    }
-    gamma_grad[c] = g_acc;
-    beta_grad[c] = b_acc;
+// gamma_grad[c] += sum over r of dy[r][c] * xhat[r][c], beta_grad[c] += sum over r of dy[r][c]; xhat and the
+// product rounded as the CPU rounds them (--fmad=false keeps the product and the sum two roundings).
+struct ParamGradTerms {
+  static constexpr int kSums = 2;
+  const float* dy;
+  const float* x;
+  const float* mean;
+  const float* rstd;
+  int64_t cols;
+  __device__ void operator()(int64_t r, int64_t c, float (&acc)[kSums]) const {
+    const int64_t i = r * cols + c;
+    const float xhat = (x[i] - mean[r]) * rstd[r];
+    acc[0] += dy[i] * xhat;
+    acc[1] += dy[i];
   }
-}
+};
 
 }  // namespace
 
@@ -87,10 +91,9 @@ void layernorm_backward_input(const float* dy, const float* x, const float* gamm
 void layernorm_accumulate_param_grads(const float* dy, const float* x, const float* mean, const float* rstd,
                                       float* gamma_grad, float* beta_grad, int64_t rows, int64_t cols,
                                       cudaStream_t stream) {
-  if (cols == 0) return;
-  param_grads_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(dy, x, mean, rstd, gamma_grad, beta_grad, rows,
-                                                                 cols);
-  check_launch("layernorm param_grads_kernel");
+  accumulate_column_sums(ParamGradTerms{dy, x, mean, rstd, cols}, rows, cols,
+                         ColumnOutputs<2>{{gamma_grad, beta_grad}}, stream,
+                         "layernorm_accumulate_param_grads (column sums)");
 }
 
 }  // namespace sluice::kernels::cuda_launch

@@ -1,16 +1,20 @@
 // CudaBackend against the reference CpuBackend, op by op, on the same inputs: 1e-5 relative (to the tensor's
 // scale) in fp32 with TF32 off, 1e-2 for the bf16 and TF32 GEMM modes; dropout masks and Philox fills must be
-// identical. Skips with the reason when there is no GPU.
+// identical. Skips with the reason when there is no GPU (fails instead when SLUICE_REQUIRE_CUDA is set).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_host_staging.h"
 #include "tests/cuda/cuda_test_support.h"
 
 namespace sluice::kernels {
@@ -52,6 +56,22 @@ class CudaVsCpu : public ::testing::Test {
   }
   void expect_close(const Pair& p, double tolerance, const std::string& what) {
     EXPECT_LE(relative_max_error(p.cpu.to_vector(), download(p.gpu)), tolerance) << what;
+  }
+  // The same bits in every element; reports how many differ and the first, not millions of values.
+  static void expect_identical(const std::vector<float>& expected, const std::vector<float>& actual,
+                               const std::string& what) {
+    ASSERT_EQ(expected.size(), actual.size()) << what;
+    size_t differing = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (std::memcmp(&expected[i], &actual[i], sizeof(float)) != 0 && differing++ == 0) first = i;
+    }
+    EXPECT_EQ(differing, 0u) << what << ": " << differing << " of " << expected.size()
+                             << " elements differ, the first at " << first << " (expected " << expected[first]
+                             << ", got " << actual[first] << ")";
+  }
+  void expect_identical(const Pair& p, const std::string& what) {
+    expect_identical(p.cpu.to_vector(), download(p.gpu), what);
   }
 
   CpuBackend cpu_;
@@ -103,7 +123,11 @@ TEST_F(CudaVsCpu, SetGemmPrecisionThroughTheInterfaceSwitchesTheMath) {
   EXPECT_GT(relative_max_error(fp32, bf16), 0.0) << "bf16 gave fp32's exact bits: the mode did not switch";
   EXPECT_LE(relative_max_error(fp32, bf16), kReducedTolerance);
   EXPECT_LE(relative_max_error(fp32, fp32_again), kFp32Tolerance) << "switching back to fp32 did not restore it";
-  product(GemmPrecision::kTf32);  // accepted: every mode exists on the GPU
+  // TF32 tensor cores round the operands' mantissas to 10 bits: over k = 128 products of values in [-1, 1] the
+  // result cannot keep fp32's bits, yet stays within the reduced-precision tolerance.
+  const std::vector<float> tf32 = product(GemmPrecision::kTf32);
+  EXPECT_GT(relative_max_error(fp32, tf32), 0.0) << "tf32 gave fp32's exact bits: the mode did not switch";
+  EXPECT_LE(relative_max_error(fp32, tf32), kReducedTolerance);
 }
 
 TEST_F(CudaVsCpu, GemmRejectsAWrongOutputShapeNamingIt) {
@@ -209,6 +233,132 @@ TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdentical) {
   cpu_.fill_uniform(init_stream(99, 3, 1), -0.2f, 0.2f, filled.cpu);
   gpu_->fill_uniform(init_stream(99, 3, 1), -0.2f, 0.2f, filled.gpu);
   EXPECT_EQ(filled.cpu.to_vector(), download(filled.gpu)) << "parameter init must not depend on the device";
+}
+
+// 2049 x 2049 = 4,198,401 elements = 1,049,601 Philox blocks of 4, more than one pass of the capped grid (kMaxBlocks
+// 4096 x 256 threads = 1,048,576): the grid-stride loops of dropout_kernel and fill_uniform_kernel take a second
+// pass for the last 1025 blocks, which the smaller tensors above never reach. Masks and fills must be identical.
+TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdenticalBeyondOneGridPass) {
+  constexpr int64_t kSide = 2049;
+  const RngStream stream = dropout_stream(4321, 2, 1, 3);
+  Pair x = make(kSide, kSide, 40), y = make(kSide, kSide, 41), dx = make(kSide, kSide, 42);
+  cpu_.dropout_forward(x.cpu, 0.3f, stream, y.cpu);
+  gpu_->dropout_forward(x.gpu, 0.3f, stream, y.gpu);
+  expect_identical(y, "dropout forward, 2049 x 2049");
+  cpu_.dropout_backward(x.cpu, 0.3f, stream, dx.cpu);
+  gpu_->dropout_backward(x.gpu, 0.3f, stream, dx.gpu);
+  expect_identical(dx, "dropout backward, 2049 x 2049");
+  const std::vector<float> expected = y.cpu.to_vector();
+  int64_t dropped_in_second_pass = 0;  // the mask is not trivial where only the second pass writes
+  for (size_t i = size_t{4} * 1048576; i < expected.size(); ++i) dropped_in_second_pass += expected[i] == 0.0f;
+  EXPECT_GT(dropped_in_second_pass, 0);
+
+  Pair filled = make(kSide, kSide, 43);
+  cpu_.fill_uniform(init_stream(2024, 6, 0), -0.05f, 0.05f, filled.cpu);
+  gpu_->fill_uniform(init_stream(2024, 6, 0), -0.05f, 0.05f, filled.gpu);
+  expect_identical(filled, "fill_uniform, 2049 x 2049");
+}
+
+// Column sums (bias and LayerNorm parameter gradients) are two fixed-shape passes: row slices (min(64, rows) of
+// them) summed per column, then the slices in order, added into the gradient. Shapes: rows not a multiple of the
+// slice count (1000, 65), rows below it (3: a slice per row), exactly it (64), no rows (the gradient must not
+// change), and more columns than one pass of the capped grid (2 x 1,048,600 > 4096 x 256 columns: both passes
+// stride). Each must match the CPU and repeat bit for bit.
+const std::vector<std::pair<int64_t, int64_t>>& column_sum_shapes() {
+  static const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {1000, 777}, {3, 5}, {64, 33}, {65, 7}, {0, 6}, {2, 1048600}};
+  return shapes;
+}
+
+std::string shape_name(int64_t rows, int64_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+TEST_F(CudaVsCpu, BiasGradColumnSumsMatchTheCpuAndRepeatBitForBit) {
+  unsigned seed = 200;
+  for (const auto& [rows, cols] : column_sum_shapes()) {
+    const std::string shape = shape_name(rows, cols);
+    Pair dy = make(rows, cols, seed++), grad = make(1, cols, seed++);
+    Tensor again = gpu_->from_host(1, cols, grad.cpu.to_vector().data());
+    cpu_.accumulate_bias_grad(dy.cpu, grad.cpu);
+    gpu_->accumulate_bias_grad(dy.gpu, grad.gpu);
+    gpu_->accumulate_bias_grad(dy.gpu, again);
+    expect_close(grad, kFp32Tolerance, "accumulate_bias_grad " + shape);
+    expect_identical(download(grad.gpu), download(again), "accumulate_bias_grad run twice, " + shape);
+    if (rows == 0) expect_identical(grad, "accumulate_bias_grad over no rows must leave the gradient alone");
+  }
+}
+
+TEST_F(CudaVsCpu, LayerNormParamGradColumnSumsMatchTheCpuAndRepeatBitForBit) {
+  unsigned seed = 300;
+  for (const auto& [rows, cols] : column_sum_shapes()) {
+    const std::string shape = shape_name(rows, cols);
+    Pair x = make(rows, cols, seed++, -3.0f, 5.0f), dy = make(rows, cols, seed++);
+    Pair dgamma = make(1, cols, seed++), dbeta = make(1, cols, seed++);
+    // Statistics from the CPU on both devices, so only the column sums are compared.
+    Tensor gamma = Tensor::host_from(1, cols, std::vector<float>(static_cast<size_t>(cols), 1.0f));
+    Tensor beta = Tensor::host_from(1, cols, std::vector<float>(static_cast<size_t>(cols), 0.0f));
+    Tensor y = cpu_.zeros(rows, cols), mean = cpu_.zeros(rows, 1), rstd = cpu_.zeros(rows, 1);
+    cpu_.layernorm_forward(x.cpu, gamma, beta, 1e-5f, y, mean, rstd);
+    Tensor gpu_mean = gpu_->from_host(rows, 1, mean.to_vector().data());
+    Tensor gpu_rstd = gpu_->from_host(rows, 1, rstd.to_vector().data());
+    Tensor dgamma_again = gpu_->from_host(1, cols, dgamma.cpu.to_vector().data());
+    Tensor dbeta_again = gpu_->from_host(1, cols, dbeta.cpu.to_vector().data());
+    cpu_.layernorm_accumulate_param_grads(dy.cpu, x.cpu, mean, rstd, dgamma.cpu, dbeta.cpu);
+    gpu_->layernorm_accumulate_param_grads(dy.gpu, x.gpu, gpu_mean, gpu_rstd, dgamma.gpu, dbeta.gpu);
+    gpu_->layernorm_accumulate_param_grads(dy.gpu, x.gpu, gpu_mean, gpu_rstd, dgamma_again, dbeta_again);
+    expect_close(dgamma, kFp32Tolerance, "layernorm gamma grad " + shape);
+    expect_close(dbeta, kFp32Tolerance, "layernorm beta grad " + shape);
+    expect_identical(download(dgamma.gpu), download(dgamma_again), "gamma grad run twice, " + shape);
+    expect_identical(download(dbeta.gpu), download(dbeta_again), "beta grad run twice, " + shape);
+    if (rows == 0) {
+      expect_identical(dgamma, "gamma grad over no rows must be unchanged");
+      expect_identical(dbeta, "beta grad over no rows must be unchanged");
+    }
+  }
+}
+
+// Pinned staging buffers are cached: a buffer returned by its request is handed to the next message that fits
+// (capacity between the size and twice it), keeps working for copies both ways, and may outlive the staging.
+TEST_F(CudaVsCpu, HostStagingReusesPinnedBuffers) {
+  constexpr int64_t kCount = 1000;
+  constexpr size_t kBytes = kCount * sizeof(float);
+  CudaHostStaging staging(gpu_->stream());
+  Pair source = make(1, kCount, 50);
+  float* first = nullptr;
+  {
+    std::unique_ptr<StagingBuffer> buffer = staging.allocate(kCount);
+    first = buffer->data();
+    ASSERT_NE(first, nullptr);
+    staging.copy_to_host(source.gpu.data(), buffer->data(), kCount);
+    EXPECT_EQ(std::vector<float>(buffer->data(), buffer->data() + kCount), source.cpu.to_vector());
+    EXPECT_EQ(staging.cached_bytes(), 0u);
+  }
+  EXPECT_EQ(staging.cached_bytes(), kBytes) << "a destroyed buffer must go back to the cache";
+  {
+    std::unique_ptr<StagingBuffer> reused = staging.allocate(kCount);
+    EXPECT_EQ(reused->data(), first) << "the cached buffer of the same size was not reused";
+    EXPECT_EQ(staging.cached_bytes(), 0u);
+    std::unique_ptr<StagingBuffer> fresh = staging.allocate(kCount);  // the cache is empty: a new one
+    EXPECT_NE(fresh->data(), first);
+    // The reused buffer still holds the copy above; copy it back to the device through the staging.
+    Tensor back = gpu_->zeros(1, kCount);
+    staging.copy_to_device(reused->data(), back.data(), kCount);
+    EXPECT_EQ(download(back), source.cpu.to_vector());
+  }
+  EXPECT_EQ(staging.cached_bytes(), 2 * kBytes);
+  std::unique_ptr<StagingBuffer> smaller = staging.allocate(kCount / 2);  // 2000 bytes: a 4000-byte buffer fits
+  EXPECT_EQ(staging.cached_bytes(), kBytes);
+  std::unique_ptr<StagingBuffer> tiny = staging.allocate(kCount / 4 - 1);  // 3996 bytes is over twice 996: new
+  EXPECT_EQ(staging.cached_bytes(), kBytes);
+  EXPECT_EQ(staging.allocate(0)->data(), nullptr);
+
+  std::unique_ptr<StagingBuffer> survivor;
+  {
+    CudaHostStaging short_lived(gpu_->stream());
+    survivor = short_lived.allocate(10);
+    short_lived.allocate(10).reset();
+    EXPECT_EQ(short_lived.cached_bytes(), 10 * sizeof(float));
+  }
+  survivor.reset();  // returned after its staging was destroyed: freed, not cached, and no crash
 }
 
 TEST_F(CudaVsCpu, ElementwiseOpsAndSumOfSquaresMatch) {

@@ -28,7 +28,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -140,7 +139,7 @@ double relative_rms_error(const std::vector<float>& expected, const std::vector<
   double difference = 0.0;
   double norm = 0.0;
   for (size_t i = 0; i < expected.size(); ++i) {
-    if (!std::isfinite(actual[i])) return HUGE_VAL;
+    if (!std::isfinite(actual[i]) || !std::isfinite(expected[i])) return HUGE_VAL;
     const double d = static_cast<double>(actual[i]) - expected[i];
     difference += d * d;
     norm += static_cast<double>(expected[i]) * expected[i];
@@ -148,11 +147,11 @@ double relative_rms_error(const std::vector<float>& expected, const std::vector<
   return norm > 0.0 ? std::sqrt(difference / norm) : std::sqrt(difference);
 }
 
-// relative_max_error, with a non-finite GPU value counted as an infinite difference (a NaN compares false
-// with everything, so std::max would drop it and let it pass).
+// relative_max_error, with any non-finite value counted as an infinite difference (even NaN against NaN:
+// parameters must be finite after three steps).
 double relative_max_difference(const std::vector<float>& expected, const std::vector<float>& actual) {
-  for (float value : actual) {
-    if (!std::isfinite(value)) return HUGE_VAL;
+  for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
+    if (!std::isfinite(actual[i]) || !std::isfinite(expected[i])) return HUGE_VAL;
   }
   return testing::relative_max_error(expected, actual);
 }
@@ -162,7 +161,9 @@ struct Worst {
   double value = 0.0;
   std::string where = "(nothing compared)";
 
+  // A NaN measure is the worst of all (it compares false with everything, so `v > value` alone would drop it).
   void offer(double v, const std::string& place) {
+    if (std::isnan(v)) v = HUGE_VAL;
     if (v > value || where == "(nothing compared)") {
       value = v;
       where = place;
@@ -198,9 +199,9 @@ Comparison compare(const RunResult& cpu, const RunResult& gpu, const std::string
   Worst loss;
   EXPECT_EQ(cpu.losses.size(), gpu.losses.size());
   for (size_t step = 0; step < std::min(cpu.losses.size(), gpu.losses.size()); ++step) {
-    const double d = std::isfinite(gpu.losses[step])
-                         ? std::abs(gpu.losses[step] - cpu.losses[step]) / std::abs(cpu.losses[step])
-                         : HUGE_VAL;
+    // Relative to the CPU loss; a zero or non-finite CPU loss would make any GPU value pass or fail at random.
+    const bool comparable = std::isfinite(gpu.losses[step]) && std::isfinite(cpu.losses[step]) && cpu.losses[step] != 0.0;
+    const double d = comparable ? std::abs(gpu.losses[step] - cpu.losses[step]) / std::abs(cpu.losses[step]) : HUGE_VAL;
     char where[96];
     std::snprintf(where, sizeof(where), "step %zu: cpu %.9g, gpu %.9g", step + 1, cpu.losses[step], gpu.losses[step]);
     loss.offer(d, where);
@@ -274,8 +275,7 @@ TEST_P(PipelineGpuVsCpu, ParametersAndLossesAfterThreeStepsMatchTheCpuRun) {
   if (!all_have_device) {
     const std::string why = "no CUDA device on " + (has_device ? std::string("another rank") : "this rank: " + reason);
     // The GPU kit sets SLUICE_REQUIRE_CUDA: there a skip would read as a pass.
-    const char* required = std::getenv("SLUICE_REQUIRE_CUDA");
-    if (required != nullptr && *required != '\0') FAIL() << "SLUICE_REQUIRE_CUDA is set but " << why;
+    if (testing::cuda_device_required()) FAIL() << "SLUICE_REQUIRE_CUDA is set but " << why;
     GTEST_SKIP() << why;
   }
 
