@@ -6,8 +6,9 @@
 #                                                     libraries they load outside CUDA and glibc), mpi/ (Open MPI)
 # Why a compressed payload: a call carries at most 64 MiB, and OpenBLAS alone is 36 MiB unpacked; the test binaries
 # also repeat the same statically linked project code, which xz's large window stores once.
-# CUDA itself (cudart, cuBLAS, NCCL: hundreds of MiB) is NOT carried: run_gpu_checks.sh expects it at
-# /usr/local/cuda on the GPU machine and records in device.txt whether it is there.
+# CUDA itself (cudart, cuBLAS, NCCL: hundreds of MiB) is NOT carried: run_gpu_checks.sh looks for each library
+# on the GPU machine (/usr/local/cuda, system folders, PyTorch's nvidia/*/lib wheels) and records in device.txt
+# where it found it.
 # mpirun: Debian's Open MPI 4.1 packages, unpacked with `dpkg -x` into mpi/ and run relocated (OPAL_DESTDIR and
 # PMIX_DESTDIR: run_gpu_checks.sh), so the launcher always matches the libmpi the binaries were linked against.
 # Usage: bench/gpu/pack_for_gpu.sh [--no-build]   (--no-build packs what bazel-bin already holds)

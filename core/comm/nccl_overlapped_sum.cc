@@ -11,7 +11,7 @@ void NcclOverlappedSum::start(const std::vector<Buffer>& buffers) {
   inputs_ready_.record(compute_stream_);
   inputs_ready_.make_wait(comm_stream_);
   // One group: NCCL fuses the launches, and a failure leaves no half-issued sequence behind.
-  NcclGroup group("ncclGroupStart/End (gradient sums)");
+  NcclGroup group(communicator_, "ncclGroupStart/End (gradient sums)");
   for (const Buffer& buffer : buffers) {
     if (buffer.count == 0) continue;
     communicator_.all_reduce_sum(buffer.data, buffer.count, comm_stream_);

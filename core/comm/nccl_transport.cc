@@ -81,13 +81,11 @@ void NcclTransport::issue(Transfer& transfer) {
   StreamEvent ready;
   ready.record(compute_stream_);
   ready.make_wait(comm_stream_);
-  const size_t count = static_cast<size_t>(transfer.count);
   if (transfer.is_send) {
-    check_nccl(ncclSend(transfer.data, count, ncclFloat32, transfer.peer, communicator_.get(), comm_stream_),
-               "ncclSend");
+    communicator_.send(static_cast<const float*>(transfer.data), transfer.count, transfer.peer, comm_stream_,
+                       "ncclSend");
   } else {
-    check_nccl(ncclRecv(transfer.data, count, ncclFloat32, transfer.peer, communicator_.get(), comm_stream_),
-               "ncclRecv");
+    communicator_.recv(static_cast<float*>(transfer.data), transfer.count, transfer.peer, comm_stream_, "ncclRecv");
   }
   transfer.done.record(comm_stream_);
   transfer.issued = true;
@@ -102,10 +100,9 @@ void NcclTransport::issue_self_pair(Transfer& send, Transfer& recv) {
   StreamEvent ready;
   ready.record(compute_stream_);
   ready.make_wait(comm_stream_);
-  const size_t count = static_cast<size_t>(send.count);
-  NcclGroup group("ncclGroupStart/End (self-transfer)");
-  check_nccl(ncclSend(send.data, count, ncclFloat32, send.peer, communicator_.get(), comm_stream_), "ncclSend (self)");
-  check_nccl(ncclRecv(recv.data, count, ncclFloat32, recv.peer, communicator_.get(), comm_stream_), "ncclRecv (self)");
+  NcclGroup group(communicator_, "ncclGroupStart/End (self-transfer)");
+  communicator_.send(static_cast<const float*>(send.data), send.count, send.peer, comm_stream_, "ncclSend (self)");
+  communicator_.recv(static_cast<float*>(recv.data), recv.count, recv.peer, comm_stream_, "ncclRecv (self)");
   group.end();
   send.done.record(comm_stream_);
   recv.done.record(comm_stream_);

@@ -1,0 +1,81 @@
+#include "core/comm/setup_agreement.h"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "core/comm/mpi_context.h"
+
+namespace sluice::comm {
+namespace {
+
+// A private copy of `comm` for the notices, so they can never match another message on the caller's one.
+class DuplicateComm {
+ public:
+  explicit DuplicateComm(MPI_Comm comm) { check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (set-up agreement)"); }
+  ~DuplicateComm() { MPI_Comm_free(&comm_); }
+  DuplicateComm(const DuplicateComm&) = delete;
+  DuplicateComm& operator=(const DuplicateComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+constexpr int kFailureNotice = 1;
+
+}  // namespace
+
+bool agree_on_setup(MPI_Comm comm, const std::function<SetupState()>& poll, const std::function<void()>& abort) {
+  const DuplicateComm notices(comm);
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(notices.get(), &rank), "MPI_Comm_rank (set-up agreement)");
+  check_mpi(MPI_Comm_size(notices.get(), &size), "MPI_Comm_size (set-up agreement)");
+
+  // 1. Poll until this rank's set-up ends, or a notice says another rank's failed.
+  SetupState state = SetupState::kInProgress;
+  while (true) {
+    state = poll();
+    if (state != SetupState::kInProgress) break;
+    int arrived = 0;
+    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, kFailureNotice, notices.get(), &arrived, MPI_STATUS_IGNORE),
+              "MPI_Iprobe (set-up agreement)");
+    if (arrived) {
+      abort();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
+  // 2. A failed rank tells every other rank (they may be waiting inside their set-up for it).
+  const int notice = 1;
+  std::vector<MPI_Request> sent;
+  if (state == SetupState::kFailed) {
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      sent.emplace_back();
+      check_mpi(MPI_Isend(&notice, 1, MPI_INT, peer, kFailureNotice, notices.get(), &sent.back()),
+                "MPI_Isend (set-up failure notice)");
+    }
+  }
+
+  // 3. Every rank has now stopped polling: count the successes and the notices sent.
+  const int mine[2] = {state == SetupState::kDone ? 1 : 0, state == SetupState::kFailed ? 1 : 0};
+  int totals[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, totals, 2, MPI_INT, MPI_SUM, notices.get()), "MPI_Allreduce (set-up agreement)");
+
+  // 4. Receive every notice addressed to this rank (probed or not), so none is left pending.
+  const int expected = totals[1] - mine[1];
+  for (int i = 0; i < expected; ++i) {
+    int ignored = 0;
+    check_mpi(MPI_Recv(&ignored, 1, MPI_INT, MPI_ANY_SOURCE, kFailureNotice, notices.get(), MPI_STATUS_IGNORE),
+              "MPI_Recv (set-up failure notice)");
+  }
+  if (!sent.empty()) {
+    check_mpi(MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall (set-up failure notices)");
+  }
+  return totals[0] == size;
+}
+
+}  // namespace sluice::comm
