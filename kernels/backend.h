@@ -67,6 +67,10 @@ class Backend {
   virtual void set_gemm_precision(GemmPrecision precision) { require_fp32_gemm(precision, device_name()); }
   virtual GemmPrecision gemm_precision() const { return GemmPrecision::kFp32; }
   virtual Tensor zeros(int64_t rows, int64_t cols) = 0;
+  // A tensor with unspecified contents, for an output the next op overwrites in full (a GEMM with beta = 0, an
+  // activation, a loss gradient, a receive): it skips the zero-fill, a whole pass over memory on a GPU. Never
+  // for an output an op accumulates into.
+  virtual Tensor empty(int64_t rows, int64_t cols) { return zeros(rows, cols); }
   // Copies between the backend's memory and plain host arrays of rows*cols floats.
   virtual Tensor from_host(int64_t rows, int64_t cols, const float* values) = 0;
   virtual void to_host(const Tensor& tensor, float* values) = 0;

@@ -18,12 +18,25 @@ Tensor::Tensor(int64_t rows, int64_t cols, std::unique_ptr<Buffer> buffer)
   }
 }
 
-Tensor Tensor::host(int64_t rows, int64_t cols) {
+namespace {
+
+void require_non_negative_shape(int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "tensor shape must be non-negative, got [" + std::to_string(rows) + "][" + std::to_string(cols) + "]");
   }
+}
+
+}  // namespace
+
+Tensor Tensor::host(int64_t rows, int64_t cols) {
+  require_non_negative_shape(rows, cols);
   return Tensor(rows, cols, std::make_unique<HostBuffer>(static_cast<size_t>(rows * cols)));
+}
+
+Tensor Tensor::host_uninitialized(int64_t rows, int64_t cols) {
+  require_non_negative_shape(rows, cols);
+  return Tensor(rows, cols, std::make_unique<HostBuffer>(static_cast<size_t>(rows * cols), false));
 }
 
 Tensor Tensor::host_from(int64_t rows, int64_t cols, const std::vector<float>& values) {

@@ -3,6 +3,7 @@
 // files without changing this one. A Tensor owns its buffer: copying deep-copies, moving transfers.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,16 +22,22 @@ class Buffer {
   virtual std::unique_ptr<Buffer> clone() const = 0;
 };
 
-// Zero-initialised host memory.
+// Host memory: zero-initialised, or left as allocated for outputs an op overwrites entirely (Backend::empty).
 class HostBuffer : public Buffer {
  public:
-  explicit HostBuffer(size_t count) : values_(count, 0.0f) {}
-  float* data() override { return values_.data(); }
+  explicit HostBuffer(size_t count, bool zero_filled = true)
+      : count_(count), values_(zero_filled ? new float[count]() : new float[count]) {}
+  float* data() override { return values_.get(); }
   Device device() const override { return Device::kHost; }
-  std::unique_ptr<Buffer> clone() const override { return std::make_unique<HostBuffer>(*this); }
+  std::unique_ptr<Buffer> clone() const override {
+    auto copy = std::make_unique<HostBuffer>(count_, false);
+    std::copy(values_.get(), values_.get() + count_, copy->values_.get());
+    return copy;
+  }
 
  private:
-  std::vector<float> values_;
+  size_t count_;
+  std::unique_ptr<float[]> values_;
 };
 
 class Tensor {
@@ -40,6 +47,9 @@ class Tensor {
 
   // Host tensor filled with zeros; what the CPU backend's `zeros` returns.
   static Tensor host(int64_t rows, int64_t cols);
+  // Host tensor with unspecified contents, for an output that is written in full before it is read
+  // (the CPU backend's `empty`).
+  static Tensor host_uninitialized(int64_t rows, int64_t cols);
   // Host tensor holding a copy of `values` (row-major, rows*cols of them); for tests and data loading.
   static Tensor host_from(int64_t rows, int64_t cols, const std::vector<float>& values);
 

@@ -32,7 +32,7 @@ class NcclRequest : public Request {
     }
     // A transfer dropped without wait() (a failed step): its buffer is freed on the compute stream, which must
     // not run ahead of NCCL still reading or writing it.
-    if (transfer_->issued) {
+    if (transfer_->issued && !waited_) {
       try {
         transfer_->done.make_wait(transport_.compute_stream_);
       } catch (const Error&) {
@@ -50,9 +50,13 @@ class NcclRequest : public Request {
                                             " was never posted; it would never complete");
     }
     transfer_->done.make_wait(transport_.compute_stream_);
+    waited_ = true;
   }
 
-  bool test() override { return issued() && transfer_->done.done(); }
+  bool test() override {
+    if (issued() && transfer_->done.done()) waited_ = true;  // finished on the device: nothing left to wait for
+    return waited_;
+  }
 
  private:
   // False only for a self-transfer still waiting for its partner: every other transfer is issued when posted.
@@ -60,6 +64,7 @@ class NcclRequest : public Request {
 
   NcclTransport& transport_;
   std::shared_ptr<NcclTransport::Transfer> transfer_;
+  bool waited_ = false;  // the compute stream already waits for the transfer, or it has finished
 };
 
 NcclTransport::NcclTransport(NcclCommunicator& communicator, cudaStream_t compute_stream, cudaStream_t comm_stream)

@@ -1,6 +1,7 @@
 // Transport over NCCL point-to-point for device memory, on a communication stream apart from compute, so
 // transfers overlap compute. Ordering against the compute stream (where the backend allocates, fills and frees
-// tensors) uses CUDA events both ways, so the host never blocks:
+// tensors) uses CUDA events both ways, so the host does not wait for transfers (only, briefly, for NCCL to queue a
+// call while it sets up a connection: NcclCommunicator::complete):
 //   isend/irecv: event on compute -> comm stream waits -> ncclSend/ncclRecv -> done event on comm
 //   wait():      the compute stream waits for the done event.
 // NCCL matches point-to-point calls by issue order per peer pair, has no tags, and runs the calls queued on one
@@ -37,7 +38,7 @@ class NcclTransport : public Transport {
   int size() const override { return communicator_.size(); }
   std::unique_ptr<Request> isend(const float* data, int64_t count, int peer, int tag) override;
   std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) override;
-  bool receives_may_be_posted_early() const override { return false; }
+  bool receives_may_be_posted_early() const override { return false; }  // said explicitly: the rule matters here
 
   // Implementation detail shared with the request objects in nccl_transport.cc.
   struct Transfer;

@@ -30,8 +30,9 @@ class Transport {
   // transfers in any order, so early receives only cost buffer memory. A transport that runs its transfers one
   // after another in posting order, each blocking until its partner runs (NCCL on one stream), must see them in
   // the schedule's order: the lowering proves that order deadlock-free with blocking send/recv, while a receive
-  // posted ahead of an earlier send can wait forever for data that send's partner needs first.
-  virtual bool receives_may_be_posted_early() const { return true; }
+  // posted ahead of an earlier send can wait forever for data that send's partner needs first. The default is
+  // the order that is safe for every transport (a wrapper that forgets to forward this only loses overlap).
+  virtual bool receives_may_be_posted_early() const { return false; }
 };
 
 }  // namespace sluice::comm

@@ -15,7 +15,7 @@ double ActivationLayer::flops_per_sample() const {
 
 Tensor ActivationLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
-  Tensor y = backend_.zeros(x.rows(), x.cols());
+  Tensor y = backend_.empty(x.rows(), x.cols());
   backend_.activation_forward(activation_, x, y);
   keep_for_backward(std::move(x), y, saved);
   return y;
@@ -33,7 +33,7 @@ void ActivationLayer::keep_for_backward(Tensor x, const Tensor& y, LayerSaved& s
 }
 
 Tensor ActivationLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
-  Tensor dx = backend_.zeros(dy.rows(), dy.cols());
+  Tensor dx = backend_.empty(dy.rows(), dy.cols());
   backend_.activation_backward(activation_, saved.tensors[0], dy, dx);
   return dx;
 }

@@ -27,16 +27,16 @@ Affine::Affine(kernels::Backend& backend, int64_t in_features, int64_t out_featu
 }
 
 Tensor Affine::forward(const Tensor& x) {
-  Tensor y = backend_.zeros(x.rows(), out_features_);
+  Tensor y = backend_.empty(x.rows(), out_features_);
   backend_.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, weight_.value, 0.0f, y);
   if (with_bias_) backend_.add_bias(bias_.value, y);
   return y;
 }
 
 Tensor Affine::forward_activated(const Tensor& x, kernels::Activation activation, Tensor& pre) {
-  pre = backend_.zeros(x.rows(), out_features_);
+  pre = backend_.empty(x.rows(), out_features_);
   backend_.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, weight_.value, 0.0f, pre);
-  Tensor y = backend_.zeros(x.rows(), out_features_);
+  Tensor y = backend_.empty(x.rows(), out_features_);
   if (with_bias_) {
     backend_.bias_activation_forward(activation, bias_.value, pre, y);
   } else {
@@ -46,7 +46,7 @@ Tensor Affine::forward_activated(const Tensor& x, kernels::Activation activation
 }
 
 Tensor Affine::backward_input(const Tensor& dy) {
-  Tensor dx = backend_.zeros(dy.rows(), in_features_);
+  Tensor dx = backend_.empty(dy.rows(), in_features_);
   backend_.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dy, weight_.value, 0.0f, dx);
   return dx;
 }

@@ -26,14 +26,14 @@ DropoutLayer::DropoutLayer(kernels::Backend& backend, int64_t features, float p)
 Tensor DropoutLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   saved.context = context;  // backward regenerates the mask from it
   if (!active(context)) return x;
-  Tensor y = backend_.zeros(x.rows(), x.cols());
+  Tensor y = backend_.empty(x.rows(), x.cols());
   backend_.dropout_forward(x, p_, mask_stream(context), y);
   return y;
 }
 
 Tensor DropoutLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   if (!active(saved.context)) return dy;
-  Tensor dx = backend_.zeros(dy.rows(), dy.cols());
+  Tensor dx = backend_.empty(dy.rows(), dy.cols());
   backend_.dropout_backward(dy, p_, mask_stream(saved.context), dx);
   return dx;
 }

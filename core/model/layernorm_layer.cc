@@ -36,9 +36,9 @@ void LayerNormLayer::init(uint64_t seed) {
 
 Tensor LayerNormLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
-  Tensor y = backend_.zeros(x.rows(), x.cols());
-  Tensor mean = backend_.zeros(x.rows(), 1);
-  Tensor rstd = backend_.zeros(x.rows(), 1);
+  Tensor y = backend_.empty(x.rows(), x.cols());
+  Tensor mean = backend_.empty(x.rows(), 1);
+  Tensor rstd = backend_.empty(x.rows(), 1);
   backend_.layernorm_forward(x, gamma_.value, beta_.value, eps_, y, mean, rstd);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(x));
@@ -48,7 +48,7 @@ Tensor LayerNormLayer::forward(Tensor x, const ForwardContext& context, LayerSav
 }
 
 Tensor LayerNormLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
-  Tensor dx = backend_.zeros(dy.rows(), dy.cols());
+  Tensor dx = backend_.empty(dy.rows(), dy.cols());
   backend_.layernorm_backward_input(dy, saved.tensors[kInput], gamma_.value, saved.tensors[kMean],
                                     saved.tensors[kRstd], dx);
   return dx;

@@ -24,7 +24,7 @@ LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels:
                     std::to_string(output.cols()) + "]");
   }
   LossResult result;
-  result.grad = backend.zeros(output.rows(), output.cols());
+  result.grad = backend.empty(output.rows(), output.cols());
   const double batch = static_cast<double>(global_batch);
   if (kind == LossKind::kMse) {
     // A sample's loss is the mean over its features, so the global loss is the mean over all elements.

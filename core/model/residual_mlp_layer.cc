@@ -53,7 +53,7 @@ Tensor ResidualMlpLayer::fc1_output_grad(const Tensor& dy, const LayerSaved& sav
   const Tensor& activation_saved = kernels::activation_backward_uses_input(activation_)
                                        ? saved.tensors[kPreActivation]
                                        : saved.tensors[kHidden];
-  Tensor pre_activation_grad = backend_.zeros(hidden_grad.rows(), hidden_grad.cols());
+  Tensor pre_activation_grad = backend_.empty(hidden_grad.rows(), hidden_grad.cols());
   backend_.activation_backward(activation_, activation_saved, hidden_grad, pre_activation_grad);
   return pre_activation_grad;
 }

@@ -70,7 +70,7 @@ void Executor::post_receive(const Action& a) {
   const int64_t cols = forward ? stage->in_features() : stage->out_features();
   const int peer_stage = forward ? a.stage - 1 : a.stage + 1;
   Pending p;
-  p.buffer = backend_.zeros(mb_rows_, cols);
+  p.buffer = backend_.empty(mb_rows_, cols);
   p.request = transport_.irecv(p.buffer.data(), p.buffer.size(), schedule_.stage_to_rank.at(peer_stage),
                                tag(a.stage, a.microbatch, forward));
   pending.emplace(key, std::move(p));

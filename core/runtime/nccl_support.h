@@ -18,10 +18,10 @@ struct NcclSupport {
   // GPUs this process can see on its node (0 when none or when the driver is missing).
   std::function<int()> gpus_on_node;
   // Collective over `pipeline_comm`: one NCCL communicator on the backend's GPU and a transport over it on the
-  // backend's stream. The returned transport owns the communicator.
+  // backend's communication stream (CudaBackend::communication_stream()). The transport owns the communicator.
   std::function<std::unique_ptr<comm::Transport>(MPI_Comm pipeline_comm, kernels::Backend& backend)> create;
   // Collective over `data_parallel_comm`: the data-parallel gradient sum as ncclAllReduce on the backend's GPU,
-  // on a stream of its own ordered against the backend's (gradient_sum: nccl).
+  // on the same communication stream as the transport, ordered against compute (gradient_sum: nccl).
   std::function<std::unique_ptr<GradientReducer>(MPI_Comm data_parallel_comm, kernels::Backend& backend)>
       create_gradient_reducer;
 };

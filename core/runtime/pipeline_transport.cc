@@ -5,20 +5,10 @@
 #include "core/comm/staged_transport.h"
 #include "core/runtime/agreement.h"
 #include "core/runtime/nccl_support.h"
+#include "core/runtime/node_ranks.h"
 #include "core/runtime/transport_choice.h"
 
 namespace sluice::runtime {
-
-int ranks_on_this_node(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  comm::check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-                  "MPI_Comm_split_type (ranks per node)");
-  int size = 1;
-  const int rc = MPI_Comm_size(node, &size);
-  MPI_Comm_free(&node);
-  comm::check_mpi(rc, "MPI_Comm_size (ranks per node)");
-  return size;
-}
 
 namespace {
 

@@ -28,7 +28,4 @@ struct PipelineTransport {
 PipelineTransport make_pipeline_transport(const std::string& requested, const std::vector<std::string>& stage_devices,
                                           int stage, comm::MpiContext& mpi, kernels::Backend& backend);
 
-// Ranks of `comm` that share this rank's node (MPI_COMM_TYPE_SHARED). Collective.
-int ranks_on_this_node(MPI_Comm comm);
-
 }  // namespace sluice::runtime

@@ -36,6 +36,20 @@ int node_local_rank() {
   return 0;
 }
 
+namespace {
+int gpu_local_rank_override = -1;
+}  // namespace
+
+void set_gpu_local_rank(int local_rank) {
+  if (local_rank < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "placement: a GPU local rank must be >= 0, got " + std::to_string(local_rank));
+  }
+  gpu_local_rank_override = local_rank;
+}
+
+int gpu_local_rank() { return gpu_local_rank_override >= 0 ? gpu_local_rank_override : node_local_rank(); }
+
 int device_for_local_rank(int local_rank, int gpus_on_node) {
   if (local_rank < 0) {
     throw Error(ErrorCode::kInvalidArgument,

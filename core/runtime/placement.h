@@ -17,4 +17,11 @@ int node_local_rank();
 // -1 when the node has no GPU (CPU run). Throws sluice::Error(kInvalidArgument) for a negative argument.
 int device_for_local_rank(int local_rank, int gpus_on_node);
 
+// The local rank the CUDA backend picks its GPU by (device_for_local_rank): this rank's place among the ranks of
+// its node that drive a GPU. The trainer sets it (node_ranks.h: rank_among_node_peers) before the first cuda stage
+// is built, so that in a pipeline with cpu stages the cpu ranks take no GPU slots; unset, it is
+// node_local_rank() (every rank of the node drives a GPU). Process-wide: the backend is made once per process.
+void set_gpu_local_rank(int local_rank);
+int gpu_local_rank();
+
 }  // namespace sluice::runtime

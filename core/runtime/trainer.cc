@@ -13,6 +13,7 @@
 #include "core/runtime/agreement.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
+#include "core/runtime/node_ranks.h"
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/generators.h"
@@ -56,6 +57,10 @@ void Trainer::start() {
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
   mpi_ = std::make_unique<comm::MpiContext>(world_in_, cfg_.pipeline.stages);
+  // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
+  const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
+  const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
+  if (drives_gpu) set_gpu_local_rank(gpu_rank);
 
   // Everything else may fail on some ranks only (a custom layer registered on one rank, a device missing on
   // one node): build locally, then agree, so that either every rank starts or every rank reports an error.
@@ -178,11 +183,11 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
 
 void Trainer::build_gradient_reducer() {
   // The transport summary is the same on every rank, so is the choice (and a refusal).
-  gradient_sum_ = choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
+  const std::string gradient_sum = choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
   if (layout_.data_parallel == 1) return;  // nothing to sum
   std::exception_ptr error;
   try {
-    if (gradient_sum_ == "nccl") {
+    if (gradient_sum == "nccl") {
       const NcclSupport* nccl = nccl_support();
       if (nccl == nullptr) throw Error(ErrorCode::kInternal, "gradient_sum nccl chosen without NCCL in the build");
       // Collective over the replicas of this rank's stage; every rank has its pipeline communicator by now.
@@ -379,7 +384,7 @@ std::string Trainer::layout_description() {
       << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
       << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
       << ", transport " << pipeline_transport_.summary;
-  if (layout_.data_parallel > 1) out << ", gradient sum " << gradient_sum_;
+  if (reducer_) out << ", gradient sum " << reducer_->name();
   out << "\n";
   if (layout_.rank == 0) {
     for (int r = 0; r < layout_.world; ++r) {

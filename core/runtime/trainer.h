@@ -135,9 +135,8 @@ class Trainer {
   double last_bubble_ = 0.0;
   model::LossKind loss_kind_ = model::LossKind::kMse;
   kernels::Backend* backend_ = nullptr;  // the device of this rank's pipeline stage (config device)
-  // Data-parallel reductions in flight, one per local stage: flat gradient buffer + request.
-  std::string gradient_sum_;                  // "ordered" | "nccl" (config pipeline.gradient_sum, resolved)
-  std::unique_ptr<GradientReducer> reducer_;  // null with one replica
+  // The data-parallel gradient sum (config pipeline.gradient_sum, resolved); null with one replica.
+  std::unique_ptr<GradientReducer> reducer_;
 };
 
 }  // namespace sluice::runtime

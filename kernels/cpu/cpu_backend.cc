@@ -8,6 +8,8 @@ namespace sluice::kernels {
 
 Tensor CpuBackend::zeros(int64_t rows, int64_t cols) { return Tensor::host(rows, cols); }
 
+Tensor CpuBackend::empty(int64_t rows, int64_t cols) { return Tensor::host_uninitialized(rows, cols); }
+
 Tensor CpuBackend::from_host(int64_t rows, int64_t cols, const float* values) {
   Tensor tensor = Tensor::host(rows, cols);
   std::copy(values, values + tensor.size(), tensor.data());

@@ -11,6 +11,7 @@ class CpuBackend : public Backend {
  public:
   Device device() const override { return Device::kHost; }
   Tensor zeros(int64_t rows, int64_t cols) override;
+  Tensor empty(int64_t rows, int64_t cols) override;
   Tensor from_host(int64_t rows, int64_t cols, const float* values) override;
   void to_host(const Tensor& tensor, float* values) override;
 

@@ -57,16 +57,20 @@ HostStaging& CudaBackend::host_staging() {
 
 void CudaBackend::synchronize() { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
-Tensor CudaBackend::zeros(int64_t rows, int64_t cols) {
+Tensor CudaBackend::zeros(int64_t rows, int64_t cols) { return allocate(rows, cols, true); }
+
+Tensor CudaBackend::empty(int64_t rows, int64_t cols) { return allocate(rows, cols, false); }
+
+Tensor CudaBackend::allocate(int64_t rows, int64_t cols, bool zero_filled) {
   if (rows < 0 || cols < 0) {
     // Tensor's constructor words this error; build an empty one through it to get the same message.
     return Tensor(rows, cols, nullptr);
   }
-  return Tensor(rows, cols, std::make_unique<CudaBuffer>(static_cast<size_t>(rows * cols), stream_));
+  return Tensor(rows, cols, std::make_unique<CudaBuffer>(static_cast<size_t>(rows * cols), stream_, zero_filled));
 }
 
 Tensor CudaBackend::from_host(int64_t rows, int64_t cols, const float* values) {
-  Tensor tensor = zeros(rows, cols);
+  Tensor tensor = empty(rows, cols);  // the copy writes every element
   if (!tensor.empty()) {
     // From pageable memory the copy is staged before the call returns, so `values` may be reused at once.
     check_cuda(cudaMemcpyAsync(tensor.data(), values, tensor.bytes(), cudaMemcpyHostToDevice, stream_),
@@ -85,7 +89,7 @@ void CudaBackend::to_host(const Tensor& tensor, float* values) {
 
 CudaBackend& cuda_backend() {
   static CudaBackend* backend = [] {
-    const int device = runtime::device_for_local_rank(runtime::node_local_rank(), cuda_device_count());
+    const int device = runtime::device_for_local_rank(runtime::gpu_local_rank(), cuda_device_count());
     return new CudaBackend(device);
   }();
   return *backend;

@@ -43,6 +43,7 @@ class CudaBackend : public Backend {
   void set_gemm_precision(GemmPrecision precision) override { precision_ = precision; }
   GemmPrecision gemm_precision() const override { return precision_; }
   Tensor zeros(int64_t rows, int64_t cols) override;
+  Tensor empty(int64_t rows, int64_t cols) override;  // no cudaMemsetAsync
   Tensor from_host(int64_t rows, int64_t cols, const float* values) override;
   void to_host(const Tensor& tensor, float* values) override;
   HostStaging& host_staging() override;  // pinned buffers, copies on stream()
@@ -85,6 +86,8 @@ class CudaBackend : public Backend {
   void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
 
  private:
+  Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);
+
   int device_ordinal_;
   GemmPrecision precision_ = GemmPrecision::kFp32;
   cudaStream_t stream_ = nullptr;

@@ -4,12 +4,14 @@
 
 namespace sluice::kernels {
 
-CudaBuffer::CudaBuffer(size_t count, cudaStream_t stream) : count_(count), stream_(stream) {
+CudaBuffer::CudaBuffer(size_t count, cudaStream_t stream, bool zero_filled) : count_(count), stream_(stream) {
   if (count_ == 0) return;
   void* raw = nullptr;
   check_cuda(cudaMallocAsync(&raw, count_ * sizeof(float), stream_), "cudaMallocAsync (tensor)");
   data_ = static_cast<float*>(raw);
-  check_cuda(cudaMemsetAsync(data_, 0, count_ * sizeof(float), stream_), "cudaMemsetAsync (tensor zeros)");
+  if (zero_filled) {
+    check_cuda(cudaMemsetAsync(data_, 0, count_ * sizeof(float), stream_), "cudaMemsetAsync (tensor zeros)");
+  }
 }
 
 CudaBuffer::~CudaBuffer() {
@@ -19,7 +21,7 @@ CudaBuffer::~CudaBuffer() {
 }
 
 std::unique_ptr<Buffer> CudaBuffer::clone() const {
-  auto copy = std::make_unique<CudaBuffer>(count_, stream_);
+  auto copy = std::make_unique<CudaBuffer>(count_, stream_, false);
   if (count_ > 0) {
     check_cuda(cudaMemcpyAsync(copy->data_, data_, count_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
                "cudaMemcpyAsync (tensor clone)");

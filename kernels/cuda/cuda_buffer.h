@@ -14,8 +14,9 @@ namespace sluice::kernels {
 
 class CudaBuffer : public Buffer {
  public:
-  // `count` zero-initialised floats, ordered on `stream`.
-  CudaBuffer(size_t count, cudaStream_t stream);
+  // `count` floats, ordered on `stream`: zero-initialised, or (zero_filled = false) left as allocated for an
+  // output that is written in full before it is read.
+  CudaBuffer(size_t count, cudaStream_t stream, bool zero_filled = true);
   ~CudaBuffer() override;
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;

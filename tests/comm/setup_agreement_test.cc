@@ -1,7 +1,8 @@
 // The set-up agreement (core/comm/setup_agreement.h) with scripted set-ups on 4 ranks: a set-up that fails on
 // one rank while the others would wait for it forever (they must abort, once, and everybody returns false),
-// failures on several ranks, successes at different speeds, and back-to-back agreements (no notice may leak
-// into the next one). A hang fails the test's time limit.
+// failures on several ranks, successes at different speeds, and back-to-back agreements that stay independent
+// (each runs on its own duplicate communicator, so a notice cannot reach the next one). A hang fails the test's
+// time limit.
 #include "core/comm/setup_agreement.h"
 
 #include <gtest/gtest.h>

@@ -123,10 +123,9 @@ TEST_F(CudaVsCpu, SetGemmPrecisionThroughTheInterfaceSwitchesTheMath) {
   EXPECT_GT(relative_max_error(fp32, bf16), 0.0) << "bf16 gave fp32's exact bits: the mode did not switch";
   EXPECT_LE(relative_max_error(fp32, bf16), kReducedTolerance);
   EXPECT_LE(relative_max_error(fp32, fp32_again), kFp32Tolerance) << "switching back to fp32 did not restore it";
-  // TF32 tensor cores round the operands' mantissas to 10 bits: over k = 128 products of values in [-1, 1] the
-  // result cannot keep fp32's bits, yet stays within the reduced-precision tolerance.
+  // TF32 only PERMITS cuBLAS to round operands to 10-bit mantissas (it may still pick an fp32 kernel for a product
+  // this small), so only the tolerance is checked; fp32 mode never using TF32 is what GemmMatchesInEveryTransposeCombinationAndAccumulates checks at 1e-5.
   const std::vector<float> tf32 = product(GemmPrecision::kTf32);
-  EXPECT_GT(relative_max_error(fp32, tf32), 0.0) << "tf32 gave fp32's exact bits: the mode did not switch";
   EXPECT_LE(relative_max_error(fp32, tf32), kReducedTolerance);
 }
 

@@ -147,15 +147,6 @@ double relative_rms_error(const std::vector<float>& expected, const std::vector<
   return norm > 0.0 ? std::sqrt(difference / norm) : std::sqrt(difference);
 }
 
-// relative_max_error, with any non-finite value counted as an infinite difference (even NaN against NaN:
-// parameters must be finite after three steps).
-double relative_max_difference(const std::vector<float>& expected, const std::vector<float>& actual) {
-  for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
-    if (!std::isfinite(actual[i]) || !std::isfinite(expected[i])) return HUGE_VAL;
-  }
-  return testing::relative_max_error(expected, actual);
-}
-
 // The worst value of one measure on this rank and where it was.
 struct Worst {
   double value = 0.0;
@@ -188,7 +179,7 @@ Worst world_worst(const Worst& local) {
 }
 
 struct Comparison {
-  Worst parameter_max;  // per-tensor relative_max_difference, worst tensor over all ranks
+  Worst parameter_max;  // per-tensor relative_max_error, worst tensor over all ranks
   Worst parameter_rms;  // per-tensor relative_rms_error, worst tensor over all ranks
   Worst loss;           // relative loss difference, worst step
 };
@@ -221,7 +212,7 @@ Comparison compare(const RunResult& cpu, const RunResult& gpu, const std::string
                     << gpu_values.size() << " on the GPU";
       continue;
     }
-    parameter_max.offer(relative_max_difference(it->second, gpu_values), name);
+    parameter_max.offer(testing::relative_max_error(it->second, gpu_values), name);
     parameter_rms.offer(relative_rms_error(it->second, gpu_values), name);
     compared += static_cast<int64_t>(gpu_values.size());
   }

@@ -2,12 +2,13 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -60,21 +61,46 @@ std::string resume_source(const TrainOptions& options, const config::Config& cfg
   }
 }
 
-// Errors every rank detects identically (config, layout): reported once, clean exit 1 everywhere.
-// Anything after that may hit one rank only, and its peers could be blocked in a message: the command
-// line tool (never the library) then aborts the job so that no rank hangs.
-[[noreturn]] void fail_everywhere(const std::exception& e, int rank, bool identical_on_all_ranks) {
-  if (identical_on_all_ranks) {
-    if (rank == 0) std::cerr << "sluice train: " << e.what() << std::endl;
-    MPI_Finalize();
-    throw CommandExit{1};
+// Errors every rank has reached together (the config and layout checks, which every rank makes identically, and
+// Trainer::start, which agrees on failure across ranks): nobody is blocked in a message, so the job ends cleanly.
+// Rank 0 gathers every rank's message and prints each distinct one once with the ranks that reported it, e.g.
+//   sluice train: rank 1: no CUDA device: ...
+//   sluice train: ranks 0, 2, 3: sluice_trainer_start failed on another rank (rank 1, ...)
+// or just `sluice train: <message>` when all ranks agree on it.
+[[noreturn]] void fail_agreed(const std::exception& e, int rank, int world) {
+  constexpr int kLine = 1024;
+  std::vector<char> mine(kLine, '\0');
+  std::string text = e.what();
+  text.copy(mine.data(), kLine - 1);
+  std::vector<char> all(rank == 0 ? static_cast<size_t>(kLine) * world : 0);
+  MPI_Gather(mine.data(), kLine, MPI_CHAR, all.data(), kLine, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::vector<std::pair<std::string, std::vector<int>>> distinct;  // message -> ranks, in rank order
+    for (int r = 0; r < world; ++r) {
+      const std::string message(all.data() + static_cast<size_t>(r) * kLine);
+      auto it = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == message; });
+      if (it == distinct.end()) it = distinct.insert(distinct.end(), {message, {}});
+      it->second.push_back(r);
+    }
+    for (const auto& [message, ranks] : distinct) {
+      std::string who;
+      if (distinct.size() > 1) {
+        who = ranks.size() == 1 ? "rank " : "ranks ";
+        for (size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
+        who += ": ";
+      }
+      std::cerr << "sluice train: " << who << message << std::endl;
+    }
   }
-  // One write: a peer's MPI_Abort may kill this rank at any moment, and a line printed piecewise was seen cut
-  // off before the reason (a cuda stage's "no CUDA device" lost behind "rank 1: ").
+  MPI_Finalize();
+  throw CommandExit{1};
+}
+
+// Anything after start-up may hit one rank only, and its peers could be blocked in a message: the command line
+// tool (never the library) then aborts the job so that no rank hangs.
+[[noreturn]] void fail_and_abort(const std::exception& e, int rank) {
+  // One write: a peer's MPI_Abort may kill this rank at any moment.
   std::cerr << "sluice train: rank " + std::to_string(rank) + ": " + e.what() + "\n" << std::flush;
-  // Errors agreed across ranks (Trainer::start) reach every rank here at once, each with its own message: a
-  // moment's grace lets the peers print theirs before the first abort kills them.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, 1);
   throw CommandExit{1};
 }
@@ -94,6 +120,7 @@ void run_training(const TrainOptions& options) {
   config::Config cfg;
   config::Layout layout{};
   std::unique_ptr<data::DataSource> source;
+  std::unique_ptr<Error> setup_error;
   try {
     cfg = config::parse_config(options.config, options.overrides);
     layout = config::make_layout(cfg, world, rank);
@@ -105,15 +132,22 @@ void run_training(const TrainOptions& options) {
       throw Error(ErrorCode::kConfig, "checkpoint.every is set but checkpoint.dir is empty");
     }
   } catch (const Error& e) {
-    fail_everywhere(e, rank, true);
+    setup_error = std::make_unique<Error>(e);
+  }
+  // Usually every rank fails here alike, but a data file one node cannot read fails there only: agree first.
+  int failed_here = setup_error ? 1 : 0, failed_anywhere = 0;
+  MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (failed_anywhere) {
+    fail_agreed(setup_error ? *setup_error : Error(ErrorCode::kConfig, "the set-up failed on another rank"), rank,
+                world);
   }
 
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   try {
     trainer.start();
   } catch (const Error& e) {
-    // Shapes, partition and schedule are checked identically on every rank before any message.
-    fail_everywhere(e, rank, e.code() == ErrorCode::kConfig || e.code() == ErrorCode::kInvalidArgument);
+    // Trainer::start either starts on every rank or throws on every rank (core/runtime/agreement.h).
+    fail_agreed(e, rank, world);
   }
   try {
     const std::string layout_text = trainer.layout_description();
@@ -176,7 +210,7 @@ void run_training(const TrainOptions& options) {
   } catch (const CommandExit&) {
     throw;
   } catch (const std::exception& e) {
-    fail_everywhere(e, rank, false);
+    fail_and_abort(e, rank);
   }
   MPI_Finalize();
 }

@@ -1,0 +1,17 @@
+// Who shares this rank's node, from MPI itself (MPI_COMM_TYPE_SHARED) rather than from a launcher's environment
+// variables: it is what GPU placement and the transport choice need to know.
+#pragma once
+
+#include <mpi.h>
+
+namespace sluice::runtime {
+
+// Collective over `comm`: how many of its ranks share this rank's node.
+int ranks_on_this_node(MPI_Comm comm);
+
+// Collective over `comm`: this rank's index among the ranks of its node for which `member` is true, numbered in
+// `comm` rank order; -1 when `member` is false. With member = "my stage runs on cuda" it is the rank's place among
+// the node's GPU-driving ranks, so cpu ranks of a mixed pipeline take no GPU.
+int rank_among_node_peers(MPI_Comm comm, bool member);
+
+}  // namespace sluice::runtime
