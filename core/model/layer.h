@@ -85,7 +85,9 @@ class Layer {
   // Otherwise it may move from `x`, sets `y` to next's output, `*between` (when not null: a caller that needs
   // it, e.g. as the input a recompute re-runs `next` from) to this layer's output, and fills `saved` and
   // `next_saved` exactly as forward() then next.forward() would, bit for bit, so backward, recompute and the
-  // stash cannot tell a fused forward from two separate ones.
+  // stash cannot tell a fused forward from two separate ones. Only `context` (this layer's) is passed: a layer
+  // may fuse in only a `next` whose forward ignores its context (an activation; never dropout, whose mask is
+  // keyed by its own layer index).
   virtual bool forward_with_next(Layer& next, kernels::Tensor& x, const ForwardContext& context,
                                  LayerSaved& saved, LayerSaved& next_saved, kernels::Tensor* between,
                                  kernels::Tensor& y);
