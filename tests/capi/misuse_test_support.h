@@ -10,19 +10,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "tests/mpi_world.h"
+
 namespace capi_test {
 
-inline int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-inline int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
 
 constexpr int kFeatures = 4;
 constexpr int kOutputs = 2;

@@ -13,21 +13,13 @@
 
 #include "core/comm/mpi_transport.h"
 #include "core/common/error.h"
+#include "tests/mpi_world.h"
 
 namespace sluice::comm {
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
 
 // Rank `rank`'s contribution for element i of the sum named `salt`. Large values of both signs next to small
 // ones make float addition non-associative (1e8 + 1 - 1e8 is 0, 1e8 - 1e8 + 1 is 1), so any other order of

@@ -4,6 +4,7 @@
 // (each runs on its own duplicate communicator, so a notice cannot reach the next one). A hang fails the test's
 // time limit.
 #include "core/comm/setup_agreement.h"
+#include "tests/mpi_world.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -14,17 +15,8 @@
 namespace sluice::comm {
 namespace {
 
-int rank_of_world() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
 
 // A set-up that finishes after `polls_to_done` polls, fails after `polls_to_fail` (if >= 0), and otherwise stays
 // in progress until aborted, as an NCCL init waiting for a rank that never joins does.
@@ -56,7 +48,7 @@ bool everywhere(bool value) {
 
 TEST(SetupAgreement, SuccessEverywhereAtDifferentSpeedsIsTrueEverywhere) {
   ScriptedSetup setup;
-  setup.polls_to_done = 3 * rank_of_world();
+  setup.polls_to_done = 3 * world_rank();
   EXPECT_TRUE(everywhere(setup.run()));
   EXPECT_EQ(setup.aborts, 0);
 }
@@ -64,7 +56,7 @@ TEST(SetupAgreement, SuccessEverywhereAtDifferentSpeedsIsTrueEverywhere) {
 TEST(SetupAgreement, OneFailureMakesTheWaitingRanksAbortOnceAndAllReturnFalse) {
   ASSERT_GE(world_size(), 2);
   ScriptedSetup setup;
-  const bool failing = rank_of_world() == 1;
+  const bool failing = world_rank() == 1;
   if (failing) setup.polls_to_fail = 5;  // the others never finish on their own: they must hear of it
   EXPECT_TRUE(everywhere(!setup.run()));
   EXPECT_EQ(setup.aborts, failing ? 0 : 1);
@@ -73,7 +65,7 @@ TEST(SetupAgreement, OneFailureMakesTheWaitingRanksAbortOnceAndAllReturnFalse) {
 TEST(SetupAgreement, FailuresOnSeveralRanksAndRanksAlreadyDone) {
   ASSERT_GE(world_size(), 3);
   ScriptedSetup setup;
-  const int rank = rank_of_world();
+  const int rank = world_rank();
   // Two failures, both at the first poll (which comes before any check for notices, so neither can hear of the
   // other's failure first and abort instead).
   if (rank == 0 || rank == 2) setup.polls_to_fail = 0;
@@ -85,7 +77,7 @@ TEST(SetupAgreement, FailuresOnSeveralRanksAndRanksAlreadyDone) {
 TEST(SetupAgreement, BackToBackAgreementsDoNotSeeEachOthersNotices) {
   for (int round = 0; round < 3; ++round) {
     ScriptedSetup failing_round;
-    if (rank_of_world() == 0) failing_round.polls_to_fail = 0;
+    if (world_rank() == 0) failing_round.polls_to_fail = 0;
     EXPECT_TRUE(everywhere(!failing_round.run())) << "round " << round;
     ScriptedSetup good_round;  // slow everywhere: a leftover notice would abort it
     good_round.polls_to_done = 10;

@@ -12,9 +12,12 @@
 #include "core/comm/staged_transport.h"
 #include "core/common/error.h"
 #include "kernels/host_staging.h"
+#include "tests/mpi_world.h"
 
 namespace sluice::comm {
 namespace {
+
+using sluice::testing::world_rank;
 
 constexpr float kOffset = 4096.0f;  // integers below 2^24 stay exact through +/- kOffset
 
@@ -39,12 +42,6 @@ std::vector<float> values_of(int rank, int message, int count) {
   std::vector<float> values(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) values[static_cast<size_t>(i)] = 1000.0f * rank + 100.0f * message + i % 97;
   return values;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
 }
 
 TEST(StagedTransport, EveryMessageIsCopiedOutAndBackExactlyOnce) {

@@ -42,9 +42,13 @@
 #include "kernels/cuda/cuda_device.h"
 #include "tests/cuda/cuda_test_support.h"
 #include "tests/runtime/schedule_cases.h"
+#include "tests/mpi_world.h"
 
 namespace sluice {
 namespace {
+
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
 
 constexpr int kSteps = 3;
 constexpr int64_t kBatch = 32;
@@ -89,18 +93,6 @@ config::Config make_config(const testing::ScheduleCase& c, int stages, const std
       "optimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, clip_grad_norm: 0.5}\n" +
       "data: {type: synthetic, batch: " + std::to_string(kBatch) + "}\n" + "seed: 7\nsteps: 3\n" + device_keys;
   return config::parse_config(yaml);
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
 }
 
 // What one run leaves behind on this rank: every step's loss and the final values of this rank's parameters,

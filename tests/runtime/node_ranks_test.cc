@@ -7,21 +7,13 @@
 
 #include "core/common/error.h"
 #include "core/runtime/placement.h"
+#include "tests/mpi_world.h"
 
 namespace sluice::runtime {
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
 
 TEST(NodeRanks, EveryRankOfThisTestSharesTheNode) { EXPECT_EQ(ranks_on_this_node(MPI_COMM_WORLD), world_size()); }
 

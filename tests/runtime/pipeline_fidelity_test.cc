@@ -18,9 +18,12 @@
 #include "core/runtime/trainer.h"
 #include "tests/runtime/schedule_cases.h"
 #include "core/schedule/simulator.h"
+#include "tests/mpi_world.h"
 
 namespace sluice {
 namespace {
+
+using sluice::testing::world_size;
 
 constexpr int kSteps = 3;
 constexpr int64_t kReplicaBatch = 32;
@@ -53,12 +56,6 @@ config::Config make_config(const std::string& schedule, int chunks, int stages, 
                      "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\n" +
                      "seed: 7\nsteps: 3\n";
   return config::parse_config(yaml);
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
 }
 
 struct Batch {

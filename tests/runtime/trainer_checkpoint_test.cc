@@ -21,19 +21,16 @@
 #include "core/runtime/trainer.h"
 #include "tests/runtime/schedule_cases.h"
 #include "core/runtime/trainer_checkpoint.h"
+#include "tests/mpi_world.h"
 
 namespace sluice {
 namespace {
 
+using sluice::testing::world_size;
+
 constexpr int kTotalSteps = 5;
 constexpr int kStopAfter = 2;
 constexpr int64_t kGlobalBatch = 32;
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
 
 // A path every rank agrees on (TEST_TMPDIR is the same for all ranks of one mpirun).
 std::string shared_path(const std::string& name) {
