@@ -19,6 +19,7 @@ namespace {
 using kernels::Tensor;
 using testing::bits_equal;
 using testing::layer_spec;
+using testing::linear_spec;
 using testing::random_tensor;
 
 // The CPU backend, counting the fused op's calls.
@@ -31,13 +32,6 @@ class CountingBackend : public kernels::CpuBackend {
   int fused_calls = 0;
 };
 
-config::LayerSpec linear(int64_t outputs, bool bias) {
-  config::LayerSpec spec = layer_spec("linear");
-  spec.outputs = outputs;
-  spec.bias = bias;
-  return spec;
-}
-
 // 0 linear, 1 gelu, 2 linear, 3 relu, 4 linear (no bias), 5 tanh, 6 residual_mlp (fuses inside), 7 tanh,
 // 8 linear. Layers 6-7: an activation after a non-linear layer, which must not fuse.
 config::ModelSpec fusable_model() {
@@ -46,8 +40,8 @@ config::ModelSpec fusable_model() {
   config::LayerSpec mlp = layer_spec("residual_mlp");
   mlp.hidden = 10;
   mlp.activation = "gelu";
-  spec.layers = {linear(12, true),  layer_spec("gelu"), linear(9, true), layer_spec("relu"), linear(7, false),
-                 layer_spec("tanh"), mlp,               layer_spec("tanh"), linear(3, true)};
+  spec.layers = {linear_spec(12, true),  layer_spec("gelu"), linear_spec(9, true), layer_spec("relu"), linear_spec(7, false),
+                 layer_spec("tanh"), mlp,               layer_spec("tanh"), linear_spec(3, true)};
   return spec;
 }
 

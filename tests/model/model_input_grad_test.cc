@@ -25,6 +25,7 @@ namespace {
 using kernels::Tensor;
 using testing::bits_equal;
 using testing::layer_spec;
+using testing::linear_spec;
 using testing::random_tensor;
 
 constexpr int kMicrobatches = 3;
@@ -41,13 +42,6 @@ class GemmCountingBackend : public kernels::CpuBackend {
   }
   int gemm_calls = 0;
 };
-
-config::LayerSpec linear(int64_t outputs, bool bias = true) {
-  config::LayerSpec spec = layer_spec("linear");
-  spec.outputs = outputs;
-  spec.bias = bias;
-  return spec;
-}
 
 config::LayerSpec residual_mlp(int64_t hidden, const std::string& activation) {
   config::LayerSpec spec = layer_spec("residual_mlp");
@@ -78,13 +72,13 @@ struct ModelCase {
 
 std::vector<ModelCase> model_cases() {
   return {
-      {"linear first", model({linear(8), layer_spec("gelu"), dropout(0.25), residual_mlp(12, "gelu"),
-                              layer_spec("layernorm"), layer_spec("tanh"), linear(3, false)})},
-      {"linear without bias first", model({linear(8, false), layer_spec("relu"), linear(3)})},
-      {"residual_mlp first", model({residual_mlp(10, "relu"), linear(7), layer_spec("tanh"), linear(3)})},
-      {"gelu first", model({layer_spec("gelu"), linear(8), layer_spec("relu"), linear(3)})},
-      {"dropout first", model({dropout(0.3), linear(8), layer_spec("relu"), linear(3)})},
-      {"layernorm first", model({layer_spec("layernorm"), linear(4), layer_spec("gelu"), linear(3)})},
+      {"linear first", model({linear_spec(8), layer_spec("gelu"), dropout(0.25), residual_mlp(12, "gelu"),
+                              layer_spec("layernorm"), layer_spec("tanh"), linear_spec(3, false)})},
+      {"linear without bias first", model({linear_spec(8, false), layer_spec("relu"), linear_spec(3)})},
+      {"residual_mlp first", model({residual_mlp(10, "relu"), linear_spec(7), layer_spec("tanh"), linear_spec(3)})},
+      {"gelu first", model({layer_spec("gelu"), linear_spec(8), layer_spec("relu"), linear_spec(3)})},
+      {"dropout first", model({dropout(0.3), linear_spec(8), layer_spec("relu"), linear_spec(3)})},
+      {"layernorm first", model({layer_spec("layernorm"), linear_spec(4), layer_spec("gelu"), linear_spec(3)})},
   };
 }
 
@@ -263,7 +257,7 @@ GemmCounts count_backward_gemms(const config::ModelSpec& spec, bool skip_model_i
 TEST(ModelInputGrad, AFirstLinearLayerRunsOneGemmFewerPerMicrobatch) {
   // linear, gelu, linear: I computes dx of both linears (2 GEMMs) unless layer 0's is skipped; W computes both
   // weight gradients (2 GEMMs) either way.
-  const config::ModelSpec mlp = model({linear(8), layer_spec("gelu"), linear(3)});
+  const config::ModelSpec mlp = model({linear_spec(8), layer_spec("gelu"), linear_spec(3)});
   const GemmCounts computed = count_backward_gemms(mlp, false);
   const GemmCounts skipped = count_backward_gemms(mlp, true);
   EXPECT_EQ(computed.input, 2 * kMicrobatches);
@@ -275,9 +269,9 @@ TEST(ModelInputGrad, AFirstLinearLayerRunsOneGemmFewerPerMicrobatch) {
 
   // A first residual MLP skips fc1's dx GEMM; a first activation keeps the default path (no GEMM to save).
   const std::vector<std::pair<config::ModelSpec, int>> saved_per_microbatch = {
-      {model({linear(8, false), layer_spec("relu"), linear(3)}), 1},
-      {model({residual_mlp(10, "gelu"), linear(3)}), 1},
-      {model({layer_spec("gelu"), linear(3)}), 0},
+      {model({linear_spec(8, false), layer_spec("relu"), linear_spec(3)}), 1},
+      {model({residual_mlp(10, "gelu"), linear_spec(3)}), 1},
+      {model({layer_spec("gelu"), linear_spec(3)}), 0},
   };
   for (const auto& [spec, saved] : saved_per_microbatch) {
     const GemmCounts with = count_backward_gemms(spec, false);

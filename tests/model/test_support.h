@@ -1,6 +1,7 @@
 // Small helpers shared by the model tests: reproducible inputs, bitwise comparison, layer factories.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -32,6 +33,13 @@ inline bool bits_equal(const kernels::Tensor& a, const kernels::Tensor& b) {
 inline config::LayerSpec layer_spec(const std::string& type) {
   config::LayerSpec spec;
   spec.type = type;
+  return spec;
+}
+
+inline config::LayerSpec linear_spec(int64_t outputs, bool bias = true) {
+  config::LayerSpec spec = layer_spec("linear");
+  spec.outputs = outputs;
+  spec.bias = bias;
   return spec;
 }
 
