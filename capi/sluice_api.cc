@@ -8,12 +8,19 @@
 #include "capi/callback_layer.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
+#include "core/comm/agreement.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 
 struct sluice_trainer {
-  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;            // the host's communicator, handed to the trainer
+  MPI_Comm agreement_comm = MPI_COMM_NULL;  // Sluice's duplicate for the create-time agreement
+  ~sluice_trainer() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && agreement_comm != MPI_COMM_NULL) MPI_Comm_free(&agreement_comm);
+  }
   sluice::config::Config config;
   sluice::model::CustomLayerRegistry custom_layers;
   std::map<std::string, int64_t> custom_out_features;  // for sluice_trainer_features before start
@@ -76,32 +83,34 @@ int sluice_version(void) { return SLUICE_VERSION; }
 sluice_status sluice_trainer_create(MPI_Comm comm, const char* config, sluice_trainer** out) {
   if (out != nullptr) *out = nullptr;
   std::unique_ptr<sluice_trainer> t;
-  const sluice_status local = sluice::capi::guarded("sluice_trainer_create", [&] {
-    require(out != nullptr, "out (sluice_trainer**) is NULL");
-    require(config != nullptr, "config is NULL (pass YAML text or a file path)");
+  MPI_Comm agreement_comm = MPI_COMM_NULL;
+  // Checks that need no communication: without MPI or a communicator there is nobody to agree with.
+  const sluice_status usable = sluice::capi::guarded("sluice_trainer_create", [&] {
     require(comm != MPI_COMM_NULL, "communicator is MPI_COMM_NULL");
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) throw Error(ErrorCode::kState, "MPI is not initialized: call MPI_Init first");
-    t = std::make_unique<sluice_trainer>();
-    t->comm = comm;
-    t->config = sluice::config::parse_config(config);
+    // Sluice never sends on the host's communicator: the agreement runs on a duplicate.
+    if (MPI_Comm_dup(comm, &agreement_comm) != MPI_SUCCESS) {
+      throw Error(ErrorCode::kComm, "MPI_Comm_dup of the communicator failed");
+    }
+    MPI_Comm_set_errhandler(agreement_comm, MPI_ERRORS_RETURN);
   });
+  if (usable != SLUICE_OK) return usable;
+  t = std::make_unique<sluice_trainer>();
+  t->comm = comm;
+  t->agreement_comm = agreement_comm;
   // Collective: a config that fails on some ranks only (a file one node cannot read) fails on all of them,
   // so no rank goes on to sluice_trainer_start and waits for peers that never come.
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized && comm != MPI_COMM_NULL) {
-    int failed = local != SLUICE_OK ? 1 : 0, any_failed = 0;
-    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_LOR, comm) != MPI_SUCCESS) {
-      return sluice::capi::fail(SLUICE_ERROR_COMM, "sluice_trainer_create: MPI_Allreduce on the communicator failed");
-    }
-    if (local == SLUICE_OK && any_failed) {
-      return sluice::capi::fail(SLUICE_ERROR_CONFIG,
-                                "sluice_trainer_create: failed on another rank (its own error names the cause)");
-    }
-  }
-  if (local != SLUICE_OK) return local;
+  const sluice_status status = sluice::capi::guarded("sluice_trainer_create", [&] {
+    std::optional<Error> failure = sluice::comm::capture_failure([&] {
+      require(out != nullptr, "out (sluice_trainer**) is NULL");
+      require(config != nullptr, "config is NULL (pass YAML text or a file path)");
+      t->config = sluice::config::parse_config(config);
+    });
+    sluice::comm::agree_or_throw(t->agreement_comm, "sluice_trainer_create", failure);
+  });
+  if (status != SLUICE_OK) return status;
   std::lock_guard<std::mutex> lock(g_mutex);
   g_live.insert(t.get());
   *out = t.release();
@@ -160,6 +169,19 @@ sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outp
   return sluice::capi::guarded("sluice_predict", [&] {
     require_started(t);
     t->trainer->predict(inputs, outputs, batch);
+  });
+}
+
+sluice_status sluice_join_with_error(sluice_trainer* t, const char* function, sluice_status status,
+                                     const char* message) {
+  const std::string name = function != nullptr ? function : "";
+  const std::string text = message != nullptr ? message : "";
+  return sluice::capi::guarded("sluice_join_with_error", [&] {
+    require_live(t);
+    require(status != SLUICE_OK, "sluice_join_with_error: status is SLUICE_OK (pass the error to report)");
+    const sluice::Error error(sluice::capi::to_error_code(status), text.empty() ? sluice_status_string(status) : text);
+    if (!t->trainer) throw error;
+    t->trainer->join_with_error(name, error);
   });
 }
 

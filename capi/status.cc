@@ -22,6 +22,15 @@ sluice_status to_status(ErrorCode code) {
   return SLUICE_ERROR_INTERNAL;
 }
 
+ErrorCode to_error_code(sluice_status status) {
+  for (ErrorCode code : {ErrorCode::kInvalidArgument, ErrorCode::kConfig, ErrorCode::kState, ErrorCode::kUnsupported,
+                         ErrorCode::kComm, ErrorCode::kCuda, ErrorCode::kIo, ErrorCode::kCheckpoint,
+                         ErrorCode::kTimeout, ErrorCode::kCallback}) {
+    if (to_status(code) == status) return code;
+  }
+  return ErrorCode::kInternal;
+}
+
 sluice_status fail(sluice_status status, const std::string& message) {
   t_last_error = message;
   return status;

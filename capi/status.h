@@ -9,6 +9,8 @@
 namespace sluice::capi {
 
 sluice_status to_status(ErrorCode code);
+// The inverse of to_status (SLUICE_OK and unknown values map to kInternal).
+ErrorCode to_error_code(sluice_status status);
 // Records `message` as this thread's last error and returns `status`.
 sluice_status fail(sluice_status status, const std::string& message);
 void clear_last_error();

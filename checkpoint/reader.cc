@@ -4,7 +4,7 @@
 
 #include "checkpoint/byte_exchange.h"
 #include "checkpoint/checksum.h"
-#include "checkpoint/collective_agreement.h"
+#include "core/comm/agreement.h"
 #include "checkpoint/directory.h"
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
@@ -75,11 +75,11 @@ Reader::Reader(MPI_Comm comm, const std::string& path) {
   MPI_Comm_rank(comm, &rank);
   // Rank 0 alone picks the file so that a save finishing meanwhile cannot make ranks open different checkpoints.
   std::string resolved;
-  agree_or_throw(comm, capture_failure([&] {
-                   if (rank == 0) resolved = resolve_checkpoint_path(path);
-                 }));
+  comm::agree_or_throw(comm, "finding the checkpoint to read", comm::capture_failure([&] {
+                         if (rank == 0) resolved = resolve_checkpoint_path(path);
+                       }));
   file_ = broadcast_bytes(comm, resolved, 0);
-  agree_or_throw(comm, capture_failure([&] { open_and_index(); }));
+  comm::agree_or_throw(comm, "opening the checkpoint", comm::capture_failure([&] { open_and_index(); }));
 }
 
 Reader::Reader(const std::string& path) : file_(resolve_checkpoint_path(path)) { open_and_index(); }
@@ -219,7 +219,7 @@ void verify_all(MPI_Comm comm, const std::string& path) {
   int size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  agree_or_throw(comm, capture_failure([&] {
+  comm::agree_or_throw(comm, "verifying the checkpoint", comm::capture_failure([&] {
                    const std::vector<std::string> paths = reader.paths();
                    for (size_t i = static_cast<size_t>(rank); i < paths.size(); i += static_cast<size_t>(size)) {
                      reader.read(paths[i]);

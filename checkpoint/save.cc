@@ -16,7 +16,7 @@
 
 #include "checkpoint/byte_exchange.h"
 #include "checkpoint/checksum.h"
-#include "checkpoint/collective_agreement.h"
+#include "core/comm/agreement.h"
 #include "checkpoint/directory.h"
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
@@ -103,7 +103,7 @@ JobMetadata share_job_metadata(MPI_Comm comm, const Snapshot& mine) {
   shared.train_ints = deserialize_int_map(broadcast_bytes(comm, is_root ? serialize_int_map(mine.train_ints) : "", 0));
   shared.attributes =
       deserialize_string_map(broadcast_bytes(comm, is_root ? serialize_string_map(mine.attributes) : "", 0));
-  agree_or_throw(comm, capture_failure([&] {
+  comm::agree_or_throw(comm, "checking the checkpoint's job metadata", comm::capture_failure([&] {
                    validate_job_metadata(shared);
                    if (!mine.train_ints.empty() && mine.train_ints != shared.train_ints) {
                      throw Error(ErrorCode::kInvalidArgument,
@@ -188,7 +188,7 @@ class CheckpointFileWriter {
     for (const ManifestItem& item : all) datasets.push_back(create_dataset(file.get(), item));
 
     // A failed transfer on one rank must not skip the collective closes below, or the other ranks would hang.
-    std::optional<Error> transfer_failure = capture_failure([&] { write_data(all, datasets, mine); });
+    std::optional<Error> transfer_failure = comm::capture_failure([&] { write_data(all, datasets, mine); });
     datasets.clear();
     if (!file.close() && !transfer_failure) {
       transfer_failure = Error(ErrorCode::kCheckpoint,
@@ -277,22 +277,23 @@ void save(MPI_Comm comm, const std::string& path, const Snapshot& mine, const Sa
   const bool is_root = rank_of(comm) == 0;
 
   std::vector<ManifestItem> my_items;
-  agree_or_throw(comm, capture_failure([&] { my_items = describe_entries(mine); }));
+  comm::agree_or_throw(comm, "describing the checkpoint entries",
+                       comm::capture_failure([&] { my_items = describe_entries(mine); }));
   const std::vector<ManifestItem> all = merge_manifests(allgather_bytes(comm, serialize_manifest(my_items)));
   const JobMetadata metadata = share_job_metadata(comm, mine);
-  agree_or_throw(comm, capture_failure([&] {
+  comm::agree_or_throw(comm, "checking the checkpoint directory", comm::capture_failure([&] {
                    if (is_root) check_target_directory(path);
                  }));
 
   const std::string temporary = temporary_path(path, broadcast_bytes(comm, is_root ? writer_id() : "", 0));
   try {
-    agree_or_throw(comm, capture_failure([&] {
+    comm::agree_or_throw(comm, "writing the checkpoint", comm::capture_failure([&] {
                      CheckpointFileWriter(comm, temporary, options).write(all, metadata, mine);
                      // Each rank flushes what it wrote; on a local disk one would do, on a parallel FS each client
                      // holds its own dirty pages.
                      fsync_path(temporary, O_RDONLY);
                    }));
-    agree_or_throw(comm, capture_failure([&] {
+    comm::agree_or_throw(comm, "renaming the checkpoint into place", comm::capture_failure([&] {
                      if (!is_root) return;
                      if (std::rename(temporary.c_str(), path.c_str()) != 0) {
                        throw Error(ErrorCode::kIo, "cannot rename '" + temporary + "' to '" + path +

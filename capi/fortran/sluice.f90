@@ -11,8 +11,8 @@
 !
 ! The wrappers check what only Fortran knows (array extents against the model's feature counts) and report it
 ! through sluice_last_error() like the library's own errors. A collective wrapper that finds such a problem on
-! one rank still joins the collective call (with batch 0, so every rank fails together) before returning it:
-! no rank is left waiting for the one with the bad array.
+! one rank joins the other ranks' call through sluice_join_with_error (the library's one failure agreement),
+! so every rank fails together with this rank's message: no rank is left waiting for the one with the bad array.
 module sluice
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_char, c_ptr, c_funptr, &
                                          c_null_ptr, c_null_funptr, c_null_char, c_loc, c_f_pointer, &
@@ -158,6 +158,15 @@ module sluice
       integer(c_int64_t), value :: batch
       integer(c_int) :: status
     end function c_predict
+
+    function c_join_with_error(t, function_name, status_in, message) bind(C, name="sluice_join_with_error") &
+        result(status)
+      import :: c_int, c_char, c_ptr
+      type(c_ptr), value :: t
+      character(kind=c_char), dimension(*), intent(in) :: function_name, message
+      integer(c_int), value :: status_in
+      integer(c_int) :: status
+    end function c_join_with_error
 
     function c_save_checkpoint(t, path) bind(C, name="sluice_save_checkpoint") result(status)
       import :: c_int, c_char, c_ptr
@@ -411,9 +420,9 @@ contains
       end if
     end if
     if (status /= SLUICE_OK) then
-      ! The other ranks are already in (or on their way to) the collective step: join it with batch 0, which the
-      ! library rejects on every rank together, then report this rank's more specific problem.
-      call join_failed_step(trainer)
+      ! The other ranks are already in (or on their way to) the collective step: join its argument agreement
+      ! with this rank's problem, so that every rank fails with it.
+      call join_with_error(trainer, 'sluice_train_step', status)
       return
     end if
     if (present(loss)) loss_ptr = c_loc(loss)
@@ -448,28 +457,24 @@ contains
       status = common_batch('sluice_predict', 'inputs', inputs_batch, 'outputs', size(outputs, 2, c_int64_t), rows)
     end if
     if (status /= SLUICE_OK) then
-      call join_failed_predict(trainer)
+      call join_with_error(trainer, 'sluice_predict', status)
       return
     end if
     if (rows > 0) outputs_ptr = c_loc(outputs)
     status = c_predict(trainer%handle, inputs_ptr, outputs_ptr, rows)
   end function sluice_predict
 
-  ! A rank whose arguments the wrapper rejected still calls the collective C function, with batch 0 and no
-  ! arrays: the library agrees on argument errors across ranks, so every rank then fails together instead of
-  ! the others waiting for this one. The library's status and message are dropped: wrapper_error (set by
-  ! wrapper_failure) names this rank's actual problem and takes precedence in sluice_last_error().
-  subroutine join_failed_step(trainer)
+  ! A rank whose arguments the wrapper rejected still takes part in the collective call, through
+  ! sluice_join_with_error: the library's failure agreement tells every rank this rank's problem (its status
+  ! and wrapper_error), so the other ranks fail with it instead of waiting. The library's status is dropped:
+  ! wrapper_error names this rank's problem and takes precedence in sluice_last_error().
+  subroutine join_with_error(trainer, function_name, status)
     type(sluice_trainer), intent(in) :: trainer
+    character(len=*), intent(in) :: function_name
+    integer(c_int), intent(in) :: status
     integer(c_int) :: ignored
-    ignored = c_train_step(trainer%handle, c_null_ptr, c_null_ptr, 0_c_int64_t, c_null_ptr)
-  end subroutine join_failed_step
-
-  subroutine join_failed_predict(trainer)
-    type(sluice_trainer), intent(in) :: trainer
-    integer(c_int) :: ignored
-    ignored = c_predict(trainer%handle, c_null_ptr, c_null_ptr, 0_c_int64_t)
-  end subroutine join_failed_predict
+    ignored = c_join_with_error(trainer%handle, to_c_string(function_name), status, to_c_string(wrapper_error))
+  end subroutine join_with_error
 
   ! --- checkpoints and statistics ------------------------------------------------------------------------
 

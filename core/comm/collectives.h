@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/comm/transport.h"
@@ -24,7 +25,11 @@ class Group {
   virtual void ordered_sum(double* data, int64_t count) = 0;
   // Gathers `count` doubles from every rank to every rank: out[r * count + i].
   virtual std::vector<double> all_gather(const double* data, int64_t count) = 0;
-  // Logical OR of a flag over the group (used to agree on errors and preemption).
+  // Gathers one text of any length from every rank at `root`, in rank order; other ranks get an empty vector.
+  virtual std::vector<std::string> gather_text(const std::string& mine, int root) = 0;
+  // Broadcasts `count` floats (any count) from `root` to every rank.
+  virtual void broadcast(float* data, int64_t count, int root) = 0;
+  // Logical OR of a flag over the group (used to agree on preemption; failures use comm::agree).
   virtual bool any(bool flag) = 0;
   virtual void barrier() = 0;
 };

@@ -1,5 +1,6 @@
 #include "core/comm/mpi_transport.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -113,6 +114,33 @@ std::vector<double> MpiGroup::all_gather(const double* data, int64_t count) {
                           comm_),
             "MPI_Allgather");
   return out;
+}
+
+std::vector<std::string> MpiGroup::gather_text(const std::string& mine, int root) {
+  const int length = as_int_count(static_cast<int64_t>(mine.size()));
+  std::vector<int> lengths(rank_ == root ? size_ : 0);
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm_), "MPI_Gather (text lengths)");
+  std::vector<int> offsets(lengths.size(), 0);
+  int64_t total = 0;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    offsets[r] = as_int_count(total);
+    total += lengths[r];
+  }
+  std::vector<char> all(static_cast<size_t>(total) + 1);
+  check_mpi(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
+                        comm_),
+            "MPI_Gatherv (text)");
+  std::vector<std::string> texts;
+  for (size_t r = 0; r < lengths.size(); ++r) texts.emplace_back(all.data() + offsets[r], lengths[r]);
+  return texts;
+}
+
+void MpiGroup::broadcast(float* data, int64_t count, int root) {
+  constexpr int64_t kSlice = int64_t{1} << 30;  // MPI counts are ints: large buffers go in slices
+  for (int64_t offset = 0; offset < count; offset += kSlice) {
+    const int n = static_cast<int>(std::min(kSlice, count - offset));
+    check_mpi(MPI_Bcast(data + offset, n, MPI_FLOAT, root, comm_), "MPI_Bcast");
+  }
 }
 
 bool MpiGroup::any(bool flag) {

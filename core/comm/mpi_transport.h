@@ -49,6 +49,8 @@ class MpiGroup : public Group {
   std::unique_ptr<Request> start_ordered_sum(float* data, int64_t count) override;
   void ordered_sum(double* data, int64_t count) override;
   std::vector<double> all_gather(const double* data, int64_t count) override;
+  std::vector<std::string> gather_text(const std::string& mine, int root) override;
+  void broadcast(float* data, int64_t count, int root) override;
   bool any(bool flag) override;
   void barrier() override;
 

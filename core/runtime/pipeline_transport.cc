@@ -3,7 +3,7 @@
 #include <exception>
 
 #include "core/comm/staged_transport.h"
-#include "core/runtime/agreement.h"
+#include "core/comm/agreement.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
 #include "core/runtime/transport_choice.h"
@@ -50,7 +50,7 @@ PipelineTransport make_pipeline_transport(const std::string& requested, const st
   } catch (...) {
     error = std::current_exception();
   }
-  agree_or_throw(mpi.world_group(), error, "choosing pipeline.transport");
+  comm::agree_or_throw(mpi.world(), "choosing pipeline.transport", error);
   // Nodes may differ (one with enough GPUs, one without): NCCL is all or nothing, so auto falls back to staged
   // everywhere if any rank could not use it.
   const bool some_rank_without_nccl = mpi.world_group().any(result.name != "nccl");  // collective: every rank
@@ -65,7 +65,7 @@ PipelineTransport make_pipeline_transport(const std::string& requested, const st
   } catch (...) {
     error = std::current_exception();
   }
-  agree_or_throw(mpi.world_group(), error, "creating the " + result.name + " pipeline transport");
+  comm::agree_or_throw(mpi.world(), "creating the pipeline transport", error);
   result.transport = result.owned ? result.owned.get() : &mpi.pipeline();
   result.summary = summarize(mpi.world_group(), result.name);
   return result;

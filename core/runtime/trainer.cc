@@ -10,39 +10,20 @@
 #include "core/common/error.h"
 #include "core/model/loss.h"
 #include "core/model/partition.h"
-#include "core/runtime/agreement.h"
+#include "core/comm/agreement.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
+#include "core/schedule/forward_only.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
-#include "core/schedule/chrome_trace.h"
 #include "core/schedule/validator.h"
 #include "kernels/backend_registry.h"
 #include "kernels/gemm_precision.h"
 
 namespace sluice::runtime {
-namespace {
-
-// Forward-only variant of a lowered schedule: keeps F and the activation messages, in the same order.
-schedule::Schedule forward_only(const schedule::Schedule& lowered) {
-  schedule::Schedule s = lowered;
-  for (auto& list : s.actions) {
-    std::vector<schedule::Action> kept;
-    for (const auto& a : list) {
-      if (a.kind == schedule::ActionKind::F || a.kind == schedule::ActionKind::SEND_F ||
-          a.kind == schedule::ActionKind::RECV_F) {
-        kept.push_back(a);
-      }
-    }
-    list = std::move(kept);
-  }
-  return s;
-}
-
-}  // namespace
 
 Trainer::Trainer(MPI_Comm world, config::Config cfg, model::CustomLayerRegistry custom_layers)
     : world_in_(world), cfg_(std::move(cfg)), custom_layers_(std::move(custom_layers)) {}
@@ -71,7 +52,7 @@ void Trainer::start() {
     error = std::current_exception();
   }
   try {
-    agree_or_throw(mpi_->world_group(), error, "sluice_trainer_start");
+    comm::agree_or_throw(mpi_->world(), "sluice_trainer_start", error);
     // Collective and agreed inside: only once every rank has built its stages (NCCL's set-up blocks until the
     // whole pipeline joins, so no rank may still be on its way to an error).
     std::vector<std::string> stage_devices;
@@ -120,8 +101,6 @@ void Trainer::build_local_state() {
     model::validate_split(split, num_layers_, P * V);
   }
   const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
-  ranges_.clear();
-  for (const auto& r : ranges) ranges_.push_back({r.first, r.last});
 
   const model::RecomputePolicy recompute =
       model::parse_recompute(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
@@ -153,7 +132,7 @@ void Trainer::build_executors() {
   };
   executor_ = std::make_unique<Executor>(lowered_, layout_.stage_rank, raw, backend, transport, loss,
                                          [this](int stage) { start_reduction(stage); });
-  forward_only_ = std::make_unique<schedule::Schedule>(forward_only(lowered_));
+  forward_only_ = std::make_unique<schedule::Schedule>(schedule::forward_only(lowered_));
   predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, backend, transport, loss,
                                           [](int) {});
 }
@@ -198,7 +177,7 @@ void Trainer::build_gradient_reducer() {
   } catch (...) {
     error = std::current_exception();
   }
-  agree_or_throw(mpi_->world_group(), error, "data-parallel gradient sum set-up");
+  comm::agree_or_throw(mpi_->world(), "data-parallel gradient sum set-up", error);
 }
 
 void Trainer::start_reduction(int stage) {
@@ -209,7 +188,14 @@ void Trainer::finish_reductions() {
   if (reducer_) reducer_->finish();
 }
 
-void Trainer::check_step_inputs(const float* inputs, const float* targets, int64_t rows, bool targets_everywhere) {
+void Trainer::join_with_error(const std::string& function, const Error& error) {
+  if (!started_) throw error;
+  comm::agree_or_throw(mpi_->world(), arguments_of(function), std::optional<Error>(error));
+  throw error;  // not reached: the agreement throws on every rank
+}
+
+void Trainer::check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
+                                bool targets_everywhere) {
   std::string problem;
   if (rows <= 0) {
     problem = "batch must be positive, got " + std::to_string(rows) + " (rank " + std::to_string(layout_.rank) + ")";
@@ -226,7 +212,7 @@ void Trainer::check_step_inputs(const float* inputs, const float* targets, int64
   std::exception_ptr error;
   if (!problem.empty()) error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, problem));
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
-  agree_or_throw(mpi_->world_group(), error, "argument check");
+  comm::agree_or_throw(mpi_->world(), arguments_of(function), error);
   // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over
   // rows x replicas samples.
   const double mine = static_cast<double>(rows);
@@ -244,7 +230,7 @@ void Trainer::check_step_inputs(const float* inputs, const float* targets, int64
 
 StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs(inputs, targets, rows, false);
+  check_step_inputs("sluice_train_step", inputs, targets, rows, false);
   for (auto& [index, stage] : stages_) {
     stage->zero_grad();
     stage->reset_peaks();
@@ -269,7 +255,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
 
   // Agree on failure across all ranks: the step is dropped everywhere, parameters stay as they were.
   try {
-    agree_or_throw(mpi_->world_group(), outcome.error, "step " + std::to_string(step_ + 1) + " (no update applied)");
+    comm::agree_or_throw(mpi_->world(), "step " + std::to_string(step_ + 1) + " (no update applied)", outcome.error);
   } catch (...) {
     for (auto& [index, stage] : stages_) stage->zero_grad();
     throw;
@@ -330,7 +316,7 @@ double Trainer::measure_bubble() {
 
 void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs(inputs, outputs, rows, true);  // outputs are filled on every rank
+  check_step_inputs("sluice_predict", inputs, outputs, rows, true);  // outputs are filled on every rank
   StepData data;
   data.inputs = inputs;
   data.rows = rows;
@@ -342,7 +328,7 @@ void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
   data.training = false;
   StepCounters counters;
   StepOutcome outcome = predictor_->run(data, counters, false);
-  agree_or_throw(mpi_->world_group(), outcome.error, "prediction");
+  comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
   // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
   const int last_rank = lowered_.stage_to_rank.back();
   const int64_t mb_rows = rows / cfg_.pipeline.microbatches;
@@ -351,106 +337,9 @@ void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
       backend_->to_host(outcome.outputs[m], outputs + m * mb_rows * output_features_);
     }
   }
-  // MPI counts are ints; broadcast in slices so huge outputs still work.
-  const int64_t total = rows * output_features_;
-  MPI_Comm pipe = mpi_->pipeline_comm();
-  for (int64_t offset = 0; offset < total; offset += (1 << 30)) {
-    const int count = static_cast<int>(std::min<int64_t>(1 << 30, total - offset));
-    comm::check_mpi(MPI_Bcast(outputs + offset, count, MPI_FLOAT, last_rank, pipe), "MPI_Bcast (predict)");
-  }
+  mpi_->pipeline_group().broadcast(outputs, rows * output_features_, last_rank);
 }
 
-std::string Trainer::layout_description() {
-  std::ostringstream out;
-  char host[MPI_MAX_PROCESSOR_NAME];
-  int len = 0;
-  MPI_Get_processor_name(host, &len);
-  std::ostringstream mine;
-  mine << "rank " << layout_.rank << ": replica " << layout_.replica << ", pipeline rank " << layout_.stage_rank
-       << ", stages";
-  for (auto& [index, stage] : stages_) {
-    mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
-  }
-  mine << ", host " << std::string(host, len) << " (node-local rank " << node_local_rank() << "), device "
-       << backend_->device_name() << ", transport " << pipeline_transport_.name;
-  // Gather fixed-size lines to rank 0 of the world.
-  constexpr int kLine = 256;
-  std::string line = mine.str();
-  line.resize(kLine, '\0');
-  std::vector<char> all(static_cast<size_t>(kLine) * layout_.world);
-  comm::check_mpi(MPI_Gather(line.data(), kLine, MPI_CHAR, all.data(), kLine, MPI_CHAR, 0, mpi_->world()),
-                  "MPI_Gather (layout)");
-  out << "sluice: " << layout_.world << " ranks = " << layout_.data_parallel << " data-parallel x "
-      << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
-      << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
-      << ", transport " << pipeline_transport_.summary;
-  if (reducer_) out << ", gradient sum " << reducer_->name();
-  out << "\n";
-  if (layout_.rank == 0) {
-    for (int r = 0; r < layout_.world; ++r) {
-      const char* slot = all.data() + static_cast<size_t>(r) * kLine;
-      out << "  " << std::string(slot, strnlen(slot, kLine)) << "\n";  // a full slot has no terminating NUL
-    }
-  }
-  return out.str();
-}
-
-PipelineStats Trainer::gather_stats() {
-  constexpr int kFields = 6 + kNumComputeKinds;
-  double mine[kFields] = {counters_.busy_total(), counters_.step_seconds, static_cast<double>(peak_stash_bytes_all_),
-                          static_cast<double>(counters_.peak_stash_microbatches), counters_.wait_seconds,
-                          counters_.pipeline_seconds};
-  for (int k = 0; k < kNumComputeKinds; ++k) mine[6 + k] = counters_.busy_seconds[k];
-  std::vector<double> all = mpi_->world_group().all_gather(mine, kFields);
-  PipelineStats s;
-  s.bubble_fraction = last_bubble_;
-  for (int r = 0; r < layout_.world; ++r) {
-    const double* row = all.data() + static_cast<size_t>(r) * kFields;
-    s.busy_seconds.push_back(row[0]);
-    s.step_seconds.push_back(row[1]);
-    s.peak_stash_bytes.push_back(row[2]);
-    s.peak_stash_microbatches.push_back(row[3]);
-    s.wait_seconds.push_back(row[4]);
-    s.idle_fraction.push_back(row[5] > 0.0 ? 1.0 - row[0] / row[5] : 0.0);
-    std::array<double, kNumComputeKinds> kinds{};
-    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[6 + k];
-    s.busy_by_kind.push_back(kinds);
-  }
-  return s;
-}
-
-void Trainer::write_trace(const std::string& path) {
-  // Serialize each rank's timeline as text lines "start duration name" and gather them on rank 0.
-  std::ostringstream mine;
-  for (const auto& e : counters_.timeline) mine << e.start_us << " " << e.duration_us << " " << e.name << "\n";
-  const std::string text = mine.str();
-  int length = static_cast<int>(text.size());
-  std::vector<int> lengths(layout_.world);
-  MPI_Comm world = mpi_->world();
-  comm::check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world), "MPI_Gather (trace)");
-  std::vector<int> offsets(layout_.world, 0);
-  int total = 0;
-  for (int r = 0; r < layout_.world; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
-  }
-  std::vector<char> all(std::max(total, 1));
-  comm::check_mpi(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                              0, world),
-                  "MPI_Gatherv (trace)");
-  if (layout_.rank != 0) return;
-  std::vector<schedule::TraceEvent> events;
-  for (int r = 0; r < layout_.world; ++r) {
-    std::istringstream in(std::string(all.data() + offsets[r], lengths[r]));
-    schedule::TraceEvent e;
-    while (in >> e.start_us >> e.duration_us >> e.name) {
-      e.rank = r;
-      events.push_back(e);
-    }
-  }
-  std::ofstream file(path);
-  if (!file) throw Error(ErrorCode::kIo, "cannot write trace file '" + path + "'");
-  schedule::write_chrome_trace(file, events);
-}
+std::string Trainer::gradient_sum_name() const { return reducer_ ? reducer_->name() : ""; }
 
 }  // namespace sluice::runtime

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/comm/mpi_context.h"
+#include "core/common/error.h"
 #include "core/config/config.h"
 #include "core/config/layout.h"
 #include "core/model/builder.h"
@@ -37,18 +38,6 @@ struct StepResult {
   double grad_norm = 0.0;  // global gradient norm before clipping (0 unless clipping is on)
 };
 
-// Per-rank counters of the last step, gathered so that every rank can report the whole picture.
-struct PipelineStats {
-  double bubble_fraction = 0.0;           // of this rank's pipeline: 1 - sum(busy) / (P * makespan)
-  std::vector<double> busy_seconds;       // per world rank: all compute
-  std::vector<std::array<double, kNumComputeKinds>> busy_by_kind;  // per world rank: F, B, I, W
-  std::vector<double> wait_seconds;       // per world rank: blocked on receives
-  std::vector<double> idle_fraction;      // per world rank: 1 - busy / its pipeline span
-  std::vector<double> step_seconds;       // per world rank
-  std::vector<double> peak_stash_bytes;   // per world rank
-  std::vector<double> peak_stash_microbatches;  // per world rank
-};
-
 class Trainer {
  public:
   // Parses nothing: takes a validated Config. `custom_layers` resolves `{type: custom, name: ...}`.
@@ -67,6 +56,15 @@ class Trainer {
   // every rank of the replica.
   void predict(const float* inputs, float* outputs, int64_t rows);
 
+  // Collective: stands in for this rank's call of `function` (e.g. "sluice_train_step") when the caller found
+  // its arguments bad before reaching it (the Fortran wrappers check array extents). Joins the argument
+  // agreement the other ranks' calls start with, so every rank fails with `error`. Always throws. Without a
+  // started trainer it throws `error` locally, as the other ranks' calls then fail locally too.
+  [[noreturn]] void join_with_error(const std::string& function, const Error& error);
+
+  // The name of the argument agreement each collective operation starts with (see join_with_error).
+  static std::string arguments_of(const std::string& function) { return function + " arguments"; }
+
   const config::Config& config() const { return cfg_; }
   const config::Layout& layout() const { return layout_; }
   int64_t input_features() const { return input_features_; }
@@ -77,23 +75,21 @@ class Trainer {
   double last_step_seconds() const { return last_.seconds; }
   double last_bubble_fraction() const { return last_bubble_; }
   const StepCounters& last_counters() const { return counters_; }
-  // Collective: gathers the last step's counters from all ranks.
-  PipelineStats gather_stats();
   // Largest peak stash (bytes) seen on this rank over all steps.
   size_t peak_stash_bytes() const { return peak_stash_bytes_all_; }
 
-  // The stage modules on this rank, by global stage index, and their global layer ranges.
+  // The stage modules on this rank, by global stage index.
   const std::map<int, std::unique_ptr<model::StageModule>>& stages() const { return stages_; }
-  std::vector<std::pair<int, int>> stage_layer_ranges() const { return ranges_; }
   model::Optimizer& optimizer() { return *optimizer_; }
   const schedule::Schedule& lowered_schedule() const { return lowered_; }
   comm::MpiContext& mpi() { return *mpi_; }
   kernels::Backend& backend() { return *backend_; }
-  // Human-readable rank -> (stage, replica, layers) map; rank 0 prints it at start.
-  std::string layout_description();
-
-  // Writes the last step's measured timeline of every rank as Chrome-trace JSON (collective; rank 0 writes).
-  void write_trace(const std::string& path);
+  // The pipeline transport of this rank ("mpi", "staged", "nccl") and across the world ("mixed: ...").
+  const std::string& transport_name() const { return pipeline_transport_.name; }
+  const std::string& transport_summary() const { return pipeline_transport_.summary; }
+  // The data-parallel gradient sum in use, or "" with one replica.
+  std::string gradient_sum_name() const;
+  // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
  private:
@@ -102,7 +98,8 @@ class Trainer {
   void check_tag_bound() const;
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
-  void check_step_inputs(const float* inputs, const float* targets, int64_t rows, bool targets_everywhere);
+  void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
+                         bool targets_everywhere);
   void build_gradient_reducer();  // after the pipeline transport (its choice follows the transport's)
   void start_reduction(int stage);
   void finish_reductions();
@@ -117,7 +114,6 @@ class Trainer {
   config::Layout layout_{};
   std::unique_ptr<comm::MpiContext> mpi_;
   PipelineTransport pipeline_transport_;  // after mpi_ (may use its transport), before the executors (use it)
-  std::vector<std::pair<int, int>> ranges_;  // per global stage: [first, last) layer
   std::map<int, std::unique_ptr<model::StageModule>> stages_;
   std::unique_ptr<model::Optimizer> optimizer_;
   schedule::Schedule lowered_;

@@ -16,7 +16,7 @@
 #include "checkpoint/save_layout.h"
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
-#include "core/runtime/agreement.h"
+#include "core/comm/agreement.h"
 
 namespace sluice::runtime {
 namespace {
@@ -141,7 +141,7 @@ void check_path_everywhere(Trainer& trainer, const std::string& path, const char
                                                                             "NULL or empty on rank " +
                                                                             std::to_string(trainer.layout().rank)));
   }
-  agree_or_throw(trainer.mpi().world_group(), error, std::string(what) + " path check");
+  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(what), error);
   const uint64_t h = std::hash<std::string>{}(path);
   const double mine[2] = {static_cast<double>(h >> 32), static_cast<double>(h & 0xffffffffu)};
   const std::vector<double> all = trainer.mpi().world_group().all_gather(mine, 2);
@@ -158,7 +158,7 @@ void check_path_everywhere(Trainer& trainer, const std::string& path, const char
 
 void save_checkpoint(Trainer& trainer, const std::string& path) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  check_path_everywhere(trainer, path, "save");
+  check_path_everywhere(trainer, path, "sluice_save_checkpoint");
   checkpoint::Snapshot snapshot;
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
@@ -188,7 +188,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
 
 void load_checkpoint(Trainer& trainer, const std::string& path) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  check_path_everywhere(trainer, path, "load");
+  check_path_everywhere(trainer, path, "sluice_load_checkpoint");
   MPI_Comm world = trainer.mpi().world();
   checkpoint::Reader reader(world, path);
   checkpoint::verify_all(world, reader.file());
@@ -208,7 +208,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   } catch (...) {
     error = std::current_exception();
   }
-  agree_or_throw(trainer.mpi().world_group(), error, "checkpoint load of '" + reader.file() + "'");
+  comm::agree_or_throw(trainer.mpi().world(), "checkpoint load of '" + reader.file() + "'", error);
 
   kernels::Backend& backend = trainer.backend();
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -234,7 +234,7 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
     error = std::make_exception_ptr(
         Error(ErrorCode::kIo, "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno)));
   }
-  agree_or_throw(trainer.mpi().world_group(), error, "creating checkpoint directory '" + dir + "'");
+  comm::agree_or_throw(trainer.mpi().world(), "creating the checkpoint directory", error);
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
   save_checkpoint(trainer, path);
   if (trainer.layout().rank == 0) {

@@ -153,12 +153,14 @@ TEST_F(Trainer, NullPointersAreNamed) {
                 "checkpoint path is NULL or empty");
   EXPECT_STATUS(sluice_load_checkpoint(trainer_, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
                 "checkpoint path is NULL or empty");
-  // Collective: the rank with the first stage names the problem, the others say another rank rejected it.
-  const std::string expected = world_rank() == 0 ? "holds the first stage but inputs is NULL" : "another rank";
+  // Collective: every rank reports the problem of the rank with the first stage; the others name that rank.
+  const std::string expected =
+      world_rank() == 0 ? "holds the first stage but inputs is NULL" : "holds the first stage but inputs is NULL (on rank 0";
   EXPECT_STATUS(sluice_train_step(trainer_, nullptr, data_.targets.data(), kBatch, nullptr),
                 SLUICE_ERROR_INVALID_ARGUMENT, expected);
   const std::string expected_targets =
-      world_rank() == world_size() - 1 ? "holds the last stage but targets is NULL" : "another rank";
+      "holds the last stage but targets is NULL" +
+      std::string(world_rank() == world_size() - 1 ? "" : " (on rank " + std::to_string(world_size() - 1));
   EXPECT_STATUS(sluice_train_step(trainer_, data_.inputs.data(), nullptr, kBatch, nullptr),
                 SLUICE_ERROR_INVALID_ARGUMENT, expected_targets);
   // Nothing above broke the trainer.
@@ -288,7 +290,8 @@ TEST_P(FailingCallbackTest, FailsTheStepOnEveryRankAndTheNextStepWorks) {
       callback = "backward_weight returned 1";
       break;
   }
-  const std::string expected = fails_here ? std::string("custom layer 'scale'") : std::string("another rank");
+  // Every rank reports the failing callback; the others also name the rank it failed on.
+  const std::string expected = fails_here ? std::string("custom layer 'scale'") : std::string(" (on rank ");
   EXPECT_STATUS(sluice_train_step(trainer, data.inputs.data(), data.targets.data(), kBatch, &loss),
                 SLUICE_ERROR_CALLBACK, expected);
   if (fails_here) {

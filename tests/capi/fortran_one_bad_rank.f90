@@ -52,7 +52,7 @@ program fortran_one_bad_rank
         [character(len=40) :: 'sluice_train_step: inputs', 'has 5 rows', 'has 4 features'])
   else
     call expect_rejected(sluice_train_step(trainer, inputs, targets), 'wrong inputs rows on rank 0', &
-        [character(len=40) :: 'another rank'])
+        [character(len=40) :: 'has 5 rows', '(on rank 0'])
   end if
   call expect_next_step_trains()
 
@@ -62,7 +62,7 @@ program fortran_one_bad_rank
         [character(len=40) :: 'sluice_train_step: targets', 'has 3 rows', 'has 2 features'])
   else
     call expect_rejected(sluice_train_step(trainer, inputs, targets), 'wrong targets rows on rank 1', &
-        [character(len=40) :: 'another rank'])
+        [character(len=40) :: 'has 3 rows', '(on rank 1'])
   end if
   call expect_next_step_trains()
 
@@ -72,7 +72,7 @@ program fortran_one_bad_rank
         [character(len=40) :: 'inputs has 8 columns', 'targets has 4'])
   else
     call expect_rejected(sluice_train_step(trainer, inputs, targets), 'batch mismatch on rank 0', &
-        [character(len=40) :: 'another rank'])
+        [character(len=40) :: 'inputs has 8 columns', '(on rank 0'])
   end if
   call expect_next_step_trains()
 
@@ -82,7 +82,7 @@ program fortran_one_bad_rank
         [character(len=40) :: 'sluice_predict: outputs', 'has 3 rows', 'has 2 features'])
   else
     call expect_rejected(sluice_predict(trainer, predicted, inputs), 'wrong outputs rows on rank 1', &
-        [character(len=40) :: 'another rank'])
+        [character(len=40) :: 'has 3 rows', '(on rank 1'])
   end if
   predicted = -1
   call expect_ok(sluice_predict(trainer, predicted, inputs), 'sluice_predict after the rejected one')

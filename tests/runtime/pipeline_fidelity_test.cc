@@ -15,6 +15,7 @@
 #include "core/config/config_parser.h"
 #include "core/data/synthetic_data.h"
 #include "core/runtime/sequential_reference.h"
+#include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
 #include "tests/runtime/schedule_cases.h"
 #include "core/schedule/simulator.h"
@@ -217,7 +218,7 @@ TEST(PipelineTransport, LayoutNamesTheChosenTransport) {
                                            ", transport: " + transport);
     runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
     trainer.start();
-    const std::string layout = trainer.layout_description();
+    const std::string layout = runtime::layout_description(trainer);
     const std::string expected = transport == "staged" ? "transport staged" : "transport mpi";
     EXPECT_NE(layout.find(expected), std::string::npos) << transport << ":\n" << layout;
   }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <csignal>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace sluice::runtime {
@@ -21,6 +22,8 @@ class RecordingGroup : public comm::Group {
   std::unique_ptr<comm::Request> start_ordered_sum(float*, int64_t) override { return nullptr; }
   void ordered_sum(double*, int64_t) override {}
   std::vector<double> all_gather(const double*, int64_t) override { return {}; }
+  std::vector<std::string> gather_text(const std::string&, int) override { return {}; }
+  void broadcast(float*, int64_t, int) override {}
   bool any(bool flag) override {
     contributed.push_back(flag);
     return flag || peers_want_stop_;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/trainer.h"
+#include "core/runtime/run_report.h"
 
 namespace sluice::tools {
 

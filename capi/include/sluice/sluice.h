@@ -140,6 +140,19 @@ sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outp
 sluice_status sluice_save_checkpoint(sluice_trainer* t, const char* path);
 sluice_status sluice_load_checkpoint(sluice_trainer* t, const char* path);
 
+/*
+ * Collective. Stands in for this rank's call of the collective function named `function` (e.g.
+ * "sluice_train_step") when the caller found a problem of its own before making that call (an array of the
+ * wrong shape, a failed read of its data): the other ranks' calls of `function` then fail together with
+ * `status` and `message` (naming this rank), instead of waiting for this rank. Works for sluice_train_step,
+ * sluice_predict, sluice_save_checkpoint and sluice_load_checkpoint, each of which starts with this agreement.
+ * Returns `status` itself on this rank (with `message` as the last error) once the others have been told.
+ * Errors: INVALID_ARGUMENT (bad handle, status SLUICE_OK); before sluice_trainer_start it returns `status`
+ * locally, as the other ranks' calls then fail locally with STATE.
+ */
+sluice_status sluice_join_with_error(sluice_trainer* t, const char* function, sluice_status status,
+                                     const char* message);
+
 /* Local. Fills *out with this rank's statistics. Errors: INVALID_ARGUMENT (NULL). */
 sluice_status sluice_trainer_stats(const sluice_trainer* t, sluice_stats* out);
 

@@ -1,0 +1,69 @@
+// The cross-rank failure agreement: Sluice's central invariant. Every collective step runs whatever can fail
+// on some ranks only to completion locally, then all ranks agree: either no rank failed and all go on, or
+// every rank learns the first failing rank's error code and message and fails with it. Without this, a rank
+// that threw would leave its peers waiting forever in the next message or collective.
+//
+// This is the only implementation; the trainer, the checkpoint reader and writer, the C API, the Fortran
+// module (through sluice_join_with_error) and the command line all use it. docs/ARCHITECTURE.md describes it.
+//
+// Protocol (point-to-point on two reserved tags of the given communicator, so it never matches the host
+// code's or the pipeline's messages): every rank sends a report {sequence, what, failure?} to rank 0; rank 0
+// waits for all reports (bounded by the deadline), decides, and sends the verdict to every rank. Each call on
+// a communicator gets the next sequence number, so a rank that skipped or added a collective call is named as
+// out of step instead of silently pairing with the wrong call. A rank that does not report before the
+// deadline is named in a TIMEOUT verdict. All waits go through comm::wait_until (no core is spun).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "core/comm/bounded_wait.h"
+#include "core/common/error.h"
+
+namespace sluice::comm {
+
+// Tags the agreement reserves on every communicator it runs on (MPI guarantees tags up to 32767).
+constexpr int kAgreementReportTag = 32765;
+constexpr int kAgreementVerdictTag = 32766;
+
+// What every rank learns from one agreement.
+struct Verdict {
+  uint64_t sequence = 0;       // this call's number on the communicator (1, 2, ...)
+  std::optional<Error> error;  // none: every rank succeeded
+  int origin = -1;             // the first failing rank, or -1 (timeouts and out-of-step verdicts: -1)
+};
+
+// Collective over `comm` (which must return MPI errors, not abort). `what` names the step being agreed on and
+// must be the same text on every rank; `mine` is this rank's failure, if any. `deadline` bounds how long this
+// rank waits for the others (Deadline::none(): no bound, still without spinning). Never throws for the
+// protocol's own MPI errors: they become a kComm verdict on the ranks that see them.
+Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
+              const Deadline& deadline = Deadline::none());
+
+// agree(), then throw on every rank if any rank failed: the failing rank rethrows its own exception (`mine`
+// may hold any exception type; non-Sluice ones count as kInternal for the others), every other rank throws an
+// Error with the first failing rank's code and message, naming that rank and `what`.
+void agree_or_throw(MPI_Comm comm, const std::string& what, const std::exception_ptr& mine,
+                    const Deadline& deadline = Deadline::none());
+void agree_or_throw(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
+                    const Deadline& deadline = Deadline::none());
+
+// The Error an exception stands for: itself for sluice::Error, kInternal with what() for others.
+std::optional<Error> as_error(const std::exception_ptr& failure);
+
+// Runs step() and returns the Error it threw, if any (see as_error), for agree().
+template <typename Step>
+std::optional<Error> capture_failure(Step&& step) {
+  try {
+    step();
+  } catch (...) {
+    return as_error(std::current_exception());
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice::comm

@@ -1,0 +1,32 @@
+// Sluice's one way of waiting for another rank: poll a condition, and between polls give the core away
+// (yield first, then sleep with a growing interval up to a millisecond) so that a waiting rank does not
+// compete with the simulation's solver or with its peers for the node's cores. A deadline bounds the wait;
+// the caller decides what a missed deadline means (usually a TIMEOUT that names the silent rank).
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+namespace sluice::comm {
+
+// A point in time after which a wait gives up, or none (wait without bound).
+class Deadline {
+ public:
+  // `seconds` <= 0 means no deadline.
+  static Deadline after(double seconds);
+  static Deadline none() { return Deadline(); }
+  bool bounded() const { return bounded_; }
+  bool passed() const;
+  double seconds() const { return seconds_; }  // the bound it was made with (0 for none)
+
+ private:
+  bool bounded_ = false;
+  double seconds_ = 0.0;
+  std::chrono::steady_clock::time_point at_{};
+};
+
+// Calls `done` until it returns true (then returns true) or the deadline passes (then returns false). `done`
+// must not block; it is called at least once.
+bool wait_until(const std::function<bool()>& done, const Deadline& deadline);
+
+}  // namespace sluice::comm

@@ -1,0 +1,105 @@
+#include "core/runtime/run_report.h"
+
+#include <mpi.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/comm/agreement.h"
+#include "core/common/error.h"
+#include "core/runtime/placement.h"
+#include "core/schedule/chrome_trace.h"
+
+namespace sluice::runtime {
+namespace {
+
+void write_chrome_trace_file(const std::vector<std::string>& per_rank, const std::string& path) {
+  std::vector<schedule::TraceEvent> events;
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    std::istringstream in(per_rank[r]);
+    schedule::TraceEvent e;
+    while (in >> e.start_us >> e.duration_us >> e.name) {
+      e.rank = static_cast<int>(r);
+      events.push_back(e);
+    }
+  }
+  std::ofstream file(path);
+  if (!file) throw Error(ErrorCode::kIo, "cannot write trace file '" + path + "'");
+  schedule::write_chrome_trace(file, events);
+}
+
+std::string host_name() {
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  return std::string(host, static_cast<size_t>(len));
+}
+
+// This rank's line of the layout print.
+std::string my_layout_line(Trainer& trainer) {
+  const config::Layout& layout = trainer.layout();
+  std::ostringstream mine;
+  mine << "rank " << layout.rank << ": replica " << layout.replica << ", pipeline rank " << layout.stage_rank
+       << ", stages";
+  for (auto& [index, stage] : trainer.stages()) {
+    mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
+  }
+  mine << ", host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
+       << trainer.backend().device_name() << ", transport " << trainer.transport_name();
+  return mine.str();
+}
+
+}  // namespace
+
+std::string layout_description(Trainer& trainer) {
+  const config::Layout& layout = trainer.layout();
+  const config::Config& cfg = trainer.config();
+  const std::vector<std::string> lines = trainer.mpi().world_group().gather_text(my_layout_line(trainer), 0);
+  std::ostringstream out;
+  out << "sluice: " << layout.world << " ranks = " << layout.data_parallel << " data-parallel x " << layout.stages
+      << " pipeline ranks, schedule " << cfg.pipeline.schedule << ", " << cfg.pipeline.chunks
+      << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute " << cfg.pipeline.recompute
+      << ", transport " << trainer.transport_summary();
+  if (!trainer.gradient_sum_name().empty()) out << ", gradient sum " << trainer.gradient_sum_name();
+  out << "\n";
+  for (const std::string& line : lines) out << "  " << line << "\n";
+  return out.str();
+}
+
+PipelineStats gather_stats(Trainer& trainer) {
+  const StepCounters& c = trainer.last_counters();
+  constexpr int kFields = 6 + kNumComputeKinds;
+  double mine[kFields] = {c.busy_total(), c.step_seconds, static_cast<double>(trainer.peak_stash_bytes()),
+                          static_cast<double>(c.peak_stash_microbatches), c.wait_seconds, c.pipeline_seconds};
+  for (int k = 0; k < kNumComputeKinds; ++k) mine[6 + k] = c.busy_seconds[k];
+  const std::vector<double> all = trainer.mpi().world_group().all_gather(mine, kFields);
+  PipelineStats s;
+  s.bubble_fraction = trainer.last_bubble_fraction();
+  for (int r = 0; r < trainer.layout().world; ++r) {
+    const double* row = all.data() + static_cast<size_t>(r) * kFields;
+    s.busy_seconds.push_back(row[0]);
+    s.step_seconds.push_back(row[1]);
+    s.peak_stash_bytes.push_back(row[2]);
+    s.peak_stash_microbatches.push_back(row[3]);
+    s.wait_seconds.push_back(row[4]);
+    s.idle_fraction.push_back(row[5] > 0.0 ? 1.0 - row[0] / row[5] : 0.0);
+    std::array<double, kNumComputeKinds> kinds{};
+    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[6 + k];
+    s.busy_by_kind.push_back(kinds);
+  }
+  return s;
+}
+
+void write_trace(Trainer& trainer, const std::string& path) {
+  // Each rank's timeline as text lines "start duration name", gathered on rank 0.
+  std::ostringstream mine;
+  for (const auto& e : trainer.last_counters().timeline) {
+    mine << e.start_us << " " << e.duration_us << " " << e.name << "\n";
+  }
+  const std::vector<std::string> all = trainer.mpi().world_group().gather_text(mine.str(), 0);
+  comm::agree_or_throw(trainer.mpi().world(), "writing the trace", comm::capture_failure([&] {
+                         if (trainer.layout().rank == 0) write_chrome_trace_file(all, path);
+                       }));
+}
+
+}  // namespace sluice::runtime

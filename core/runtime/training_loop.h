@@ -1,0 +1,66 @@
+// The one training loop. What keeps a long job alive lives here, in the library, so that `sluice train` and a
+// simulation code that calls the C API from its own time loop get the same behaviour:
+//   - resume: from a given checkpoint file or directory, or automatically from checkpoint.dir's latest;
+//   - after every optimizer step: a checkpoint every checkpoint.every steps (and at the run's last step),
+//     rotated to the newest checkpoint.keep;
+//   - preemption: a SIGUSR1/SIGTERM recorded by core/runtime/preemption is agreed at a step boundary, a
+//     checkpoint is written, and the run ends as "stopped" (the command line exits 75, which the sbatch
+//     templates turn into a requeue).
+// Every operation here is collective over the trainer's world and fails on every rank together (comm::agree).
+// The library prints nothing itself: messages go to the caller's log function.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/data/data_source.h"
+#include "core/runtime/trainer.h"
+
+namespace sluice::runtime {
+
+using LogFunction = std::function<void(const std::string& message)>;
+
+// What the end of a step decided.
+struct StepEnd {
+  std::string checkpoint;      // the periodic or preemption checkpoint written after this step, or ""
+  bool stop = false;           // a preemption signal was agreed: the caller should end the run now
+  bool stop_saved = false;     // with stop: a checkpoint of this step is on disk (else no checkpoint.dir)
+};
+
+// Per-step work around Trainer::train_step, driven by the config's checkpoint and steps keys.
+class RunControl {
+ public:
+  RunControl(Trainer& trainer, LogFunction log);
+
+  // Collective. Loads `source` (a file or directory) if non-empty; else, with `automatic`, checkpoint.dir's
+  // latest checkpoint if there is one (a requeued job finds its own checkpoints this way). Returns the file
+  // loaded, or "" when starting fresh.
+  std::string resume(const std::string& source, bool automatic);
+
+  // Collective; call after every train_step. Writes the periodic checkpoint when due, then agrees on stopping.
+  StepEnd end_step();
+
+  // True once the trainer has done config `steps` optimizer steps (never without a `steps` key).
+  bool finished() const;
+
+ private:
+  std::string save();
+
+  Trainer& trainer_;
+  LogFunction log_;
+};
+
+// How a run of run_training ended.
+enum class RunOutcome { kCompleted, kStoppedWithCheckpoint, kStoppedWithoutCheckpoint };
+
+struct RunCallbacks {
+  LogFunction log;                                      // progress and checkpoint messages (rank 0 only)
+  std::function<void(const StepResult&)> on_step;       // after every step, on every rank
+};
+
+// Collective. Trains from the trainer's current step to config `steps` on batches from `data` (this replica's
+// rows of each step's global batch), with RunControl after each step.
+RunOutcome run_training(Trainer& trainer, data::DataSource& data, RunControl& control, const RunCallbacks& callbacks);
+
+}  // namespace sluice::runtime
