@@ -70,7 +70,7 @@ class ActionChecker {
     return ActionChecker(schedule_).run_in_separate_passes();
   }
 
- private:
+  // The slow path.
   // Record-all, then order-check-all, then completeness: the issue reported is the first in that order.
   std::optional<ValidationIssue> run_in_separate_passes() {
     for (int rank = 0; rank < schedule_.ranks; ++rank)
@@ -84,7 +84,7 @@ class ActionChecker {
     return check_complete();
   }
 
-  // True exactly when run_in_separate_passes() finds nothing, but reads every list once instead of twice and
+  // The fast path. True exactly when run_in_separate_passes() finds nothing, but reads every list once instead of twice and
   // skips the completeness scan over the whole table (at p = 512, m = 4096 each pass costs a tenth of a second):
   // - every same-rank prerequisite of action i sits before it, so it is already recorded when i is checked;
   // - a SEND/RECV looks for its counterpart only when that one's rank was recorded earlier; the later end of
@@ -110,6 +110,8 @@ class ActionChecker {
            kind_count[static_cast<int>(ActionKind::B)] + kind_count[static_cast<int>(ActionKind::I)] == pairs &&
            kind_count[static_cast<int>(ActionKind::I)] == kind_count[static_cast<int>(ActionKind::W)];
   }
+
+ private:
 
   ValidationIssue at(int rank, size_t position, const std::string& message) const {
     return {rank, static_cast<long>(position), to_string(schedule_.actions[rank][position]), message};
@@ -252,54 +254,87 @@ class ActionChecker {
   }
 
   // record() and check_order() as one yes/no test, recording `a` at `i`: no strings, no optional issue to
-  // build and test per action. Must reject exactly what they reject (given the fused pass's pairing rule).
+  // build and test per action. Must reject exactly what they reject (given the fused pass's pairing rule);
+  // tests/schedule/validator_paths_agree_test.cc compares the two on many broken schedules.
   bool acceptable(int rank, size_t i, const Action& a, std::vector<int>& last_weight_mb) {
     const int s = a.stage, m = a.microbatch;
-    if (s < 0 || s >= stages_ || m < 0 || m >= schedule_.microbatches || schedule_.rank_of(s) != rank) return false;
-    if (table_.get(a.kind, s, m) != kAbsent) return false;
-    auto before = [&](int32_t needed) { return needed != kAbsent && static_cast<size_t>(needed) <= i; };
-    auto paired = [&](ActionKind kind, int stage) {  // the counterpart, looked up if its rank is already recorded
-      if (schedule_.rank_of(stage) > rank) return true;
-      ++matched_messages_;
-      return table_.get(kind, stage, m) != kAbsent;
-    };
-    auto in_order = [&] {  // check_accumulation
-      int& last = last_weight_mb[s];
-      if (m < last) return false;
-      last = m;
-      return true;
-    };
-    bool ok = true;
+    if (!in_range_on(rank, s, m) || table_.get(a.kind, s, m) != kAbsent) return false;
+    bool ok = false;
     switch (a.kind) {
-      case ActionKind::F:
-        ok = s == 0 || (!crosses(s, s - 1) ? before(table_.get(ActionKind::F, s - 1, m))
-                                           : !lowered_ || before(table_.get(ActionKind::RECV_F, s, m)));
-        break;
+      case ActionKind::F: ok = forward_acceptable(i, s, m); break;
       case ActionKind::B:
-      case ActionKind::I:
-        if (a.kind == ActionKind::B ? (table_.get(ActionKind::I, s, m) != kAbsent ||
-                                       table_.get(ActionKind::W, s, m) != kAbsent)
-                                    : table_.get(ActionKind::B, s, m) != kAbsent)
-          return false;
-        ok = before(table_.get(ActionKind::F, s, m)) && (a.kind != ActionKind::B || in_order()) &&
-             (s == stages_ - 1 || (!crosses(s, s + 1) ? before(input_gradient(s + 1, m))
-                                                      : !lowered_ || before(table_.get(ActionKind::RECV_B, s, m))));
-        break;
-      case ActionKind::W:
-        if (table_.get(ActionKind::B, s, m) != kAbsent) return false;
-        ok = before(table_.get(ActionKind::I, s, m)) && in_order();
-        break;
+      case ActionKind::I: ok = input_gradient_acceptable(i, a, last_weight_mb); break;
+      case ActionKind::W: ok = weight_gradient_acceptable(i, s, m, last_weight_mb); break;
       case ActionKind::SEND_F:
-        ok = crosses(s, s + 1) && before(table_.get(ActionKind::F, s, m)) && paired(ActionKind::RECV_F, s + 1);
-        break;
       case ActionKind::SEND_B:
-        ok = crosses(s, s - 1) && before(input_gradient(s, m)) && paired(ActionKind::RECV_B, s - 1);
-        break;
-      case ActionKind::RECV_F: ok = crosses(s, s - 1) && paired(ActionKind::SEND_F, s - 1); break;
-      case ActionKind::RECV_B: ok = crosses(s, s + 1) && paired(ActionKind::SEND_B, s + 1); break;
+      case ActionKind::RECV_F:
+      case ActionKind::RECV_B: ok = message_acceptable(rank, i, a); break;
     }
     table_.set(a.kind, s, m, i);
     return ok;
+  }
+
+  // The fast path's forms of check_order()'s rules, one per kind; record()'s rules sit with them where they
+  // concern one kind.
+  bool in_range_on(int rank, int s, int m) const {
+    return s >= 0 && s < stages_ && m >= 0 && m < schedule_.microbatches && schedule_.rank_of(s) == rank;
+  }
+
+  bool before(size_t i, int32_t needed) const { return needed != kAbsent && static_cast<size_t>(needed) <= i; }
+
+  bool forward_acceptable(size_t i, int s, int m) const {
+    if (s == 0) return true;
+    if (!crosses(s, s - 1)) return before(i, table_.get(ActionKind::F, s - 1, m));
+    return !lowered_ || before(i, table_.get(ActionKind::RECV_F, s, m));
+  }
+
+  bool input_gradient_acceptable(size_t i, const Action& a, std::vector<int>& last_weight_mb) {
+    const int s = a.stage, m = a.microbatch;
+    const bool fused = a.kind == ActionKind::B;
+    if (fused ? split_recorded(s, m) : table_.get(ActionKind::B, s, m) != kAbsent) return false;
+    if (!before(i, table_.get(ActionKind::F, s, m))) return false;
+    if (fused && !in_weight_order(s, m, last_weight_mb)) return false;
+    if (s == stages_ - 1) return true;
+    if (!crosses(s, s + 1)) return before(i, input_gradient(s + 1, m));
+    return !lowered_ || before(i, table_.get(ActionKind::RECV_B, s, m));
+  }
+
+  bool weight_gradient_acceptable(size_t i, int s, int m, std::vector<int>& last_weight_mb) {
+    if (table_.get(ActionKind::B, s, m) != kAbsent) return false;
+    return before(i, table_.get(ActionKind::I, s, m)) && in_weight_order(s, m, last_weight_mb);
+  }
+
+  bool message_acceptable(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    switch (a.kind) {
+      case ActionKind::SEND_F:
+        return crosses(s, s + 1) && before(i, table_.get(ActionKind::F, s, m)) &&
+               paired(rank, ActionKind::RECV_F, s + 1, m);
+      case ActionKind::SEND_B:
+        return crosses(s, s - 1) && before(i, input_gradient(s, m)) && paired(rank, ActionKind::RECV_B, s - 1, m);
+      case ActionKind::RECV_F: return crosses(s, s - 1) && paired(rank, ActionKind::SEND_F, s - 1, m);
+      case ActionKind::RECV_B: return crosses(s, s + 1) && paired(rank, ActionKind::SEND_B, s + 1, m);
+      default: return false;
+    }
+  }
+
+  bool split_recorded(int s, int m) const {
+    return table_.get(ActionKind::I, s, m) != kAbsent || table_.get(ActionKind::W, s, m) != kAbsent;
+  }
+
+  // check_accumulation()'s rule.
+  bool in_weight_order(int s, int m, std::vector<int>& last_weight_mb) const {
+    int& last = last_weight_mb[s];
+    if (m < last) return false;
+    last = m;
+    return true;
+  }
+
+  // The counterpart is looked up only if its rank is already recorded; the later end of each pair counts it.
+  bool paired(int rank, ActionKind kind, int stage, int m) {
+    if (schedule_.rank_of(stage) > rank) return true;
+    ++matched_messages_;
+    return table_.get(kind, stage, m) != kAbsent;
   }
 
   const Schedule& schedule_;
@@ -338,11 +373,33 @@ std::optional<ValidationIssue> check_header(const Schedule& schedule) {
   return std::nullopt;
 }
 
-std::optional<ValidationIssue> check_actions(const Schedule& schedule) {
+namespace {
+
+// Runs `use` on a checker whose position table is as narrow as the longest list allows.
+template <typename Use>
+auto with_checker(const Schedule& schedule, Use use) {
   size_t longest = 0;
   for (const auto& list : schedule.actions) longest = std::max(longest, list.size());
-  if (PositionTable<uint16_t>::fits(longest)) return ActionChecker<uint16_t>(schedule).run();
-  return ActionChecker<uint32_t>(schedule).run();
+  if (PositionTable<uint16_t>::fits(longest)) {
+    ActionChecker<uint16_t> checker(schedule);
+    return use(checker);
+  }
+  ActionChecker<uint32_t> checker(schedule);
+  return use(checker);
+}
+
+}  // namespace
+
+std::optional<ValidationIssue> check_actions(const Schedule& schedule) {
+  return with_checker(schedule, [](auto& checker) { return checker.run(); });
+}
+
+bool actions_pass_fast_path(const Schedule& schedule) {
+  return with_checker(schedule, [](auto& checker) { return checker.passes_in_one_pass(); });
+}
+
+std::optional<ValidationIssue> check_actions_slow_path(const Schedule& schedule) {
+  return with_checker(schedule, [](auto& checker) { return checker.run_in_separate_passes(); });
 }
 
 }  // namespace detail
