@@ -133,22 +133,37 @@ class ActionChecker {
       return at(rank, i, "stage " + std::to_string(a.stage) + " belongs to rank " +
                              std::to_string(schedule_.rank_of(a.stage)) + ", not rank " + std::to_string(rank));
     const int s = a.stage;
-    const bool needs_peer = (a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_B) ? crosses(s, s + 1)
-                            : (a.kind == ActionKind::RECV_F || a.kind == ActionKind::SEND_B) ? crosses(s, s - 1)
-                                                                                             : true;
-    if (!needs_peer)
+    if (!message_due(a))
       return at(rank, i, "no message is due here: the neighbouring stage is on the same rank or does not exist");
     const int32_t slot = table_.get(a.kind, s, a.microbatch);
     if (slot != kAbsent)
       return at(rank, i, std::string("duplicate: ") + kind_name(a.kind) + " of " + pair_name(s, a.microbatch) +
                              " already runs at action " + std::to_string(slot));
-    const bool split = a.kind == ActionKind::I || a.kind == ActionKind::W;
-    if (split && table_.get(ActionKind::B, s, a.microbatch) != kAbsent)
-      return at(rank, i, "mixes split I/W with a fused B for " + pair_name(s, a.microbatch));
-    if (a.kind == ActionKind::B && (table_.get(ActionKind::I, s, a.microbatch) != kAbsent ||
-                                    table_.get(ActionKind::W, s, a.microbatch) != kAbsent))
-      return at(rank, i, "mixes a fused B with split I/W for " + pair_name(s, a.microbatch));
+    if (auto issue = mix_issue(rank, i, a)) return issue;
     table_.set(a.kind, s, a.microbatch, i);
+    return std::nullopt;
+  }
+
+  // False for a SEND/RECV between stages on one rank (or towards a stage that does not exist).
+  bool message_due(const Action& a) const {
+    const int s = a.stage;
+    switch (a.kind) {
+      case ActionKind::SEND_F:
+      case ActionKind::RECV_B: return crosses(s, s + 1);
+      case ActionKind::RECV_F:
+      case ActionKind::SEND_B: return crosses(s, s - 1);
+      default: return true;
+    }
+  }
+
+  // A (stage, micro-batch) runs its backward either fused (B) or split (I + W), never both.
+  std::optional<ValidationIssue> mix_issue(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    const bool split = a.kind == ActionKind::I || a.kind == ActionKind::W;
+    if (split && table_.get(ActionKind::B, s, m) != kAbsent)
+      return at(rank, i, "mixes split I/W with a fused B for " + pair_name(s, m));
+    if (a.kind == ActionKind::B && split_recorded(s, m))
+      return at(rank, i, "mixes a fused B with split I/W for " + pair_name(s, m));
     return std::nullopt;
   }
 
@@ -184,42 +199,68 @@ class ActionChecker {
 
   std::optional<ValidationIssue> check_order(int rank, size_t i, std::vector<int>& last_weight_mb) {
     const Action& a = schedule_.actions[rank][i];
-    const int s = a.stage, m = a.microbatch;
-    auto named = [](int stage, ActionKind kind, int mb) { return [=] { return to_string(Action{stage, kind, mb}); }; };
-    auto backward_of = [](int stage, int mb) { return [=] { return "the backward (B or I) of " + pair_name(stage, mb); }; };
     switch (a.kind) {
-      case ActionKind::F:
-        if (s == 0) return std::nullopt;
-        if (!crosses(s, s - 1)) return require_before(rank, i, table_.get(ActionKind::F, s - 1, m), named(s - 1, ActionKind::F, m));
-        if (lowered_) return require_before(rank, i, table_.get(ActionKind::RECV_F, s, m), named(s, ActionKind::RECV_F, m));
-        return std::nullopt;
+      case ActionKind::F: return forward_order_issue(rank, i, a);
       case ActionKind::B:
-      case ActionKind::I: {
-        if (auto issue = require_before(rank, i, table_.get(ActionKind::F, s, m), named(s, ActionKind::F, m))) return issue;
-        if (a.kind == ActionKind::B) {
-          if (auto issue = check_accumulation(rank, i, last_weight_mb)) return issue;
-        }
-        if (s == stages_ - 1) return std::nullopt;
-        if (!crosses(s, s + 1))
-          return require_before(rank, i, input_gradient(s + 1, m), backward_of(s + 1, m));
-        if (lowered_) return require_before(rank, i, table_.get(ActionKind::RECV_B, s, m), named(s, ActionKind::RECV_B, m));
-        return std::nullopt;
-      }
+      case ActionKind::I: return input_gradient_order_issue(rank, i, a, last_weight_mb);
       case ActionKind::W:
-        if (auto issue = require_before(rank, i, table_.get(ActionKind::I, s, m), named(s, ActionKind::I, m))) return issue;
+        if (auto issue = require_action_before(rank, i, {a.stage, ActionKind::I, a.microbatch})) return issue;
         return check_accumulation(rank, i, last_weight_mb);
-      case ActionKind::SEND_F:
-        if (auto issue = require_before(rank, i, table_.get(ActionKind::F, s, m), named(s, ActionKind::F, m))) return issue;
-        return require_exists(rank, i, table_.get(ActionKind::RECV_F, s + 1, m), Action{s + 1, ActionKind::RECV_F, m});
-      case ActionKind::SEND_B:
-        if (auto issue = require_before(rank, i, input_gradient(s, m), backward_of(s, m))) return issue;
-        return require_exists(rank, i, table_.get(ActionKind::RECV_B, s - 1, m), Action{s - 1, ActionKind::RECV_B, m});
-      case ActionKind::RECV_F:
-        return require_exists(rank, i, table_.get(ActionKind::SEND_F, s - 1, m), Action{s - 1, ActionKind::SEND_F, m});
-      case ActionKind::RECV_B:
-        return require_exists(rank, i, table_.get(ActionKind::SEND_B, s + 1, m), Action{s + 1, ActionKind::SEND_B, m});
+      default: return message_order_issue(rank, i, a);
     }
+  }
+
+  // `needed` (an action of this rank) must sit before position i.
+  std::optional<ValidationIssue> require_action_before(int rank, size_t i, const Action& needed) {
+    return require_before(rank, i, table_.get(needed.kind, needed.stage, needed.microbatch),
+                          [needed] { return to_string(needed); });
+  }
+
+  // The backward piece (B or I) that produces the input gradient of (stage, mb) must sit before position i.
+  std::optional<ValidationIssue> require_input_gradient_before(int rank, size_t i, int stage, int mb) {
+    return require_before(rank, i, input_gradient(stage, mb),
+                          [stage, mb] { return "the backward (B or I) of " + pair_name(stage, mb); });
+  }
+
+  std::optional<ValidationIssue> forward_order_issue(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    if (s == 0) return std::nullopt;
+    if (!crosses(s, s - 1)) return require_action_before(rank, i, {s - 1, ActionKind::F, m});
+    if (lowered_) return require_action_before(rank, i, {s, ActionKind::RECV_F, m});
     return std::nullopt;
+  }
+
+  std::optional<ValidationIssue> input_gradient_order_issue(int rank, size_t i, const Action& a,
+                                                            std::vector<int>& last_weight_mb) {
+    const int s = a.stage, m = a.microbatch;
+    if (auto issue = require_action_before(rank, i, {s, ActionKind::F, m})) return issue;
+    if (a.kind == ActionKind::B) {
+      if (auto issue = check_accumulation(rank, i, last_weight_mb)) return issue;
+    }
+    if (s == stages_ - 1) return std::nullopt;
+    if (!crosses(s, s + 1)) return require_input_gradient_before(rank, i, s + 1, m);
+    if (lowered_) return require_action_before(rank, i, {s, ActionKind::RECV_B, m});
+    return std::nullopt;
+  }
+
+  // A SEND follows the compute that produced its data; every message has its counterpart on the peer rank.
+  std::optional<ValidationIssue> message_order_issue(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    switch (a.kind) {
+      case ActionKind::SEND_F:
+        if (auto issue = require_action_before(rank, i, {s, ActionKind::F, m})) return issue;
+        return require_counterpart(rank, i, {s + 1, ActionKind::RECV_F, m});
+      case ActionKind::SEND_B:
+        if (auto issue = require_input_gradient_before(rank, i, s, m)) return issue;
+        return require_counterpart(rank, i, {s - 1, ActionKind::RECV_B, m});
+      case ActionKind::RECV_F: return require_counterpart(rank, i, {s - 1, ActionKind::SEND_F, m});
+      case ActionKind::RECV_B: return require_counterpart(rank, i, {s + 1, ActionKind::SEND_B, m});
+      default: return std::nullopt;
+    }
+  }
+
+  std::optional<ValidationIssue> require_counterpart(int rank, size_t i, const Action& wanted) {
+    return require_exists(rank, i, table_.get(wanted.kind, wanted.stage, wanted.microbatch), wanted);
   }
 
   // Weight gradients add up in micro-batch order, as in a sequential run, so results are bitwise equal.
