@@ -1,7 +1,11 @@
 // Reductions the trainer needs across ranks: data-parallel gradient sums, the global gradient norm, the
-// step loss. All of them are *ordered* sums (gather, then add in rank order) rather than MPI_Allreduce,
-// whose summation order MPI leaves unspecified: Sluice promises parameters bit-identical to a sequential
-// run, which needs one fixed order of floating-point additions whatever the process count.
+// step loss. All of them are *ordered* sums (each element added over ranks 0, 1, ..., size-1, in that order)
+// rather than MPI_Allreduce, whose summation order MPI leaves unspecified: Sluice promises parameters
+// bit-identical to a sequential run, which needs one fixed order of floating-point additions whatever the
+// process count. How the values travel is the implementation's: over MPI (core/comm/ordered_sum.cc) the float
+// gradient sum exchanges slices (MPI_Ialltoallv; each rank adds the slice it owns in rank order) and then
+// all-gathers the summed slices, while the sums of a few doubles gather everything and add. (A gradient sum by
+// NCCL, pipeline.gradient_sum nccl, bypasses this interface and adds in NCCL's order.)
 #pragma once
 
 #include <cstdint>

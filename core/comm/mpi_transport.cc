@@ -55,9 +55,21 @@ class CompletedRequest : public Request {
   bool test() override { return true; }
 };
 
+// MPI_TAG_UB of `comm`. The standard attaches it to MPI_COMM_WORLD and keeps it fixed for the run, so where an
+// implementation leaves it off a derived communicator the world's value holds; 32767 is what MPI promises.
+int tag_upper_bound(MPI_Comm comm) {
+  for (MPI_Comm c : {comm, MPI_COMM_WORLD}) {
+    int* bound = nullptr;
+    int found = 0;
+    check_mpi(MPI_Comm_get_attr(c, MPI_TAG_UB, &bound, &found), "MPI_Comm_get_attr (MPI_TAG_UB)");
+    if (found && bound != nullptr) return *bound;
+  }
+  return 32767;
+}
+
 }  // namespace
 
-MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm) {
+MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), max_tag_(tag_upper_bound(comm)) {
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
 }

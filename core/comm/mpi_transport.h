@@ -21,11 +21,14 @@ class MpiTransport : public Transport {
   std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) override;
   // Matched by tag, completed in any order: receives posted early only hold their buffers longer.
   bool receives_may_be_posted_early() const override { return true; }
+  // MPI_TAG_UB: the same on every process for the whole run.
+  int max_tag() const override { return max_tag_; }
 
  private:
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
+  int max_tag_ = 32767;
 };
 
 // Private communicator and start-order queue shared by a group's in-flight ordered sums (mpi_transport.cc).

@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -39,6 +40,8 @@ class NcclTransport : public Transport {
   std::unique_ptr<Request> isend(const float* data, int64_t count, int peer, int tag) override;
   std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) override;
   bool receives_may_be_posted_early() const override { return false; }  // said explicitly: the rule matters here
+  // NCCL has no tags: they only pair self-transfers here, so any int will do.
+  int max_tag() const override { return std::numeric_limits<int>::max(); }
 
   // Implementation detail shared with the request objects in nccl_transport.cc.
   struct Transfer;

@@ -23,6 +23,7 @@ class StagedTransport : public Transport {
   std::unique_ptr<Request> irecv(float* data, int64_t count, int peer, int tag) override;
   // The messages are the host transport's, so its ordering rules are the rules.
   bool receives_may_be_posted_early() const override { return host_.receives_may_be_posted_early(); }
+  int max_tag() const override { return host_.max_tag(); }
 
  private:
   Transport& host_;

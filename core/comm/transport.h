@@ -33,6 +33,11 @@ class Transport {
   // posted ahead of an earlier send can wait forever for data that send's partner needs first. The default is
   // the order that is safe for every transport (a wrapper that forgets to forward this only loses overlap).
   virtual bool receives_may_be_posted_early() const { return false; }
+  // The largest tag isend/irecv carry. The executor refuses, when it is built, a schedule whose tags go beyond
+  // it; the answer must be the same on every rank, so that every rank refuses alike (Trainer::start counts on
+  // it). The default is the bound every MPI promises (MPI_TAG_UB is at least 32767); a transport that carries
+  // more says so.
+  virtual int max_tag() const { return 32767; }
 };
 
 }  // namespace sluice::comm

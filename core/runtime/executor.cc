@@ -1,6 +1,6 @@
 #include "core/runtime/executor.h"
 
-#include <chrono>
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -20,6 +20,32 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+void add_busy(StepCounters& counters, ComputeKind kind, Clock::time_point c0) {
+  counters.busy_seconds[static_cast<int>(kind)] += seconds_since(c0);
+}
+
+bool is_receive(ActionKind kind) { return kind == ActionKind::RECV_F || kind == ActionKind::RECV_B; }
+
+// Unique per (receiving stage, micro-batch, direction) within a step; steps never overlap.
+int64_t message_tag(int stages, int stage, int mb, bool forward) {
+  return ((static_cast<int64_t>(mb) * stages + stage) << 1) | (forward ? 0 : 1);
+}
+
+// The after-first-error rule. Once something on this rank has failed in a step, compute is skipped (callers
+// substitute zeros) while every message is still sent and received, so no peer waits forever; only the first
+// error is kept, since later ones are mostly its consequences. Returns whether `work` ran and succeeded.
+template <typename Work>
+bool attempt(std::exception_ptr& first_error, Work&& work) {
+  if (first_error) return false;
+  try {
+    work();
+    return true;
+  } catch (...) {
+    first_error = std::current_exception();
+    return false;
+  }
+}
+
 }  // namespace
 
 Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
@@ -36,6 +62,7 @@ Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, mo
       loss_(std::move(loss)),
       on_stage_done_(std::move(on_stage_done)),
       progress_(std::move(progress)) {
+  check_tag_bound();
   for (const Action& a : actions_) {
     if (schedule_.stage_to_rank.at(a.stage) != rank_) {
       throw Error(ErrorCode::kInternal, "rank " + std::to_string(rank_) + "'s schedule names stage " +
@@ -48,9 +75,26 @@ Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, mo
   }
 }
 
+int64_t Executor::largest_tag(const schedule::Schedule& lowered) {
+  const int stages = lowered.num_stages();
+  return message_tag(stages, stages - 1, lowered.microbatches - 1, false);
+}
+
+// MPI only promises tags up to 32767 (MPI_TAG_UB may allow more), and a schedule's tags grow with
+// micro-batches x stages: refuse a schedule whose tags the transport cannot carry rather than fail mid-step.
+void Executor::check_tag_bound() const {
+  const int64_t largest = largest_tag(schedule_);
+  const int bound = transport_.max_tag();
+  if (largest <= bound) return;
+  throw Error(ErrorCode::kConfig, "pipeline.microbatches (" + std::to_string(schedule_.microbatches) + ") x " +
+                                      std::to_string(schedule_.num_stages()) + " stages needs message tags up to " +
+                                      std::to_string(largest) + " but this MPI allows only " + std::to_string(bound) +
+                                      "; use fewer micro-batches or chunks");
+}
+
 int Executor::tag(int stage, int mb, bool forward) const {
-  // Unique per (receiving stage, micro-batch, direction) within a step; steps never overlap.
-  return ((mb * schedule_.num_stages() + stage) << 1) | (forward ? 0 : 1);
+  // Fits an int: the constructor checked every tag against transport_.max_tag().
+  return static_cast<int>(message_tag(schedule_.num_stages(), stage, mb, forward));
 }
 
 kernels::Tensor Executor::input_slice(const StepData& data, int mb) const {
@@ -60,6 +104,8 @@ kernels::Tensor Executor::input_slice(const StepData& data, int mb) const {
   }
   return backend_.from_host(mb_rows_, data.input_features, data.inputs + mb * mb_rows_ * data.input_features);
 }
+
+// ---- Messages -----------------------------------------------------------------------------------------------
 
 void Executor::post_receive(const Action& a) {
   const bool forward = a.kind == ActionKind::RECV_F;
@@ -77,17 +123,13 @@ void Executor::post_receive(const Action& a) {
 }
 
 void Executor::post_receives_ahead(size_t position) {
-  if (!transport_.receives_may_be_posted_early()) {
-    const Action& a = actions_[position];
-    if (a.kind == ActionKind::RECV_F || a.kind == ActionKind::RECV_B) post_receive(a);  // at its own place
-    return;
-  }
+  if (!transport_.receives_may_be_posted_early()) return;  // exec_receive posts each at its own place
   int computes = 0;
   size_t i = std::max(position, posted_upto_);
   for (; i < actions_.size(); ++i) {
     const Action& a = actions_[i];
     if (schedule::is_compute(a.kind) && i > position && ++computes > kReceiveLookahead) break;
-    if (a.kind == ActionKind::RECV_F || a.kind == ActionKind::RECV_B) post_receive(a);
+    if (is_receive(a.kind)) post_receive(a);
   }
   posted_upto_ = std::max(posted_upto_, i);
 }
@@ -114,11 +156,27 @@ kernels::Tensor Executor::take_received(std::map<Key, Pending>& pending, std::ma
   return t;
 }
 
-void Executor::send(kernels::Tensor tensor, int peer_stage, int tag_stage, int mb, bool forward) {
+// Hands a tensor that `producer` made to the stage that consumes it: directly when that stage lives on this
+// rank (no message is scheduled then), else into `outbox`, keyed by the producer as its SEND names it.
+void Executor::route(kernels::Tensor tensor, const Action& producer, int consumer_stage,
+                     std::map<Key, kernels::Tensor>& local, std::map<Key, kernels::Tensor>& outbox) {
+  if (schedule_.stage_to_rank.at(consumer_stage) == rank_) {
+    local[Key{consumer_stage, producer.microbatch}] = std::move(tensor);
+  } else {
+    outbox[Key{producer.stage, producer.microbatch}] = std::move(tensor);
+  }
+}
+
+void Executor::send_produced(std::map<Key, kernels::Tensor>& outbox, const Action& a, int peer_stage, bool forward,
+                             const char* missing) {
+  auto it = outbox.find(Key{a.stage, a.microbatch});
+  if (it == outbox.end()) throw Error(ErrorCode::kInternal, missing);
   Pending p;
-  p.buffer = std::move(tensor);
+  p.buffer = std::move(it->second);
+  outbox.erase(it);
+  // Tagged by the receiving stage, as its receive is.
   p.request = transport_.isend(p.buffer.data(), p.buffer.size(), schedule_.stage_to_rank.at(peer_stage),
-                               tag(tag_stage, mb, forward));
+                               tag(peer_stage, a.microbatch, forward));
   sends_.push_back(std::move(p));
 }
 
@@ -136,6 +194,113 @@ void Executor::reap_sends(bool wait_all) {
   sends_.resize(wait_all ? 0 : kept);
 }
 
+void Executor::exec_send_forward(const Action& a) {
+  send_produced(to_send_forward_, a, a.stage + 1, true, "SEND_F before its forward");
+}
+
+void Executor::exec_send_backward(const Action& a) {
+  send_produced(to_send_backward_, a, a.stage - 1, false, "SEND_B before its backward");
+}
+
+// A receive is posted no later than its place in the list and waited for by the compute that uses it. Where
+// the transport allows, the look-ahead has posted it already; otherwise it is posted exactly here, so that
+// transfers start in schedule order.
+void Executor::exec_receive(const Action& a) {
+  if (!transport_.receives_may_be_posted_early()) post_receive(a);
+}
+
+// ---- Compute ------------------------------------------------------------------------------------------------
+
+kernels::Tensor Executor::forward_input(const Action& a, Step& step) {
+  if (a.stage == 0) return input_slice(step.data, a.microbatch);
+  return take_received(recv_forward_, local_inputs_, Key{a.stage, a.microbatch}, "input", step.counters);
+}
+
+// The last stage's output is the step's result (forward-only) or goes into the loss, whose gradient starts
+// the backward of the same micro-batch on this rank.
+void Executor::finish_last_stage(const Action& a, kernels::Tensor output, Step& step) {
+  if (!step.data.training) {
+    step.outcome.outputs[a.microbatch] = std::move(output);
+    return;
+  }
+  // Targets are checked (and agreed on) by the trainer before the step starts.
+  const float* targets = step.data.targets + a.microbatch * mb_rows_ * step.data.target_features;
+  kernels::Tensor grad;
+  const bool ok = attempt(step.outcome.error, [&] {
+    grad = backend_.zeros(output.rows(), output.cols());
+    step.outcome.loss_sum += loss_(output, targets, step.data.global_batch, grad);
+  });
+  if (!ok) grad = backend_.zeros(output.rows(), output.cols());
+  local_grads_[Key{a.stage, a.microbatch}] = std::move(grad);
+}
+
+Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) {
+  model::StageModule* stage = stages_.at(a.stage);
+  kernels::Tensor input = forward_input(a, step);
+  const Clock::time_point c0 = Clock::now();
+  const int mb = step.data.microbatch_offset + a.microbatch;
+  kernels::Tensor output;
+  const bool ok = attempt(step.outcome.error, [&] {
+    output = stage->forward(mb, std::move(input), step.info);
+    if (!step.data.training) stage->discard(mb);  // no backward will want what forward kept
+  });
+  if (!ok) output = backend_.zeros(mb_rows_, stage->out_features());
+  if (a.stage == last_stage_) {
+    finish_last_stage(a, std::move(output), step);
+  } else {
+    route(std::move(output), a, a.stage + 1, local_inputs_, to_send_forward_);
+  }
+  add_busy(step.counters, ComputeKind::kF, c0);
+  return c0;
+}
+
+// B and I: the gradient of the stage input, which the previous stage's backward waits for.
+Executor::Clock::time_point Executor::exec_input_gradient(const Action& a, Step& step) {
+  model::StageModule* stage = stages_.at(a.stage);
+  kernels::Tensor grad_out =
+      take_received(recv_backward_, local_grads_, Key{a.stage, a.microbatch}, "output gradient", step.counters);
+  const Clock::time_point c0 = Clock::now();
+  const int mb = step.data.microbatch_offset + a.microbatch;
+  const bool fused = a.kind == ActionKind::B;
+  kernels::Tensor grad_in;
+  const bool ok = attempt(step.outcome.error, [&] {
+    grad_in = fused ? stage->backward(mb, std::move(grad_out)) : stage->backward_input(mb, std::move(grad_out));
+  });
+  // Stage 0 holds the model's first layer: its input gradient is not computed (StageModule returns an empty
+  // tensor) and goes nowhere.
+  if (a.stage > 0) {
+    if (!ok) grad_in = backend_.zeros(mb_rows_, stage->in_features());
+    route(std::move(grad_in), a, a.stage - 1, local_grads_, to_send_backward_);
+  }
+  add_busy(step.counters, fused ? ComputeKind::kB : ComputeKind::kI, c0);
+  return c0;
+}
+
+Executor::Clock::time_point Executor::exec_backward(const Action& a, Step& step) {
+  const Clock::time_point c0 = exec_input_gradient(a, step);
+  weight_gradient_done(a.stage);  // B computes the weight gradient too
+  return c0;
+}
+
+Executor::Clock::time_point Executor::exec_backward_input(const Action& a, Step& step) {
+  return exec_input_gradient(a, step);
+}
+
+Executor::Clock::time_point Executor::exec_backward_weight(const Action& a, Step& step) {
+  model::StageModule* stage = stages_.at(a.stage);
+  const Clock::time_point c0 = Clock::now();
+  attempt(step.outcome.error, [&] { stage->backward_weight(step.data.microbatch_offset + a.microbatch); });
+  add_busy(step.counters, ComputeKind::kW, c0);
+  weight_gradient_done(a.stage);
+  return c0;
+}
+
+void Executor::weight_gradient_done(int stage) {
+  if (++weight_done_[stage] == microbatches_) on_stage_done_(stage);
+}
+
+// ---- The step -----------------------------------------------------------------------------------------------
+
 void Executor::track_stash(StepCounters& counters) const {
   int microbatches = 0;
   size_t bytes = 0;
@@ -147,7 +312,30 @@ void Executor::track_stash(StepCounters& counters) const {
   counters.peak_stash_bytes = std::max(counters.peak_stash_bytes, bytes);
 }
 
-StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool trace) {
+void Executor::record_compute(const Action& a, Clock::time_point c0, Step& step, bool trace) const {
+  track_stash(step.counters);
+  if (!trace) return;
+  step.counters.timeline.push_back({schedule::to_string(a),
+                                    std::chrono::duration<double, std::micro>(c0 - step.start).count(),
+                                    std::chrono::duration<double, std::micro>(Clock::now() - c0).count()});
+}
+
+void Executor::execute(const Action& a, Step& step, bool trace) {
+  Clock::time_point c0;
+  switch (a.kind) {
+    case ActionKind::F: c0 = exec_forward(a, step); break;
+    case ActionKind::B: c0 = exec_backward(a, step); break;
+    case ActionKind::I: c0 = exec_backward_input(a, step); break;
+    case ActionKind::W: c0 = exec_backward_weight(a, step); break;
+    case ActionKind::SEND_F: return exec_send_forward(a);
+    case ActionKind::SEND_B: return exec_send_backward(a);
+    case ActionKind::RECV_F:
+    case ActionKind::RECV_B: return exec_receive(a);
+  }
+  record_compute(a, c0, step, trace);
+}
+
+void Executor::begin_step(const StepData& data) {
   if (data.rows % microbatches_ != 0) {
     throw Error(ErrorCode::kInvalidArgument, "batch of " + std::to_string(data.rows) +
                                                  " rows does not split into " + std::to_string(microbatches_) +
@@ -156,151 +344,37 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
   mb_rows_ = data.rows / microbatches_;
   posted_upto_ = 0;
   weight_done_.clear();
+}
+
+// Drops what a failed step left stashed so the next step starts clean.
+void Executor::discard_failed_step(const StepData& data) {
+  for (auto& [index, stage] : stages_) {
+    for (int m = 0; m < microbatches_; ++m) {
+      try {
+        stage->discard(data.microbatch_offset + m);
+      } catch (const Error&) {
+        // not stashed: nothing to drop
+      }
+    }
+  }
+}
+
+StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool trace) {
+  begin_step(data);
   StepOutcome outcome;
   if (!data.training) outcome.outputs.resize(microbatches_);
-  const auto step_start = Clock::now();
-  model::StepInfo info{data.seed, data.step, data.training};
-
+  Step step{data, counters, outcome, model::StepInfo{data.seed, data.step, data.training}, Clock::now()};
   for (size_t i = 0; i < actions_.size(); ++i) {
-    const Action& a = actions_[i];
     post_receives_ahead(i);
-    const Key key{a.stage, a.microbatch};
-    model::StageModule* stage = stages_.at(a.stage);
-    // Start of the compute itself (after any receive wait): what the busy counters and the timeline show.
-    Clock::time_point c0 = Clock::now();
-    bool computed = false;
-
-    switch (a.kind) {
-      case ActionKind::RECV_F:
-      case ActionKind::RECV_B:
-        break;  // posted by the look-ahead; waited for where it is used
-      case ActionKind::SEND_F: {
-        auto it = to_send_forward_.find(key);
-        if (it == to_send_forward_.end()) throw Error(ErrorCode::kInternal, "SEND_F before its forward");
-        send(std::move(it->second), a.stage + 1, a.stage + 1, a.microbatch, true);
-        to_send_forward_.erase(it);
-        break;
-      }
-      case ActionKind::SEND_B: {
-        auto it = to_send_backward_.find(key);
-        if (it == to_send_backward_.end()) throw Error(ErrorCode::kInternal, "SEND_B before its backward");
-        send(std::move(it->second), a.stage - 1, a.stage - 1, a.microbatch, false);
-        to_send_backward_.erase(it);
-        break;
-      }
-      case ActionKind::F: {
-        kernels::Tensor input = a.stage == 0
-                                    ? input_slice(data, a.microbatch)
-                                    : take_received(recv_forward_, local_inputs_, key, "input", counters);
-        c0 = Clock::now();
-        kernels::Tensor output;
-        if (outcome.error) {
-          output = backend_.zeros(mb_rows_, stage->out_features());
-        } else {
-          try {
-            output = stage->forward(data.microbatch_offset + a.microbatch, std::move(input), info);
-            if (!data.training) stage->discard(data.microbatch_offset + a.microbatch);
-          } catch (...) {
-            outcome.error = std::current_exception();
-            output = backend_.zeros(mb_rows_, stage->out_features());
-          }
-        }
-        if (a.stage == last_stage_) {
-          if (!data.training) {
-            outcome.outputs[a.microbatch] = std::move(output);
-          } else {
-            // Targets are checked (and agreed on) by the trainer before the step starts.
-            kernels::Tensor grad = backend_.zeros(output.rows(), output.cols());
-            if (!outcome.error) {
-              try {
-                outcome.loss_sum += loss_(output, data.targets + a.microbatch * mb_rows_ * data.target_features,
-                                          data.global_batch, grad);
-              } catch (...) {
-                outcome.error = std::current_exception();
-                grad = backend_.zeros(output.rows(), output.cols());
-              }
-            }
-            local_grads_[key] = std::move(grad);
-          }
-        } else if (schedule_.stage_to_rank.at(a.stage + 1) == rank_) {
-          local_inputs_[Key{a.stage + 1, a.microbatch}] = std::move(output);
-        } else {
-          to_send_forward_[key] = std::move(output);
-        }
-        counters.busy_seconds[static_cast<int>(ComputeKind::kF)] += seconds_since(c0);
-        computed = true;
-        break;
-      }
-      case ActionKind::B:
-      case ActionKind::I: {
-        kernels::Tensor grad_out = take_received(recv_backward_, local_grads_, key, "output gradient", counters);
-        c0 = Clock::now();
-        kernels::Tensor grad_in;
-        if (!outcome.error) {
-          try {
-            const int mb = data.microbatch_offset + a.microbatch;
-            grad_in = a.kind == ActionKind::B ? stage->backward(mb, std::move(grad_out))
-                                              : stage->backward_input(mb, std::move(grad_out));
-          } catch (...) {
-            outcome.error = std::current_exception();
-          }
-        }
-        // Stage 0 holds the model's first layer: its input gradient is not computed (StageModule returns an empty
-        // tensor) and goes nowhere.
-        if (a.stage > 0) {
-          if (outcome.error) grad_in = backend_.zeros(mb_rows_, stage->in_features());
-          if (schedule_.stage_to_rank.at(a.stage - 1) == rank_) {
-            local_grads_[Key{a.stage - 1, a.microbatch}] = std::move(grad_in);
-          } else {
-            to_send_backward_[key] = std::move(grad_in);
-          }
-        }
-        const ComputeKind kind = a.kind == ActionKind::B ? ComputeKind::kB : ComputeKind::kI;
-        counters.busy_seconds[static_cast<int>(kind)] += seconds_since(c0);
-        if (a.kind == ActionKind::B && ++weight_done_[a.stage] == microbatches_) on_stage_done_(a.stage);
-        computed = true;
-        break;
-      }
-      case ActionKind::W: {
-        c0 = Clock::now();
-        if (!outcome.error) {
-          try {
-            stage->backward_weight(data.microbatch_offset + a.microbatch);
-          } catch (...) {
-            outcome.error = std::current_exception();
-          }
-        }
-        counters.busy_seconds[static_cast<int>(ComputeKind::kW)] += seconds_since(c0);
-        if (++weight_done_[a.stage] == microbatches_) on_stage_done_(a.stage);
-        computed = true;
-        break;
-      }
-    }
-    if (computed) track_stash(counters);
-    if (trace && computed) {
-      counters.timeline.push_back({schedule::to_string(a),
-                                   std::chrono::duration<double, std::micro>(c0 - step_start).count(),
-                                   std::chrono::duration<double, std::micro>(Clock::now() - c0).count()});
-    }
+    execute(actions_[i], step, trace);
     reap_sends(false);
     if (progress_) progress_();
   }
   reap_sends(true);
-  if (outcome.error) {
-    // Drop what the failed step left behind so the next step starts clean.
-    for (auto& [index, stage] : stages_) {
-      for (int m = 0; m < microbatches_; ++m) {
-        try {
-          stage->discard(data.microbatch_offset + m);
-        } catch (const Error&) {
-          // not stashed: nothing to drop
-        }
-      }
-    }
-  }
+  if (outcome.error) discard_failed_step(data);
   local_inputs_.clear();
   local_grads_.clear();
-  counters.pipeline_seconds = seconds_since(step_start);
+  counters.pipeline_seconds = seconds_since(step.start);
   return outcome;
 }
 

@@ -13,6 +13,8 @@
 // the end; the trainer then agrees on failure across ranks and discards the step. No rank hangs.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
@@ -64,13 +66,20 @@ class Executor {
   // (host memory for the CPU backend, device memory for a GPU backend). `on_stage_done(stage)`: called once per step right after the stage's last weight gradient, so
   // the data-parallel reduction of that stage can overlap the rest of the drain.
   // `progress()`, if set, runs after every action (a hook for work that must advance during the step).
+  // Throws sluice::Error(kConfig) when the schedule needs message tags beyond transport.max_tag(). The bound
+  // and the schedule's size are the same on every rank, so every rank refuses alike (Trainer::start relies on it).
   Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
            kernels::Backend& backend, comm::Transport& transport, LossFn loss,
            std::function<void(int stage)> on_stage_done, std::function<void()> progress = {});
 
   StepOutcome run(const StepData& data, StepCounters& counters, bool trace);
 
+  // The largest message tag a step of `lowered` uses (tags are unique per receiving stage, micro-batch and
+  // direction; see tag()).
+  static int64_t largest_tag(const schedule::Schedule& lowered);
+
  private:
+  using Clock = std::chrono::steady_clock;
   struct Key {
     int stage;
     int mb;
@@ -80,12 +89,45 @@ class Executor {
     kernels::Tensor buffer;
     std::unique_ptr<comm::Request> request;
   };
+  // What the action methods of one step share.
+  struct Step {
+    const StepData& data;
+    StepCounters& counters;
+    StepOutcome& outcome;
+    model::StepInfo info;
+    Clock::time_point start;
+  };
+
+  void check_tag_bound() const;
+  void begin_step(const StepData& data);
+
+  // One method per action kind. Compute methods return when the compute itself started (after any wait for
+  // its input), which is what the busy counters and the timeline measure from.
+  void execute(const schedule::Action& a, Step& step, bool trace);
+  Clock::time_point exec_forward(const schedule::Action& a, Step& step);
+  Clock::time_point exec_backward(const schedule::Action& a, Step& step);        // B: input and weight gradient
+  Clock::time_point exec_backward_input(const schedule::Action& a, Step& step);  // I: input gradient only
+  Clock::time_point exec_backward_weight(const schedule::Action& a, Step& step);  // W
+  void exec_send_forward(const schedule::Action& a);
+  void exec_send_backward(const schedule::Action& a);
+  void exec_receive(const schedule::Action& a);  // RECV_F and RECV_B
+
+  // Pieces the action methods share.
+  kernels::Tensor forward_input(const schedule::Action& a, Step& step);
+  void finish_last_stage(const schedule::Action& a, kernels::Tensor output, Step& step);
+  Clock::time_point exec_input_gradient(const schedule::Action& a, Step& step);
+  void route(kernels::Tensor tensor, const schedule::Action& producer, int consumer_stage,
+             std::map<Key, kernels::Tensor>& local, std::map<Key, kernels::Tensor>& outbox);
+  void weight_gradient_done(int stage);
+  void record_compute(const schedule::Action& a, Clock::time_point c0, Step& step, bool trace) const;
+  void discard_failed_step(const StepData& data);
 
   void post_receives_ahead(size_t position);
   void post_receive(const schedule::Action& a);
   kernels::Tensor take_received(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local, Key key,
                                 const char* what, StepCounters& counters);
-  void send(kernels::Tensor tensor, int peer_stage, int tag_stage, int mb, bool forward);
+  void send_produced(std::map<Key, kernels::Tensor>& outbox, const schedule::Action& a, int peer_stage, bool forward,
+                     const char* missing);
   void reap_sends(bool wait_all);
   int tag(int stage, int mb, bool forward) const;
   kernels::Tensor input_slice(const StepData& data, int mb) const;

@@ -32,6 +32,7 @@ class OwningNcclTransport : public comm::Transport {
     return transport_->irecv(data, count, peer, tag);
   }
   bool receives_may_be_posted_early() const override { return transport_->receives_may_be_posted_early(); }
+  int max_tag() const override { return transport_->max_tag(); }
 
  private:
   std::unique_ptr<comm::NcclCommunicator> communicator_;

@@ -82,7 +82,6 @@ void Trainer::build_local_state() {
   schedule::Schedule compute = schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, V);
   lowered_ = schedule::lower(compute);
   schedule::validate(lowered_);
-  check_tag_bound();
 
   // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).
   backend_ = &kernels::backend_for(cfg_.device_for_stage(layout_.stage_rank));
@@ -135,20 +134,6 @@ void Trainer::build_executors() {
   forward_only_ = std::make_unique<schedule::Schedule>(schedule::forward_only(lowered_));
   predictor_ = std::make_unique<Executor>(*forward_only_, layout_.stage_rank, raw, backend, transport, loss,
                                           [](int) {});
-}
-
-void Trainer::check_tag_bound() const {
-  // Messages are tagged per (stage, micro-batch, direction); MPI only promises tags up to 32767.
-  int* bound = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(mpi_->world(), MPI_TAG_UB, &bound, &found);
-  const int64_t largest = 2LL * cfg_.pipeline.microbatches * lowered_.num_stages() - 1;
-  if (found && bound != nullptr && largest > *bound) {
-    throw Error(ErrorCode::kConfig, "pipeline.microbatches (" + std::to_string(cfg_.pipeline.microbatches) + ") x " +
-                                        std::to_string(lowered_.num_stages()) + " stages needs message tags up to " +
-                                        std::to_string(largest) + " but this MPI allows only " +
-                                        std::to_string(*bound) + "; use fewer micro-batches or chunks");
-  }
 }
 
 double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch,

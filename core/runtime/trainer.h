@@ -95,7 +95,6 @@ class Trainer {
  private:
   void build_local_state();
   void build_executors();  // after the pipeline transport is agreed
-  void check_tag_bound() const;
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,

@@ -32,11 +32,6 @@ int read_number(const std::string& text, size_t& pos, const char* what) {
 
 }  // namespace
 
-bool operator==(const Action& a, const Action& b) {
-  return a.stage == b.stage && a.kind == b.kind && a.microbatch == b.microbatch;
-}
-bool operator!=(const Action& a, const Action& b) { return !(a == b); }
-
 const char* kind_name(ActionKind kind) {
   switch (kind) {
     case ActionKind::F: return "F";
@@ -50,11 +45,6 @@ const char* kind_name(ActionKind kind) {
   }
   return "?";
 }
-
-bool is_compute(ActionKind kind) {
-  return kind == ActionKind::F || kind == ActionKind::B || kind == ActionKind::I || kind == ActionKind::W;
-}
-bool is_communication(ActionKind kind) { return !is_compute(kind); }
 
 std::string to_string(const Action& action) {
   return std::to_string(action.stage) + kind_name(action.kind) + std::to_string(action.microbatch);

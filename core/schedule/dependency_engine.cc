@@ -62,7 +62,7 @@ class DependencyRun::Engine {
     for (int rank = 0; rank < schedule_.ranks; ++rank) {
       const auto& list = schedule_.actions[rank];
       size_t position = position_[rank];
-      while (position < list.size() && communicates(list[position].kind)) ++position;
+      while (position < list.size() && is_communication(list[position].kind)) ++position;
       if (position < list.size())
         return Stall{rank, position, list[position], describe_event(waiting_on_[rank])};
     }
@@ -122,7 +122,7 @@ class DependencyRun::Engine {
   bool try_start(int rank, double now, StartedAction& started) {
     const auto& list = schedule_.actions[rank];
     size_t& position = position_[rank];
-    while (position < list.size() && communicates(list[position].kind)) ++position;
+    while (position < list.size() && is_communication(list[position].kind)) ++position;
     if (position >= list.size()) return false;
     const Action& action = list[position];
     Need needs[2];

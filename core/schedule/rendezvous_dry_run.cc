@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/schedule/kind_traits.h"
+#include "core/schedule/action.h"
 
 namespace sluice {
 namespace schedule {
@@ -35,14 +35,14 @@ std::optional<ValidationIssue> rendezvous_dry_run(const Schedule& schedule) {
     const int rank = runnable.back();
     runnable.pop_back();
     while (const Action* action = current(rank)) {
-      if (computes(action->kind)) {
+      if (is_compute(action->kind)) {
         ++position[rank];
         continue;
       }
       const Action partner = counterpart(*action);
       const int peer = schedule.rank_of(partner.stage);
       const Action* peer_action = current(peer);
-      if (peer_action == nullptr || !same_action(*peer_action, partner)) break;  // wait; the peer resumes us on arrival
+      if (peer_action == nullptr || *peer_action != partner) break;  // wait; the peer resumes us on arrival
       ++position[rank];
       ++position[peer];
       runnable.push_back(peer);

@@ -70,7 +70,7 @@ class ActionChecker {
     return ActionChecker(schedule_).run_in_separate_passes();
   }
 
- private:
+  // The slow path.
   // Record-all, then order-check-all, then completeness: the issue reported is the first in that order.
   std::optional<ValidationIssue> run_in_separate_passes() {
     for (int rank = 0; rank < schedule_.ranks; ++rank)
@@ -84,7 +84,7 @@ class ActionChecker {
     return check_complete();
   }
 
-  // True exactly when run_in_separate_passes() finds nothing, but reads every list once instead of twice and
+  // The fast path. True exactly when run_in_separate_passes() finds nothing, but reads every list once instead of twice and
   // skips the completeness scan over the whole table (at p = 512, m = 4096 each pass costs a tenth of a second):
   // - every same-rank prerequisite of action i sits before it, so it is already recorded when i is checked;
   // - a SEND/RECV looks for its counterpart only when that one's rank was recorded earlier; the later end of
@@ -111,6 +111,8 @@ class ActionChecker {
            kind_count[static_cast<int>(ActionKind::I)] == kind_count[static_cast<int>(ActionKind::W)];
   }
 
+ private:
+
   ValidationIssue at(int rank, size_t position, const std::string& message) const {
     return {rank, static_cast<long>(position), to_string(schedule_.actions[rank][position]), message};
   }
@@ -131,22 +133,37 @@ class ActionChecker {
       return at(rank, i, "stage " + std::to_string(a.stage) + " belongs to rank " +
                              std::to_string(schedule_.rank_of(a.stage)) + ", not rank " + std::to_string(rank));
     const int s = a.stage;
-    const bool needs_peer = (a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_B) ? crosses(s, s + 1)
-                            : (a.kind == ActionKind::RECV_F || a.kind == ActionKind::SEND_B) ? crosses(s, s - 1)
-                                                                                             : true;
-    if (!needs_peer)
+    if (!message_due(a))
       return at(rank, i, "no message is due here: the neighbouring stage is on the same rank or does not exist");
     const int32_t slot = table_.get(a.kind, s, a.microbatch);
     if (slot != kAbsent)
       return at(rank, i, std::string("duplicate: ") + kind_name(a.kind) + " of " + pair_name(s, a.microbatch) +
                              " already runs at action " + std::to_string(slot));
-    const bool split = a.kind == ActionKind::I || a.kind == ActionKind::W;
-    if (split && table_.get(ActionKind::B, s, a.microbatch) != kAbsent)
-      return at(rank, i, "mixes split I/W with a fused B for " + pair_name(s, a.microbatch));
-    if (a.kind == ActionKind::B && (table_.get(ActionKind::I, s, a.microbatch) != kAbsent ||
-                                    table_.get(ActionKind::W, s, a.microbatch) != kAbsent))
-      return at(rank, i, "mixes a fused B with split I/W for " + pair_name(s, a.microbatch));
+    if (auto issue = mix_issue(rank, i, a)) return issue;
     table_.set(a.kind, s, a.microbatch, i);
+    return std::nullopt;
+  }
+
+  // False for a SEND/RECV between stages on one rank (or towards a stage that does not exist).
+  bool message_due(const Action& a) const {
+    const int s = a.stage;
+    switch (a.kind) {
+      case ActionKind::SEND_F:
+      case ActionKind::RECV_B: return crosses(s, s + 1);
+      case ActionKind::RECV_F:
+      case ActionKind::SEND_B: return crosses(s, s - 1);
+      default: return true;
+    }
+  }
+
+  // A (stage, micro-batch) runs its backward either fused (B) or split (I + W), never both.
+  std::optional<ValidationIssue> mix_issue(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    const bool split = a.kind == ActionKind::I || a.kind == ActionKind::W;
+    if (split && table_.get(ActionKind::B, s, m) != kAbsent)
+      return at(rank, i, "mixes split I/W with a fused B for " + pair_name(s, m));
+    if (a.kind == ActionKind::B && split_recorded(s, m))
+      return at(rank, i, "mixes a fused B with split I/W for " + pair_name(s, m));
     return std::nullopt;
   }
 
@@ -182,42 +199,68 @@ class ActionChecker {
 
   std::optional<ValidationIssue> check_order(int rank, size_t i, std::vector<int>& last_weight_mb) {
     const Action& a = schedule_.actions[rank][i];
-    const int s = a.stage, m = a.microbatch;
-    auto named = [](int stage, ActionKind kind, int mb) { return [=] { return to_string(Action{stage, kind, mb}); }; };
-    auto backward_of = [](int stage, int mb) { return [=] { return "the backward (B or I) of " + pair_name(stage, mb); }; };
     switch (a.kind) {
-      case ActionKind::F:
-        if (s == 0) return std::nullopt;
-        if (!crosses(s, s - 1)) return require_before(rank, i, table_.get(ActionKind::F, s - 1, m), named(s - 1, ActionKind::F, m));
-        if (lowered_) return require_before(rank, i, table_.get(ActionKind::RECV_F, s, m), named(s, ActionKind::RECV_F, m));
-        return std::nullopt;
+      case ActionKind::F: return forward_order_issue(rank, i, a);
       case ActionKind::B:
-      case ActionKind::I: {
-        if (auto issue = require_before(rank, i, table_.get(ActionKind::F, s, m), named(s, ActionKind::F, m))) return issue;
-        if (a.kind == ActionKind::B) {
-          if (auto issue = check_accumulation(rank, i, last_weight_mb)) return issue;
-        }
-        if (s == stages_ - 1) return std::nullopt;
-        if (!crosses(s, s + 1))
-          return require_before(rank, i, input_gradient(s + 1, m), backward_of(s + 1, m));
-        if (lowered_) return require_before(rank, i, table_.get(ActionKind::RECV_B, s, m), named(s, ActionKind::RECV_B, m));
-        return std::nullopt;
-      }
+      case ActionKind::I: return input_gradient_order_issue(rank, i, a, last_weight_mb);
       case ActionKind::W:
-        if (auto issue = require_before(rank, i, table_.get(ActionKind::I, s, m), named(s, ActionKind::I, m))) return issue;
+        if (auto issue = require_action_before(rank, i, {a.stage, ActionKind::I, a.microbatch})) return issue;
         return check_accumulation(rank, i, last_weight_mb);
-      case ActionKind::SEND_F:
-        if (auto issue = require_before(rank, i, table_.get(ActionKind::F, s, m), named(s, ActionKind::F, m))) return issue;
-        return require_exists(rank, i, table_.get(ActionKind::RECV_F, s + 1, m), Action{s + 1, ActionKind::RECV_F, m});
-      case ActionKind::SEND_B:
-        if (auto issue = require_before(rank, i, input_gradient(s, m), backward_of(s, m))) return issue;
-        return require_exists(rank, i, table_.get(ActionKind::RECV_B, s - 1, m), Action{s - 1, ActionKind::RECV_B, m});
-      case ActionKind::RECV_F:
-        return require_exists(rank, i, table_.get(ActionKind::SEND_F, s - 1, m), Action{s - 1, ActionKind::SEND_F, m});
-      case ActionKind::RECV_B:
-        return require_exists(rank, i, table_.get(ActionKind::SEND_B, s + 1, m), Action{s + 1, ActionKind::SEND_B, m});
+      default: return message_order_issue(rank, i, a);
     }
+  }
+
+  // `needed` (an action of this rank) must sit before position i.
+  std::optional<ValidationIssue> require_action_before(int rank, size_t i, const Action& needed) {
+    return require_before(rank, i, table_.get(needed.kind, needed.stage, needed.microbatch),
+                          [needed] { return to_string(needed); });
+  }
+
+  // The backward piece (B or I) that produces the input gradient of (stage, mb) must sit before position i.
+  std::optional<ValidationIssue> require_input_gradient_before(int rank, size_t i, int stage, int mb) {
+    return require_before(rank, i, input_gradient(stage, mb),
+                          [stage, mb] { return "the backward (B or I) of " + pair_name(stage, mb); });
+  }
+
+  std::optional<ValidationIssue> forward_order_issue(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    if (s == 0) return std::nullopt;
+    if (!crosses(s, s - 1)) return require_action_before(rank, i, {s - 1, ActionKind::F, m});
+    if (lowered_) return require_action_before(rank, i, {s, ActionKind::RECV_F, m});
     return std::nullopt;
+  }
+
+  std::optional<ValidationIssue> input_gradient_order_issue(int rank, size_t i, const Action& a,
+                                                            std::vector<int>& last_weight_mb) {
+    const int s = a.stage, m = a.microbatch;
+    if (auto issue = require_action_before(rank, i, {s, ActionKind::F, m})) return issue;
+    if (a.kind == ActionKind::B) {
+      if (auto issue = check_accumulation(rank, i, last_weight_mb)) return issue;
+    }
+    if (s == stages_ - 1) return std::nullopt;
+    if (!crosses(s, s + 1)) return require_input_gradient_before(rank, i, s + 1, m);
+    if (lowered_) return require_action_before(rank, i, {s, ActionKind::RECV_B, m});
+    return std::nullopt;
+  }
+
+  // A SEND follows the compute that produced its data; every message has its counterpart on the peer rank.
+  std::optional<ValidationIssue> message_order_issue(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    switch (a.kind) {
+      case ActionKind::SEND_F:
+        if (auto issue = require_action_before(rank, i, {s, ActionKind::F, m})) return issue;
+        return require_counterpart(rank, i, {s + 1, ActionKind::RECV_F, m});
+      case ActionKind::SEND_B:
+        if (auto issue = require_input_gradient_before(rank, i, s, m)) return issue;
+        return require_counterpart(rank, i, {s - 1, ActionKind::RECV_B, m});
+      case ActionKind::RECV_F: return require_counterpart(rank, i, {s - 1, ActionKind::SEND_F, m});
+      case ActionKind::RECV_B: return require_counterpart(rank, i, {s + 1, ActionKind::SEND_B, m});
+      default: return std::nullopt;
+    }
+  }
+
+  std::optional<ValidationIssue> require_counterpart(int rank, size_t i, const Action& wanted) {
+    return require_exists(rank, i, table_.get(wanted.kind, wanted.stage, wanted.microbatch), wanted);
   }
 
   // Weight gradients add up in micro-batch order, as in a sequential run, so results are bitwise equal.
@@ -252,54 +295,87 @@ class ActionChecker {
   }
 
   // record() and check_order() as one yes/no test, recording `a` at `i`: no strings, no optional issue to
-  // build and test per action. Must reject exactly what they reject (given the fused pass's pairing rule).
+  // build and test per action. Must reject exactly what they reject (given the fused pass's pairing rule);
+  // tests/schedule/validator_paths_agree_test.cc compares the two on many broken schedules.
   bool acceptable(int rank, size_t i, const Action& a, std::vector<int>& last_weight_mb) {
     const int s = a.stage, m = a.microbatch;
-    if (s < 0 || s >= stages_ || m < 0 || m >= schedule_.microbatches || schedule_.rank_of(s) != rank) return false;
-    if (table_.get(a.kind, s, m) != kAbsent) return false;
-    auto before = [&](int32_t needed) { return needed != kAbsent && static_cast<size_t>(needed) <= i; };
-    auto paired = [&](ActionKind kind, int stage) {  // the counterpart, looked up if its rank is already recorded
-      if (schedule_.rank_of(stage) > rank) return true;
-      ++matched_messages_;
-      return table_.get(kind, stage, m) != kAbsent;
-    };
-    auto in_order = [&] {  // check_accumulation
-      int& last = last_weight_mb[s];
-      if (m < last) return false;
-      last = m;
-      return true;
-    };
-    bool ok = true;
+    if (!in_range_on(rank, s, m) || table_.get(a.kind, s, m) != kAbsent) return false;
+    bool ok = false;
     switch (a.kind) {
-      case ActionKind::F:
-        ok = s == 0 || (!crosses(s, s - 1) ? before(table_.get(ActionKind::F, s - 1, m))
-                                           : !lowered_ || before(table_.get(ActionKind::RECV_F, s, m)));
-        break;
+      case ActionKind::F: ok = forward_acceptable(i, s, m); break;
       case ActionKind::B:
-      case ActionKind::I:
-        if (a.kind == ActionKind::B ? (table_.get(ActionKind::I, s, m) != kAbsent ||
-                                       table_.get(ActionKind::W, s, m) != kAbsent)
-                                    : table_.get(ActionKind::B, s, m) != kAbsent)
-          return false;
-        ok = before(table_.get(ActionKind::F, s, m)) && (a.kind != ActionKind::B || in_order()) &&
-             (s == stages_ - 1 || (!crosses(s, s + 1) ? before(input_gradient(s + 1, m))
-                                                      : !lowered_ || before(table_.get(ActionKind::RECV_B, s, m))));
-        break;
-      case ActionKind::W:
-        if (table_.get(ActionKind::B, s, m) != kAbsent) return false;
-        ok = before(table_.get(ActionKind::I, s, m)) && in_order();
-        break;
+      case ActionKind::I: ok = input_gradient_acceptable(i, a, last_weight_mb); break;
+      case ActionKind::W: ok = weight_gradient_acceptable(i, s, m, last_weight_mb); break;
       case ActionKind::SEND_F:
-        ok = crosses(s, s + 1) && before(table_.get(ActionKind::F, s, m)) && paired(ActionKind::RECV_F, s + 1);
-        break;
       case ActionKind::SEND_B:
-        ok = crosses(s, s - 1) && before(input_gradient(s, m)) && paired(ActionKind::RECV_B, s - 1);
-        break;
-      case ActionKind::RECV_F: ok = crosses(s, s - 1) && paired(ActionKind::SEND_F, s - 1); break;
-      case ActionKind::RECV_B: ok = crosses(s, s + 1) && paired(ActionKind::SEND_B, s + 1); break;
+      case ActionKind::RECV_F:
+      case ActionKind::RECV_B: ok = message_acceptable(rank, i, a); break;
     }
     table_.set(a.kind, s, m, i);
     return ok;
+  }
+
+  // The fast path's forms of check_order()'s rules, one per kind; record()'s rules sit with them where they
+  // concern one kind.
+  bool in_range_on(int rank, int s, int m) const {
+    return s >= 0 && s < stages_ && m >= 0 && m < schedule_.microbatches && schedule_.rank_of(s) == rank;
+  }
+
+  bool before(size_t i, int32_t needed) const { return needed != kAbsent && static_cast<size_t>(needed) <= i; }
+
+  bool forward_acceptable(size_t i, int s, int m) const {
+    if (s == 0) return true;
+    if (!crosses(s, s - 1)) return before(i, table_.get(ActionKind::F, s - 1, m));
+    return !lowered_ || before(i, table_.get(ActionKind::RECV_F, s, m));
+  }
+
+  bool input_gradient_acceptable(size_t i, const Action& a, std::vector<int>& last_weight_mb) {
+    const int s = a.stage, m = a.microbatch;
+    const bool fused = a.kind == ActionKind::B;
+    if (fused ? split_recorded(s, m) : table_.get(ActionKind::B, s, m) != kAbsent) return false;
+    if (!before(i, table_.get(ActionKind::F, s, m))) return false;
+    if (fused && !in_weight_order(s, m, last_weight_mb)) return false;
+    if (s == stages_ - 1) return true;
+    if (!crosses(s, s + 1)) return before(i, input_gradient(s + 1, m));
+    return !lowered_ || before(i, table_.get(ActionKind::RECV_B, s, m));
+  }
+
+  bool weight_gradient_acceptable(size_t i, int s, int m, std::vector<int>& last_weight_mb) {
+    if (table_.get(ActionKind::B, s, m) != kAbsent) return false;
+    return before(i, table_.get(ActionKind::I, s, m)) && in_weight_order(s, m, last_weight_mb);
+  }
+
+  bool message_acceptable(int rank, size_t i, const Action& a) {
+    const int s = a.stage, m = a.microbatch;
+    switch (a.kind) {
+      case ActionKind::SEND_F:
+        return crosses(s, s + 1) && before(i, table_.get(ActionKind::F, s, m)) &&
+               paired(rank, ActionKind::RECV_F, s + 1, m);
+      case ActionKind::SEND_B:
+        return crosses(s, s - 1) && before(i, input_gradient(s, m)) && paired(rank, ActionKind::RECV_B, s - 1, m);
+      case ActionKind::RECV_F: return crosses(s, s - 1) && paired(rank, ActionKind::SEND_F, s - 1, m);
+      case ActionKind::RECV_B: return crosses(s, s + 1) && paired(rank, ActionKind::SEND_B, s + 1, m);
+      default: return false;
+    }
+  }
+
+  bool split_recorded(int s, int m) const {
+    return table_.get(ActionKind::I, s, m) != kAbsent || table_.get(ActionKind::W, s, m) != kAbsent;
+  }
+
+  // check_accumulation()'s rule.
+  bool in_weight_order(int s, int m, std::vector<int>& last_weight_mb) const {
+    int& last = last_weight_mb[s];
+    if (m < last) return false;
+    last = m;
+    return true;
+  }
+
+  // The counterpart is looked up only if its rank is already recorded; the later end of each pair counts it.
+  bool paired(int rank, ActionKind kind, int stage, int m) {
+    if (schedule_.rank_of(stage) > rank) return true;
+    ++matched_messages_;
+    return table_.get(kind, stage, m) != kAbsent;
   }
 
   const Schedule& schedule_;
@@ -338,11 +414,33 @@ std::optional<ValidationIssue> check_header(const Schedule& schedule) {
   return std::nullopt;
 }
 
-std::optional<ValidationIssue> check_actions(const Schedule& schedule) {
+namespace {
+
+// Runs `use` on a checker whose position table is as narrow as the longest list allows.
+template <typename Use>
+auto with_checker(const Schedule& schedule, Use use) {
   size_t longest = 0;
   for (const auto& list : schedule.actions) longest = std::max(longest, list.size());
-  if (PositionTable<uint16_t>::fits(longest)) return ActionChecker<uint16_t>(schedule).run();
-  return ActionChecker<uint32_t>(schedule).run();
+  if (PositionTable<uint16_t>::fits(longest)) {
+    ActionChecker<uint16_t> checker(schedule);
+    return use(checker);
+  }
+  ActionChecker<uint32_t> checker(schedule);
+  return use(checker);
+}
+
+}  // namespace
+
+std::optional<ValidationIssue> check_actions(const Schedule& schedule) {
+  return with_checker(schedule, [](auto& checker) { return checker.run(); });
+}
+
+bool actions_pass_fast_path(const Schedule& schedule) {
+  return with_checker(schedule, [](auto& checker) { return checker.passes_in_one_pass(); });
+}
+
+std::optional<ValidationIssue> check_actions_slow_path(const Schedule& schedule) {
+  return with_checker(schedule, [](auto& checker) { return checker.run_in_separate_passes(); });
 }
 
 }  // namespace detail

@@ -53,6 +53,13 @@ TEST(ActionTest, ComputeAndCommunicationKindsArePartitioned) {
   EXPECT_TRUE(is_communication(ActionKind::RECV_F));
 }
 
+// The engine's hot loops rely on these being compile-time (hence inlinable) definitions.
+static_assert(is_compute(ActionKind::W) && !is_compute(ActionKind::RECV_B), "is_compute is constexpr");
+static_assert(is_communication(ActionKind::SEND_F), "is_communication is constexpr");
+static_assert(Action{1, ActionKind::B, 2} == Action{1, ActionKind::B, 2} &&
+                  Action{1, ActionKind::B, 2} != Action{1, ActionKind::I, 2},
+              "Action equality is constexpr");
+
 }  // namespace
 }  // namespace schedule
 }  // namespace sluice
