@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The layers of docs/ARCHITECTURE.md, checked on what ships: every edge of the Bazel dependency graph of
+# libsluice.so and the sluice command, and every #include of the source tree. Also proves the checker can
+# fail: a fixture with forbidden includes must be rejected, naming each one, and a clean fixture accepted.
+set -uo pipefail
+checker="$1" graph="$2" anchor="$3"
+fixtures="$(dirname "$(readlink -f "$anchor")")/fixtures"
+# The workspace's source tree: runfiles are symlinks into it (the sandbox sees the host's files read-only).
+root="$(cd "$(dirname "$(readlink -f "$anchor")")/../.." && pwd)"
+fail() { echo "FAIL: $*"; exit 1; }
+
+python3 "$checker" graph "$graph" || fail "the product's dependency graph breaks a layer rule (above)"
+[ -f "$root/core/schedule/action.h" ] || fail "source tree not found at $root"
+python3 "$checker" includes "$root" || fail "an #include breaks a layer rule (above)"
+
+out="$(python3 "$checker" includes "$fixtures/forbidden")" && fail "forbidden includes were accepted: $out"
+for expected in "core/schedule/uses_mpi.cc:2: #include <mpi.h>" \
+                "core/schedule/uses_mpi.cc:4: #include \"core/runtime/trainer.h: core/schedule may not use core/runtime" \
+                "kernels/cpu/uses_runtime.cc:2: #include \"core/runtime/placement.h: kernels may not use core/runtime"; do
+  grep -qF -- "$expected" <<< "$out" || fail "violation not reported: $expected; got: $out"
+done
+python3 "$checker" includes "$fixtures/clean" >/dev/null || fail "a clean fixture was rejected"
+
+# A forbidden edge in a graph is reported too.
+printf '%s\n' 'digraph g {' '  "//kernels/cuda:cuda_backend" -> "//core/runtime:placement"' \
+  '  "//capi:capi" -> "//core/runtime:sequential_reference"' '}' > "${TEST_TMPDIR:-/tmp}/bad_graph"
+out="$(python3 "$checker" graph "${TEST_TMPDIR:-/tmp}/bad_graph")" && fail "a forbidden graph edge was accepted"
+grep -q "kernels may not use core/runtime" <<< "$out" || fail "kernels -> runtime edge not named: $out"
+grep -q "uses the test oracle" <<< "$out" || fail "product -> test oracle edge not named: $out"
+echo "PASS: layering"

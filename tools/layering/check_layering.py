@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Checks Sluice's layers (docs/ARCHITECTURE.md, "Layers the build enforces") two ways:
+
+  graph    FILE     every edge of a `bazel query --output=graph` dependency graph (//tools/layering:product_graph)
+  includes DIR      every #include "..." and every <mpi.h>/CUDA/NCCL include of the C++ sources under DIR
+
+Bazel visibility stops a BUILD file from naming a forbidden target, but not a header reached through another
+dependency (GCC has no layering check), hence the include scan. Exits 1 and lists every violation.
+"""
+import os
+import re
+import sys
+
+# Layer -> the layers it may use. A layer is a top folder, or core/<x>; kernels/cpu and kernels/cuda belong to
+# kernels. Folders not listed (tests, bench, examples, third_party, tools/layering) may use anything.
+ALLOWED = {
+    "core/common": set(),
+    "core/schedule": {"core/common"},
+    "core/config": {"core/common"},
+    "core/data": {"core/common", "core/config"},
+    "kernels": {"core/common"},
+    "core/model": {"core/common", "core/config", "kernels"},
+    "core/comm": {"core/common", "kernels"},
+    "checkpoint": {"core/common", "core/comm"},
+    "core/runtime": {"core/common", "core/config", "core/data", "core/model", "core/schedule", "core/comm",
+                     "kernels", "checkpoint"},
+    "slurm": {"core/common", "core/config"},
+    "capi": {"core/common", "core/config", "core/comm", "core/model", "core/runtime", "checkpoint", "kernels"},
+    "tools": {"core/common", "core/config", "core/data", "core/model", "core/schedule", "core/comm",
+              "core/runtime", "checkpoint", "kernels", "slurm"},
+}
+
+# Test oracles: never part of what ships, whatever layer would otherwise allow them.
+TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkpoint"}
+
+# System headers a layer may not include: core/schedule is pure C++ (sluice plan runs it alone); CUDA and
+# NCCL stay behind the backend and transport interfaces.
+NO_MPI = {"core/common", "core/schedule", "core/config", "core/model", "kernels"}
+CUDA_HEADER = re.compile(r"^(cuda|cublas|nccl|cuda_runtime|curand)\w*\.h$")
+CUDA_ALLOWED = ("kernels/cuda/", "core/comm/nccl_", "core/runtime/nccl_")
+
+# External repositories each layer may link (graph check).
+EXTERNAL_ALLOWED = {
+    "core/common": set(),
+    "core/schedule": set(),
+    "core/config": {"yaml_cpp"},
+    "core/data": {"hdf5", "random123", "yaml_cpp", "openblas"},
+    "kernels": {"openblas", "random123", "cuda"},
+    "core/model": {"random123", "openblas"},
+    "core/comm": {"mpi", "cuda"},
+    "checkpoint": {"mpi", "hdf5", "libdeflate"},
+}
+
+
+def layer_of(path):
+    """The layer of a workspace path ("core/model/affine.cc") or package ("core/model"); None = unchecked."""
+    parts = path.strip("/").split("/")
+    if parts[0] == "core" and len(parts) > 1:
+        name = "core/" + parts[1]
+    else:
+        name = parts[0]
+    if path.startswith("tools/layering"):
+        return None
+    return name if name in ALLOWED else None
+
+
+def edge_problem(src, dst):
+    """Why the dependency src -> dst (workspace paths without extension) is forbidden, or None."""
+    a, b = layer_of(src), layer_of(dst)
+    if a is None:
+        return None
+    if any(dst.startswith(t) for t in TEST_ONLY) and not any(src.startswith(t) for t in TEST_ONLY):
+        return "uses the test oracle " + dst
+    if dst.split("/")[0] in ("tests", "bench", "examples"):
+        return "uses " + dst.split("/")[0] + "/"
+    if b is None or a == b:
+        return None
+    if b not in ALLOWED[a]:
+        return a + " may not use " + b
+    return None
+
+
+def parse_label(label):
+    """'//core/model:affine' -> ('core/model', 'affine'); '@mpi//:mpi' -> ('@mpi', 'mpi')."""
+    m = re.match(r'^(@[\w.-]+)?//([^:]*):?(.*)$', label)
+    if not m:
+        return None, None
+    repo, package, name = m.groups()
+    return (repo or "") + package if repo else package, name
+
+
+def check_graph(path):
+    problems = []
+    edge = re.compile(r'^\s*"([^"]+)"\s*->\s*"([^"]+)"')
+    for line in open(path):
+        m = edge.match(line)
+        if not m:
+            continue
+        (sp, sn), (dp, dn) = parse_label(m.group(1)), parse_label(m.group(2))
+        if sp is None or dp is None or sp.startswith("@"):
+            continue
+        if dp.startswith("@"):
+            repo = dp[1:].split("//")[0]
+            a = layer_of(sp)
+            if a in EXTERNAL_ALLOWED and repo not in EXTERNAL_ALLOWED[a] and repo != "bazel_tools":
+                problems.append(f"{m.group(1)} -> {m.group(2)}: {a} may not link @{repo}")
+            continue
+        why = edge_problem(sp + "/" + sn, dp + "/" + dn)
+        if why:
+            problems.append(f"{m.group(1)} -> {m.group(2)}: {why}")
+    return problems
+
+
+def check_includes(root):
+    problems = []
+    include = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(("bazel-", ".")) and d != "third_party"]
+        for f in files:
+            if not f.endswith((".cc", ".h", ".cu", ".cuh")):
+                continue
+            full = os.path.join(folder, f)
+            rel = os.path.relpath(full, root)
+            for number, line in enumerate(open(full, errors="replace"), 1):
+                m = include.match(line)
+                if not m:
+                    continue
+                kind, target = m.groups()
+                why = None
+                if kind == '"':
+                    why = edge_problem(os.path.splitext(rel)[0], os.path.splitext(target)[0])
+                elif target == "mpi.h" and layer_of(rel) in NO_MPI:
+                    why = layer_of(rel) + " may not include <mpi.h>"
+                elif CUDA_HEADER.match(target) and layer_of(rel) and not rel.startswith(CUDA_ALLOWED):
+                    why = "CUDA/NCCL headers only in kernels/cuda and the nccl_* files"
+                if why:
+                    problems.append(f"{rel}:{number}: #include {kind}{target}: {why}")
+    return problems
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] not in ("graph", "includes"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    problems = check_graph(argv[2]) if argv[1] == "graph" else check_includes(argv[2])
+    for p in problems:
+        print("layering: " + p)
+    print(f"layering: {argv[1]}: {len(problems)} violation(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
