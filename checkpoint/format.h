@@ -15,10 +15,18 @@ constexpr const char* kOptimizerGroup = "/optimizer";
 constexpr const char* kAccumulationGroup = "/accumulation";
 constexpr const char* kTrainGroup = "/train";
 
+// Datasets of /train (Snapshot::train_ints, /train/<name>; build the path with train_path()). A load requires
+// step and optimizer_steps.
+constexpr const char* kStepDataset = "step";
+constexpr const char* kSeedDataset = "seed";
+constexpr const char* kDataPositionDataset = "data_position";
+constexpr const char* kOptimizerStepsDataset = "optimizer_steps";
+
 // Root attributes. format_version is written by save() itself; the others come from the caller's Snapshot.
 constexpr const char* kFormatVersionAttribute = "format_version";
 constexpr const char* kConfigAttribute = "config";
 constexpr const char* kCreatedByAttribute = "created_by";
+constexpr const char* kOptimizerAttribute = "optimizer";  // optimizer.type at save time
 
 // Per-dataset attribute holding the CRC-32 (as zlib.crc32 computes it) of the dataset's bytes as stored (little-endian, row-major).
 constexpr const char* kChecksumAttribute = "crc32";

@@ -123,7 +123,7 @@ std::string summary_text(const CheckpointSummary& summary) {
   std::ostringstream out;
   out << "checkpoint:      " << summary.file << "\n";
   out << "format_version:  " << summary.format_version << "\n";
-  const auto step = summary.train_ints.find("step");
+  const auto step = summary.train_ints.find(kStepDataset);
   out << "step:            " << (step != summary.train_ints.end() ? std::to_string(step->second) : "(none)") << "\n";
   out << "train values:   ";
   for (const auto& [name, value] : summary.train_ints) out << " " << name << "=" << value;
@@ -158,7 +158,7 @@ std::string summary_text(const CheckpointSummary& summary) {
 std::string summary_json(const CheckpointSummary& summary) {
   std::ostringstream out;
   out << "{\"file\":" << json_string(summary.file) << ",\"format_version\":" << summary.format_version;
-  const auto step = summary.train_ints.find("step");
+  const auto step = summary.train_ints.find(kStepDataset);
   out << ",\"step\":" << (step != summary.train_ints.end() ? std::to_string(step->second) : "null");
   out << ",\"train\":{";
   bool first = true;

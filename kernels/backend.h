@@ -1,12 +1,15 @@
 // The compute operations layers, losses and optimizers need, behind one interface so that a device backend
 // (CUDA) can be added as new files. Every op works on Tensors of the backend's own device; shapes are checked
-// and a mismatch throws Error(kInvalidArgument) naming the op and both shapes.
+// once, by Backend itself (kernels/shape_check.h), and a mismatch throws Error(kInvalidArgument) naming the op,
+// the operand and both shapes.
 // Conventions: outputs are the last arguments; "accumulate" ops ADD into their output (grad += ...), all
 // others overwrite it. Outputs must already have the right shape (allocate them with `zeros`).
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/activation.h"
@@ -54,6 +57,10 @@ struct AdamWSlot {
 void require_valid_slots(const char* op, Device device, const std::vector<SgdSlot>& slots);
 void require_valid_slots(const char* op, Device device, const std::vector<AdamWSlot>& slots);
 
+// Non-virtual interface: the public ops below check the shape contract (and the other argument rules: dropout
+// probability, AdamW step, optimizer slots) once, here, for every backend, then call the protected `*_impl` op a
+// backend implements; an implementation may assume its operands have the documented shapes. Operands on the
+// wrong device are the backend's to reject (require_on_device), checked before the shapes.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -79,58 +86,108 @@ class Backend {
   virtual HostStaging& host_staging() { return host_memory_staging(); }
 
   // c = alpha * op(a) * op(b) + beta * c. beta = 1 accumulates (used for weight gradients).
-  virtual void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
-                    float beta, Tensor& c) = 0;
+  void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+            Tensor& c);
   // y[r][c] += bias[0][c]
-  virtual void add_bias(const Tensor& bias, Tensor& y) = 0;
+  void add_bias(const Tensor& bias, Tensor& y);
   // bias_grad[0][c] += sum over r of dy[r][c]
-  virtual void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) = 0;
+  void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad);
 
-  virtual void activation_forward(Activation activation, const Tensor& x, Tensor& y) = 0;
+  void activation_forward(Activation activation, const Tensor& x, Tensor& y);
   // A linear map's bias add and the activation after it in one pass over memory (one kernel launch on a GPU
   // instead of two): pre[r][c] += bias[0][c], then y = activation(pre). Leaves pre and y with exactly the bits
   // add_bias followed by activation_forward gives; pre stays what a GELU's backward differentiates from.
-  virtual void bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) = 0;
+  void bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y);
   // `saved` is the input x if activation_backward_uses_input(activation), else the output y.
-  virtual void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) = 0;
+  void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx);
 
   // Per row: y = gamma * (x - mean) * rstd + beta; mean and rstd are [rows][1] and kept for backward.
-  virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
-                                 Tensor& mean, Tensor& rstd) = 0;
-  virtual void layernorm_backward_input(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                        const Tensor& rstd, Tensor& dx) = 0;
-  virtual void layernorm_accumulate_param_grads(const Tensor& dy, const Tensor& x, const Tensor& mean,
-                                                const Tensor& rstd, Tensor& gamma_grad, Tensor& beta_grad) = 0;
+  void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
+                         Tensor& rstd);
+  void layernorm_backward_input(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                const Tensor& rstd, Tensor& dx);
+  void layernorm_accumulate_param_grads(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        Tensor& gamma_grad, Tensor& beta_grad);
 
   // Inverted dropout: element i is kept (scaled by 1/(1-p)) when uniform_floats(stream)[i] >= p. The mask is
-  // regenerated from `stream` on backward, so nothing but the stream needs to be stashed.
-  virtual void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y) = 0;
-  virtual void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) = 0;
+  // regenerated from `stream` on backward, so nothing but the stream needs to be stashed. p must be in [0, 1).
+  void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y);
+  void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx);
 
-  virtual void fill(float value, Tensor& x) = 0;
-  virtual void fill_uniform(const RngStream& stream, float low, float high, Tensor& x) = 0;
-  virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;  // out = a + b
-  virtual void axpy(float alpha, const Tensor& x, Tensor& y) = 0;       // y += alpha * x
-  virtual void scale(float alpha, Tensor& x) = 0;                       // x *= alpha
-  virtual void copy(const Tensor& source, Tensor& destination) = 0;
-  virtual double sum_of_squares(const Tensor& x) = 0;
+  void fill(float value, Tensor& x);
+  void fill_uniform(const RngStream& stream, float low, float high, Tensor& x);
+  void add(const Tensor& a, const Tensor& b, Tensor& out);  // out = a + b
+  void axpy(float alpha, const Tensor& x, Tensor& y);       // y += alpha * x
+  void scale(float alpha, Tensor& x);                       // x *= alpha
+  void copy(const Tensor& source, Tensor& destination);
+  double sum_of_squares(const Tensor& x);
 
   // Returns the sum over all elements of (pred - target)^2; grad = grad_scale * 2 * (pred - target).
-  virtual double mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) = 0;
+  double mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad);
   // Rows of `target` are distributions over classes. Returns the sum over rows of -sum_c target*log_softmax;
   // grad = grad_scale * (softmax * sum_c target - target).
-  virtual double softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale,
-                                       Tensor& grad) = 0;
+  double softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale, Tensor& grad);
 
   // velocity = momentum * velocity + (grad + weight_decay * param); param -= lr * velocity
-  virtual void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) = 0;
+  void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param);
   // `step` is the 1-based count of updates including this one (for bias correction).
-  virtual void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
-                            Tensor& exp_avg_sq, Tensor& param) = 0;
-  // The per-tensor updates above over a list of tensors, with the same results bit for bit per tensor. The
-  // default loops over the per-tensor op; device backends override it to update many tensors per launch.
-  virtual void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots);
-  virtual void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots);
+  void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                    Tensor& param);
+  // The per-tensor updates above over a list of tensors, with the same results bit for bit per tensor. Every slot
+  // is checked (require_valid_slots) before anything is updated.
+  void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots);
+  void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots);
+
+ protected:
+  // Throws when `tensor` (named `operand` of `op` in the message) is not in this backend's memory. Called for
+  // every operand of an op before its shapes are checked. The default accepts everything: the CPU backend's
+  // ops trust their callers here.
+  virtual void require_on_device(const char* op, const char* operand, const Tensor& tensor) const;
+
+  // The ops themselves, called by the public ops above once the arguments are checked. Same meaning and
+  // conventions as the public op of the same name.
+  virtual void gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                         float beta, Tensor& c) = 0;
+  virtual void add_bias_impl(const Tensor& bias, Tensor& y) = 0;
+  virtual void accumulate_bias_grad_impl(const Tensor& dy, Tensor& bias_grad) = 0;
+
+  virtual void activation_forward_impl(Activation activation, const Tensor& x, Tensor& y) = 0;
+  virtual void bias_activation_forward_impl(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) = 0;
+  virtual void activation_backward_impl(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) = 0;
+
+  virtual void layernorm_forward_impl(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                      Tensor& mean, Tensor& rstd) = 0;
+  virtual void layernorm_backward_input_impl(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                             const Tensor& rstd, Tensor& dx) = 0;
+  virtual void layernorm_accumulate_param_grads_impl(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                                     const Tensor& rstd, Tensor& gamma_grad, Tensor& beta_grad) = 0;
+
+  virtual void dropout_forward_impl(const Tensor& x, float p, const RngStream& stream, Tensor& y) = 0;
+  virtual void dropout_backward_impl(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) = 0;
+
+  virtual void fill_impl(float value, Tensor& x) = 0;
+  virtual void fill_uniform_impl(const RngStream& stream, float low, float high, Tensor& x) = 0;
+  virtual void add_impl(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  virtual void axpy_impl(float alpha, const Tensor& x, Tensor& y) = 0;
+  virtual void scale_impl(float alpha, Tensor& x) = 0;
+  virtual void copy_impl(const Tensor& source, Tensor& destination) = 0;
+  virtual double sum_of_squares_impl(const Tensor& x) = 0;
+
+  virtual double mse_impl(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) = 0;
+  virtual double softmax_cross_entropy_impl(const Tensor& logits, const Tensor& target, float grad_scale,
+                                            Tensor& grad) = 0;
+
+  virtual void sgd_update_impl(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) = 0;
+  virtual void adamw_update_impl(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
+                                 Tensor& exp_avg_sq, Tensor& param) = 0;
+  // The default loops over the per-tensor op (so a backend without a multi-tensor kernel, the CPU's, gives
+  // exactly its per-tensor bits); device backends override it to update many tensors per launch.
+  virtual void sgd_update_many_impl(const SgdHyper& hyper, const std::vector<SgdSlot>& slots);
+  virtual void adamw_update_many_impl(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots);
+
+ private:
+  void require_all_on_device(const char* op,
+                             std::initializer_list<std::pair<const char*, const Tensor*>> operands) const;
 };
 
 }  // namespace sluice::kernels

@@ -15,7 +15,8 @@ std::mutex& registry_mutex() {
 }
 
 std::map<std::string, BackendFactory>& registry() {
-  static std::map<std::string, BackendFactory> r{{"cpu", [] () -> Backend& { return cpu_backend(); }}};
+  static std::map<std::string, BackendFactory> r{
+      {"cpu", [](const DeviceRequest&) -> Backend& { return cpu_backend(); }}};
   return r;
 }
 
@@ -34,7 +35,8 @@ std::vector<std::string> available_devices() {
   return names;
 }
 
-Backend& backend_for(const std::string& device) {
+Backend& backend_for(const DeviceRequest& request) {
+  const std::string& device = request.device;
   BackendFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
@@ -47,7 +49,7 @@ Backend& backend_for(const std::string& device) {
     throw Error(ErrorCode::kUnsupported, "device '" + device + "' is not available in this build (available: " +
                                              known + "; CUDA needs a build with --config=cuda)");
   }
-  return factory();
+  return factory(request);
 }
 
 }  // namespace sluice::kernels

@@ -1,6 +1,7 @@
 // A 2-D row-major fp32 tensor [rows][cols]: rows are the samples of a micro-batch, cols the features.
-// The memory lives in a `Buffer` so that a device backend (CUDA, later) can add its own buffer type in new
-// files without changing this one. A Tensor owns its buffer: copying deep-copies, moving transfers.
+// The memory lives in a `Buffer` so that a device backend adds its own buffer type in new files without
+// changing this one (CUDA: kernels/cuda/cuda_buffer.h). A Tensor owns its buffer: copying deep-copies, moving
+// transfers.
 #pragma once
 
 #include <algorithm>

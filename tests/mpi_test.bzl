@@ -5,7 +5,7 @@ def mpi_test(name, binary, np = 2, args = [], data = [], tags = [], **kwargs):
 
     Args:
       name: name of the sh_test.
-      binary: label of a cc_binary (usually a gtest linked with //tests/checkpoint:mpi_gtest_main).
+      binary: label of a cc_binary (usually a gtest linked with //tests:mpi_gtest_main).
       np: number of ranks.
       args: extra arguments for the binary.
       data: extra runtime files.

@@ -22,23 +22,25 @@ class GemmRecordingBackend : public CudaBackend {
  public:
   using CudaBackend::CudaBackend;
 
-  void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-            Tensor& c) override {
-    if (recording_) {
-      const bool ta = transpose_a == Transpose::kYes;
-      const bool tb = transpose_b == Transpose::kYes;
-      calls_.push_back({transpose_a, transpose_b, ta ? a.cols() : a.rows(), tb ? b.rows() : b.cols(),
-                        ta ? a.rows() : a.cols(), a.cols(), b.cols(), alpha, beta});
-    }
-    CudaBackend::gemm(transpose_a, transpose_b, alpha, a, b, beta, c);
-  }
-
   void start_recording() {
     calls_.clear();
     recording_ = true;
   }
   void stop_recording() { recording_ = false; }
   const std::vector<GemmCall>& calls() const { return calls_; }
+
+ protected:
+  // Operands already checked by Backend::gemm.
+  void gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                 float beta, Tensor& c) override {
+    if (recording_) {
+      const bool ta = transpose_a == Transpose::kYes;
+      const bool tb = transpose_b == Transpose::kYes;
+      calls_.push_back({transpose_a, transpose_b, ta ? a.cols() : a.rows(), tb ? b.rows() : b.cols(),
+                        ta ? a.rows() : a.cols(), a.cols(), b.cols(), alpha, beta});
+    }
+    CudaBackend::gemm_impl(transpose_a, transpose_b, alpha, a, b, beta, c);
+  }
 
  private:
   bool recording_ = false;

@@ -21,8 +21,6 @@ enum class ErrorCode {
   kInternal,
 };
 
-const char* error_code_name(ErrorCode code);
-
 class Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}

@@ -29,7 +29,6 @@ class Optimizer {
   int64_t step_count() const { return step_count_; }
   void set_step_count(int64_t count) { step_count_ = count; }
   double lr() const { return lr_; }
-  void set_lr(double lr) { lr_ = lr; }
 
  protected:
   explicit Optimizer(double lr) : lr_(lr) {}

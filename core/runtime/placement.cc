@@ -36,31 +36,4 @@ int node_local_rank() {
   return 0;
 }
 
-namespace {
-int gpu_local_rank_override = -1;
-}  // namespace
-
-void set_gpu_local_rank(int local_rank) {
-  if (local_rank < 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "placement: a GPU local rank must be >= 0, got " + std::to_string(local_rank));
-  }
-  gpu_local_rank_override = local_rank;
-}
-
-int gpu_local_rank() { return gpu_local_rank_override >= 0 ? gpu_local_rank_override : node_local_rank(); }
-
-int device_for_local_rank(int local_rank, int gpus_on_node) {
-  if (local_rank < 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "placement: local_rank must be >= 0, got " + std::to_string(local_rank));
-  }
-  if (gpus_on_node < 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "placement: gpus_on_node must be >= 0, got " + std::to_string(gpus_on_node));
-  }
-  if (gpus_on_node == 0) return -1;
-  return local_rank % gpus_on_node;
-}
-
 }  // namespace sluice::runtime

@@ -6,6 +6,8 @@
 // once-per-step gradient reduction is what crosses the network). See docs/SLURM.md.
 #pragma once
 
+#include "kernels/device_request.h"
+
 namespace sluice::runtime {
 
 // This process's index among the ranks on its node: SLURM_LOCALID (srun), else OMPI_COMM_WORLD_LOCAL_RANK
@@ -13,15 +15,10 @@ namespace sluice::runtime {
 // set but not a non-negative integer.
 int node_local_rank();
 
-// The GPU a rank drives: local_rank % gpus_on_node, so T ranks on a node with G GPUs share them round-robin;
-// -1 when the node has no GPU (CPU run). Throws sluice::Error(kInvalidArgument) for a negative argument.
-int device_for_local_rank(int local_rank, int gpus_on_node);
-
-// The local rank the CUDA backend picks its GPU by (device_for_local_rank): this rank's place among the ranks of
-// its node that drive a GPU. The trainer sets it (node_ranks.h: rank_among_node_peers) before the first cuda stage
-// is built, so that in a pipeline with cpu stages the cpu ranks take no GPU slots; unset, it is
-// node_local_rank() (every rank of the node drives a GPU). Process-wide: the backend is made once per process.
-void set_gpu_local_rank(int local_rank);
-int gpu_local_rank();
+// The GPU a rank drives: local_rank % gpus_on_node, -1 when the node has no GPU. The rule lives with the
+// backends that apply it (kernels/device_request.h). The local rank the CUDA backend picks its GPU by is this
+// rank's place among the ranks of its node that drive a GPU (node_ranks.h: rank_among_node_peers), so that in a
+// pipeline with cpu stages the cpu ranks take no GPU slots; the trainer passes it in its kernels::DeviceRequest.
+using kernels::device_for_local_rank;
 
 }  // namespace sluice::runtime

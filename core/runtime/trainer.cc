@@ -41,7 +41,7 @@ void Trainer::start() {
   // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
   const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
-  if (drives_gpu) set_gpu_local_rank(gpu_rank);
+  gpu_local_rank_ = gpu_rank;  // -1 on a rank that drives no GPU
 
   // Everything else may fail on some ranks only (a custom layer registered on one rank, a device missing on
   // one node): build locally, then agree, so that either every rank starts or every rank reports an error.
@@ -84,7 +84,7 @@ void Trainer::build_local_state() {
   schedule::validate(lowered_);
 
   // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).
-  backend_ = &kernels::backend_for(cfg_.device_for_stage(layout_.stage_rank));
+  backend_ = &kernels::backend_for({cfg_.device_for_stage(layout_.stage_rank), gpu_local_rank_});
   kernels::Backend& backend = *backend_;
   // In a mixed pipeline gemm_precision is meant for the cuda stages: cpu stages get fp32, which is all the CPU
   // backend accepts (it refuses tf32/bf16 rather than ignore them).

@@ -130,6 +130,8 @@ class Trainer {
   double last_bubble_ = 0.0;
   model::LossKind loss_kind_ = model::LossKind::kMse;
   kernels::Backend* backend_ = nullptr;  // the device of this rank's pipeline stage (config device)
+  // This rank's place among its node's GPU-driving ranks (which GPU it drives); -1 when it drives none.
+  int gpu_local_rank_ = -1;
   // The data-parallel gradient sum (config pipeline.gradient_sum, resolved); null with one replica.
   std::unique_ptr<GradientReducer> reducer_;
 };

@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "checkpoint/directory.h"
+#include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/reader.h"
 #include "checkpoint/save.h"
 #include "checkpoint/save_layout.h"
 #include "core/common/error.h"
+#include "core/common/version.h"
 #include "core/config/config_parser.h"
 #include "core/comm/agreement.h"
 
@@ -65,7 +67,7 @@ std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
 
 // Checks that `reader` holds every slot with the right shape and the right kind of optimizer state.
 void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg) {
-  const auto it = reader.attributes().find("optimizer");
+  const auto it = reader.attributes().find(checkpoint::kOptimizerAttribute);
   if (it != reader.attributes().end() && it->second != cfg.optimizer.type) {
     throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' holds " + it->second +
                                             " optimizer state but the config asks for " + cfg.optimizer.type);
@@ -87,15 +89,15 @@ void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>&
     throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' has layer " + std::to_string(layers.back()) +
                                             " but the model has only " + std::to_string(num_layers) + " layers");
   }
-  reader.train_int("step");
-  reader.train_int("optimizer_steps");
+  reader.train_int(checkpoint::kStepDataset);
+  reader.train_int(checkpoint::kOptimizerStepsDataset);
 }
 
 // An exact restart continues the SAME run: same model, seed and data. The pipeline layout, the number of
 // micro-batches, the step count and the learning rate may change; these may not, or the restart would
 // silently train something else.
 void check_same_run(const checkpoint::Reader& reader, const config::Config& now) {
-  const auto it = reader.attributes().find("config");
+  const auto it = reader.attributes().find(checkpoint::kConfigAttribute);
   if (it == reader.attributes().end()) return;  // written by something other than the trainer: shapes decide
   const config::Config saved = config::parse_config(it->second);
   auto refuse = [&](const std::string& key, const std::string& was, const std::string& is) {
@@ -169,13 +171,13 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
     }
   }
   const config::Config& cfg = trainer.config();
-  snapshot.train_ints["step"] = static_cast<int64_t>(trainer.steps_done());
-  snapshot.train_ints["seed"] = static_cast<int64_t>(cfg.seed);
-  snapshot.train_ints["data_position"] = static_cast<int64_t>(trainer.steps_done());
-  snapshot.train_ints["optimizer_steps"] = trainer.optimizer().step_count();
-  snapshot.attributes["config"] = cfg.text;
-  snapshot.attributes["created_by"] = "sluice 0.1.0";
-  snapshot.attributes["optimizer"] = cfg.optimizer.type;
+  snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(trainer.steps_done());
+  snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
+  snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(trainer.steps_done());
+  snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = trainer.optimizer().step_count();
+  snapshot.attributes[checkpoint::kConfigAttribute] = cfg.text;
+  snapshot.attributes[checkpoint::kCreatedByAttribute] = kSluiceWriter;
+  snapshot.attributes[checkpoint::kOptimizerAttribute] = cfg.optimizer.type;
   checkpoint::SaveLayout layout;
   layout.stages = trainer.layout().stages;
   layout.data_parallel = trainer.layout().data_parallel;
@@ -214,8 +216,8 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   for (size_t i = 0; i < slots.size(); ++i) {
     *slots[i].tensor = backend.from_host(slots[i].tensor->rows(), slots[i].tensor->cols(), staged[i].data());
   }
-  trainer.set_steps_done(static_cast<uint64_t>(reader.train_int("step")));
-  trainer.optimizer().set_step_count(reader.train_int("optimizer_steps"));
+  trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
+  trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
 }
 
 void load_checkpoint(SequentialReference& reference, const config::Config& cfg, const std::string& path) {
@@ -224,8 +226,8 @@ void load_checkpoint(SequentialReference& reference, const config::Config& cfg, 
   const std::vector<Slot> slots = slots_of(reference.parameters(), reference.optimizer());
   check_compatible(reader, slots, cfg);
   for (const Slot& s : slots) reader.read_into(s.path, s.tensor->data(), static_cast<size_t>(s.tensor->size()));
-  reference.set_steps_done(static_cast<uint64_t>(reader.train_int("step")));
-  reference.optimizer().set_step_count(reader.train_int("optimizer_steps"));
+  reference.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
+  reference.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
 }
 
 std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep) {

@@ -2,7 +2,6 @@
 #include <cmath>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/shape_check.h"
 
 namespace sluice::kernels {
 namespace {
@@ -37,9 +36,7 @@ void bias_activation_row(const float* bias, float* pre, float* out, int64_t cols
 
 }  // namespace
 
-void CpuBackend::bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) {
-  cpu_detail::require_shape("bias_activation_forward", "bias", bias, 1, pre.cols());
-  cpu_detail::require_same_shape("bias_activation_forward", "y", y, pre);
+void CpuBackend::bias_activation_forward_impl(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) {
   void (*row)(const float*, float*, float*, int64_t) = nullptr;
   switch (activation) {
     case Activation::kRelu: row = bias_activation_row<relu>; break;
@@ -50,8 +47,7 @@ void CpuBackend::bias_activation_forward(Activation activation, const Tensor& bi
   for (int64_t r = 0; r < pre.rows(); ++r) row(bias.data(), pre.data() + r * cols, y.data() + r * cols, cols);
 }
 
-void CpuBackend::activation_forward(Activation activation, const Tensor& x, Tensor& y) {
-  cpu_detail::require_same_shape("activation_forward", "y", y, x);
+void CpuBackend::activation_forward_impl(Activation activation, const Tensor& x, Tensor& y) {
   const float* in = x.data();
   float* out = y.data();
   const int64_t n = x.size();
@@ -68,9 +64,7 @@ void CpuBackend::activation_forward(Activation activation, const Tensor& x, Tens
   }
 }
 
-void CpuBackend::activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) {
-  cpu_detail::require_same_shape("activation_backward", "dy", dy, saved);
-  cpu_detail::require_same_shape("activation_backward", "dx", dx, saved);
+void CpuBackend::activation_backward_impl(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) {
   const float* s = saved.data();
   const float* g = dy.data();
   float* out = dx.data();

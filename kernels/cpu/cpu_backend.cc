@@ -1,10 +1,20 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <string>
 
-#include "kernels/cpu/shape_check.h"
+#include "core/common/error.h"
 
 namespace sluice::kernels {
+namespace {
+
+void require_host(const char* op, const Tensor& tensor) {
+  if (tensor.device() != Device::kHost) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": the CPU backend got a tensor on another device");
+  }
+}
+
+}  // namespace
 
 Tensor CpuBackend::zeros(int64_t rows, int64_t cols) { return Tensor::host(rows, cols); }
 
@@ -17,7 +27,7 @@ Tensor CpuBackend::from_host(int64_t rows, int64_t cols, const float* values) {
 }
 
 void CpuBackend::to_host(const Tensor& tensor, float* values) {
-  cpu_detail::require_host("to_host", tensor);
+  require_host("to_host", tensor);
   std::copy(tensor.data(), tensor.data() + tensor.size(), values);
 }
 

@@ -1,6 +1,6 @@
 // The host implementation of Backend: GEMM through OpenBLAS (cblas_sgemm), everything else as plain loops over
-// host memory. Its definitions are split by job over cpu_*.cc files. Stateless, so one instance serves the
-// whole process (`cpu_backend()`).
+// host memory. Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless,
+// so one instance serves the whole process (`cpu_backend()`).
 #pragma once
 
 #include "kernels/backend.h"
@@ -15,39 +15,41 @@ class CpuBackend : public Backend {
   Tensor from_host(int64_t rows, int64_t cols, const float* values) override;
   void to_host(const Tensor& tensor, float* values) override;
 
-  void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-            Tensor& c) override;
-  void add_bias(const Tensor& bias, Tensor& y) override;
-  void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) override;
+ protected:
+  void gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                 float beta, Tensor& c) override;
+  void add_bias_impl(const Tensor& bias, Tensor& y) override;
+  void accumulate_bias_grad_impl(const Tensor& dy, Tensor& bias_grad) override;
 
-  void activation_forward(Activation activation, const Tensor& x, Tensor& y) override;
-  void bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) override;
-  void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) override;
+  void activation_forward_impl(Activation activation, const Tensor& x, Tensor& y) override;
+  void bias_activation_forward_impl(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) override;
+  void activation_backward_impl(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) override;
 
-  void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
-                         Tensor& rstd) override;
-  void layernorm_backward_input(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                const Tensor& rstd, Tensor& dx) override;
-  void layernorm_accumulate_param_grads(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
-                                        Tensor& gamma_grad, Tensor& beta_grad) override;
+  void layernorm_forward_impl(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                              Tensor& mean, Tensor& rstd) override;
+  void layernorm_backward_input_impl(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                     const Tensor& rstd, Tensor& dx) override;
+  void layernorm_accumulate_param_grads_impl(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                             Tensor& gamma_grad, Tensor& beta_grad) override;
 
-  void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y) override;
-  void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) override;
+  void dropout_forward_impl(const Tensor& x, float p, const RngStream& stream, Tensor& y) override;
+  void dropout_backward_impl(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) override;
 
-  void fill(float value, Tensor& x) override;
-  void fill_uniform(const RngStream& stream, float low, float high, Tensor& x) override;
-  void add(const Tensor& a, const Tensor& b, Tensor& out) override;
-  void axpy(float alpha, const Tensor& x, Tensor& y) override;
-  void scale(float alpha, Tensor& x) override;
-  void copy(const Tensor& source, Tensor& destination) override;
-  double sum_of_squares(const Tensor& x) override;
+  void fill_impl(float value, Tensor& x) override;
+  void fill_uniform_impl(const RngStream& stream, float low, float high, Tensor& x) override;
+  void add_impl(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void axpy_impl(float alpha, const Tensor& x, Tensor& y) override;
+  void scale_impl(float alpha, Tensor& x) override;
+  void copy_impl(const Tensor& source, Tensor& destination) override;
+  double sum_of_squares_impl(const Tensor& x) override;
 
-  double mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) override;
-  double softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale, Tensor& grad) override;
+  double mse_impl(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) override;
+  double softmax_cross_entropy_impl(const Tensor& logits, const Tensor& target, float grad_scale,
+                                    Tensor& grad) override;
 
-  void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) override;
-  void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                    Tensor& param) override;
+  void sgd_update_impl(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) override;
+  void adamw_update_impl(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                         Tensor& param) override;
 };
 
 // The process-wide CPU backend.

@@ -2,25 +2,22 @@
 #include <cblas.h>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/shape_check.h"
 
 namespace sluice::kernels {
 
-void CpuBackend::gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
-                      float beta, Tensor& c) {
+void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                           float beta, Tensor& c) {
   const bool ta = transpose_a == Transpose::kYes;
   const bool tb = transpose_b == Transpose::kYes;
   const int64_t m = ta ? a.cols() : a.rows();
   const int64_t k = ta ? a.rows() : a.cols();
   const int64_t n = tb ? b.rows() : b.cols();
-  cpu_detail::require_shape("gemm", "op(b)", b, tb ? n : k, tb ? k : n);
-  cpu_detail::require_shape("gemm", "c", c, m, n);
   if (m == 0 || n == 0) return;
   if (k == 0) {  // the product is empty, so c = beta * c; beta = 0 must also clear NaNs, as BLAS does
     if (beta == 0.0f) {
-      fill(0.0f, c);
+      fill_impl(0.0f, c);
     } else {
-      scale(beta, c);
+      scale_impl(beta, c);
     }
     return;
   }
@@ -29,8 +26,7 @@ void CpuBackend::gemm(Transpose transpose_a, Transpose transpose_b, float alpha,
               static_cast<int>(b.cols()), beta, c.data(), static_cast<int>(c.cols()));
 }
 
-void CpuBackend::add_bias(const Tensor& bias, Tensor& y) {
-  cpu_detail::require_shape("add_bias", "bias", bias, 1, y.cols());
+void CpuBackend::add_bias_impl(const Tensor& bias, Tensor& y) {
   const float* b = bias.data();
   for (int64_t r = 0; r < y.rows(); ++r) {
     float* row = y.data() + r * y.cols();
@@ -38,8 +34,7 @@ void CpuBackend::add_bias(const Tensor& bias, Tensor& y) {
   }
 }
 
-void CpuBackend::accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) {
-  cpu_detail::require_shape("accumulate_bias_grad", "bias_grad", bias_grad, 1, dy.cols());
+void CpuBackend::accumulate_bias_grad_impl(const Tensor& dy, Tensor& bias_grad) {
   float* g = bias_grad.data();
   for (int64_t r = 0; r < dy.rows(); ++r) {
     const float* row = dy.data() + r * dy.cols();

@@ -3,19 +3,13 @@
 #include <cmath>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/shape_check.h"
 
 namespace sluice::kernels {
 
-void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
-                                   Tensor& mean, Tensor& rstd) {
+void CpuBackend::layernorm_forward_impl(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                        Tensor& mean, Tensor& rstd) {
   const int64_t rows = x.rows();
   const int64_t cols = x.cols();
-  cpu_detail::require_shape("layernorm_forward", "gamma", gamma, 1, cols);
-  cpu_detail::require_shape("layernorm_forward", "beta", beta, 1, cols);
-  cpu_detail::require_same_shape("layernorm_forward", "y", y, x);
-  cpu_detail::require_shape("layernorm_forward", "mean", mean, rows, 1);
-  cpu_detail::require_shape("layernorm_forward", "rstd", rstd, rows, 1);
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x.data() + r * cols;
     double sum = 0.0;
@@ -34,15 +28,10 @@ void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const T
   }
 }
 
-void CpuBackend::layernorm_backward_input(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                          const Tensor& rstd, Tensor& dx) {
+void CpuBackend::layernorm_backward_input_impl(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                               const Tensor& mean, const Tensor& rstd, Tensor& dx) {
   const int64_t rows = x.rows();
   const int64_t cols = x.cols();
-  cpu_detail::require_same_shape("layernorm_backward_input", "dy", dy, x);
-  cpu_detail::require_same_shape("layernorm_backward_input", "dx", dx, x);
-  cpu_detail::require_shape("layernorm_backward_input", "gamma", gamma, 1, cols);
-  cpu_detail::require_shape("layernorm_backward_input", "mean", mean, rows, 1);
-  cpu_detail::require_shape("layernorm_backward_input", "rstd", rstd, rows, 1);
   // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x.data() + r * cols;
@@ -68,15 +57,10 @@ void CpuBackend::layernorm_backward_input(const Tensor& dy, const Tensor& x, con
   }
 }
 
-void CpuBackend::layernorm_accumulate_param_grads(const Tensor& dy, const Tensor& x, const Tensor& mean,
-                                                  const Tensor& rstd, Tensor& gamma_grad, Tensor& beta_grad) {
+void CpuBackend::layernorm_accumulate_param_grads_impl(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                                       const Tensor& rstd, Tensor& gamma_grad, Tensor& beta_grad) {
   const int64_t rows = x.rows();
   const int64_t cols = x.cols();
-  cpu_detail::require_same_shape("layernorm_accumulate_param_grads", "dy", dy, x);
-  cpu_detail::require_shape("layernorm_accumulate_param_grads", "mean", mean, rows, 1);
-  cpu_detail::require_shape("layernorm_accumulate_param_grads", "rstd", rstd, rows, 1);
-  cpu_detail::require_shape("layernorm_accumulate_param_grads", "gamma_grad", gamma_grad, 1, cols);
-  cpu_detail::require_shape("layernorm_accumulate_param_grads", "beta_grad", beta_grad, 1, cols);
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x.data() + r * cols;
     const float* grad = dy.data() + r * cols;

@@ -4,13 +4,10 @@
 #include <cmath>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/shape_check.h"
 
 namespace sluice::kernels {
 
-double CpuBackend::mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) {
-  cpu_detail::require_same_shape("mse", "target", target, pred);
-  cpu_detail::require_same_shape("mse", "grad", grad, pred);
+double CpuBackend::mse_impl(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) {
   double sum = 0.0;
   for (int64_t i = 0; i < pred.size(); ++i) {
     const float diff = pred.data()[i] - target.data()[i];
@@ -20,10 +17,8 @@ double CpuBackend::mse(const Tensor& pred, const Tensor& target, float grad_scal
   return sum;
 }
 
-double CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale,
-                                         Tensor& grad) {
-  cpu_detail::require_same_shape("softmax_cross_entropy", "target", target, logits);
-  cpu_detail::require_same_shape("softmax_cross_entropy", "grad", grad, logits);
+double CpuBackend::softmax_cross_entropy_impl(const Tensor& logits, const Tensor& target, float grad_scale,
+                                              Tensor& grad) {
   const int64_t cols = logits.cols();
   double total = 0.0;
   for (int64_t r = 0; r < logits.rows(); ++r) {

@@ -1,16 +1,11 @@
 // Parameter updates of SGD (momentum) and AdamW.
 #include <cmath>
-#include <string>
 
-#include "core/common/error.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/shape_check.h"
 
 namespace sluice::kernels {
 
-void CpuBackend::sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) {
-  cpu_detail::require_same_shape("sgd_update", "grad", grad, param);
-  cpu_detail::require_same_shape("sgd_update", "velocity", velocity, param);
+void CpuBackend::sgd_update_impl(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) {
   const float* gr = grad.data();
   float* vel = velocity.data();
   float* p = param.data();
@@ -22,14 +17,8 @@ void CpuBackend::sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& v
   }
 }
 
-void CpuBackend::adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
-                              Tensor& exp_avg_sq, Tensor& param) {
-  if (step < 1) {
-    throw Error(ErrorCode::kInvalidArgument, "adamw_update: step must be >= 1 (1-based), got " + std::to_string(step));
-  }
-  cpu_detail::require_same_shape("adamw_update", "grad", grad, param);
-  cpu_detail::require_same_shape("adamw_update", "exp_avg", exp_avg, param);
-  cpu_detail::require_same_shape("adamw_update", "exp_avg_sq", exp_avg_sq, param);
+void CpuBackend::adamw_update_impl(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
+                                   Tensor& exp_avg_sq, Tensor& param) {
   const double t = static_cast<double>(step);
   const float bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta1), t));
   const float bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(hyper.beta2), t));

@@ -3,12 +3,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
-#include "core/runtime/placement.h"
+#include "core/common/error.h"
 #include "kernels/cuda/cuda_buffer.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/device_check.h"
+#include "kernels/device_request.h"
 
 namespace sluice::kernels {
 
@@ -79,18 +80,24 @@ Tensor CudaBackend::from_host(int64_t rows, int64_t cols, const float* values) {
   return tensor;
 }
 
+void CudaBackend::require_on_device(const char* op, const char* operand, const Tensor& tensor) const {
+  if (!tensor.empty() && tensor.device() != Device::kCuda) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(op) + ": " + operand + " is a host tensor; the CUDA backend needs device tensors");
+  }
+}
+
 void CudaBackend::to_host(const Tensor& tensor, float* values) {
-  cuda_detail::require_device("to_host", "tensor", tensor);
+  require_on_device("to_host", "tensor", tensor);
   if (tensor.empty()) return;
   check_cuda(cudaMemcpyAsync(values, tensor.data(), tensor.bytes(), cudaMemcpyDeviceToHost, stream_),
              "cudaMemcpyAsync (to_host)");
   synchronize();
 }
 
-CudaBackend& cuda_backend() {
-  static CudaBackend* backend = [] {
-    const int device = runtime::device_for_local_rank(runtime::gpu_local_rank(), cuda_device_count());
-    return new CudaBackend(device);
+CudaBackend& cuda_backend(int local_rank) {
+  static CudaBackend* backend = [local_rank] {
+    return new CudaBackend(device_for_local_rank(local_rank, cuda_device_count()));
   }();
   return *backend;
 }

@@ -48,42 +48,47 @@ class CudaBackend : public Backend {
   void to_host(const Tensor& tensor, float* values) override;
   HostStaging& host_staging() override;  // pinned buffers, copies on stream()
 
-  void gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-            Tensor& c) override;
-  void add_bias(const Tensor& bias, Tensor& y) override;
-  void accumulate_bias_grad(const Tensor& dy, Tensor& bias_grad) override;
+ protected:
+  // A host tensor passed to a CUDA op would be dereferenced on the device: rejected before the launch.
+  void require_on_device(const char* op, const char* operand, const Tensor& tensor) const override;
 
-  void activation_forward(Activation activation, const Tensor& x, Tensor& y) override;
-  void bias_activation_forward(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) override;
-  void activation_backward(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) override;
+  void gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                 float beta, Tensor& c) override;
+  void add_bias_impl(const Tensor& bias, Tensor& y) override;
+  void accumulate_bias_grad_impl(const Tensor& dy, Tensor& bias_grad) override;
 
-  void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
-                         Tensor& rstd) override;
-  void layernorm_backward_input(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                const Tensor& rstd, Tensor& dx) override;
-  void layernorm_accumulate_param_grads(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
-                                        Tensor& gamma_grad, Tensor& beta_grad) override;
+  void activation_forward_impl(Activation activation, const Tensor& x, Tensor& y) override;
+  void bias_activation_forward_impl(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) override;
+  void activation_backward_impl(Activation activation, const Tensor& saved, const Tensor& dy, Tensor& dx) override;
 
-  void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y) override;
-  void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) override;
+  void layernorm_forward_impl(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                              Tensor& mean, Tensor& rstd) override;
+  void layernorm_backward_input_impl(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                     const Tensor& rstd, Tensor& dx) override;
+  void layernorm_accumulate_param_grads_impl(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                             Tensor& gamma_grad, Tensor& beta_grad) override;
 
-  void fill(float value, Tensor& x) override;
-  void fill_uniform(const RngStream& stream, float low, float high, Tensor& x) override;
-  void add(const Tensor& a, const Tensor& b, Tensor& out) override;
-  void axpy(float alpha, const Tensor& x, Tensor& y) override;
-  void scale(float alpha, Tensor& x) override;
-  void copy(const Tensor& source, Tensor& destination) override;
-  double sum_of_squares(const Tensor& x) override;
+  void dropout_forward_impl(const Tensor& x, float p, const RngStream& stream, Tensor& y) override;
+  void dropout_backward_impl(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) override;
 
-  double mse(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) override;
-  double softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale, Tensor& grad) override;
+  void fill_impl(float value, Tensor& x) override;
+  void fill_uniform_impl(const RngStream& stream, float low, float high, Tensor& x) override;
+  void add_impl(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void axpy_impl(float alpha, const Tensor& x, Tensor& y) override;
+  void scale_impl(float alpha, Tensor& x) override;
+  void copy_impl(const Tensor& source, Tensor& destination) override;
+  double sum_of_squares_impl(const Tensor& x) override;
 
-  void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) override;
-  void adamw_update(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                    Tensor& param) override;
+  double mse_impl(const Tensor& pred, const Tensor& target, float grad_scale, Tensor& grad) override;
+  double softmax_cross_entropy_impl(const Tensor& logits, const Tensor& target, float grad_scale,
+                                    Tensor& grad) override;
+
+  void sgd_update_impl(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) override;
+  void adamw_update_impl(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
+                         Tensor& param) override;
   // A few dozen tensors per launch (kTensorsPerLaunch in optimizer.cu), each ending with its per-tensor bits.
-  void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots) override;
-  void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
+  void sgd_update_many_impl(const SgdHyper& hyper, const std::vector<SgdSlot>& slots) override;
+  void adamw_update_many_impl(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
 
  private:
   Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);
@@ -96,10 +101,11 @@ class CudaBackend : public Backend {
   std::unique_ptr<CudaHostStaging> staging_;  // created on first use
 };
 
-// The process-wide CUDA backend: the GPU of this rank's node-local rank (local_rank % device count, see
-// core/runtime/placement.h), GEMMs in fp32 until set_gemm_precision.
-// Created on first use and intentionally never destroyed: destroying streams after the CUDA runtime has
-// shut down at exit fails in ways that cannot be reported. This is what the registry's "cuda" name returns.
-CudaBackend& cuda_backend();
+// The process-wide CUDA backend, on GPU device_for_local_rank(local_rank, device count) (kernels/device_request.h;
+// local_rank is the rank's place among its node's GPU-driving ranks, which the caller passes in), GEMMs in fp32
+// until set_gemm_precision. The first call picks the GPU: the backend is made once per process, and later calls
+// return it whatever their local_rank. Intentionally never destroyed: destroying streams after the CUDA runtime
+// has shut down at exit fails in ways that cannot be reported. This is what the registry's "cuda" name returns.
+CudaBackend& cuda_backend(int local_rank);
 
 }  // namespace sluice::kernels

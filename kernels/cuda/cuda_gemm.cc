@@ -1,15 +1,14 @@
-// CudaBackend::gemm: operand checks, the bf16 mode's per-call operand conversion, then one cuBLAS call
+// CudaBackend::gemm (operands checked by Backend): the bf16 mode's per-call operand conversion, then one cuBLAS call
 // (kernels/cuda/cublas_gemm.h).
 #include <cuda_bf16.h>
 
 #include <string>
 
 #include "core/common/error.h"
-#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cublas_gemm.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_launch.h"
-#include "kernels/cuda/device_check.h"
 
 namespace sluice::kernels {
 namespace {
@@ -34,24 +33,19 @@ class Bf16Copy {
 
 }  // namespace
 
-void CudaBackend::gemm(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
-                       float beta, Tensor& c) {
-  cuda_detail::require_device("gemm", "a", a);
-  cuda_detail::require_device("gemm", "b", b);
-  cuda_detail::require_device("gemm", "c", c);
+void CudaBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
+                            float beta, Tensor& c) {
   const bool ta = transpose_a == Transpose::kYes;
   const bool tb = transpose_b == Transpose::kYes;
   const int64_t m = ta ? a.cols() : a.rows();
   const int64_t k = ta ? a.rows() : a.cols();
   const int64_t n = tb ? b.rows() : b.cols();
-  cuda_detail::require_shape("gemm", "op(b)", b, tb ? n : k, tb ? k : n);
-  cuda_detail::require_shape("gemm", "c", c, m, n);
   if (m == 0 || n == 0) return;
   if (k == 0) {  // empty product: c = beta * c, and beta = 0 must also clear NaNs, as BLAS does
     if (beta == 0.0f) {
-      fill(0.0f, c);
+      fill_impl(0.0f, c);
     } else {
-      scale(beta, c);
+      scale_impl(beta, c);
     }
     return;
   }

@@ -7,7 +7,8 @@
 namespace sluice::kernels {
 namespace {
 
-const bool registered = register_backend("cuda", []() -> Backend& { return cuda_backend(); });
+const bool registered =
+    register_backend("cuda", [](const DeviceRequest& request) -> Backend& { return cuda_backend(request.local_rank); });
 
 }  // namespace
 }  // namespace sluice::kernels

@@ -1,16 +1,16 @@
 #!/bin/bash
 # Checks the installed libraries themselves: libsluice.so exports exactly the C API (every sluice_* function of
 # sluice.h and nothing else), carries no RUNPATH into Bazel's cache, and libsluice.a holds the C API together
-# with the internals it needs; the install tree has every file the docs promise.
+# with the internals it needs; the install tree has every file the docs promise, with the VERSION file's version.
 #
-# Usage: installed_library_test.sh INSTALL_SH TARBALL SLUICE_H
+# Usage: installed_library_test.sh INSTALL_SH TARBALL SLUICE_H VERSION_FILE
 set -euo pipefail
 
-if [[ $# -ne 3 ]]; then
-  echo "usage: $0 INSTALL_SH TARBALL SLUICE_H" >&2
+if [[ $# -ne 4 ]]; then
+  echo "usage: $0 INSTALL_SH TARBALL SLUICE_H VERSION_FILE" >&2
   exit 2
 fi
-install_sh="$1" tarball="$2" header="$3"
+install_sh="$1" tarball="$2" header="$3" version="$(tr -d ' \t\r\n' < "$4")"
 failures=0
 fail() {
   echo "FAIL: $*" >&2
@@ -58,6 +58,16 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 libdir="$(pkg-config --variable=libdir sluice)"
 [[ "$(realpath "$libdir")" == "$(realpath "$prefix/lib")" ]] || fail "sluice.pc's libdir is $libdir, not $prefix/lib"
 pkg-config --exists 'sluice-fortran' || fail "pkg-config cannot resolve sluice-fortran"
+
+# Every installed statement of the version is the VERSION file's.
+[[ "$(pkg-config --modversion sluice)" == "$version" ]] ||
+  fail "sluice.pc has version $(pkg-config --modversion sluice), VERSION has $version"
+[[ "$(pkg-config --modversion sluice-fortran)" == "$version" ]] || fail "sluice-fortran.pc's version is not $version"
+grep -q "set(PACKAGE_VERSION \"$version\")" "$prefix/lib/cmake/Sluice/SluiceConfigVersion.cmake" ||
+  fail "SluiceConfigVersion.cmake does not say $version"
+installed_version="$(for part in MAJOR MINOR PATCH; do
+  sed -n "s/^#define SLUICE_VERSION_$part \([0-9][0-9]*\)$/\1/p" "$prefix/include/sluice/sluice.h"; done | paste -sd.)"
+[[ "$installed_version" == "$version" ]] || fail "installed sluice.h says $installed_version, VERSION has $version"
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed" >&2

@@ -20,12 +20,12 @@ TEST(CudaRegistry, CudaIsAnAvailableDeviceName) {
 TEST(CudaRegistry, ResolvesToAGpuBackendOrExplainsWhyNot) {
   const std::string reason = cuda_unavailable_reason();
   if (reason.empty()) {
-    EXPECT_EQ(backend_for("cuda").device(), Device::kCuda);
+    EXPECT_EQ(backend_for({"cuda", 0}).device(), Device::kCuda);
     return;
   }
   try {
-    backend_for("cuda");
-    FAIL() << "backend_for(\"cuda\") succeeded although " << reason;
+    backend_for({"cuda", 0});
+    FAIL() << "backend_for({\"cuda\", 0}) succeeded although " << reason;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCuda);
     EXPECT_NE(std::string(e.what()).find("no CUDA device: " + reason), std::string::npos) << e.what();

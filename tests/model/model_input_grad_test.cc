@@ -35,12 +35,14 @@ constexpr bool kFuse = true;
 // The CPU backend, counting GEMMs.
 class GemmCountingBackend : public kernels::CpuBackend {
  public:
-  void gemm(kernels::Transpose transpose_a, kernels::Transpose transpose_b, float alpha, const Tensor& a,
-            const Tensor& b, float beta, Tensor& c) override {
-    ++gemm_calls;
-    CpuBackend::gemm(transpose_a, transpose_b, alpha, a, b, beta, c);
-  }
   int gemm_calls = 0;
+
+ protected:
+  void gemm_impl(kernels::Transpose transpose_a, kernels::Transpose transpose_b, float alpha, const Tensor& a,
+                 const Tensor& b, float beta, Tensor& c) override {
+    ++gemm_calls;
+    CpuBackend::gemm_impl(transpose_a, transpose_b, alpha, a, b, beta, c);
+  }
 };
 
 config::LayerSpec residual_mlp(int64_t hidden, const std::string& activation) {

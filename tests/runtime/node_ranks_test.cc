@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "core/common/error.h"
 #include "core/runtime/placement.h"
 #include "tests/mpi_world.h"
 
@@ -28,14 +27,6 @@ TEST(NodeRanks, PlaceAmongMembersSkipsNonMembersInRankOrder) {
 
 TEST(NodeRanks, EveryRankAMemberIsTheNodeRankOrder) {
   EXPECT_EQ(rank_among_node_peers(MPI_COMM_WORLD, true), world_rank());
-}
-
-TEST(GpuLocalRank, FollowsTheTrainersChoiceOnceSet) {
-  // Unset in this process so far: the launcher's node-local rank.
-  EXPECT_EQ(gpu_local_rank(), node_local_rank());
-  set_gpu_local_rank(3);
-  EXPECT_EQ(gpu_local_rank(), 3);
-  EXPECT_THROW(set_gpu_local_rank(-1), Error);
 }
 
 }  // namespace
