@@ -60,10 +60,10 @@ config::ModelSpec mlp_spec(const Options& options) {
   spec.inputs = options.hidden;
   for (int l = 0; l < options.layers; ++l) {
     config::LayerSpec linear;
-    linear.type = "linear";
+    linear.type = config::LayerType::kLinear;
     linear.outputs = options.hidden;
     config::LayerSpec gelu;
-    gelu.type = "gelu";
+    gelu.type = config::LayerType::kGelu;
     spec.layers.push_back(linear);
     spec.layers.push_back(gelu);
   }

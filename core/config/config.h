@@ -8,25 +8,13 @@
 #include <string>
 #include <vector>
 
-namespace sluice::config {
+#include "core/config/layer_spec.h"
 
-// One entry of `model.layers`. Only the fields that matter for `type` are read; the parser rejects keys a
-// type does not know.
-struct LayerSpec {
-  std::string type;          // linear | relu | gelu | tanh | layernorm | dropout | residual_mlp | custom
-  int64_t outputs = 0;       // linear: output features
-  int64_t hidden = 0;        // residual_mlp: hidden width of its inner Linear -> act -> Linear
-  std::string activation;    // residual_mlp: relu | gelu | tanh (default gelu)
-  double p = 0.0;            // dropout probability
-  double eps = 1e-5;         // layernorm epsilon
-  bool bias = true;          // linear: with bias
-  std::string name;          // custom: name the application registered the layer under
-  int line = 0;              // 1-based line in the YAML text, for error messages (0 if unknown)
-};
+namespace sluice::config {
 
 struct ModelSpec {
   int64_t inputs = 0;
-  std::vector<LayerSpec> layers;
+  std::vector<LayerSpec> layers;  // the layer vocabulary (types, fields, widths) is core/config/layer_spec.h
 };
 
 struct PipelineSpec {

@@ -9,16 +9,8 @@
 namespace sluice::data {
 
 int64_t model_output_features(const config::ModelSpec& model) {
-  int64_t features = model.inputs;
-  for (const config::LayerSpec& layer : model.layers) {
-    if (layer.type == "linear") {
-      features = layer.outputs;
-    } else if (layer.type == "custom") {
-      features = -1;
-    }
-    // Every other built-in layer (activations, dropout, layernorm, residual_mlp) keeps the width.
-  }
-  return features;
+  // No custom widths here: a custom layer makes the width unknown (-1) until a later linear layer sets it.
+  return config::output_width(model.layers, model.inputs);
 }
 
 std::unique_ptr<DataSource> make_data_source(const config::Config& config) {

@@ -117,17 +117,9 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
            std::to_string(now.model.layers.size()));
   }
   for (size_t i = 0; i < saved.model.layers.size(); ++i) {
-    const config::LayerSpec& a = saved.model.layers[i];
-    const config::LayerSpec& b = now.model.layers[i];
-    const std::string key = "model.layers." + std::to_string(i);
-    if (a.type != b.type) refuse(key + ".type", a.type, b.type);
-    if (a.name != b.name) refuse(key + ".name", a.name, b.name);
-    if (a.outputs != b.outputs) refuse(key + ".outputs", std::to_string(a.outputs), std::to_string(b.outputs));
-    if (a.hidden != b.hidden) refuse(key + ".hidden", std::to_string(a.hidden), std::to_string(b.hidden));
-    if (a.activation != b.activation) refuse(key + ".activation", a.activation, b.activation);
-    if (a.p != b.p) refuse(key + ".p", std::to_string(a.p), std::to_string(b.p));
-    if (a.eps != b.eps) refuse(key + ".eps", std::to_string(a.eps), std::to_string(b.eps));
-    if (a.bias != b.bias) refuse(key + ".bias", a.bias ? "true" : "false", b.bias ? "true" : "false");
+    if (saved.model.layers[i] == now.model.layers[i]) continue;
+    const auto difference = config::first_difference(saved.model.layers[i], now.model.layers[i]);
+    refuse("model.layers." + std::to_string(i) + "." + difference->key, difference->was, difference->is);
   }
 }
 

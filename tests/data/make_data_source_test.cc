@@ -11,7 +11,7 @@ namespace {
 
 config::LayerSpec layer(const std::string& type, int64_t outputs = 0) {
   config::LayerSpec spec;
-  spec.type = type;
+  spec.type = config::find_layer_type(type).value();
   spec.outputs = outputs;
   return spec;
 }
