@@ -85,7 +85,7 @@ class MlpStep {
     model::init_layers(layers, 1);
     stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
     config::OptimizerSpec adamw;
-    adamw.type = "adamw";
+    adamw.type = config::OptimizerType::kAdamW;
     optimizer_ = model::make_optimizer(adamw, stage_->parameters(), backend);
     const int64_t mb_rows = options.rows / options.microbatches;
     for (int mb = 0; mb < options.microbatches; ++mb) {

@@ -124,7 +124,7 @@ void Trainer::build_local_state() {
   for (const auto& r : ranges) ranges_.push_back({r.first, r.last});
 
   const model::RecomputePolicy recompute =
-      model::parse_recompute(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
+      model::recompute_policy(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
   stages_.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (lowered_.stage_to_rank[stage] != layout_.stage_rank) continue;
@@ -140,7 +140,7 @@ void Trainer::build_local_state() {
     for (model::Parameter* p : stage->parameters()) params.push_back(p);
   }
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
-  loss_kind_ = model::parse_loss(cfg_.loss);
+  loss_kind_ = cfg_.loss;
 }
 
 void Trainer::build_executors() {
@@ -382,8 +382,8 @@ std::string Trainer::layout_description() {
                   "MPI_Gather (layout)");
   out << "sluice: " << layout_.world << " ranks = " << layout_.data_parallel << " data-parallel x "
       << layout_.stages << " pipeline ranks, schedule " << cfg_.pipeline.schedule << ", " << cfg_.pipeline.chunks
-      << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute " << cfg_.pipeline.recompute
-      << ", transport " << pipeline_transport_.summary;
+      << " chunk(s)/rank, " << cfg_.pipeline.microbatches << " micro-batches, recompute "
+      << model::recompute_mode_name(cfg_.pipeline.recompute) << ", transport " << pipeline_transport_.summary;
   if (reducer_) out << ", gradient sum " << reducer_->name();
   out << "\n";
   if (layout_.rank == 0) {

@@ -66,9 +66,10 @@ std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
 // Checks that `reader` holds every slot with the right shape and the right kind of optimizer state.
 void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg) {
   const auto it = reader.attributes().find("optimizer");
-  if (it != reader.attributes().end() && it->second != cfg.optimizer.type) {
+  const std::string& wanted = config::optimizer_type_name(cfg.optimizer.type);
+  if (it != reader.attributes().end() && it->second != wanted) {
     throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' holds " + it->second +
-                                            " optimizer state but the config asks for " + cfg.optimizer.type);
+                                            " optimizer state but the config asks for " + wanted);
   }
   for (const Slot& s : slots) {
     const std::vector<int64_t> expected{s.tensor->rows(), s.tensor->cols()};
@@ -104,8 +105,10 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
                                             "; a restart must continue the same run (start a new run instead)");
   };
   if (saved.seed != now.seed) refuse("seed", std::to_string(saved.seed), std::to_string(now.seed));
-  if (saved.loss != now.loss) refuse("loss", saved.loss, now.loss);
-  if (saved.data.type != now.data.type) refuse("data.type", saved.data.type, now.data.type);
+  if (saved.loss != now.loss) refuse("loss", model::loss_kind_name(saved.loss), model::loss_kind_name(now.loss));
+  if (saved.data.type != now.data.type) {
+    refuse("data.type", config::data_type_name(saved.data.type), config::data_type_name(now.data.type));
+  }
   if (saved.data.batch != now.data.batch) {
     refuse("data.batch", std::to_string(saved.data.batch), std::to_string(now.data.batch));
   }
@@ -167,7 +170,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
   snapshot.train_ints["optimizer_steps"] = trainer.optimizer().step_count();
   snapshot.attributes["config"] = cfg.text;
   snapshot.attributes["created_by"] = "sluice 0.1.0";
-  snapshot.attributes["optimizer"] = cfg.optimizer.type;
+  snapshot.attributes["optimizer"] = config::optimizer_type_name(cfg.optimizer.type);
   checkpoint::SaveLayout layout;
   layout.stages = trainer.layout().stages;
   layout.data_parallel = trainer.layout().data_parallel;

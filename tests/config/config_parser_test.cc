@@ -66,9 +66,9 @@ TEST(ConfigParser, ReadsEveryFieldOfAValidConfig) {
   EXPECT_EQ(config.pipeline.stages, 4);
   EXPECT_EQ(config.pipeline.schedule, "1f1b");
   EXPECT_EQ(config.pipeline.microbatches, 8);
-  EXPECT_EQ(config.optimizer.type, "adamw");
+  EXPECT_EQ(config.optimizer.type, OptimizerType::kAdamW);
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 1.0e-3);
-  EXPECT_EQ(config.data.type, "synthetic");
+  EXPECT_EQ(config.data.type, DataType::kSynthetic);
   EXPECT_EQ(config.data.batch, 64);
   EXPECT_EQ(config.seed, 7u);
   EXPECT_EQ(config.steps, 10);
@@ -342,6 +342,35 @@ TEST(ConfigParser, RefusesLayerSettingsTheModelCannotUse) {
 TEST(ConfigParser, ResidualMlpActivationIsTyped) {
   const Config config = parse_config(replace(kValid, "hidden: 128", "hidden: 128, activation: tanh"));
   EXPECT_EQ(config.model.layers[3].activation, kernels::Activation::kTanh);
+}
+
+// Every YAML spelling of loss, pipeline.recompute, optimizer.type and data.type parses into its enum value,
+// and the name tables spell each value back the same way.
+TEST(ConfigParser, ValuesParseIntoEnumsAndBack) {
+  for (std::size_t i = 0; i < model::loss_kind_names().size(); ++i) {
+    const Config config = parse_config(kValid, {"loss=" + model::loss_kind_names()[i]});
+    EXPECT_EQ(config.loss, static_cast<model::LossKind>(i));
+    EXPECT_EQ(model::loss_kind_name(config.loss), model::loss_kind_names()[i]);
+  }
+  EXPECT_EQ(model::loss_kind_names(), (std::vector<std::string>{"mse", "cross_entropy"}));
+  for (const std::string& mode : model::recompute_mode_names()) {
+    const std::vector<std::string> sets = {"pipeline.recompute=" + mode, "pipeline.recompute_layers=[1]"};
+    const Config config = parse_config(kValid, mode == "selective" ? sets : std::vector<std::string>{sets[0]});
+    EXPECT_EQ(model::recompute_mode_name(config.pipeline.recompute), mode);
+  }
+  EXPECT_EQ(parse_config(kValid, {"pipeline.recompute=full"}).pipeline.recompute, model::RecomputeMode::kFull);
+  EXPECT_NE(config_error(kValid, {"pipeline.recompute=full", "pipeline.recompute_layers=[1]"})
+                .find("recompute_layers only applies with recompute: selective (recompute is \"full\")"),
+            std::string::npos);
+  EXPECT_EQ(parse_config(replace(kValid, "type: adamw", "type: sgd")).optimizer.type, OptimizerType::kSgd);
+  EXPECT_EQ(optimizer_type_names(), (std::vector<std::string>{"sgd", "adamw"}));
+  EXPECT_EQ(optimizer_type_name(OptimizerType::kAdamW), "adamw");
+  EXPECT_EQ(parse_config(replace(kValid, "type: synthetic", "type: external")).data.type, DataType::kExternal);
+  EXPECT_EQ(data_type_names(), (std::vector<std::string>{"synthetic", "hdf5", "external"}));
+  EXPECT_EQ(data_type_name(DataType::kHdf5), "hdf5");
+  EXPECT_NE(config_error(replace(kValid, "type: synthetic, batch: 64", "type: external, batch: 64, path: x"))
+                .find("unknown key \"path\" in data external"),
+            std::string::npos);
 }
 
 TEST(ConfigParser, SelectiveRecomputeNeedsLayersInRange) {

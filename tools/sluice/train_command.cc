@@ -124,7 +124,7 @@ void run_training(const TrainOptions& options) {
   try {
     cfg = config::parse_config(options.config, options.overrides);
     layout = config::make_layout(cfg, world, rank);
-    if (cfg.data.type == "external") {
+    if (cfg.data.type == config::DataType::kExternal) {
       throw Error(ErrorCode::kConfig, "data.type external is for the C API; sluice train needs synthetic or hdf5");
     }
     source = data::make_data_source(cfg);
