@@ -223,19 +223,15 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
       *output_features = t->trainer->output_features();
       return;
     }
-    // Before start: follow the widths through the layer list (only linear and custom layers change them).
-    int64_t width = t->config.model.inputs;
-    for (const auto& layer : t->config.model.layers) {
-      if (layer.type == "linear") width = layer.outputs;
-      if (layer.type == "custom") {
-        auto it = t->custom_out_features.find(layer.name);
-        if (it == t->custom_out_features.end()) {
-          throw Error(ErrorCode::kConfig, "custom layer '" + layer.name + "' is not registered yet");
-        }
-        width = it->second;
-      }
-    }
-    *output_features = width;
+    // Before start: the layer list's width rule, with the widths the custom layers were registered with.
+    *output_features = sluice::config::output_width(
+        t->config.model.layers, t->config.model.inputs, [&](const std::string& name, int64_t) {
+          auto it = t->custom_out_features.find(name);
+          if (it == t->custom_out_features.end()) {
+            throw Error(ErrorCode::kConfig, "custom layer '" + name + "' is not registered yet");
+          }
+          return it->second;
+        });
   });
 }
 

@@ -60,10 +60,10 @@ config::ModelSpec mlp_spec(const Options& options) {
   spec.inputs = options.hidden;
   for (int l = 0; l < options.layers; ++l) {
     config::LayerSpec linear;
-    linear.type = "linear";
+    linear.type = config::LayerType::kLinear;
     linear.outputs = options.hidden;
     config::LayerSpec gelu;
-    gelu.type = "gelu";
+    gelu.type = config::LayerType::kGelu;
     spec.layers.push_back(linear);
     spec.layers.push_back(gelu);
   }
@@ -85,7 +85,7 @@ class MlpStep {
     model::init_layers(layers, 1);
     stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
     config::OptimizerSpec adamw;
-    adamw.type = "adamw";
+    adamw.type = config::OptimizerType::kAdamW;
     optimizer_ = model::make_optimizer(adamw, stage_->parameters(), backend);
     const int64_t mb_rows = options.rows / options.microbatches;
     for (int mb = 0; mb < options.microbatches; ++mb) {

@@ -23,9 +23,9 @@ TEST(BenchConfig, ParsesIntoTheRequestedModelAndPipeline) {
   EXPECT_EQ(cfg.model.inputs, 64);
   ASSERT_EQ(cfg.model.layers.size(), 6u);
   for (size_t l = 0; l < cfg.model.layers.size(); l += 2) {
-    EXPECT_EQ(cfg.model.layers[l].type, "linear");
+    EXPECT_EQ(cfg.model.layers[l].type, config::LayerType::kLinear);
     EXPECT_EQ(cfg.model.layers[l].outputs, 64);
-    EXPECT_EQ(cfg.model.layers[l + 1].type, "gelu");
+    EXPECT_EQ(cfg.model.layers[l + 1].type, config::LayerType::kGelu);
   }
   EXPECT_EQ(cfg.pipeline.schedule, "zb-v");
   EXPECT_EQ(cfg.pipeline.chunks, 2);

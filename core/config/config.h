@@ -8,25 +8,33 @@
 #include <string>
 #include <vector>
 
+#include "core/config/layer_spec.h"
+#include "core/model/loss_kind.h"
+#include "core/model/recompute_mode.h"
+
 namespace sluice::config {
 
-// One entry of `model.layers`. Only the fields that matter for `type` are read; the parser rejects keys a
-// type does not know.
-struct LayerSpec {
-  std::string type;          // linear | relu | gelu | tanh | layernorm | dropout | residual_mlp | custom
-  int64_t outputs = 0;       // linear: output features
-  int64_t hidden = 0;        // residual_mlp: hidden width of its inner Linear -> act -> Linear
-  std::string activation;    // residual_mlp: relu | gelu | tanh (default gelu)
-  double p = 0.0;            // dropout probability
-  double eps = 1e-5;         // layernorm epsilon
-  bool bias = true;          // linear: with bias
-  std::string name;          // custom: name the application registered the layer under
-  int line = 0;              // 1-based line in the YAML text, for error messages (0 if unknown)
-};
+enum class OptimizerType { kSgd, kAdamW };
+enum class DataType { kSynthetic, kHdf5, kExternal };
+
+// The YAML spellings of the enums above, indexed by value, in the order error messages list them (model::
+// loss_kind_names and model::recompute_mode_names spell the loss and recompute values).
+inline const std::vector<std::string>& optimizer_type_names() {
+  static const std::vector<std::string> names = {"sgd", "adamw"};
+  return names;
+}
+inline const std::string& optimizer_type_name(OptimizerType type) {
+  return optimizer_type_names().at(static_cast<std::size_t>(type));
+}
+inline const std::vector<std::string>& data_type_names() {
+  static const std::vector<std::string> names = {"synthetic", "hdf5", "external"};
+  return names;
+}
+inline const std::string& data_type_name(DataType type) { return data_type_names().at(static_cast<std::size_t>(type)); }
 
 struct ModelSpec {
   int64_t inputs = 0;
-  std::vector<LayerSpec> layers;
+  std::vector<LayerSpec> layers;  // the layer vocabulary (types, fields, widths) is core/config/layer_spec.h
 };
 
 struct PipelineSpec {
@@ -34,7 +42,7 @@ struct PipelineSpec {
   std::string schedule = "1f1b";     // gpipe | 1f1b | interleaved | zb-h1 | zb-v (names of `sluice plan`)
   int chunks = 1;                    // model chunks per rank V
   int microbatches = 1;              // M per optimizer step (per data-parallel replica)
-  std::string recompute = "none";    // none | full | selective
+  model::RecomputeMode recompute = model::RecomputeMode::kNone;  // none | full | selective
   std::vector<int> recompute_layers; // selective: global layer indices whose activations are recomputed
   std::vector<int> split;            // optional explicit partition: number of layers in each of P*V chunks
   int data_parallel = 0;             // DP replicas; 0 = derive from world size / stages
@@ -50,7 +58,7 @@ struct PipelineSpec {
 };
 
 struct OptimizerSpec {
-  std::string type = "sgd";  // sgd | adamw
+  OptimizerType type = OptimizerType::kSgd;  // sgd | adamw
   double lr = 1e-3;
   double momentum = 0.0;      // sgd
   double beta1 = 0.9;         // adamw
@@ -61,7 +69,7 @@ struct OptimizerSpec {
 };
 
 struct DataSpec {
-  std::string type = "synthetic";  // synthetic | hdf5 | external (the C API passes batches in)
+  DataType type = DataType::kSynthetic;  // synthetic | hdf5 | external (the C API passes batches in)
   int64_t batch = 0;               // global batch per optimizer step (all replicas together)
   std::string path;                // hdf5: file
   std::string inputs = "inputs";   // hdf5: dataset names
@@ -77,7 +85,7 @@ struct CheckpointSpec {
 struct Config {
   ModelSpec model;
   PipelineSpec pipeline;
-  std::string loss = "mse";  // mse | cross_entropy
+  model::LossKind loss = model::LossKind::kMse;  // mse | cross_entropy
   OptimizerSpec optimizer;
   DataSpec data;
   CheckpointSpec checkpoint;

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,13 @@ double number_in(const ConfigNode& node, double low, bool low_inclusive, double 
   return value;
 }
 
+// A value that must be one of `names` (error lists them), as the enum whose values index `names`.
+template <typename Enum>
+Enum as_enum(const ConfigNode& node, const std::vector<std::string>& names) {
+  const std::string name = node.as_choice(names);
+  return static_cast<Enum>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
 ModelSpec parse_model(const ConfigNode& node) {
   node.require_map_with_keys({"inputs", "layers"}, "model");
   ModelSpec model;
@@ -100,7 +108,9 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("chunks")) pipeline.chunks = positive_int(node.child("chunks"));
   if (node.has("microbatches")) pipeline.microbatches = positive_int(node.child("microbatches"));
   if (node.has("data_parallel")) pipeline.data_parallel = positive_int(node.child("data_parallel"));
-  if (node.has("recompute")) pipeline.recompute = node.child("recompute").as_choice({"none", "full", "selective"});
+  if (node.has("recompute")) {
+    pipeline.recompute = as_enum<model::RecomputeMode>(node.child("recompute"), model::recompute_mode_names());
+  }
   if (node.has("transport")) {
     pipeline.transport = node.child("transport").as_choice({"auto", "mpi", "staged", "nccl"});
   }
@@ -110,9 +120,9 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
 
   if (node.has("recompute_layers")) {
     const ConfigNode list = node.child("recompute_layers");
-    if (pipeline.recompute != "selective") {
-      list.fail("recompute_layers only applies with recompute: selective (recompute is \"" + pipeline.recompute +
-                "\")");
+    if (pipeline.recompute != model::RecomputeMode::kSelective) {
+      list.fail("recompute_layers only applies with recompute: selective (recompute is \"" +
+                model::recompute_mode_name(pipeline.recompute) + "\")");
     }
     pipeline.recompute_layers = list.as_int_list();
     const std::vector<ConfigNode> entries = list.elements();
@@ -124,7 +134,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
       }
     }
   }
-  if (pipeline.recompute == "selective" && pipeline.recompute_layers.empty()) {
+  if (pipeline.recompute == model::RecomputeMode::kSelective && pipeline.recompute_layers.empty()) {
     node.fail("recompute: selective needs recompute_layers, a non-empty list of layer indices");
   }
 
@@ -155,8 +165,8 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
 OptimizerSpec parse_optimizer(const ConfigNode& node) {
   OptimizerSpec optimizer;
   if (!node.is_map()) node.fail("expected the optimizer (a map), got " + node.describe_value());
-  optimizer.type = node.child("type").as_choice({"sgd", "adamw"});
-  if (optimizer.type == "sgd") {
+  optimizer.type = as_enum<OptimizerType>(node.child("type"), optimizer_type_names());
+  if (optimizer.type == OptimizerType::kSgd) {
     node.require_map_with_keys({"type", "lr", "momentum", "weight_decay", "clip_grad_norm"}, "optimizer sgd");
     if (node.has("momentum"))
       optimizer.momentum = number_in(node.child("momentum"), 0.0, true, 1.0, "0 <= momentum < 1");
@@ -181,8 +191,8 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
 DataSpec parse_data(const ConfigNode& node) {
   DataSpec data;
   if (!node.is_map()) node.fail("expected the data section (a map), got " + node.describe_value());
-  data.type = node.child("type").as_choice({"synthetic", "hdf5", "external"});
-  if (data.type == "hdf5") {
+  data.type = as_enum<DataType>(node.child("type"), data_type_names());
+  if (data.type == DataType::kHdf5) {
     node.require_map_with_keys({"type", "batch", "path", "inputs", "targets"}, "data hdf5");
     const ConfigNode path = node.child("path");
     data.path = path.as_string();
@@ -190,7 +200,7 @@ DataSpec parse_data(const ConfigNode& node) {
     if (node.has("inputs")) data.inputs = node.child("inputs").as_string();
     if (node.has("targets")) data.targets = node.child("targets").as_string();
   } else {
-    node.require_map_with_keys({"type", "batch"}, "data " + data.type);
+    node.require_map_with_keys({"type", "batch"}, "data " + data_type_name(data.type));
   }
   const ConfigNode batch = node.child("batch");
   data.batch = batch.as_int();
@@ -263,7 +273,7 @@ Config parse_tree(const ConfigNode& root) {
   Config config;
   config.model = parse_model(root.child("model"));
   if (root.has("pipeline")) config.pipeline = parse_pipeline(root.child("pipeline"), config.model.layers.size());
-  if (root.has("loss")) config.loss = root.child("loss").as_choice({"mse", "cross_entropy"});
+  if (root.has("loss")) config.loss = as_enum<model::LossKind>(root.child("loss"), model::loss_kind_names());
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));

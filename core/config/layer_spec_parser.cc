@@ -2,10 +2,13 @@
 
 #include <string>
 
+#include "kernels/activation.h"
+
 namespace sluice::config {
 
 namespace {
 
+// residual_mlp's `activation`, spelled as kernels::activation_name spells them, in the order errors list them.
 const std::vector<std::string> kActivations = {"relu", "gelu", "tanh"};
 
 int64_t positive_int(const ConfigNode& node) {
@@ -15,52 +18,59 @@ int64_t positive_int(const ConfigNode& node) {
 }
 
 void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
-  const std::string what = "a " + layer.type + " layer";
-  if (layer.type == "linear") {
-    entry.require_map_with_keys({"type", "outputs", "bias"}, what);
-    layer.outputs = positive_int(entry.child("outputs"));
-    if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
-  } else if (layer.type == "relu" || layer.type == "gelu" || layer.type == "tanh") {
-    entry.require_map_with_keys({"type"}, what);
-  } else if (layer.type == "layernorm") {
-    entry.require_map_with_keys({"type", "eps"}, what);
-    if (entry.has("eps")) {
-      const ConfigNode eps = entry.child("eps");
-      layer.eps = eps.as_double();
-      if (!(layer.eps > 0.0)) eps.fail("expected a positive number, got " + eps.describe_value());
+  const std::string what = "a " + layer_type_name(layer.type) + " layer";
+  switch (layer.type) {
+    case LayerType::kLinear:
+      entry.require_map_with_keys({"type", "outputs", "bias"}, what);
+      layer.outputs = positive_int(entry.child("outputs"));
+      if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
+      return;
+    case LayerType::kRelu:
+    case LayerType::kGelu:
+    case LayerType::kTanh:
+      entry.require_map_with_keys({"type"}, what);
+      return;
+    case LayerType::kLayerNorm:
+      entry.require_map_with_keys({"type", "eps"}, what);
+      if (entry.has("eps")) {
+        const ConfigNode eps = entry.child("eps");
+        layer.eps = eps.as_double();
+        if (!(layer.eps > 0.0)) eps.fail("expected a positive number, got " + eps.describe_value());
+      }
+      return;
+    case LayerType::kDropout: {
+      entry.require_map_with_keys({"type", "p"}, what);
+      const ConfigNode p = entry.child("p");
+      layer.p = p.as_double();
+      if (!(layer.p >= 0.0 && layer.p < 1.0)) {
+        p.fail("dropout probability must satisfy 0 <= p < 1, got " + p.describe_value());
+      }
+      return;
     }
-  } else if (layer.type == "dropout") {
-    entry.require_map_with_keys({"type", "p"}, what);
-    const ConfigNode p = entry.child("p");
-    layer.p = p.as_double();
-    if (!(layer.p >= 0.0 && layer.p < 1.0)) {
-      p.fail("dropout probability must satisfy 0 <= p < 1, got " + p.describe_value());
+    case LayerType::kResidualMlp:
+      entry.require_map_with_keys({"type", "hidden", "activation"}, what);
+      layer.hidden = positive_int(entry.child("hidden"));
+      if (entry.has("activation")) {
+        layer.activation = kernels::parse_activation(entry.child("activation").as_choice(kActivations));
+      }
+      return;
+    case LayerType::kCustom: {
+      entry.require_map_with_keys({"type", "name"}, what);
+      const ConfigNode name = entry.child("name");
+      layer.name = name.as_string();
+      if (layer.name.empty()) name.fail("a custom layer needs the non-empty name it was registered under");
+      return;
     }
-  } else if (layer.type == "residual_mlp") {
-    entry.require_map_with_keys({"type", "hidden", "activation"}, what);
-    layer.hidden = positive_int(entry.child("hidden"));
-    layer.activation = entry.has("activation") ? entry.child("activation").as_choice(kActivations) : "gelu";
-  } else if (layer.type == "custom") {
-    entry.require_map_with_keys({"type", "name"}, what);
-    const ConfigNode name = entry.child("name");
-    layer.name = name.as_string();
-    if (layer.name.empty()) name.fail("a custom layer needs the non-empty name it was registered under");
   }
 }
 
 }  // namespace
 
-const std::vector<std::string>& layer_type_names() {
-  static const std::vector<std::string> names = {"linear",    "relu",    "gelu",         "tanh",
-                                                 "layernorm", "dropout", "residual_mlp", "custom"};
-  return names;
-}
-
 LayerSpec parse_layer_spec(const ConfigNode& entry) {
   if (!entry.is_map())
     entry.fail("expected a layer such as {type: linear, outputs: 64}, got " + entry.describe_value());
   LayerSpec layer;
-  layer.type = entry.child("type").as_choice(layer_type_names());
+  layer.type = *find_layer_type(entry.child("type").as_choice(layer_type_names()));
   layer.line = entry.line();
   parse_type_fields(entry, layer);
   return layer;

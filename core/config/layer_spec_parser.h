@@ -1,5 +1,6 @@
 // Parses `model.layers` entries into LayerSpec, rejecting keys a layer type does not know and values its
-// type cannot use (a linear layer without `outputs`, dropout with p = 1, ...).
+// type cannot use (a linear layer without `outputs`, dropout with p = 1, ...). The only place a layer entry is
+// checked: the builder and everything after it trust the LayerSpec. Type names come from layer_spec.h.
 #pragma once
 
 #include <vector>
@@ -8,9 +9,6 @@
 #include "core/config/config_node.h"
 
 namespace sluice::config {
-
-// The layer type names the parser accepts, in the order error messages list them.
-const std::vector<std::string>& layer_type_names();
 
 LayerSpec parse_layer_spec(const ConfigNode& entry);
 

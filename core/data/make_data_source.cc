@@ -9,21 +9,13 @@
 namespace sluice::data {
 
 int64_t model_output_features(const config::ModelSpec& model) {
-  int64_t features = model.inputs;
-  for (const config::LayerSpec& layer : model.layers) {
-    if (layer.type == "linear") {
-      features = layer.outputs;
-    } else if (layer.type == "custom") {
-      features = -1;
-    }
-    // Every other built-in layer (activations, dropout, layernorm, residual_mlp) keeps the width.
-  }
-  return features;
+  // No custom widths here: a custom layer makes the width unknown (-1) until a later linear layer sets it.
+  return config::output_width(model.layers, model.inputs);
 }
 
 std::unique_ptr<DataSource> make_data_source(const config::Config& config) {
   const int64_t target_features = model_output_features(config.model);
-  if (target_features < 0 && config.data.type == "synthetic") {
+  if (target_features < 0 && config.data.type == config::DataType::kSynthetic) {
     throw Error(ErrorCode::kConfig,
                 "config: data.type synthetic needs the model's output width, but a custom layer comes after the "
                 "last linear layer; end the model with a linear layer or pass the width to make_data_source");
@@ -33,16 +25,18 @@ std::unique_ptr<DataSource> make_data_source(const config::Config& config) {
 
 std::unique_ptr<DataSource> make_data_source(const config::Config& config, int64_t target_features) {
   const config::DataSpec& data = config.data;
-  if (data.type == "synthetic") {
-    const TargetKind kind = config.loss == "cross_entropy" ? TargetKind::kOneHot : TargetKind::kRegression;
-    return std::make_unique<SyntheticData>(config.seed, config.model.inputs, target_features, kind);
+  switch (data.type) {
+    case config::DataType::kSynthetic: {
+      const TargetKind kind =
+          config.loss == model::LossKind::kCrossEntropy ? TargetKind::kOneHot : TargetKind::kRegression;
+      return std::make_unique<SyntheticData>(config.seed, config.model.inputs, target_features, kind);
+    }
+    case config::DataType::kHdf5:
+      return std::make_unique<Hdf5Data>(data.path, data.inputs, data.targets, data.batch, config.model.inputs,
+                                        target_features);
+    case config::DataType::kExternal: return nullptr;
   }
-  if (data.type == "hdf5") {
-    return std::make_unique<Hdf5Data>(data.path, data.inputs, data.targets, data.batch, config.model.inputs,
-                                      target_features);
-  }
-  if (data.type == "external") return nullptr;
-  throw Error(ErrorCode::kConfig, "config: data.type \"" + data.type + "\" is not one of synthetic, hdf5, external");
+  throw Error(ErrorCode::kInternal, "data.type " + std::to_string(static_cast<int>(data.type)) + " is unknown");
 }
 
 }  // namespace sluice::data

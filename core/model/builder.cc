@@ -22,9 +22,9 @@ std::string where(size_t index, const config::LayerSpec& layer) {
   throw Error(ErrorCode::kConfig, where(index, layer) + ": " + problem);
 }
 
+// A custom layer's factory is the application's code, not the config: what it returns is checked here.
 std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer, int64_t width,
                                     const CustomLayerRegistry& custom_layers) {
-  if (layer.name.empty()) fail(index, layer, "custom layer needs a 'name'");
   const auto found = custom_layers.find(layer.name);
   if (found == custom_layers.end()) {
     fail(index, layer, "no custom layer is registered under the name '" + layer.name + "'");
@@ -42,59 +42,39 @@ std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer
   return built;
 }
 
+// `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
 std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, int64_t width,
                                  kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
-  const std::string& type = layer.type;
-  if (type == "linear") {
-    if (layer.outputs <= 0) {
-      fail(index, layer, "linear needs 'outputs' > 0, got " + std::to_string(layer.outputs));
-    }
-    return std::make_unique<LinearLayer>(backend, width, layer.outputs, layer.bias);
+  using config::LayerType;
+  switch (layer.type) {
+    case LayerType::kLinear: return std::make_unique<LinearLayer>(backend, width, layer.outputs, layer.bias);
+    case LayerType::kRelu:
+    case LayerType::kGelu:
+    case LayerType::kTanh:
+      return std::make_unique<ActivationLayer>(backend, config::activation_of(layer.type), width);
+    case LayerType::kLayerNorm:
+      return std::make_unique<LayerNormLayer>(backend, width, static_cast<float>(layer.eps));
+    case LayerType::kDropout: return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
+    case LayerType::kResidualMlp:
+      return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
+    case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
   }
-  if (type == "relu" || type == "gelu" || type == "tanh") {
-    return std::make_unique<ActivationLayer>(backend, kernels::parse_activation(type), width);
-  }
-  if (type == "layernorm") {
-    if (!(layer.eps > 0.0)) fail(index, layer, "layernorm needs 'eps' > 0, got " + std::to_string(layer.eps));
-    return std::make_unique<LayerNormLayer>(backend, width, static_cast<float>(layer.eps));
-  }
-  if (type == "dropout") {
-    if (!(layer.p >= 0.0 && layer.p < 1.0)) {
-      fail(index, layer, "dropout needs 'p' in [0, 1), got " + std::to_string(layer.p));
-    }
-    return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
-  }
-  if (type == "residual_mlp") {
-    if (layer.hidden <= 0) {
-      fail(index, layer, "residual_mlp needs 'hidden' > 0, got " + std::to_string(layer.hidden));
-    }
-    const std::string activation = layer.activation.empty() ? "gelu" : layer.activation;
-    if (activation != "relu" && activation != "gelu" && activation != "tanh") {
-      fail(index, layer, "residual_mlp 'activation' must be relu, gelu or tanh, got '" + activation + "'");
-    }
-    return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, kernels::parse_activation(activation));
-  }
-  if (type == "custom") return build_custom(index, layer, width, custom_layers);
-  if (type.empty()) fail(index, layer, "layer has no 'type'");
-  fail(index, layer,
-       "unknown layer type '" + type +
-           "' (expected linear, relu, gelu, tanh, layernorm, dropout, residual_mlp or custom)");
+  throw Error(ErrorCode::kInternal, where(index, layer) + ": layer type " +
+                                        std::to_string(static_cast<int>(layer.type)) + " has no builder");
 }
 
 }  // namespace
 
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers) {
-  if (spec.inputs <= 0) {
-    throw Error(ErrorCode::kConfig, "model.inputs must be > 0, got " + std::to_string(spec.inputs));
-  }
-  if (spec.layers.empty()) throw Error(ErrorCode::kConfig, "model.layers is empty; the model needs a layer");
   std::vector<std::unique_ptr<Layer>> layers;
   int64_t width = spec.inputs;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     std::unique_ptr<Layer> layer = build_one(i, spec.layers[i], width, backend, custom_layers);
     layer->set_global_index(static_cast<int>(i));
-    width = layer->out_features();
+    // The one width rule (config::output_width); a custom layer's width is what the built layer reports.
+    width = config::output_width(spec.layers[i], width,
+                                 [&](const std::string&, int64_t) { return layer->out_features(); });
     layers.push_back(std::move(layer));
   }
   return layers;

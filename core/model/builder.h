@@ -1,4 +1,5 @@
-// Builds the model's full layer list from the config, checking each layer's settings as it goes. Errors are
+// Builds the model's full layer list from the typed config. The LayerSpecs are trusted as the config parser
+// checked them; only what the application's custom-layer factories return is checked here, with
 // Error(kConfig) naming the layer as "model.layers[i] (line N)".
 #pragma once
 

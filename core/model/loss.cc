@@ -1,12 +1,17 @@
 #include "core/model/loss.h"
 
+#include <string>
+#include <vector>
+
 #include "core/common/error.h"
 
 namespace sluice::model {
 
 LossKind parse_loss(const std::string& name) {
-  if (name == "mse") return LossKind::kMse;
-  if (name == "cross_entropy") return LossKind::kCrossEntropy;
+  const std::vector<std::string>& names = loss_kind_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<LossKind>(i);
+  }
   throw Error(ErrorCode::kConfig, "loss must be mse or cross_entropy, got '" + name + "'");
 }
 

@@ -7,14 +7,10 @@
 #include <cstdint>
 #include <string>
 
+#include "core/model/loss_kind.h"
 #include "kernels/backend.h"
 
 namespace sluice::model {
-
-enum class LossKind {
-  kMse,           // mean over all elements of the global batch of (y - t)^2
-  kCrossEntropy,  // mean over the global batch's samples of -sum_c t_c log softmax(y)_c; rows of t are distributions
-};
 
 // "mse" | "cross_entropy" (the config's `loss`); anything else throws Error(kConfig).
 LossKind parse_loss(const std::string& name);

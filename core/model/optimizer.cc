@@ -19,18 +19,18 @@ std::unique_ptr<Optimizer> make_optimizer(const config::OptimizerSpec& spec, std
                                           kernels::Backend& backend) {
   require(spec.lr > 0.0, "lr", spec.lr, "> 0");
   require(spec.weight_decay >= 0.0, "weight_decay", spec.weight_decay, ">= 0");
-  if (spec.type == "sgd") {
-    require(spec.momentum >= 0.0 && spec.momentum < 1.0, "momentum", spec.momentum, "in [0, 1)");
-    return std::make_unique<Sgd>(std::move(parameters), backend, spec.lr, spec.momentum, spec.weight_decay);
+  switch (spec.type) {
+    case config::OptimizerType::kSgd:
+      require(spec.momentum >= 0.0 && spec.momentum < 1.0, "momentum", spec.momentum, "in [0, 1)");
+      return std::make_unique<Sgd>(std::move(parameters), backend, spec.lr, spec.momentum, spec.weight_decay);
+    case config::OptimizerType::kAdamW:
+      require(spec.beta1 >= 0.0 && spec.beta1 < 1.0, "beta1", spec.beta1, "in [0, 1)");
+      require(spec.beta2 >= 0.0 && spec.beta2 < 1.0, "beta2", spec.beta2, "in [0, 1)");
+      require(spec.eps > 0.0, "eps", spec.eps, "> 0");
+      return std::make_unique<AdamW>(std::move(parameters), backend, spec.lr, spec.beta1, spec.beta2, spec.eps,
+                                     spec.weight_decay);
   }
-  if (spec.type == "adamw") {
-    require(spec.beta1 >= 0.0 && spec.beta1 < 1.0, "beta1", spec.beta1, "in [0, 1)");
-    require(spec.beta2 >= 0.0 && spec.beta2 < 1.0, "beta2", spec.beta2, "in [0, 1)");
-    require(spec.eps > 0.0, "eps", spec.eps, "> 0");
-    return std::make_unique<AdamW>(std::move(parameters), backend, spec.lr, spec.beta1, spec.beta2, spec.eps,
-                                   spec.weight_decay);
-  }
-  throw Error(ErrorCode::kConfig, "optimizer.type must be sgd or adamw, got '" + spec.type + "'");
+  throw Error(ErrorCode::kInternal, "optimizer.type " + std::to_string(static_cast<int>(spec.type)) + " is unknown");
 }
 
 double grad_norm_sq(const std::vector<Parameter*>& parameters, kernels::Backend& backend) {

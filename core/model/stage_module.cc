@@ -11,18 +11,17 @@ namespace sluice::model {
 using kernels::Tensor;
 
 RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>& layers) {
-  RecomputePolicy policy;
-  if (mode == "none") {
-    policy.mode = RecomputeMode::kNone;
-  } else if (mode == "full") {
-    policy.mode = RecomputeMode::kFull;
-  } else if (mode == "selective") {
-    policy.mode = RecomputeMode::kSelective;
-    policy.layers.insert(layers.begin(), layers.end());
-  } else {
-    throw Error(ErrorCode::kConfig,
-                "pipeline.recompute must be none, full or selective, got '" + mode + "'");
+  const std::vector<std::string>& names = recompute_mode_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == mode) return recompute_policy(static_cast<RecomputeMode>(i), layers);
   }
+  throw Error(ErrorCode::kConfig, "pipeline.recompute must be none, full or selective, got '" + mode + "'");
+}
+
+RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers) {
+  RecomputePolicy policy;
+  policy.mode = mode;
+  if (mode == RecomputeMode::kSelective) policy.layers.insert(layers.begin(), layers.end());
   return policy;
 }
 

@@ -20,11 +20,10 @@
 #include <vector>
 
 #include "core/model/layer.h"
+#include "core/model/recompute_mode.h"
 #include "kernels/backend.h"
 
 namespace sluice::model {
-
-enum class RecomputeMode { kNone, kFull, kSelective };
 
 struct RecomputePolicy {
   RecomputeMode mode = RecomputeMode::kNone;
@@ -33,6 +32,8 @@ struct RecomputePolicy {
 
 // "none" | "full" | "selective" (config's pipeline.recompute) -> policy; unknown names throw Error(kConfig).
 RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>& layers);
+// The policy of the parsed config's pipeline.recompute and recompute_layers (used only for kSelective).
+RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers);
 
 // What varies per optimizer step and is the same for every micro-batch of it.
 struct StepInfo {

@@ -7,6 +7,7 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/model/recompute_mode.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/chrome_trace.h"
 
@@ -58,8 +59,8 @@ std::string layout_description(Trainer& trainer) {
   std::ostringstream out;
   out << "sluice: " << layout.world << " ranks = " << layout.data_parallel << " data-parallel x " << layout.stages
       << " pipeline ranks, schedule " << cfg.pipeline.schedule << ", " << cfg.pipeline.chunks
-      << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute " << cfg.pipeline.recompute
-      << ", transport " << trainer.transport_summary();
+      << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
+      << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.transport_summary();
   if (!trainer.gradient_sum_name().empty()) out << ", gradient sum " << trainer.gradient_sum_name();
   out << "\n";
   for (const std::string& line : lines) out << "  " << line << "\n";

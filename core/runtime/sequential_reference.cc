@@ -9,7 +9,7 @@ namespace sluice::runtime {
 
 SequentialReference::SequentialReference(const config::Config& cfg, int data_parallel,
                                          model::CustomLayerRegistry custom_layers)
-    : cfg_(cfg), data_parallel_(data_parallel), loss_kind_(model::parse_loss(cfg.loss)) {
+    : cfg_(cfg), data_parallel_(data_parallel), loss_kind_(cfg.loss) {
   kernels::Backend& backend = kernels::cpu_backend();
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers);
   model::init_layers(layers, cfg_.seed);

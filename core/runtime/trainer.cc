@@ -102,7 +102,7 @@ void Trainer::build_local_state() {
   const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
 
   const model::RecomputePolicy recompute =
-      model::parse_recompute(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
+      model::recompute_policy(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
   stages_.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (lowered_.stage_to_rank[stage] != layout_.stage_rank) continue;
@@ -118,7 +118,7 @@ void Trainer::build_local_state() {
     for (model::Parameter* p : stage->parameters()) params.push_back(p);
   }
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
-  loss_kind_ = model::parse_loss(cfg_.loss);
+  loss_kind_ = cfg_.loss;
 }
 
 void Trainer::build_executors() {

@@ -68,9 +68,10 @@ std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
 // Checks that `reader` holds every slot with the right shape and the right kind of optimizer state.
 void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg) {
   const auto it = reader.attributes().find(checkpoint::kOptimizerAttribute);
-  if (it != reader.attributes().end() && it->second != cfg.optimizer.type) {
+  const std::string& wanted = config::optimizer_type_name(cfg.optimizer.type);
+  if (it != reader.attributes().end() && it->second != wanted) {
     throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' holds " + it->second +
-                                            " optimizer state but the config asks for " + cfg.optimizer.type);
+                                            " optimizer state but the config asks for " + wanted);
   }
   for (const Slot& s : slots) {
     const std::vector<int64_t> expected{s.tensor->rows(), s.tensor->cols()};
@@ -106,8 +107,10 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
                                             "; a restart must continue the same run (start a new run instead)");
   };
   if (saved.seed != now.seed) refuse("seed", std::to_string(saved.seed), std::to_string(now.seed));
-  if (saved.loss != now.loss) refuse("loss", saved.loss, now.loss);
-  if (saved.data.type != now.data.type) refuse("data.type", saved.data.type, now.data.type);
+  if (saved.loss != now.loss) refuse("loss", model::loss_kind_name(saved.loss), model::loss_kind_name(now.loss));
+  if (saved.data.type != now.data.type) {
+    refuse("data.type", config::data_type_name(saved.data.type), config::data_type_name(now.data.type));
+  }
   if (saved.data.batch != now.data.batch) {
     refuse("data.batch", std::to_string(saved.data.batch), std::to_string(now.data.batch));
   }
@@ -119,17 +122,9 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
            std::to_string(now.model.layers.size()));
   }
   for (size_t i = 0; i < saved.model.layers.size(); ++i) {
-    const config::LayerSpec& a = saved.model.layers[i];
-    const config::LayerSpec& b = now.model.layers[i];
-    const std::string key = "model.layers." + std::to_string(i);
-    if (a.type != b.type) refuse(key + ".type", a.type, b.type);
-    if (a.name != b.name) refuse(key + ".name", a.name, b.name);
-    if (a.outputs != b.outputs) refuse(key + ".outputs", std::to_string(a.outputs), std::to_string(b.outputs));
-    if (a.hidden != b.hidden) refuse(key + ".hidden", std::to_string(a.hidden), std::to_string(b.hidden));
-    if (a.activation != b.activation) refuse(key + ".activation", a.activation, b.activation);
-    if (a.p != b.p) refuse(key + ".p", std::to_string(a.p), std::to_string(b.p));
-    if (a.eps != b.eps) refuse(key + ".eps", std::to_string(a.eps), std::to_string(b.eps));
-    if (a.bias != b.bias) refuse(key + ".bias", a.bias ? "true" : "false", b.bias ? "true" : "false");
+    if (saved.model.layers[i] == now.model.layers[i]) continue;
+    const auto difference = config::first_difference(saved.model.layers[i], now.model.layers[i]);
+    refuse("model.layers." + std::to_string(i) + "." + difference->key, difference->was, difference->is);
   }
 }
 
@@ -177,7 +172,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
   snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = trainer.optimizer().step_count();
   snapshot.attributes[checkpoint::kConfigAttribute] = cfg.text;
   snapshot.attributes[checkpoint::kCreatedByAttribute] = kSluiceWriter;
-  snapshot.attributes[checkpoint::kOptimizerAttribute] = cfg.optimizer.type;
+  snapshot.attributes[checkpoint::kOptimizerAttribute] = config::optimizer_type_name(cfg.optimizer.type);
   checkpoint::SaveLayout layout;
   layout.stages = trainer.layout().stages;
   layout.data_parallel = trainer.layout().data_parallel;

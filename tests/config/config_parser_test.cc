@@ -54,21 +54,21 @@ TEST(ConfigParser, ReadsEveryFieldOfAValidConfig) {
   const Config config = parse_config(kValid);
   EXPECT_EQ(config.model.inputs, 32);
   ASSERT_EQ(config.model.layers.size(), 5u);
-  EXPECT_EQ(config.model.layers[0].type, "linear");
+  EXPECT_EQ(config.model.layers[0].type, LayerType::kLinear);
   EXPECT_EQ(config.model.layers[0].outputs, 64);
   EXPECT_TRUE(config.model.layers[0].bias);
   EXPECT_EQ(config.model.layers[0].line, 4);
-  EXPECT_EQ(config.model.layers[2].type, "dropout");
+  EXPECT_EQ(config.model.layers[2].type, LayerType::kDropout);
   EXPECT_DOUBLE_EQ(config.model.layers[2].p, 0.1);
   EXPECT_EQ(config.model.layers[3].hidden, 128);
-  EXPECT_EQ(config.model.layers[3].activation, "gelu");  // the documented default
+  EXPECT_EQ(config.model.layers[3].activation, kernels::Activation::kGelu);  // the documented default
   EXPECT_FALSE(config.model.layers[4].bias);
   EXPECT_EQ(config.pipeline.stages, 4);
   EXPECT_EQ(config.pipeline.schedule, "1f1b");
   EXPECT_EQ(config.pipeline.microbatches, 8);
-  EXPECT_EQ(config.optimizer.type, "adamw");
+  EXPECT_EQ(config.optimizer.type, OptimizerType::kAdamW);
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 1.0e-3);
-  EXPECT_EQ(config.data.type, "synthetic");
+  EXPECT_EQ(config.data.type, DataType::kSynthetic);
   EXPECT_EQ(config.data.batch, 64);
   EXPECT_EQ(config.seed, 7u);
   EXPECT_EQ(config.steps, 10);
@@ -82,8 +82,8 @@ TEST(ConfigParser, ReadsTheReadmeExampleFile) {
       (srcdir && workspace ? std::string(srcdir) + "/" + workspace + "/" : std::string()) + "examples/configs/mlp.yaml";
   const Config config = parse_config(path);
   ASSERT_EQ(config.model.layers.size(), 8u);
-  EXPECT_EQ(config.model.layers[5].type, "layernorm");
-  EXPECT_EQ(config.model.layers[6].type, "residual_mlp");
+  EXPECT_EQ(config.model.layers[5].type, LayerType::kLayerNorm);
+  EXPECT_EQ(config.model.layers[6].type, LayerType::kResidualMlp);
   EXPECT_EQ(config.model.layers[7].outputs, 8);
   EXPECT_EQ(config.pipeline.stages, 4);
   EXPECT_EQ(config.checkpoint.keep, 3);
@@ -94,7 +94,7 @@ TEST(ConfigParser, ReadsTheReadmeExampleFile) {
 
 TEST(ConfigParser, CustomLayerKeepsItsRegisteredName) {
   const Config config = parse_config(replace(kValid, "- {type: gelu}", "- {type: custom, name: foo}"));
-  EXPECT_EQ(config.model.layers[1].type, "custom");
+  EXPECT_EQ(config.model.layers[1].type, LayerType::kCustom);
   EXPECT_EQ(config.model.layers[1].name, "foo");
 }
 
@@ -313,6 +313,66 @@ TEST(ConfigParser, MissingRequiredFieldsAreNamed) {
       << no_layers;
 }
 
+// The parser is the only check of a layer entry (the builder trusts the LayerSpec): what the builder used to
+// refuse a second time is refused here, naming key and line.
+TEST(ConfigParser, RefusesLayerSettingsTheModelCannotUse) {
+  EXPECT_NE(config_error(replace(kValid, "{type: residual_mlp, hidden: 128}", "{type: residual_mlp}"))
+                .find("model.layers.3 (line 7): missing required key \"hidden\""),
+            std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "hidden: 128", "hidden: 0")).find("model.layers.3.hidden (line 7)"),
+            std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "hidden: 128", "hidden: 128, activation: swish"))
+                .find("model.layers.3.activation (line 7): expected one of relu, gelu, tanh, got \"swish\""),
+            std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "{type: gelu}", "{type: layernorm, eps: 0}"))
+                .find("model.layers.1.eps (line 5): expected a positive number"),
+            std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "{type: gelu}", "{type: custom, name: \"\"}"))
+                .find("model.layers.1.name (line 5): a custom layer needs the non-empty name"),
+            std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "inputs: 32", "inputs: 0")).find("model.inputs (line 2)"),
+            std::string::npos);
+  const std::string unknown = config_error(replace(kValid, "{type: gelu}", "{type: conv2d}"));
+  EXPECT_NE(unknown.find("model.layers.1.type (line 5): expected one of linear, relu, gelu, tanh, layernorm, "
+                         "dropout, residual_mlp, custom, got \"conv2d\""),
+            std::string::npos)
+      << unknown;
+}
+
+TEST(ConfigParser, ResidualMlpActivationIsTyped) {
+  const Config config = parse_config(replace(kValid, "hidden: 128", "hidden: 128, activation: tanh"));
+  EXPECT_EQ(config.model.layers[3].activation, kernels::Activation::kTanh);
+}
+
+// Every YAML spelling of loss, pipeline.recompute, optimizer.type and data.type parses into its enum value,
+// and the name tables spell each value back the same way.
+TEST(ConfigParser, ValuesParseIntoEnumsAndBack) {
+  for (std::size_t i = 0; i < model::loss_kind_names().size(); ++i) {
+    const Config config = parse_config(kValid, {"loss=" + model::loss_kind_names()[i]});
+    EXPECT_EQ(config.loss, static_cast<model::LossKind>(i));
+    EXPECT_EQ(model::loss_kind_name(config.loss), model::loss_kind_names()[i]);
+  }
+  EXPECT_EQ(model::loss_kind_names(), (std::vector<std::string>{"mse", "cross_entropy"}));
+  for (const std::string& mode : model::recompute_mode_names()) {
+    const std::vector<std::string> sets = {"pipeline.recompute=" + mode, "pipeline.recompute_layers=[1]"};
+    const Config config = parse_config(kValid, mode == "selective" ? sets : std::vector<std::string>{sets[0]});
+    EXPECT_EQ(model::recompute_mode_name(config.pipeline.recompute), mode);
+  }
+  EXPECT_EQ(parse_config(kValid, {"pipeline.recompute=full"}).pipeline.recompute, model::RecomputeMode::kFull);
+  EXPECT_NE(config_error(kValid, {"pipeline.recompute=full", "pipeline.recompute_layers=[1]"})
+                .find("recompute_layers only applies with recompute: selective (recompute is \"full\")"),
+            std::string::npos);
+  EXPECT_EQ(parse_config(replace(kValid, "type: adamw", "type: sgd")).optimizer.type, OptimizerType::kSgd);
+  EXPECT_EQ(optimizer_type_names(), (std::vector<std::string>{"sgd", "adamw"}));
+  EXPECT_EQ(optimizer_type_name(OptimizerType::kAdamW), "adamw");
+  EXPECT_EQ(parse_config(replace(kValid, "type: synthetic", "type: external")).data.type, DataType::kExternal);
+  EXPECT_EQ(data_type_names(), (std::vector<std::string>{"synthetic", "hdf5", "external"}));
+  EXPECT_EQ(data_type_name(DataType::kHdf5), "hdf5");
+  EXPECT_NE(config_error(replace(kValid, "type: synthetic, batch: 64", "type: external, batch: 64, path: x"))
+                .find("unknown key \"path\" in data external"),
+            std::string::npos);
+}
+
 TEST(ConfigParser, SelectiveRecomputeNeedsLayersInRange) {
   const std::string selective = replace(kValid, "microbatches: 8", "microbatches: 8\n  recompute: selective");
   EXPECT_NE(config_error(selective).find("pipeline (line 10): recompute: selective needs recompute_layers"),
@@ -363,7 +423,7 @@ TEST(ConfigOverrides, CreateMissingKeysAndSections) {
   EXPECT_EQ(config.checkpoint.dir, "/tmp/ckpt");
   EXPECT_EQ(config.checkpoint.every, 5);
   EXPECT_EQ(config.pipeline.chunks, 2);
-  EXPECT_EQ(config.model.layers[1].type, "custom");
+  EXPECT_EQ(config.model.layers[1].type, LayerType::kCustom);
   EXPECT_EQ(config.model.layers[1].name, "foo");
 }
 

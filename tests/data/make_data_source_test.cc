@@ -11,7 +11,7 @@ namespace {
 
 config::LayerSpec layer(const std::string& type, int64_t outputs = 0) {
   config::LayerSpec spec;
-  spec.type = type;
+  spec.type = config::find_layer_type(type).value();
   spec.outputs = outputs;
   return spec;
 }
@@ -20,7 +20,7 @@ config::Config mlp_config() {
   config::Config config;
   config.model.inputs = 6;
   config.model.layers = {layer("linear", 16), layer("gelu"), layer("residual_mlp"), layer("linear", 4), layer("tanh")};
-  config.data.type = "synthetic";
+  config.data.type = config::DataType::kSynthetic;
   config.data.batch = 8;
   return config;
 }
@@ -45,7 +45,7 @@ TEST(MakeDataSource, SyntheticMatchesTheModelWidths) {
 
 TEST(MakeDataSource, CrossEntropyGetsOneHotTargets) {
   config::Config config = mlp_config();
-  config.loss = "cross_entropy";
+  config.loss = model::LossKind::kCrossEntropy;
   const auto source = make_data_source(config);
   std::vector<float> inputs(8 * 6), targets(8 * 4);
   source->batch(0, 0, 8, inputs.data(), targets.data());
@@ -58,7 +58,7 @@ TEST(MakeDataSource, CrossEntropyGetsOneHotTargets) {
 
 TEST(MakeDataSource, ExternalDataHasNoSource) {
   config::Config config = mlp_config();
-  config.data.type = "external";
+  config.data.type = config::DataType::kExternal;
   EXPECT_EQ(make_data_source(config), nullptr);
 }
 
@@ -76,7 +76,7 @@ TEST(MakeDataSource, CustomOutputLayerNeedsAnExplicitWidth) {
 
 TEST(MakeDataSource, Hdf5SourceChecksTheFile) {
   config::Config config = mlp_config();
-  config.data.type = "hdf5";
+  config.data.type = config::DataType::kHdf5;
   config.data.path = "/nonexistent/data.h5";
   try {
     make_data_source(config);

@@ -80,44 +80,18 @@ TEST(Builder, InitIsDeterministicSeedDependentAndPartitionIndependent) {
   for (float value : a[5]->parameters()[0]->value.to_vector()) EXPECT_LE(std::fabs(value), bound);
 }
 
-TEST(Builder, UnknownTypeNamesLayerIndexLineAndType) {
-  config::ModelSpec spec = small_model();
-  spec.layers[3] = at_line(layer_spec("conv2d"), 14);
-  const std::string message = build_error(spec);
-  EXPECT_NE(message.find("model.layers[3] (line 14)"), std::string::npos) << message;
-  EXPECT_NE(message.find("'conv2d'"), std::string::npos) << message;
-}
+// Layer entries are checked by the config parser only (tests/config/config_parser_test.cc,
+// RefusesLayerSettingsTheModelCannotUse); the builder checks what a custom layer's factory returns.
 
-TEST(Builder, MissingSizesNameTheKey) {
-  config::ModelSpec spec = small_model();
-  spec.layers[0] = at_line(layer_spec("linear"), 5);
-  std::string message = build_error(spec);
-  EXPECT_NE(message.find("model.layers[0] (line 5)"), std::string::npos) << message;
-  EXPECT_NE(message.find("'outputs'"), std::string::npos) << message;
-
-  spec = small_model();
-  spec.layers[2] = at_line(layer_spec("residual_mlp"), 9);
-  message = build_error(spec);
-  EXPECT_NE(message.find("model.layers[2] (line 9)"), std::string::npos) << message;
-  EXPECT_NE(message.find("'hidden'"), std::string::npos) << message;
-}
-
-TEST(Builder, BadSettingsNameTheLayer) {
-  config::ModelSpec spec = small_model();
-  spec.layers[4].p = 1.0;
-  EXPECT_NE(build_error(spec).find("model.layers[4]: dropout needs 'p' in [0, 1)"), std::string::npos);
-  spec = small_model();
-  spec.layers[2].activation = "swish";
-  EXPECT_NE(build_error(spec).find("model.layers[2]: residual_mlp 'activation'"), std::string::npos);
-  spec = small_model();
-  spec.layers[3].eps = 0.0;
-  EXPECT_NE(build_error(spec).find("model.layers[3]: layernorm needs 'eps' > 0"), std::string::npos);
-  spec = small_model();
-  spec.inputs = 0;
-  EXPECT_NE(build_error(spec).find("model.inputs"), std::string::npos);
-  spec.inputs = 3;
-  spec.layers.clear();
-  EXPECT_NE(build_error(spec).find("model.layers is empty"), std::string::npos);
+TEST(Builder, WidthsFollowTheSharedWidthRule) {
+  const config::ModelSpec spec = small_model();
+  const auto layers = build_layers(spec, kernels::cpu_backend());
+  int64_t width = spec.inputs;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    width = config::output_width(spec.layers[i], width);
+    EXPECT_EQ(layers[i]->out_features(), width) << "layer " << i;
+  }
+  EXPECT_EQ(config::output_width(spec.layers, spec.inputs), layers.back()->out_features());
 }
 
 TEST(Builder, CustomLayersComeFromTheRegistry) {

@@ -42,7 +42,7 @@ config::ModelSpec fusable_model() {
   spec.inputs = 6;
   config::LayerSpec mlp = layer_spec("residual_mlp");
   mlp.hidden = 10;
-  mlp.activation = "gelu";
+  mlp.activation = kernels::Activation::kGelu;
   spec.layers = {linear_spec(12, true),  layer_spec("gelu"), linear_spec(9, true), layer_spec("relu"), linear_spec(7, false),
                  layer_spec("tanh"), mlp,               layer_spec("tanh"), linear_spec(3, true)};
   return spec;

@@ -48,7 +48,7 @@ class GemmCountingBackend : public kernels::CpuBackend {
 config::LayerSpec residual_mlp(int64_t hidden, const std::string& activation) {
   config::LayerSpec spec = layer_spec("residual_mlp");
   spec.hidden = hidden;
-  spec.activation = activation;
+  spec.activation = kernels::parse_activation(activation);
   return spec;
 }
 
@@ -278,7 +278,7 @@ TEST(ModelInputGrad, AFirstLinearLayerRunsOneGemmFewerPerMicrobatch) {
   for (const auto& [spec, saved] : saved_per_microbatch) {
     const GemmCounts with = count_backward_gemms(spec, false);
     const GemmCounts without = count_backward_gemms(spec, true);
-    const std::string label = spec.layers.front().type;
+    const std::string label = config::layer_type_name(spec.layers.front().type);
     EXPECT_EQ(with.input - without.input, saved * kMicrobatches) << label;
     EXPECT_EQ(with.weight, without.weight) << label;
     EXPECT_EQ(with.fused - without.fused, saved * kMicrobatches) << label;

@@ -27,7 +27,7 @@ config::ModelSpec every_layer_type_model() {
   dropout.p = 0.25;
   config::LayerSpec mlp = layer_spec("residual_mlp");
   mlp.hidden = 12;
-  mlp.activation = "gelu";
+  mlp.activation = kernels::Activation::kGelu;
   config::LayerSpec head = layer_spec("linear");
   head.outputs = 3;
   head.bias = false;

@@ -35,7 +35,7 @@ config::ModelSpec model_with_dropout() {
   dropout.p = 0.25;
   config::LayerSpec mlp = layer_spec("residual_mlp");
   mlp.hidden = 24;
-  mlp.activation = "relu";
+  mlp.activation = kernels::Activation::kRelu;
   config::LayerSpec late_dropout = layer_spec("dropout");
   late_dropout.p = 0.1;
   config::LayerSpec head = layer_spec("linear");

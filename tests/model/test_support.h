@@ -30,9 +30,10 @@ inline bool bits_equal(const kernels::Tensor& a, const kernels::Tensor& b) {
          (a.size() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
 }
 
+// `type` as the YAML spells it ("linear", "residual_mlp", ...).
 inline config::LayerSpec layer_spec(const std::string& type) {
   config::LayerSpec spec;
-  spec.type = type;
+  spec.type = config::find_layer_type(type).value();
   return spec;
 }
 

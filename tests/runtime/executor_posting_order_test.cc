@@ -107,10 +107,10 @@ config::ModelSpec model_spec() {
   spec.inputs = 6;
   for (int outputs : {10, 9, 8, 7, 5}) {
     config::LayerSpec linear;
-    linear.type = "linear";
+    linear.type = config::LayerType::kLinear;
     linear.outputs = outputs;
     config::LayerSpec gelu;
-    gelu.type = "gelu";
+    gelu.type = config::LayerType::kGelu;
     spec.layers.push_back(linear);
     spec.layers.push_back(gelu);
   }

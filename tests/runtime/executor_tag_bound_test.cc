@@ -63,7 +63,7 @@ RankStages stages_of(const schedule::Schedule& lowered, int rank) {
   spec.inputs = 3;
   for (int s = 0; s < lowered.num_stages(); ++s) {
     config::LayerSpec linear;
-    linear.type = "linear";
+    linear.type = config::LayerType::kLinear;
     linear.outputs = 3;
     spec.layers.push_back(linear);
   }

@@ -26,6 +26,11 @@ train --set steps=6 --set checkpoint.dir="$work/b" --set checkpoint.every=6 --re
 grep -q "resumed from .*ckpt_00000003.h5 at step 3" "$work/b2.log" || fail "resume not reported: $(cat "$work/b2.log")"
 grep -q "^step 4 " "$work/b2.log" && ! grep -q "^step 3 " "$work/b2.log" || fail "resumed run did not start at step 4"
 same_state "$work/a/ckpt_00000006.h5" "$work/b/ckpt_00000006.h5" || fail "resumed run differs from uninterrupted run"
+# A restart refuses a changed layer, naming the first field that differs (LayerSpec equality ignores the line).
+train --set steps=6 --set checkpoint.dir="$work/b" --set model.layers.2.p=0.2 --resume "$work/b" >"$work/p.log" 2>&1 &&
+  fail "a restart with another dropout p was accepted"
+grep -qF "was written with model.layers.2.p = 0.100000 but the config now has 0.200000" "$work/p.log" ||
+  fail "changed layer not named: $(cat "$work/p.log")"
 # The same check must be able to fail: a run with another seed differs.
 train --set steps=6 --set seed=2 --set checkpoint.dir="$work/s" --set checkpoint.every=6 >/dev/null 2>&1
 same_state "$work/a/ckpt_00000006.h5" "$work/s/ckpt_00000006.h5" >/dev/null 2>&1 && fail "h5diff did not see a different seed"

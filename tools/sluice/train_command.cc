@@ -56,7 +56,7 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
   comm::agree_or_throw(MPI_COMM_WORLD, "sluice train set-up", comm::capture_failure([&] {
                          s.cfg = config::parse_config(options.config, options.overrides);
                          config::make_layout(s.cfg, world, rank);
-                         if (s.cfg.data.type == "external") {
+                         if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,
                                        "data.type external is for the C API; sluice train needs synthetic or hdf5");
                          }

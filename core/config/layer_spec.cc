@@ -1,0 +1,128 @@
+#include "core/config/layer_spec.h"
+
+#include <cstddef>
+#include <utility>
+
+#include "core/common/error.h"
+
+namespace sluice::config {
+
+namespace {
+
+struct TypeEntry {
+  LayerType type;
+  std::string name;
+};
+
+// The one table of layer types and their YAML names.
+const std::vector<TypeEntry>& type_table() {
+  static const std::vector<TypeEntry> table = {
+      {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
+      {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
+      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kCustom, "custom"},
+  };
+  return table;
+}
+
+// Field values as the checkpoint's restart check prints them.
+std::string text(LayerType type) { return layer_type_name(type); }
+std::string text(kernels::Activation activation) { return kernels::activation_name(activation); }
+std::string text(int64_t value) { return std::to_string(value); }
+std::string text(double value) { return std::to_string(value); }
+std::string text(bool value) { return value ? "true" : "false"; }
+std::string text(const std::string& value) { return value; }
+
+// Every field that describes a layer, written out once: `visit(key, a.field, b.field)` for each, in the order
+// a difference is reported. `line` is not one of them (it is where the entry was written, not what it is).
+template <typename Visit>
+void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
+  visit("type", a.type, b.type);
+  visit("name", a.name, b.name);
+  visit("outputs", a.outputs, b.outputs);
+  visit("hidden", a.hidden, b.hidden);
+  visit("activation", a.activation, b.activation);
+  visit("p", a.p, b.p);
+  visit("eps", a.eps, b.eps);
+  visit("bias", a.bias, b.bias);
+}
+
+}  // namespace
+
+const std::vector<LayerType>& layer_types() {
+  static const std::vector<LayerType> types = [] {
+    std::vector<LayerType> all;
+    for (const TypeEntry& entry : type_table()) all.push_back(entry.type);
+    return all;
+  }();
+  return types;
+}
+
+const std::vector<std::string>& layer_type_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const TypeEntry& entry : type_table()) all.push_back(entry.name);
+    return all;
+  }();
+  return names;
+}
+
+const std::string& layer_type_name(LayerType type) {
+  for (const TypeEntry& entry : type_table()) {
+    if (entry.type == type) return entry.name;
+  }
+  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(type)) + " has no name");
+}
+
+std::optional<LayerType> find_layer_type(const std::string& name) {
+  for (const TypeEntry& entry : type_table()) {
+    if (entry.name == name) return entry.type;
+  }
+  return std::nullopt;
+}
+
+bool is_activation(LayerType type) {
+  return type == LayerType::kRelu || type == LayerType::kGelu || type == LayerType::kTanh;
+}
+
+kernels::Activation activation_of(LayerType type) {
+  switch (type) {
+    case LayerType::kRelu: return kernels::Activation::kRelu;
+    case LayerType::kGelu: return kernels::Activation::kGelu;
+    case LayerType::kTanh: return kernels::Activation::kTanh;
+    default: break;
+  }
+  throw Error(ErrorCode::kInternal, "layer type " + layer_type_name(type) + " is not an activation");
+}
+
+bool operator==(const LayerSpec& a, const LayerSpec& b) { return !first_difference(a, b); }
+bool operator!=(const LayerSpec& a, const LayerSpec& b) { return !(a == b); }
+
+std::optional<LayerSpecDifference> first_difference(const LayerSpec& was, const LayerSpec& is) {
+  std::optional<LayerSpecDifference> difference;
+  visit_fields(was, is, [&](const char* key, const auto& a, const auto& b) {
+    if (!difference && !(a == b)) difference = LayerSpecDifference{key, text(a), text(b)};
+  });
+  return difference;
+}
+
+int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths) {
+  switch (layer.type) {
+    case LayerType::kLinear: return layer.outputs;
+    case LayerType::kCustom: return custom_widths ? custom_widths(layer.name, in) : -1;
+    case LayerType::kRelu:
+    case LayerType::kGelu:
+    case LayerType::kTanh:
+    case LayerType::kLayerNorm:
+    case LayerType::kDropout:
+    case LayerType::kResidualMlp: return in;
+  }
+  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
+}
+
+int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths) {
+  int64_t width = inputs;
+  for (const LayerSpec& layer : layers) width = output_width(layer, width, custom_widths);
+  return width;
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,70 @@
+// The layer vocabulary, in one place: the layer types and their config names, the typed `model.layers` entry,
+// what makes two entries the same layer, and how wide a layer's output is. The parser (layer_spec_parser.cc)
+// is the only code that checks an entry; everything else trusts a LayerSpec it is given.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/activation.h"
+
+namespace sluice::config {
+
+enum class LayerType { kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kCustom };
+
+// Every layer type, in the order error messages list them; layer_type_names() is the same list spelled as in
+// the YAML (`type: residual_mlp`).
+const std::vector<LayerType>& layer_types();
+const std::vector<std::string>& layer_type_names();
+const std::string& layer_type_name(LayerType type);
+// The type spelled `name` in the YAML; std::nullopt when no type is.
+std::optional<LayerType> find_layer_type(const std::string& name);
+
+// relu, gelu and tanh: layers that apply `activation_of(type)` element-wise.
+bool is_activation(LayerType type);
+kernels::Activation activation_of(LayerType type);  // only for is_activation(type)
+
+// One entry of `model.layers`. Only the fields that matter for `type` are set; the parser rejects keys a type
+// does not know and values it cannot use, so code that receives a LayerSpec does not check it again.
+struct LayerSpec {
+  LayerType type = LayerType::kLinear;
+  int64_t outputs = 0;     // linear: output features
+  int64_t hidden = 0;      // residual_mlp: hidden width of its inner Linear -> act -> Linear
+  kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
+  double p = 0.0;          // dropout probability
+  double eps = 1e-5;       // layernorm epsilon
+  bool bias = true;        // linear: with bias
+  std::string name;        // custom: name the application registered the layer under
+  int line = 0;            // 1-based line in the YAML text, for error messages (0 if unknown)
+};
+
+// Two entries describe the same layer: every field but `line` (where the entry was written) is equal. A
+// restart checks its model against the checkpoint's with this, so moving an entry in the file is no change.
+bool operator==(const LayerSpec& a, const LayerSpec& b);
+bool operator!=(const LayerSpec& a, const LayerSpec& b);
+
+// The first field in which `was` and `is` differ, named by its YAML key, with both values as text;
+// std::nullopt when was == is.
+struct LayerSpecDifference {
+  std::string key;  // "type", "outputs", ...
+  std::string was;
+  std::string is;
+};
+std::optional<LayerSpecDifference> first_difference(const LayerSpec& was, const LayerSpec& is);
+
+// How wide a custom layer's output is, given the name it was registered under and its input width. It may
+// throw (an unregistered name) or answer a negative width for "unknown".
+using CustomWidths = std::function<int64_t(const std::string& name, int64_t in_features)>;
+
+// The output width of `layer` given its input width `in`: linear gives `outputs`, custom asks `custom_widths`
+// (unknown, -1, when it is empty), every other type keeps the width. A negative (unknown) `in` stays unknown
+// through width-keeping layers.
+int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths = {});
+
+// The output width of a whole layer list that takes `inputs` features: output_width applied layer by layer.
+int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths = {});
+
+}  // namespace sluice::config
