@@ -19,43 +19,10 @@
 #include "core/common/version.h"
 #include "core/config/config_parser.h"
 #include "core/comm/agreement.h"
+#include "core/runtime/checkpoint_slots.h"
 
 namespace sluice::runtime {
 namespace {
-
-// A live tensor of this rank together with the dataset that stores it.
-struct Slot {
-  std::string path;
-  kernels::Tensor* tensor;
-};
-
-// "layers.<i>.<param>" -> <param>; the optimizer's state names append ".<state>" to that.
-std::string param_name(const model::Parameter& p) {
-  const std::string prefix = "layers." + std::to_string(p.layer_index) + ".";
-  const std::string q = p.qualified_name();
-  return q.compare(0, prefix.size(), prefix) == 0 ? q.substr(prefix.size()) : p.name;
-}
-
-std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::Optimizer& optimizer) {
-  std::vector<Slot> slots;
-  std::map<std::string, const model::Parameter*> by_qualified_name;
-  for (model::Parameter* p : params) {
-    slots.push_back({checkpoint::model_path(p->layer_index, param_name(*p)), &p->value});
-    by_qualified_name[p->qualified_name()] = p;
-  }
-  for (const model::NamedTensor& state : optimizer.state_tensors()) {
-    // The state's name is "<qualified parameter name>.<state>"; find the longest parameter prefix.
-    const size_t dot = state.name.rfind('.');
-    auto it = by_qualified_name.find(state.name.substr(0, dot));
-    if (dot == std::string::npos || it == by_qualified_name.end()) {
-      throw Error(ErrorCode::kInternal, "optimizer state '" + state.name + "' names no parameter of this rank");
-    }
-    slots.push_back({checkpoint::optimizer_path(it->second->layer_index, param_name(*it->second),
-                                                state.name.substr(dot + 1)),
-                     state.tensor});
-  }
-  return slots;
-}
 
 std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
   std::vector<model::Parameter*> params;
@@ -63,35 +30,6 @@ std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
     for (model::Parameter* p : stage->parameters()) params.push_back(p);
   }
   return params;
-}
-
-// Checks that `reader` holds every slot with the right shape and the right kind of optimizer state.
-void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg) {
-  const auto it = reader.attributes().find(checkpoint::kOptimizerAttribute);
-  const std::string& wanted = config::optimizer_type_name(cfg.optimizer.type);
-  if (it != reader.attributes().end() && it->second != wanted) {
-    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' holds " + it->second +
-                                            " optimizer state but the config asks for " + wanted);
-  }
-  for (const Slot& s : slots) {
-    const std::vector<int64_t> expected{s.tensor->rows(), s.tensor->cols()};
-    const std::vector<int64_t>& found = reader.dims(s.path);
-    if (found != expected) {
-      std::string shape;
-      for (int64_t d : found) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + s.path + ": shape [" +
-                                              shape + "] does not match the model's [" + std::to_string(expected[0]) +
-                                              ", " + std::to_string(expected[1]) + "]");
-    }
-  }
-  const std::vector<int> layers = reader.layer_indices();
-  const int num_layers = static_cast<int>(cfg.model.layers.size());
-  if (!layers.empty() && layers.back() >= num_layers) {
-    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' has layer " + std::to_string(layers.back()) +
-                                            " but the model has only " + std::to_string(num_layers) + " layers");
-  }
-  reader.train_int(checkpoint::kStepDataset);
-  reader.train_int(checkpoint::kOptimizerStepsDataset);
 }
 
 // An exact restart continues the SAME run: same model, seed and data. The pipeline layout, the number of
@@ -213,16 +151,6 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   }
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
   trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
-}
-
-void load_checkpoint(SequentialReference& reference, const config::Config& cfg, const std::string& path) {
-  checkpoint::Reader reader(path);
-  reader.verify_all();
-  const std::vector<Slot> slots = slots_of(reference.parameters(), reference.optimizer());
-  check_compatible(reader, slots, cfg);
-  for (const Slot& s : slots) reader.read_into(s.path, s.tensor->data(), static_cast<size_t>(s.tensor->size()));
-  reference.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
-  reference.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
 }
 
 std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep) {

@@ -9,7 +9,6 @@
 
 #include <string>
 
-#include "core/runtime/sequential_reference.h"
 #include "core/runtime/trainer.h"
 
 namespace sluice::runtime {
@@ -21,9 +20,6 @@ void save_checkpoint(Trainer& trainer, const std::string& path);
 // shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset) the trainer
 // is unchanged on every rank.
 void load_checkpoint(Trainer& trainer, const std::string& path);
-
-// Loads a checkpoint (any layout) into the single-process reference: every layer is read. Not collective.
-void load_checkpoint(SequentialReference& reference, const config::Config& cfg, const std::string& path);
 
 // Writes `<dir>/ckpt_<step>.h5` for the trainer's current step and keeps the newest `keep` (collective).
 // Returns the path written.

@@ -20,6 +20,7 @@
 #include "core/runtime/sequential_reference.h"
 #include "core/runtime/trainer.h"
 #include "tests/runtime/schedule_cases.h"
+#include "core/runtime/reference_checkpoint.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
 

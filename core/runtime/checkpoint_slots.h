@@ -1,0 +1,30 @@
+// Where each live tensor of a model goes in a checkpoint: parameters under /model and optimizer state under
+// /optimizer, keyed by global layer (checkpoint/layer_paths.h). Shared by the trainer's checkpoints
+// (trainer_checkpoint.h) and the test oracle's loader (reference_checkpoint.h), so both read the same layout.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checkpoint/reader.h"
+#include "core/config/config.h"
+#include "core/model/layer.h"
+#include "core/model/optimizer.h"
+#include "kernels/tensor.h"
+
+namespace sluice::runtime {
+
+// A live tensor together with the dataset that stores it.
+struct Slot {
+  std::string path;
+  kernels::Tensor* tensor;
+};
+
+// The slots of `params` and of the optimizer state that belongs to them.
+std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::Optimizer& optimizer);
+
+// Checks that `reader` holds every slot with the right shape and the right kind of optimizer state
+// (kCheckpoint naming file and dataset otherwise).
+void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg);
+
+}  // namespace sluice::runtime

@@ -1,0 +1,19 @@
+#include "core/runtime/reference_checkpoint.h"
+
+#include "checkpoint/format.h"
+#include "checkpoint/reader.h"
+#include "core/runtime/checkpoint_slots.h"
+
+namespace sluice::runtime {
+
+void load_checkpoint(SequentialReference& reference, const config::Config& cfg, const std::string& path) {
+  checkpoint::Reader reader(path);
+  reader.verify_all();
+  const std::vector<Slot> slots = slots_of(reference.parameters(), reference.optimizer());
+  check_compatible(reader, slots, cfg);
+  for (const Slot& s : slots) reader.read_into(s.path, s.tensor->data(), static_cast<size_t>(s.tensor->size()));
+  reference.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
+  reference.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
+}
+
+}  // namespace sluice::runtime
