@@ -95,6 +95,50 @@ ModelSpec parse_model(const ConfigNode& node) {
   return model;
 }
 
+// pipeline.recompute_layers: only with recompute: selective, each a layer index of the model.
+void parse_recompute_layers(const ConfigNode& node, std::size_t layer_count, PipelineSpec& pipeline) {
+  if (node.has("recompute_layers")) {
+    const ConfigNode list = node.child("recompute_layers");
+    if (pipeline.recompute != model::RecomputeMode::kSelective) {
+      list.fail("recompute_layers only applies with recompute: selective (recompute is \"" +
+                model::recompute_mode_name(pipeline.recompute) + "\")");
+    }
+    pipeline.recompute_layers = list.as_int_list();
+    const std::vector<ConfigNode> entries = list.elements();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const int layer = pipeline.recompute_layers[i];
+      if (layer < 0 || static_cast<std::size_t>(layer) >= layer_count) {
+        entries[i].fail("layer index " + std::to_string(layer) + " is out of range: the model has " +
+                        std::to_string(layer_count) + " layers (0.." + std::to_string(layer_count - 1) + ")");
+      }
+    }
+  }
+  if (pipeline.recompute == model::RecomputeMode::kSelective && pipeline.recompute_layers.empty()) {
+    node.fail("recompute: selective needs recompute_layers, a non-empty list of layer indices");
+  }
+}
+
+// pipeline.split: stages x chunks positive layer counts that add up to the model's layers.
+void parse_split(const ConfigNode& split, std::size_t layer_count, PipelineSpec& pipeline) {
+  pipeline.split = split.as_int_list();
+  const std::size_t chunk_count = static_cast<std::size_t>(pipeline.stages) * pipeline.chunks;
+  if (pipeline.split.size() != chunk_count) {
+    split.fail("expected stages * chunks = " + std::to_string(pipeline.stages) + " * " +
+               std::to_string(pipeline.chunks) + " = " + std::to_string(chunk_count) + " entries, got " +
+               std::to_string(pipeline.split.size()));
+  }
+  std::size_t total = 0;
+  const std::vector<ConfigNode> entries = split.elements();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (pipeline.split[i] <= 0) entries[i].fail("every chunk needs at least one layer, got " + entries[i].describe_value());
+    total += static_cast<std::size_t>(pipeline.split[i]);
+  }
+  if (total != layer_count) {
+    split.fail("the entries add up to " + std::to_string(total) + " layers but the model has " +
+               std::to_string(layer_count));
+  }
+}
+
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
@@ -117,48 +161,8 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("gradient_sum")) {
     pipeline.gradient_sum = node.child("gradient_sum").as_choice({"auto", "ordered", "nccl"});
   }
-
-  if (node.has("recompute_layers")) {
-    const ConfigNode list = node.child("recompute_layers");
-    if (pipeline.recompute != model::RecomputeMode::kSelective) {
-      list.fail("recompute_layers only applies with recompute: selective (recompute is \"" +
-                model::recompute_mode_name(pipeline.recompute) + "\")");
-    }
-    pipeline.recompute_layers = list.as_int_list();
-    const std::vector<ConfigNode> entries = list.elements();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const int layer = pipeline.recompute_layers[i];
-      if (layer < 0 || static_cast<std::size_t>(layer) >= layer_count) {
-        entries[i].fail("layer index " + std::to_string(layer) + " is out of range: the model has " +
-                        std::to_string(layer_count) + " layers (0.." + std::to_string(layer_count - 1) + ")");
-      }
-    }
-  }
-  if (pipeline.recompute == model::RecomputeMode::kSelective && pipeline.recompute_layers.empty()) {
-    node.fail("recompute: selective needs recompute_layers, a non-empty list of layer indices");
-  }
-
-  if (node.has("split")) {
-    const ConfigNode split = node.child("split");
-    pipeline.split = split.as_int_list();
-    const std::size_t chunk_count = static_cast<std::size_t>(pipeline.stages) * pipeline.chunks;
-    if (pipeline.split.size() != chunk_count) {
-      split.fail("expected stages * chunks = " + std::to_string(pipeline.stages) + " * " +
-                 std::to_string(pipeline.chunks) + " = " + std::to_string(chunk_count) + " entries, got " +
-                 std::to_string(pipeline.split.size()));
-    }
-    std::size_t total = 0;
-    const std::vector<ConfigNode> entries = split.elements();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (pipeline.split[i] <= 0)
-        entries[i].fail("every chunk needs at least one layer, got " + entries[i].describe_value());
-      total += static_cast<std::size_t>(pipeline.split[i]);
-    }
-    if (total != layer_count) {
-      split.fail("the entries add up to " + std::to_string(total) + " layers but the model has " +
-                 std::to_string(layer_count));
-    }
-  }
+  parse_recompute_layers(node, layer_count, pipeline);
+  if (node.has("split")) parse_split(node.child("split"), layer_count, pipeline);
   return pipeline;
 }
 
