@@ -4,9 +4,10 @@
 # fail: a fixture with forbidden includes must be rejected, naming each one, and a clean fixture accepted.
 set -uo pipefail
 checker="$1" graph="$2" anchor="$3"
-fixtures="$(dirname "$(readlink -f "$anchor")")/fixtures"
-# The workspace's source tree: runfiles are symlinks into it (the sandbox sees the host's files read-only).
-root="$(cd "$(dirname "$(readlink -f "$anchor")")/../.." && pwd)"
+# The anchor is fixtures/clean/core/schedule/pure.cc. Runfiles are symlinks into the workspace's source tree
+# (the sandbox sees the host's files read-only), so following it finds the fixtures and the tree to scan.
+fixtures="$(cd "$(dirname "$(readlink -f "$anchor")")/../../.." && pwd)"
+root="$(cd "$fixtures/../../.." && pwd)"
 fail() { echo "FAIL: $*"; exit 1; }
 
 python3 "$checker" graph "$graph" || fail "the product's dependency graph breaks a layer rule (above)"
@@ -14,9 +15,9 @@ python3 "$checker" graph "$graph" || fail "the product's dependency graph breaks
 python3 "$checker" includes "$root" || fail "an #include breaks a layer rule (above)"
 
 out="$(python3 "$checker" includes "$fixtures/forbidden")" && fail "forbidden includes were accepted: $out"
-for expected in "core/schedule/uses_mpi.cc:2: #include <mpi.h>" \
-                "core/schedule/uses_mpi.cc:4: #include \"core/runtime/trainer.h: core/schedule may not use core/runtime" \
-                "kernels/cpu/uses_runtime.cc:2: #include \"core/runtime/placement.h: kernels may not use core/runtime"; do
+for expected in "core/schedule/uses_mpi.cc:2: #include <mpi.h>: core/schedule may not include <mpi.h>" \
+                "core/schedule/uses_mpi.cc:4: #include \"core/runtime/trainer.h\": core/schedule may not use core/runtime" \
+                "kernels/cpu/uses_runtime.cc:2: #include \"core/runtime/placement.h\": kernels may not use core/runtime"; do
   grep -qF -- "$expected" <<< "$out" || fail "violation not reported: $expected; got: $out"
 done
 python3 "$checker" includes "$fixtures/clean" >/dev/null || fail "a clean fixture was rejected"

@@ -138,7 +138,8 @@ def check_includes(root):
                 elif CUDA_HEADER.match(target) and layer_of(rel) and not rel.startswith(CUDA_ALLOWED):
                     why = "CUDA/NCCL headers only in kernels/cuda and the nccl_* files"
                 if why:
-                    problems.append(f"{rel}:{number}: #include {kind}{target}: {why}")
+                    closing = '"' if kind == '"' else ">"
+                    problems.append(f"{rel}:{number}: #include {kind}{target}{closing}: {why}")
     return problems
 
 
