@@ -27,7 +27,7 @@ run_suite() {
   shift
   local log status passed failed
   log=$(mktemp /tmp/sluice-test.XXXXXX)
-  echo "=== ${name} configuration: bazel test $* //..."
+  echo "=== ${name} configuration: bazel test${*:+ $*} //..."
   bazel test "$@" //... --test_summary=short 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
