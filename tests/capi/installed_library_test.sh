@@ -1,16 +1,24 @@
 #!/bin/bash
 # Checks the installed libraries themselves: libsluice.so exports exactly the C API (every sluice_* function of
-# sluice.h and nothing else), carries no RUNPATH into Bazel's cache, and libsluice.a holds the C API together
-# with the internals it needs; the install tree has every file the docs promise, with the VERSION file's version.
+# sluice.h and nothing else), carries no RPATH/RUNPATH (neither into Bazel's cache nor, under --config=cuda, to
+# /usr/local/cuda), and libsluice.a holds the C API together with the internals it needs; the install tree has
+# every file the docs promise, with the VERSION file's version. Its dependencies follow the build (docs/GPU.md,
+# "The installed library"):
+#   cpu:  no CUDA library among libsluice.so's NEEDED entries (the CUDA check below is skipped, with the reason);
+#   cuda: cudart, cuBLAS, cuBLASLt and NCCL are NEEDED (never libcuda, the driver), and with the documented
+#         environment, LD_LIBRARY_PATH=$CUDA_HOME/lib64:$CUDA_HOME/lib, every dependency of the installed
+#         libraries resolves, the CUDA ones into the toolkit. Whether the system loader alone (ld.so.conf) finds
+#         them is reported, not required.
 #
-# Usage: installed_library_test.sh INSTALL_SH TARBALL SLUICE_H VERSION_FILE
+# Usage: installed_library_test.sh INSTALL_SH TARBALL SLUICE_H VERSION_FILE cpu|cuda [CUDA_HOME]
 set -euo pipefail
 
-if [[ $# -ne 4 ]]; then
-  echo "usage: $0 INSTALL_SH TARBALL SLUICE_H VERSION_FILE" >&2
+if [[ $# -lt 5 || $# -gt 6 || ! "$5" =~ ^(cpu|cuda)$ ]]; then
+  echo "usage: $0 INSTALL_SH TARBALL SLUICE_H VERSION_FILE cpu|cuda [CUDA_HOME]" >&2
   exit 2
 fi
-install_sh="$1" tarball="$2" header="$3" version="$(tr -d ' \t\r\n' < "$4")"
+install_sh="$1" tarball="$2" header="$3" version="$(tr -d ' \t\r\n' < "$4")" build="$5"
+cuda_home="${6:-/usr/local/cuda}"
 failures=0
 fail() {
   echo "FAIL: $*" >&2
@@ -45,6 +53,46 @@ if strings "$prefix/lib/libsluice.so" | grep -E 'bazel-out|execroot|_bazel_'; th
   fail "libsluice.so mentions Bazel's output tree (see above)"
 fi
 
+# CUDA: what the installed library needs, and that the documented environment finds it.
+needed="$(sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' <<< "$dynamic")"
+cuda_needed="$(grep -E '^lib(cuda|cudart|cublas|cublasLt|nccl)\.so' <<< "$needed" || true)"
+cuda_summary="CUDA check skipped: built without --config=cuda (no CUDA library needed)"
+if [[ "$build" == cpu ]]; then
+  [[ -z "$cuda_needed" ]] || fail "the default build's libsluice.so needs CUDA libraries: $(echo $cuda_needed)"
+else
+  failures_before=$failures
+  for lib in libcudart libcublas libcublasLt libnccl; do
+    grep -qE "^$lib\.so\.[0-9]+$" <<< "$cuda_needed" || fail "--config=cuda libsluice.so does not need $lib.so.N"
+  done
+  # The driver library comes with the GPU driver, not the toolkit: cudart loads it at run time, so linking it
+  # would make libsluice.so unloadable on a machine without a GPU.
+  if grep -qE '^libcuda\.so' <<< "$cuda_needed"; then fail "libsluice.so links the driver library libcuda.so"; fi
+  [[ -d "$cuda_home" ]] || fail "CUDA_HOME $cuda_home does not exist"
+  documented_env="$cuda_home/lib64:$cuda_home/lib"
+  for lib in libsluice_fortran.so libsluice.so; do  # libsluice.so last: its list is used below
+    resolved="$(env LD_LIBRARY_PATH="$documented_env" ldd "$prefix/lib/$lib" 2>&1)" ||
+      fail "ldd $lib failed with LD_LIBRARY_PATH=$documented_env: $resolved"
+    if grep 'not found' <<< "$resolved"; then
+      fail "with LD_LIBRARY_PATH=$documented_env, $lib still misses the libraries above"
+    fi
+  done
+  toolkit="$(realpath "$cuda_home")"
+  for lib in $cuda_needed; do
+    path="$(awk -v lib="$lib" '$1 == lib && $2 == "=>" { print $3 }' <<< "$resolved")"
+    [[ -n "$path" && "$(realpath "$path")" == "$toolkit"/* ]] ||
+      fail "with LD_LIBRARY_PATH=$documented_env, $lib resolves to '${path:-nothing}', not into $toolkit"
+  done
+  system_only="$(env -u LD_LIBRARY_PATH ldd "$prefix/lib/libsluice.so" 2>&1 || true)"
+  if grep -q 'not found' <<< "$system_only"; then
+    loader="the system loader alone does not find them here (no ld.so.conf entry): LD_LIBRARY_PATH is needed"
+  else
+    loader="the system loader alone (ld.so.conf) also finds them here"
+  fi
+  cuda_summary="CUDA libraries ($(echo $cuda_needed)) resolve into $toolkit with LD_LIBRARY_PATH=$documented_env; $loader"
+  [[ $failures -eq $failures_before ]] || cuda_summary="CUDA check FAILED (see above)"
+fi
+echo "$cuda_summary"
+
 # The static archive: the API and the trainer it drives must both be defined in it.
 static_defined="$(nm --defined-only "$prefix/lib/libsluice.a" 2>/dev/null | awk '$2 == "T" { print $3 }')"
 for symbol in $expected; do
@@ -73,4 +121,4 @@ if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed" >&2
   exit 1
 fi
-echo "PASS: $(wc -l <<< "$expected") exported functions, no RUNPATH, static archive complete"
+echo "PASS ($build build): $(wc -l <<< "$expected") exported functions, no RUNPATH, static archive complete"
