@@ -2,7 +2,8 @@
 // the same code as `sluice train`): periodic checkpoints every/keep from sluice_train_step, sluice_trainer_resume
 // (fresh start on an empty or missing directory, the saved step otherwise, and a resumed run that ends bitwise
 // equal to an uninterrupted one), the agreed preemption stop after a signal on ONE rank, and the keys the API
-// refuses rather than ignores (data.type synthetic/hdf5, training past `steps`). Run with 2 ranks.
+// refuses rather than ignores (data.type synthetic/hdf5, training past `steps`); a corrupt latest checkpoint is an
+// error naming it, not skipped. Run with 2 ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -179,6 +181,21 @@ TEST(CApiRunControl, ResumedRunEndsBitwiseEqualToAnUninterruptedOne) {
   ASSERT_SLUICE_OK(sluice_trainer_resume(from_file, file.c_str(), &step));
   EXPECT_EQ(step, 3);
   sluice_trainer_destroy(from_file);
+}
+
+TEST(CApiRunControl, ACorruptLatestCheckpointIsNamedNotSkipped) {
+  const std::string dir = fresh_dir("corrupt");
+  sluice_trainer* t = started(checkpoint_config(dir, 1, 3));
+  train(t, 0, 2);
+  if (world_rank() == 0) std::ofstream(dir + "/ckpt_00000003.h5") << "a save that went wrong";
+  MPI_Barrier(MPI_COMM_WORLD);
+  int64_t step = -1;
+  EXPECT_EQ(sluice_trainer_resume(t, nullptr, &step), SLUICE_ERROR_CHECKPOINT);
+  EXPECT_NE(std::string(sluice_last_error()).find("ckpt_00000003.h5"), std::string::npos) << sluice_last_error();
+  sluice_stats stats{};
+  ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
+  EXPECT_EQ(stats.steps, 2);  // unchanged
+  sluice_trainer_destroy(t);
 }
 
 TEST(CApiRunControl, SignalOnOneRankStopsEveryRankWithACheckpoint) {
