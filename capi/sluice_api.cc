@@ -10,8 +10,10 @@
 #include "capi/status.h"
 #include "core/comm/agreement.h"
 #include "core/config/config_parser.h"
+#include "core/runtime/preemption.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
+#include "core/runtime/training_loop.h"
 
 struct sluice_trainer {
   MPI_Comm comm = MPI_COMM_NULL;            // the host's communicator, handed to the trainer
@@ -25,6 +27,9 @@ struct sluice_trainer {
   sluice::model::CustomLayerRegistry custom_layers;
   std::map<std::string, int64_t> custom_out_features;  // for sluice_trainer_features before start
   std::unique_ptr<sluice::runtime::Trainer> trainer;
+  // The library's loop control (periodic checkpoints, resume, agreed preemption stop), the same as `sluice train`'s;
+  // the caller's time loop takes the place of run_training. Declared after `trainer`, so it is destroyed first.
+  std::unique_ptr<sluice::runtime::RunControl> control;
 };
 
 namespace {
@@ -107,6 +112,13 @@ sluice_status sluice_trainer_create(MPI_Comm comm, const char* config, sluice_tr
       require(out != nullptr, "out (sluice_trainer**) is NULL");
       require(config != nullptr, "config is NULL (pass YAML text or a file path)");
       t->config = sluice::config::parse_config(config);
+      // Samples come from sluice_train_step: a data source the API would never read is refused, not ignored.
+      if (t->config.data.type != sluice::config::DataType::kExternal) {
+        throw Error(ErrorCode::kConfig,
+                    "data.type: " + sluice::config::data_type_name(t->config.data.type) +
+                        " is read only by `sluice train`; under the C API the samples come from sluice_train_step: "
+                        "use data: {type: external, batch: N}");
+      }
     });
     sluice::comm::agree_or_throw(t->agreement_comm, "sluice_trainer_create", failure);
   });
@@ -150,6 +162,7 @@ sluice_status sluice_trainer_start(sluice_trainer* t) {
     if (t->trainer) throw Error(ErrorCode::kState, "trainer is already started");
     auto trainer = std::make_unique<sluice::runtime::Trainer>(t->comm, t->config, t->custom_layers);
     trainer->start();
+    t->control = std::make_unique<sluice::runtime::RunControl>(*trainer, nullptr, sluice::runtime::StepLimit::kIfGiven);
     t->trainer = std::move(trainer);
   });
 }
@@ -158,10 +171,17 @@ sluice_status sluice_train_step(sluice_trainer* t, const float* inputs, const fl
                                 float* loss) {
   return sluice::capi::guarded("sluice_train_step", [&] {
     require_started(t);
+    // The step count is the same on every rank, so this refusal needs no agreement.
+    if (t->control->finished()) {
+      throw Error(ErrorCode::kState, "the config's steps: " + std::to_string(t->trainer->config().steps) +
+                                         " optimizer steps are done; remove the steps key to train on");
+    }
     // batch and NULL pointers are checked inside the trainer, where all ranks agree on the verdict: a check
     // here would return on the faulty rank only and leave the others waiting in the step.
     const sluice::runtime::StepResult r = t->trainer->train_step(inputs, targets, batch);
     if (loss != nullptr) *loss = static_cast<float>(r.loss);
+    // checkpoint.every / keep, exactly as under `sluice train` (the stop agreement is sluice_stop_requested's).
+    t->control->checkpoint_if_due();
   });
 }
 
@@ -197,6 +217,42 @@ sluice_status sluice_load_checkpoint(sluice_trainer* t, const char* path) {
   return sluice::capi::guarded("sluice_load_checkpoint", [&] {
     require_started(t);
     sluice::runtime::load_checkpoint(*t->trainer, path != nullptr ? path : "");
+  });
+}
+
+sluice_status sluice_trainer_resume(sluice_trainer* t, const char* dir_or_file, int64_t* step) {
+  return sluice::capi::guarded("sluice_trainer_resume", [&] {
+    require_started(t);
+    const std::string& dir = t->trainer->config().checkpoint.dir;
+    std::optional<Error> failure = sluice::comm::capture_failure([&] {
+      require(step != nullptr, "sluice_trainer_resume: step (int64_t*) is NULL");
+      if (dir_or_file == nullptr && dir.empty()) {
+        throw Error(ErrorCode::kConfig, "sluice_trainer_resume: dir_or_file is NULL and the config has no "
+                                        "checkpoint.dir to resume from");
+      }
+    });
+    sluice::comm::agree_or_throw(t->trainer->mpi().world(),
+                                 sluice::runtime::Trainer::arguments_of("sluice_trainer_resume"), failure);
+    t->control->resume_if_any(dir_or_file != nullptr ? dir_or_file : dir);
+    *step = static_cast<int64_t>(t->trainer->steps_done());
+  });
+}
+
+sluice_status sluice_install_signal_handlers(sluice_trainer* t) {
+  return sluice::capi::guarded("sluice_install_signal_handlers", [&] {
+    require_live(t);
+    sluice::runtime::install_preemption_handlers();
+  });
+}
+
+sluice_status sluice_stop_requested(sluice_trainer* t, int* stop) {
+  return sluice::capi::guarded("sluice_stop_requested", [&] {
+    require_started(t);
+    std::optional<Error> failure = sluice::comm::capture_failure(
+        [&] { require(stop != nullptr, "sluice_stop_requested: stop (int*) is NULL"); });
+    sluice::comm::agree_or_throw(t->trainer->mpi().world(),
+                                 sluice::runtime::Trainer::arguments_of("sluice_stop_requested"), failure);
+    *stop = t->control->stop_if_requested().stop ? 1 : 0;
   });
 }
 

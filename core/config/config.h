@@ -99,6 +99,7 @@ struct Config {
   std::string gemm_precision = "fp32";
   uint64_t seed = 1;
   int steps = 1;
+  bool steps_given = false;  // the config has a `steps` key (the C API has no last step without one)
   std::string text;  // the YAML text after --set overrides (stored in checkpoints)
 
   // The device of pipeline stage `stage` (0 .. pipeline.stages-1); std::out_of_range past the list.

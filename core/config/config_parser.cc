@@ -287,7 +287,10 @@ Config parse_tree(const ConfigNode& root) {
   }
   check_device_keys(root, config);
   if (root.has("seed")) config.seed = root.child("seed").as_uint64();
-  if (root.has("steps")) config.steps = positive_int(root.child("steps"));
+  if (root.has("steps")) {
+    config.steps = positive_int(root.child("steps"));
+    config.steps_given = true;
+  }
   return config;
 }
 

@@ -1,5 +1,7 @@
 #include "core/runtime/training_loop.h"
 
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "checkpoint/directory.h"
@@ -18,12 +20,37 @@ void say(const Trainer& trainer, const LogFunction& log, const std::string& mess
 
 }  // namespace
 
-RunControl::RunControl(Trainer& trainer, LogFunction log) : trainer_(trainer), log_(std::move(log)) {
+RunControl::RunControl(Trainer& trainer, LogFunction log, StepLimit limit)
+    : trainer_(trainer), log_(std::move(log)), limit_(limit) {
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
   if (ckpt.every > 0 && ckpt.dir.empty()) {
     throw Error(ErrorCode::kConfig, "checkpoint.every is set but checkpoint.dir is empty");
   }
 }
+
+namespace {
+
+// Collective: rank 0 answers `question`, every rank gets its answer.
+bool decided_on_rank_0(Trainer& trainer, const std::string& what, const std::function<bool()>& question) {
+  bool answer = false;
+  comm::agree_or_throw(trainer.mpi().world(), what, comm::capture_failure([&] {
+                         if (trainer.layout().rank == 0) answer = question();
+                       }));
+  const double mine = answer ? 1.0 : 0.0;
+  return trainer.mpi().world_group().all_gather(&mine, 1).front() != 0.0;
+}
+
+// Whether `dir` holds a complete checkpoint (a missing directory holds none).
+bool has_checkpoint(const std::string& dir) {
+  try {
+    checkpoint::latest_in_dir(dir);
+    return true;
+  } catch (const Error&) {
+    return false;  // no checkpoint yet: a fresh start, not an error
+  }
+}
+
+}  // namespace
 
 std::string RunControl::resume(const std::string& source, bool automatic) {
   std::string from = source;
@@ -34,22 +61,7 @@ std::string RunControl::resume(const std::string& source, bool automatic) {
                           "preemption will not be able to save this run");
       return "";
     }
-    // Rank 0 looks; the checkpoint reader then agrees on the one file it picked.
-    std::string latest;
-    comm::agree_or_throw(trainer_.mpi().world(), "looking for checkpoints to resume from", comm::capture_failure([&] {
-                           if (trainer_.layout().rank != 0) return;
-                           try {
-                             latest = checkpoint::latest_in_dir(dir);
-                           } catch (const Error&) {
-                             latest.clear();  // no checkpoint yet: a fresh start, not an error
-                           }
-                         }));
-    const double found = latest.empty() ? 0.0 : 1.0;
-    if (trainer_.mpi().world_group().all_gather(&found, 1).front() == 0.0) {
-      say(trainer_, log_, "sluice: no checkpoint in " + dir + " yet, starting fresh");
-      return "";
-    }
-    from = dir;
+    return resume_if_any(dir);
   }
   if (from.empty()) return "";
   load_checkpoint(trainer_, from);
@@ -58,34 +70,70 @@ std::string RunControl::resume(const std::string& source, bool automatic) {
   return file;
 }
 
-std::string RunControl::save() {
-  const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
-  return save_checkpoint_in_dir(trainer_, ckpt.dir, ckpt.keep);
+std::string RunControl::resume_if_any(const std::string& source) {
+  // Rank 0 looks; the checkpoint reader then agrees on the one file it picked.
+  const bool is_file = decided_on_rank_0(trainer_, "looking at the checkpoint path to resume from", [&] {
+    std::error_code error;
+    const std::filesystem::path path(source);
+    return std::filesystem::is_regular_file(path, error) || path.extension() == ".h5";
+  });
+  if (!is_file && !decided_on_rank_0(trainer_, "looking for checkpoints to resume from",
+                                     [&] { return has_checkpoint(source); })) {
+    say(trainer_, log_, "sluice: no checkpoint in " + source + " yet, starting fresh");
+    return "";
+  }
+  return resume(source, false);
 }
 
-StepEnd RunControl::end_step() {
+std::string RunControl::save() {
+  if (saved_step_ == trainer_.steps_done() && !saved_path_.empty()) return saved_path_;
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
+  saved_path_ = save_checkpoint_in_dir(trainer_, ckpt.dir, ckpt.keep);
+  saved_step_ = trainer_.steps_done();
+  return saved_path_;
+}
+
+std::string RunControl::checkpoint_if_due() {
+  const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
+  if (ckpt.every <= 0 || (trainer_.steps_done() % static_cast<uint64_t>(ckpt.every) != 0 && !finished())) return "";
+  const std::string path = save();
+  say(trainer_, log_, "sluice: checkpoint " + path);
+  return path;
+}
+
+StepEnd RunControl::stop_if_requested() {
   StepEnd end;
-  if (ckpt.every > 0 && (trainer_.steps_done() % static_cast<uint64_t>(ckpt.every) == 0 || finished())) {
-    end.checkpoint = save();
-    say(trainer_, log_, "sluice: checkpoint " + end.checkpoint);
-  }
-  if (finished() || !agree_to_stop(trainer_.mpi().world_group())) return end;
+  if (!agree_to_stop(trainer_.mpi().world_group())) return end;
   end.stop = true;
-  if (ckpt.dir.empty()) {
+  if (trainer_.config().checkpoint.dir.empty()) {
     say(trainer_, log_, "sluice: preempted at step " + std::to_string(trainer_.steps_done()) +
                             " with no checkpoint.dir: nothing saved");
     return end;
   }
-  if (end.checkpoint.empty()) end.checkpoint = save();
+  end.checkpoint = save();  // this step's periodic checkpoint, when there is one, is not written twice
   end.stop_saved = true;
   say(trainer_, log_, "sluice: preempted: checkpoint " + end.checkpoint + " written at step " +
                           std::to_string(trainer_.steps_done()));
   return end;
 }
 
+StepEnd RunControl::end_step() {
+  const std::string periodic = checkpoint_if_due();
+  if (finished()) return StepEnd{periodic, false, false};
+  StepEnd end = stop_if_requested();
+  if (!end.stop) end.checkpoint = periodic;
+  return end;
+}
+
+uint64_t RunControl::step_limit() const {
+  const config::Config& cfg = trainer_.config();
+  if (limit_ == StepLimit::kIfGiven && !cfg.steps_given) return 0;
+  return static_cast<uint64_t>(cfg.steps);
+}
+
 bool RunControl::finished() const {
-  return trainer_.steps_done() >= static_cast<uint64_t>(trainer_.config().steps);
+  const uint64_t limit = step_limit();
+  return limit > 0 && trainer_.steps_done() >= limit;
 }
 
 RunOutcome run_training(Trainer& trainer, data::DataSource& data, RunControl& control, const RunCallbacks& callbacks) {

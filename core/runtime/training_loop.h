@@ -28,27 +28,53 @@ struct StepEnd {
   bool stop_saved = false;     // with stop: a checkpoint of this step is on disk (else no checkpoint.dir)
 };
 
+// Where a run's last step comes from.
+enum class StepLimit {
+  kConfigSteps,  // config `steps` (1 when the key is absent): `sluice train`, which owns the loop
+  kIfGiven,      // config `steps` only when the config has the key, else none: the C API, whose caller owns the loop
+};
+
 // Per-step work around Trainer::train_step, driven by the config's checkpoint and steps keys.
 class RunControl {
  public:
-  RunControl(Trainer& trainer, LogFunction log);
+  RunControl(Trainer& trainer, LogFunction log, StepLimit limit = StepLimit::kConfigSteps);
 
   // Collective. Loads `source` (a file or directory) if non-empty; else, with `automatic`, checkpoint.dir's
   // latest checkpoint if there is one (a requeued job finds its own checkpoints this way). Returns the file
   // loaded, or "" when starting fresh.
   std::string resume(const std::string& source, bool automatic);
 
-  // Collective; call after every train_step. Writes the periodic checkpoint when due, then agrees on stopping.
+  // Collective. Like resume(source, false), but a directory without checkpoints (or one that does not exist yet)
+  // is a fresh start ("") instead of an error. `source` names a file when it is an existing regular file or
+  // ends in ".h5" (a missing file is an error); anything else is a directory. Decided on rank 0.
+  std::string resume_if_any(const std::string& source);
+
+  // Collective; call after every train_step: checkpoint_if_due(), then (unless finished()) stop_if_requested().
   StepEnd end_step();
 
-  // True once the trainer has done config `steps` optimizer steps (never without a `steps` key).
+  // Collective. The periodic checkpoint: written when checkpoint.every divides the step count or the run just
+  // reached its last step. Returns the path written, or "".
+  std::string checkpoint_if_due();
+
+  // Collective; call at a step boundary. Agrees whether any rank received a preemption signal; if so, writes a
+  // checkpoint of the current step to checkpoint.dir (unless this step's is already on disk) and returns stop.
+  // Every rank returns the same answer.
+  StepEnd stop_if_requested();
+
+  // True once the trainer has done its last step (see StepLimit; never with kIfGiven and no `steps` key).
   bool finished() const;
+
+  // The last step, or 0 when there is none (StepLimit::kIfGiven without a `steps` key).
+  uint64_t step_limit() const;
 
  private:
   std::string save();
 
   Trainer& trainer_;
   LogFunction log_;
+  StepLimit limit_;
+  uint64_t saved_step_ = 0;    // the step of the checkpoint this RunControl wrote last (with saved_path_)
+  std::string saved_path_;
 };
 
 // How a run of run_training ended.
