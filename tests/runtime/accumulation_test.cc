@@ -6,6 +6,7 @@
 // - a checkpoint saved in the middle of a window stores the partial sums; a fresh trainer that loads it and
 //   finishes the window ends bit-identical to an uninterrupted run;
 // - a mid-window checkpoint is refused under another accumulate or replica count;
+// - a call that fails drops its window on every rank: what follows equals a run that never had that window;
 // - the comparison is sensitive: the same calls with accumulate 1 (three optimizer steps) differ.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -22,6 +23,8 @@
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/data/synthetic_data.h"
+#include "core/model/builder.h"
+#include "core/model/layer.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
@@ -44,10 +47,11 @@ std::string shared_path(const std::string& name) {
 }
 
 config::Config make_config(const std::string& schedule, int chunks, int dp, int microbatches, int accumulate,
-                           int64_t replica_batch) {
+                           int64_t replica_batch, bool flaky = false) {
   const std::string yaml =
       "model:\n  inputs: 10\n  layers:\n"
-      "    - {type: linear, outputs: 16}\n    - {type: gelu}\n    - {type: dropout, p: 0.2}\n"
+      "    - {type: linear, outputs: 16}\n    - {type: gelu}\n" +
+      std::string(flaky ? "    - {type: custom, name: flaky}\n" : "") + "    - {type: dropout, p: 0.2}\n"
       "    - {type: linear, outputs: 16}\n    - {type: layernorm}\n"
       "    - {type: residual_mlp, hidden: 20, activation: tanh}\n    - {type: dropout, p: 0.1}\n"
       "    - {type: linear, outputs: 12}\n    - {type: tanh}\n    - {type: linear, outputs: 4}\n"
@@ -233,6 +237,66 @@ INSTANTIATE_TEST_SUITE_P(Schedules, AccumulationRestart,
                            return testing::identifier(std::get<0>(info.param).schedule + "_dp" +
                                                       std::to_string(std::get<1>(info.param)));
                          });
+
+// An identity layer that throws in its forward while `g_fail` is set: a failure on the ranks that hold it only.
+bool g_fail = false;
+
+class FlakyLayer : public model::Layer {
+ public:
+  explicit FlakyLayer(int64_t features) : features_(features) {}
+  std::string type() const override { return "flaky"; }
+  int64_t in_features() const override { return features_; }
+  int64_t out_features() const override { return features_; }
+  double flops_per_sample() const override { return 1.0; }
+  kernels::Tensor forward(kernels::Tensor x, const model::ForwardContext&, model::LayerSaved&) override {
+    if (g_fail) throw Error(ErrorCode::kCallback, "flaky layer failed on purpose");
+    return x;
+  }
+  kernels::Tensor backward_input(const kernels::Tensor& dy, model::LayerSaved&) override { return dy; }
+
+ private:
+  int64_t features_;
+};
+
+model::CustomLayerRegistry flaky_registry() {
+  model::CustomLayerRegistry registry;
+  registry["flaky"] = [](int64_t in) { return std::make_unique<FlakyLayer>(in); };
+  return registry;
+}
+
+// Call 0 of a window succeeds, call 1 fails on the ranks holding the flaky layer: every rank throws, the window is
+// dropped (call 0's sums too), and the next three calls form a new window that equals a run without the failed one.
+TEST(AccumulationFailure, AFailedCallDropsTheWindowOnEveryRank) {
+  const config::Config cfg = make_config("1f1b", 1, 1, kMicrobatches, kAccumulate, kRows, true);
+  runtime::Trainer failing(MPI_COMM_WORLD, cfg, flaky_registry());
+  failing.start();
+  runtime::Trainer clean(MPI_COMM_WORLD, cfg, flaky_registry());
+  clean.start();
+  EXPECT_FALSE(small_call(failing, 0).stepped);
+  g_fail = true;
+  std::string message;
+  try {
+    small_call(failing, 1);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  g_fail = false;
+  EXPECT_NE(message.find("flaky layer failed on purpose"), std::string::npos) << message;
+  if (message.find("(on rank") != std::string::npos) {  // the ranks that did not fail name the window's fate
+    EXPECT_NE(message.find("call 2 of 3 (no update applied; the window's earlier calls are dropped)"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(failing.accumulation_position(), 0);
+  EXPECT_EQ(failing.steps_done(), 0u);
+  for (int call = kAccumulate; call < 2 * kAccumulate; ++call) {
+    small_call(failing, call);
+    small_call(clean, call);
+  }
+  EXPECT_EQ(failing.steps_done(), 1u);
+  EXPECT_EQ(count_differences(state_of(failing), state_of(clean)), 0)
+      << "the failed window's partial sums leaked into the next window";
+}
 
 std::string load_error(const config::Config& cfg, const std::string& path) {
   runtime::Trainer t(MPI_COMM_WORLD, cfg);
