@@ -21,6 +21,10 @@ constexpr const char* kStepDataset = "step";
 constexpr const char* kSeedDataset = "seed";
 constexpr const char* kDataPositionDataset = "data_position";
 constexpr const char* kOptimizerStepsDataset = "optimizer_steps";
+// Gradient accumulation (optimizer.accumulate): train_step calls of the current window already added to the saved
+// partial sums (0 at a step boundary), and the data-parallel replica count whose sums /accumulation holds.
+constexpr const char* kAccumulationPositionDataset = "accumulation_position";
+constexpr const char* kAccumulationReplicasDataset = "accumulation_replicas";
 
 // Root attributes. format_version is written by save() itself; the others come from the caller's Snapshot.
 constexpr const char* kFormatVersionAttribute = "format_version";

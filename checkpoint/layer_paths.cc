@@ -88,6 +88,15 @@ std::string accumulation_path(int layer, const std::string& param) {
   return path;
 }
 
+std::string accumulation_path(int layer, const std::string& param, int replica) {
+  if (replica < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint replica index must be >= 0, got " + std::to_string(replica));
+  }
+  std::string path = accumulation_path(layer, param) + "/replica_" + std::to_string(replica);
+  validate_entry_path(path);
+  return path;
+}
+
 std::string train_path(const std::string& name) {
   validate_name(name, "train value name");
   return std::string(kTrainGroup) + "/" + name;

@@ -13,6 +13,9 @@ std::string layer_group_name(int layer);
 std::string model_path(int layer, const std::string& param);                                  // /model/layer_0003/weight
 std::string optimizer_path(int layer, const std::string& param, const std::string& state);    // /optimizer/layer_0003/weight/exp_avg
 std::string accumulation_path(int layer, const std::string& param);                           // /accumulation/layer_0003/weight
+// One data-parallel replica's partial gradient sum of a parameter in the middle of an accumulation window (replicas
+// hold different sums until the data-parallel sum at the window's end): /accumulation/layer_0003/weight/replica_1.
+std::string accumulation_path(int layer, const std::string& param, int replica);
 std::string train_path(const std::string& name);                                              // /train/step
 
 // The global layer index of a /model, /optimizer or /accumulation path; nullopt for anything else.

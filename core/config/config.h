@@ -66,6 +66,9 @@ struct OptimizerSpec {
   double eps = 1e-8;
   double weight_decay = 0.0;
   double clip_grad_norm = 0.0;  // 0 = no clipping
+  // Gradient accumulation across calls: each train_step adds to the gradient and the optimizer steps on every
+  // accumulate-th call (core/runtime/trainer.h). 1 = every call is an optimizer step.
+  int accumulate = 1;
 };
 
 struct DataSpec {

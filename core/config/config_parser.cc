@@ -171,11 +171,11 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
   if (!node.is_map()) node.fail("expected the optimizer (a map), got " + node.describe_value());
   optimizer.type = as_enum<OptimizerType>(node.child("type"), optimizer_type_names());
   if (optimizer.type == OptimizerType::kSgd) {
-    node.require_map_with_keys({"type", "lr", "momentum", "weight_decay", "clip_grad_norm"}, "optimizer sgd");
+    node.require_map_with_keys({"type", "lr", "momentum", "weight_decay", "clip_grad_norm", "accumulate"}, "optimizer sgd");
     if (node.has("momentum"))
       optimizer.momentum = number_in(node.child("momentum"), 0.0, true, 1.0, "0 <= momentum < 1");
   } else {
-    node.require_map_with_keys({"type", "lr", "beta1", "beta2", "eps", "weight_decay", "clip_grad_norm"},
+    node.require_map_with_keys({"type", "lr", "beta1", "beta2", "eps", "weight_decay", "clip_grad_norm", "accumulate"},
                                "optimizer adamw");
     if (node.has("beta1")) optimizer.beta1 = number_in(node.child("beta1"), 0.0, true, 1.0, "0 <= beta1 < 1");
     if (node.has("beta2")) optimizer.beta2 = number_in(node.child("beta2"), 0.0, true, 1.0, "0 <= beta2 < 1");
@@ -189,6 +189,7 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
     optimizer.clip_grad_norm =
         number_in(node.child("clip_grad_norm"), 0.0, true, HUGE_VAL, "a non-negative number (0 = no clipping)");
   }
+  if (node.has("accumulate")) optimizer.accumulate = positive_int(node.child("accumulate"));
   return optimizer;
 }
 

@@ -39,6 +39,14 @@ std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::
   return slots;
 }
 
+std::vector<Slot> accumulation_slots_of(const std::vector<model::Parameter*>& params, int replica) {
+  std::vector<Slot> slots;
+  for (model::Parameter* p : params) {
+    slots.push_back({checkpoint::accumulation_path(p->layer_index, param_name(*p), replica), &p->grad});
+  }
+  return slots;
+}
+
 void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg) {
   const auto it = reader.attributes().find(checkpoint::kOptimizerAttribute);
   const std::string& wanted = config::optimizer_type_name(cfg.optimizer.type);

@@ -23,6 +23,10 @@ struct Slot {
 // The slots of `params` and of the optimizer state that belongs to them.
 std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::Optimizer& optimizer);
 
+// The partial gradient sums of `params` held by data-parallel replica `replica` in the middle of an accumulation
+// window: /accumulation/layer_NNNN/<param>/replica_<replica>, pointing at each parameter's grad.
+std::vector<Slot> accumulation_slots_of(const std::vector<model::Parameter*>& params, int replica);
+
 // Checks that `reader` holds every slot with the right shape and the right kind of optimizer state
 // (kCheckpoint naming file and dataset otherwise).
 void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>& slots, const config::Config& cfg);

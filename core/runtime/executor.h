@@ -38,12 +38,14 @@ struct StepData {
   int64_t rows = 0;
   int64_t input_features = 0;
   int64_t target_features = 0;
-  int64_t global_batch = 0;  // all replicas together: the loss is a mean over this many samples
+  int64_t global_batch = 0;  // all replicas (and all calls of an accumulation window) together: the loss
+                             // gradient is that of a mean over this many samples
   uint64_t seed = 0;         // run seed and optimizer step index: together with the micro-batch and
   uint64_t step = 0;         // layer they key the counter-based RNG (dropout masks)
   bool training = true;
-  // This replica's first global micro-batch number (replica * M): stage modules and the dropout RNG see
-  // global numbers, so replicas draw different masks and the sequential reference can match them.
+  // This replica's first global micro-batch number (replica * M; with gradient accumulation over K calls,
+  // replica * K * M + call * M): stage modules and the dropout RNG see global numbers, so replicas (and the calls
+  // of a window) draw different masks and the sequential reference (or one call of K times the batch) matches them.
   int microbatch_offset = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include "checkpoint/format.h"
 #include "checkpoint/reader.h"
+#include "core/common/error.h"
 #include "core/runtime/checkpoint_slots.h"
 
 namespace sluice::runtime {
@@ -11,6 +12,11 @@ void load_checkpoint(SequentialReference& reference, const config::Config& cfg, 
   reader.verify_all();
   const std::vector<Slot> slots = slots_of(reference.parameters(), reference.optimizer());
   check_compatible(reader, slots, cfg);
+  const auto position = reader.train_ints().find(checkpoint::kAccumulationPositionDataset);
+  if (position != reader.train_ints().end() && position->second != 0) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' was saved in the middle of an "
+                                        "accumulation window; the sequential reference loads step boundaries only");
+  }
   for (const Slot& s : slots) reader.read_into(s.path, s.tensor->data(), static_cast<size_t>(s.tensor->size()));
   reference.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
   reference.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));

@@ -166,7 +166,7 @@ void Trainer::build_gradient_reducer() {
 }
 
 void Trainer::start_reduction(int stage) {
-  if (reducer_) reducer_->start(stage, stages_.at(stage)->parameters());
+  if (reducer_ && reduce_this_call_) reducer_->start(stage, stages_.at(stage)->parameters());
 }
 
 void Trainer::finish_reductions() {
@@ -216,8 +216,19 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
 StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   check_step_inputs("sluice_train_step", inputs, targets, rows, false);
+  const int K = cfg_.optimizer.accumulate;
+  const int M = cfg_.pipeline.microbatches;
+  if (window_position_ > 0 && window_rows_ != 0 && rows != window_rows_) {
+    // Same on every rank (check_step_inputs agreed on rows), so every rank refuses alike.
+    throw Error(ErrorCode::kInvalidArgument,
+                "batch of " + std::to_string(rows) + " rows in call " + std::to_string(window_position_ + 1) + " of " +
+                    std::to_string(K) + " of an accumulation window whose calls pass " + std::to_string(window_rows_) +
+                    " rows; every call of a window (optimizer.accumulate) must pass the same batch");
+  }
+  const bool window_start = window_position_ == 0;
+  const bool window_end = window_position_ + 1 == K;
   for (auto& [index, stage] : stages_) {
-    stage->zero_grad();
+    if (window_start) stage->zero_grad();  // later calls of the window add to the partial sums
     stage->reset_peaks();
   }
   mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
@@ -229,32 +240,49 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   data.rows = rows;
   data.input_features = input_features_;
   data.target_features = output_features_;
-  data.global_batch = rows * layout_.data_parallel;
+  // The window's samples: each call's gradient carries 1/(rows x replicas x K), so the window's sum is the
+  // gradient of the mean over the whole window, as one call of K x rows would compute it.
+  data.global_batch = rows * layout_.data_parallel * K;
   data.seed = cfg_.seed;
   data.step = step_;
   data.training = true;
-  data.microbatch_offset = layout_.replica * cfg_.pipeline.microbatches;
+  // The micro-batch numbers one call of K x rows (K x M micro-batches) would give this call's micro-batches.
+  data.microbatch_offset = (layout_.replica * K + window_position_) * M;
   counters_ = StepCounters{};
+  reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = executor_->run(data, counters_, tracing_);
-  finish_reductions();
+  if (window_end) finish_reductions();
 
-  // Agree on failure across all ranks: the step is dropped everywhere, parameters stay as they were.
+  // Agree on failure across all ranks: the step is dropped everywhere, parameters stay as they were. A failed
+  // call has added part of its micro-batches on some ranks only, so the whole window is dropped.
+  std::string what = "step " + std::to_string(step_ + 1);
+  if (K > 1) what += ", call " + std::to_string(window_position_ + 1) + " of " + std::to_string(K);
+  what += K > 1 && !window_start ? " (no update applied; the window's earlier calls are dropped)" : " (no update applied)";
   try {
-    comm::agree_or_throw(mpi_->world(), "step " + std::to_string(step_ + 1) + " (no update applied)", outcome.error);
+    comm::agree_or_throw(mpi_->world(), what, outcome.error);
   } catch (...) {
     for (auto& [index, stage] : stages_) stage->zero_grad();
+    window_position_ = 0;
     throw;
   }
 
   StepResult result;
-  result.grad_norm = clip_gradients();
-  optimizer_->step();
+  if (window_end) {
+    result.grad_norm = clip_gradients();
+    optimizer_->step();
+    ++step_;
+    window_position_ = 0;
+  } else {
+    window_rows_ = rows;
+    ++window_position_;
+    result.stepped = false;
+    result.pending_calls = window_position_;
+  }
 
   double loss_sum = outcome.loss_sum;
   mpi_->world_group().ordered_sum(&loss_sum, 1);
-  ++step_;
   result.step = step_;
-  result.loss = loss_sum / static_cast<double>(data.global_batch);
+  result.loss = loss_sum / static_cast<double>(rows * layout_.data_parallel);  // this call's samples
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   counters_.step_seconds = result.seconds;
   peak_stash_bytes_all_ = std::max(peak_stash_bytes_all_, counters_.peak_stash_bytes);

@@ -31,11 +31,16 @@
 
 namespace sluice::runtime {
 
+// What one train_step call did. With optimizer.accumulate = K a call only adds to the gradient unless it is
+// the K-th of its window.
 struct StepResult {
-  uint64_t step = 0;       // the step just completed (1-based count of optimizer steps)
-  double loss = 0.0;       // mean loss over the global batch, identical on every rank
-  double seconds = 0.0;    // wall time of the step on this rank
-  double grad_norm = 0.0;  // global gradient norm before clipping (0 unless clipping is on)
+  uint64_t step = 0;       // optimizer steps completed after this call (1-based: the step this call completed
+                           // when `stepped`; otherwise the count so far, unchanged by the call)
+  double loss = 0.0;       // mean loss over THIS CALL's samples (rows x replicas), identical on every rank
+  double seconds = 0.0;    // wall time of the call on this rank
+  double grad_norm = 0.0;  // global gradient norm before clipping (0 unless clipping is on and the call stepped)
+  bool stepped = true;     // whether this call ended its window: data-parallel sum, clipping, optimizer step
+  int pending_calls = 0;   // calls whose gradients are summed but not yet applied (0 when stepped; else 1..K-1)
 };
 
 class Trainer {
@@ -48,8 +53,20 @@ class Trainer {
   void start();
   bool started() const { return started_; }
 
-  // Collective. One optimizer step on this replica's `rows` samples (row-major [rows][features]); ranks
+  // Collective. Forward and backward of this replica's `rows` samples (row-major [rows][features]); ranks
   // without the first stage may pass inputs == nullptr, ranks without the last stage targets == nullptr.
+  //
+  // Gradient accumulation (config optimizer.accumulate = K, default 1): calls come in windows of K. The first
+  // call of a window zeroes the gradients, every call adds its micro-batches' gradients, and only the K-th
+  // call runs the data-parallel sum, clipping and the optimizer step (StepResult::stepped). The loss gradient is
+  // normalised by the window's global batch (rows x replicas x K), and call k of the window uses global
+  // micro-batch numbers replica*K*M + k*M + j (dropout keys), so K calls of B rows give the same parameters,
+  // bit for bit on CPU, as one call of K*B rows with K*M micro-batches and accumulate 1. Every call of a window
+  // must pass the same `rows`. steps_done() counts optimizer steps, so a window's calls share one dropout
+  // step key.
+  //
+  // Failure: a call that fails on any rank throws on every rank (the step agreement) and DROPS THE WINDOW: the
+  // gradients of its earlier calls are zeroed too and the next call starts a new window. No update is applied.
   StepResult train_step(const float* inputs, const float* targets, int64_t rows);
 
   // Collective. Pipelined forward only (dropout off); `outputs` ([rows][output_features]) is filled on
@@ -71,6 +88,13 @@ class Trainer {
   int64_t output_features() const { return output_features_; }
   uint64_t steps_done() const { return step_; }
   void set_steps_done(uint64_t step) { step_ = step; }
+  // Calls of the current accumulation window already done (0 at a step boundary, else 1..accumulate-1); the
+  // partial sums are the parameters' grad tensors. Set by a checkpoint load together with those sums.
+  int accumulation_position() const { return window_position_; }
+  void set_accumulation_position(int position) {
+    window_position_ = position;
+    window_rows_ = 0;  // unknown after a restart: the window's next call sets it
+  }
   double last_loss() const { return last_.loss; }
   double last_step_seconds() const { return last_.seconds; }
   double last_bubble_fraction() const { return last_bubble_; }
@@ -123,6 +147,9 @@ class Trainer {
   int64_t output_features_ = 0;
   int num_layers_ = 0;
   uint64_t step_ = 0;
+  int window_position_ = 0;       // see accumulation_position()
+  int64_t window_rows_ = 0;       // rows of the current window's calls (every call passes the same); 0: unknown
+  bool reduce_this_call_ = true;  // the executor's stage-done callback starts data-parallel sums (window's end)
   StepResult last_;
   StepCounters counters_;
   size_t peak_stash_bytes_all_ = 0;

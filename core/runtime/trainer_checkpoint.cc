@@ -66,6 +66,46 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
   }
 }
 
+// Where in an accumulation window the checkpoint was saved: 0 at a step boundary (and for files written before
+// gradient accumulation existed, which have no accumulation_position). A window can continue only with the same
+// optimizer.accumulate and, because /accumulation holds one partial sum per data-parallel replica, the same
+// replica count (re-dividing the sums among another number of replicas would change the order of additions).
+int accumulation_position_of(const checkpoint::Reader& reader, Trainer& trainer) {
+  const auto& ints = reader.train_ints();
+  const auto it = ints.find(checkpoint::kAccumulationPositionDataset);
+  if (it == ints.end() || it->second == 0) return 0;
+  const int64_t position = it->second;
+  const int accumulate = trainer.config().optimizer.accumulate;
+  int saved_accumulate = 0;  // unknown without the config attribute
+  const auto config_text = reader.attributes().find(checkpoint::kConfigAttribute);
+  if (config_text != reader.attributes().end()) {
+    saved_accumulate = config::parse_config(config_text->second).optimizer.accumulate;
+  }
+  const std::string where = "checkpoint '" + reader.file() + "' was saved after call " + std::to_string(position) +
+                            " of an accumulation window";
+  if (position < 0 || (saved_accumulate != 0 && position >= saved_accumulate)) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': /train/" +
+                                            checkpoint::kAccumulationPositionDataset + " = " +
+                                            std::to_string(position) + " is not a position inside a window");
+  }
+  if ((saved_accumulate != 0 && saved_accumulate != accumulate) || position >= accumulate) {
+    throw Error(ErrorCode::kCheckpoint,
+                where + (saved_accumulate != 0 ? " of " + std::to_string(saved_accumulate) + " calls" : std::string()) +
+                    " but the config now has optimizer.accumulate = " + std::to_string(accumulate) +
+                    "; a restart in the middle of a window must keep optimizer.accumulate (or restart from a "
+                    "checkpoint saved at a step boundary)");
+  }
+  const int64_t replicas = reader.train_int(checkpoint::kAccumulationReplicasDataset);
+  if (replicas != trainer.layout().data_parallel) {
+    throw Error(ErrorCode::kCheckpoint,
+                where + " with " + std::to_string(replicas) + " data-parallel replicas, each holding its own partial "
+                "gradient sums, but this run has " + std::to_string(trainer.layout().data_parallel) +
+                "; restoring a window's partial sums under another replica count is not supported: restart with " +
+                std::to_string(replicas) + " replicas, or from a checkpoint saved at a step boundary");
+  }
+  return static_cast<int>(position);
+}
+
 // Collective: the path must be non-empty and the same on every rank (a checkpoint is one file written or
 // read by all ranks together); a mistake on one rank is reported on all of them instead of leaving the
 // others waiting in the collective open.
@@ -103,7 +143,19 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
       snapshot.entries.push_back({s.path, {s.tensor->rows(), s.tensor->cols()}, std::move(host)});
     }
   }
+  // In the middle of an accumulation window the partial gradient sums are part of the state. They differ per
+  // replica until the window's data-parallel sum, so every rank writes its own, keyed by layer and replica.
+  const int position = trainer.accumulation_position();
+  if (position > 0) {
+    for (const Slot& s : accumulation_slots_of(local_parameters(trainer), trainer.layout().replica)) {
+      std::vector<float> host(static_cast<size_t>(s.tensor->size()));
+      trainer.backend().to_host(*s.tensor, host.data());
+      snapshot.entries.push_back({s.path, {s.tensor->rows(), s.tensor->cols()}, std::move(host)});
+    }
+  }
   const config::Config& cfg = trainer.config();
+  snapshot.train_ints[checkpoint::kAccumulationPositionDataset] = position;
+  snapshot.train_ints[checkpoint::kAccumulationReplicasDataset] = trainer.layout().data_parallel;
   snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(trainer.steps_done());
   snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
   snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(trainer.steps_done());
@@ -133,9 +185,19 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   std::vector<Slot> slots = slots_of(local_parameters(trainer), trainer.optimizer());
   std::vector<std::vector<float>> staged(slots.size());
   std::exception_ptr error;
+  int position = 0;
   try {
     check_same_run(reader, trainer.config());
     check_compatible(reader, slots, trainer.config());
+    position = accumulation_position_of(reader, trainer);
+    if (position > 0) {
+      // The partial sums of this rank's replica, after the model and optimizer slots.
+      for (const Slot& s : accumulation_slots_of(local_parameters(trainer), trainer.layout().replica)) {
+        slots.push_back(s);
+      }
+      check_compatible(reader, slots, trainer.config());
+      staged.resize(slots.size());
+    }
     for (size_t i = 0; i < slots.size(); ++i) {
       staged[i].resize(static_cast<size_t>(slots[i].tensor->size()));
       reader.read_into(slots[i].path, staged[i].data(), staged[i].size());
@@ -149,6 +211,10 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   for (size_t i = 0; i < slots.size(); ++i) {
     *slots[i].tensor = backend.from_host(slots[i].tensor->rows(), slots[i].tensor->cols(), staged[i].data());
   }
+  if (position == 0) {
+    for (const auto& [index, stage] : trainer.stages()) stage->zero_grad();  // no partial sums: a fresh window
+  }
+  trainer.set_accumulation_position(position);
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
   trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
 }

@@ -3,8 +3,11 @@
 // writes the layers it owns and reads the layers it owns now.
 //
 // What is saved: parameters (/model), optimizer state (/optimizer: momentum or Adam moments per parameter),
-// and /train: step, seed, data_position (the data sources are addressed by step) and optimizer_steps.
-// /accumulation stays empty: Sluice saves only at step boundaries, where no partial gradient sum exists.
+// and /train: step, seed, data_position (the data sources are addressed by step), optimizer_steps,
+// accumulation_position and accumulation_replicas. /accumulation is empty at a step boundary; saved in the middle
+// of an accumulation window (optimizer.accumulate > 1, Trainer::accumulation_position() > 0) it holds every
+// replica's partial gradient sums (/accumulation/layer_NNNN/<param>/replica_R, written by that replica's ranks),
+// and a load continues the window: same accumulate and replica count required (kCheckpoint otherwise).
 #pragma once
 
 #include <string>

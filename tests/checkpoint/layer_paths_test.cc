@@ -14,6 +14,9 @@ TEST(LayerPathsTest, BuildsTheDocumentedPaths) {
   EXPECT_EQ(model_path(3, "weight"), "/model/layer_0003/weight");
   EXPECT_EQ(optimizer_path(12, "bias", "exp_avg_sq"), "/optimizer/layer_0012/bias/exp_avg_sq");
   EXPECT_EQ(accumulation_path(0, "weight"), "/accumulation/layer_0000/weight");
+  EXPECT_EQ(accumulation_path(3, "fc1.weight", 1), "/accumulation/layer_0003/fc1.weight/replica_1");
+  EXPECT_EQ(layer_index_of(accumulation_path(12, "bias", 0)), 12);
+  EXPECT_THROW(accumulation_path(0, "weight", -1), Error);
   EXPECT_EQ(train_path("step"), "/train/step");
   EXPECT_EQ(layer_group_name(12345), "layer_12345");
 }

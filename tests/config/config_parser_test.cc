@@ -294,6 +294,24 @@ TEST(ConfigParser, RejectsOutOfRangeValues) {
   EXPECT_NE(config_error(replace(kValid, "batch: 64", "batch: -1")).find("data.batch (line 15)"), std::string::npos);
 }
 
+// optimizer.accumulate: calls per optimizer step (gradient accumulation across train_step calls).
+TEST(ConfigParser, OptimizerAccumulate) {
+  EXPECT_EQ(parse_config(kValid).optimizer.accumulate, 1);  // the default: every call steps
+  EXPECT_EQ(parse_config(replace(kValid, "lr: 1.0e-3", "lr: 1.0e-3, accumulate: 3")).optimizer.accumulate, 3);
+  EXPECT_EQ(parse_config(replace(kValid, "type: adamw, lr: 1.0e-3", "type: sgd, accumulate: 2")).optimizer.accumulate,
+            2);
+  EXPECT_EQ(parse_config(kValid, {"optimizer.accumulate=4"}).optimizer.accumulate, 4);
+  for (const std::string bad : {"0", "-2", "1.5", "many", "[2]"}) {
+    const std::string message = config_error(replace(kValid, "lr: 1.0e-3", "lr: 1.0e-3, accumulate: " + bad));
+    EXPECT_NE(message.find("optimizer.accumulate (line 14)"), std::string::npos) << bad << ": " << message;
+  }
+  EXPECT_NE(config_error(replace(kValid, "lr: 1.0e-3", "lr: 1.0e-3, accumulate: 0")).find("positive integer"),
+            std::string::npos);
+  // Misspelt, it is an unknown key of the optimizer map, not silently 1.
+  EXPECT_NE(config_error(replace(kValid, "lr: 1.0e-3", "lr: 1.0e-3, accumulation: 2")).find("accumulation"),
+            std::string::npos);
+}
+
 TEST(ConfigParser, MissingRequiredFieldsAreNamed) {
   EXPECT_NE(config_error(replace(kValid, "{type: linear, outputs: 64}", "{type: linear}"))
                 .find("model.layers.0 (line 4): missing required key \"outputs\""),
