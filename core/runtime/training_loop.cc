@@ -86,16 +86,23 @@ std::string RunControl::resume_if_any(const std::string& source) {
 }
 
 std::string RunControl::save() {
-  if (saved_step_ == trainer_.steps_done() && !saved_path_.empty()) return saved_path_;
+  // A state already on disk is not written twice (same optimizer step and same place in the accumulation window).
+  if (saved_step_ == trainer_.steps_done() && saved_position_ == trainer_.accumulation_position() &&
+      !saved_path_.empty()) {
+    return saved_path_;
+  }
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
   saved_path_ = save_checkpoint_in_dir(trainer_, ckpt.dir, ckpt.keep);
   saved_step_ = trainer_.steps_done();
+  saved_position_ = trainer_.accumulation_position();
   return saved_path_;
 }
 
 std::string RunControl::checkpoint_if_due() {
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
-  if (ckpt.every <= 0 || (trainer_.steps_done() % static_cast<uint64_t>(ckpt.every) != 0 && !finished())) return "";
+  // Periodic checkpoints fall on optimizer steps: not in the middle of an accumulation window.
+  if (ckpt.every <= 0 || trainer_.accumulation_position() != 0) return "";
+  if (trainer_.steps_done() % static_cast<uint64_t>(ckpt.every) != 0 && !finished()) return "";
   const std::string path = save();
   say(trainer_, log_, "sluice: checkpoint " + path);
   return path;
@@ -142,11 +149,17 @@ RunOutcome run_training(Trainer& trainer, data::DataSource& data, RunControl& co
   const int64_t first_row = layout.replica * rows;
   std::vector<float> inputs(static_cast<size_t>(rows * data.input_features()));
   std::vector<float> targets(static_cast<size_t>(rows * data.target_features()));
+  const int64_t calls_per_step = trainer.config().optimizer.accumulate;
   while (!control.finished()) {
-    const auto step = static_cast<int64_t>(trainer.steps_done());
+    // With optimizer.accumulate K, each optimizer step reads K batches of data.batch rows: batch number
+    // step * K + (place in the window), so a run resumed in the middle of a window reads on where it stopped.
+    const int64_t call =
+        static_cast<int64_t>(trainer.steps_done()) * calls_per_step + trainer.accumulation_position();
     // A data file one node cannot read fails there only: agree before the step's messages start.
-    comm::agree_or_throw(trainer.mpi().world(), "reading the batch of step " + std::to_string(step + 1),
-                         comm::capture_failure([&] { data.batch(step, first_row, rows, inputs.data(), targets.data()); }));
+    comm::agree_or_throw(trainer.mpi().world(), "reading batch " + std::to_string(call + 1),
+                         comm::capture_failure([&] {
+                           data.batch(call, first_row, rows, inputs.data(), targets.data());
+                         }));
     const StepResult result = trainer.train_step(inputs.data(), targets.data(), rows);
     if (callbacks.on_step) callbacks.on_step(result);
     const StepEnd end = control.end_step();

@@ -73,6 +73,7 @@ class RunControl {
   Trainer& trainer_;
   LogFunction log_;
   StepLimit limit_;
+  int saved_position_ = 0;     // the accumulation-window position of that checkpoint
   uint64_t saved_step_ = 0;    // the step of the checkpoint this RunControl wrote last (with saved_path_)
   std::string saved_path_;
 };
