@@ -38,14 +38,18 @@ double samples_per_second(const runtime::StepResult& r, int64_t global_batch) {
 
 std::string step_line(const runtime::StepResult& r, int64_t global_batch) {
   std::ostringstream out;
-  out << "step " << r.step << "  loss " << format("%.9g", r.loss) << "  samples/s "
-      << format("%.1f", samples_per_second(r, global_batch)) << "  step_ms " << format("%.3f", r.seconds * 1e3);
+  // With optimizer.accumulate, a call that only adds to the gradient belongs to the step it is building.
+  out << "step " << (r.stepped ? r.step : r.step + 1);
+  if (!r.stepped) out << " (accumulating, call " << r.pending_calls << ")";
+  out << "  loss " << format("%.9g", r.loss) << "  samples/s " << format("%.1f", samples_per_second(r, global_batch))
+      << "  step_ms " << format("%.3f", r.seconds * 1e3);
   return out.str();
 }
 
 std::string step_json(const runtime::StepResult& r, int64_t global_batch) {
   std::ostringstream out;
-  out << "{\"step\": " << r.step << ", \"loss\": " << format("%.9g", r.loss)
+  out << "{\"step\": " << r.step << ", \"stepped\": " << (r.stepped ? "true" : "false")
+      << ", \"pending_calls\": " << r.pending_calls << ", \"loss\": " << format("%.9g", r.loss)
       << ", \"seconds\": " << format("%.6g", r.seconds)
       << ", \"samples_per_second\": " << format("%.6g", samples_per_second(r, global_batch))
       << ", \"grad_norm\": " << format("%.9g", r.grad_norm) << "}";
