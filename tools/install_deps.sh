@@ -8,7 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
   libopenblas-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev libdeflate-dev
-  python3 valgrind procps
+  python3 valgrind procps patchelf
   slurmd slurmctld slurm-client munge
 )
 
