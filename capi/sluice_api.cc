@@ -10,6 +10,7 @@
 #include "capi/status.h"
 #include "core/comm/agreement.h"
 #include "core/config/config_parser.h"
+#include "core/runtime/application_state.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
@@ -30,6 +31,8 @@ struct sluice_trainer {
   // The library's loop control (periodic checkpoints, resume, agreed preemption stop), the same as `sluice train`'s;
   // the caller's time loop takes the place of run_training. Declared after `trainer`, so it is destroyed first.
   std::unique_ptr<sluice::runtime::RunControl> control;
+  // sluice_register_state's arrays; RunControl and the explicit save/load calls borrow it.
+  sluice::runtime::ApplicationState application;
 };
 
 namespace {
@@ -163,6 +166,7 @@ sluice_status sluice_trainer_start(sluice_trainer* t) {
     auto trainer = std::make_unique<sluice::runtime::Trainer>(t->comm, t->config, t->custom_layers);
     trainer->start();
     t->control = std::make_unique<sluice::runtime::RunControl>(*trainer, nullptr, sluice::runtime::StepLimit::kIfGiven);
+    t->control->set_application_state(&t->application);
     t->trainer = std::move(trainer);
   });
 }
@@ -209,14 +213,47 @@ sluice_status sluice_save_checkpoint(sluice_trainer* t, const char* path) {
   return sluice::capi::guarded("sluice_save_checkpoint", [&] {
     require_started(t);
     // The path is checked inside, agreed across ranks (a NULL on one rank must not strand the others).
-    sluice::runtime::save_checkpoint(*t->trainer, path != nullptr ? path : "");
+    sluice::runtime::save_checkpoint(*t->trainer, path != nullptr ? path : "", &t->application);
   });
 }
 
 sluice_status sluice_load_checkpoint(sluice_trainer* t, const char* path) {
   return sluice::capi::guarded("sluice_load_checkpoint", [&] {
     require_started(t);
-    sluice::runtime::load_checkpoint(*t->trainer, path != nullptr ? path : "");
+    sluice::runtime::load_checkpoint(*t->trainer, path != nullptr ? path : "", &t->application);
+  });
+}
+
+sluice_status sluice_register_state(sluice_trainer* t, const char* name, void* data, sluice_dtype type, int64_t count,
+                                    sluice_state_scope scope) {
+  return sluice::capi::guarded("sluice_register_state", [&] {
+    require_live(t);
+    require(name != nullptr, "sluice_register_state: name is NULL");
+    sluice::checkpoint::DataType data_type = sluice::checkpoint::DataType::kFloat32;
+    switch (type) {
+      case SLUICE_FLOAT32: data_type = sluice::checkpoint::DataType::kFloat32; break;
+      case SLUICE_FLOAT64: data_type = sluice::checkpoint::DataType::kFloat64; break;
+      case SLUICE_INT32: data_type = sluice::checkpoint::DataType::kInt32; break;
+      case SLUICE_INT64: data_type = sluice::checkpoint::DataType::kInt64; break;
+      default:
+        throw Error(ErrorCode::kInvalidArgument, std::string("application state '") + name + "': type " +
+                                                     std::to_string(static_cast<int>(type)) +
+                                                     " is not SLUICE_FLOAT32, SLUICE_FLOAT64, SLUICE_INT32 or SLUICE_INT64");
+    }
+    require(scope == SLUICE_STATE_PER_RANK || scope == SLUICE_STATE_REPLICATED,
+            std::string("application state '") + name + "': scope " + std::to_string(static_cast<int>(scope)) +
+                " is not SLUICE_STATE_PER_RANK or SLUICE_STATE_REPLICATED");
+    t->application.add(name, data, data_type, count,
+                       scope == SLUICE_STATE_REPLICATED ? sluice::runtime::StateScope::kReplicated
+                                                        : sluice::runtime::StateScope::kPerRank);
+  });
+}
+
+sluice_status sluice_unregister_state(sluice_trainer* t, const char* name) {
+  return sluice::capi::guarded("sluice_unregister_state", [&] {
+    require_live(t);
+    require(name != nullptr, "sluice_unregister_state: name is NULL");
+    t->application.remove(name);
   });
 }
 

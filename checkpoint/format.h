@@ -14,6 +14,10 @@ constexpr const char* kModelGroup = "/model";
 constexpr const char* kOptimizerGroup = "/optimizer";
 constexpr const char* kAccumulationGroup = "/accumulation";
 constexpr const char* kTrainGroup = "/train";
+// The host application's registered arrays (sluice_register_state): /application/<name> (replicated) or
+// /application/<name>/rank_<r> (per world rank). Written by every save since application state existed; readers
+// do not require it (older files lack it, and older readers ignore it).
+constexpr const char* kApplicationGroup = "/application";
 
 // Datasets of /train (Snapshot::train_ints, /train/<name>; build the path with train_path()). A load requires
 // step and optimizer_steps.

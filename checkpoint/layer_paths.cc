@@ -102,6 +102,23 @@ std::string train_path(const std::string& name) {
   return std::string(kTrainGroup) + "/" + name;
 }
 
+std::string application_path(const std::string& name) {
+  validate_name(name, "application state name");
+  return std::string(kApplicationGroup) + "/" + name;
+}
+
+std::string application_path(const std::string& name, int rank) {
+  if (rank < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint rank index must be >= 0, got " + std::to_string(rank));
+  }
+  return application_path(name) + "/rank_" + std::to_string(rank);
+}
+
+bool is_application_path(const std::string& path) {
+  const std::vector<std::string> parts = split_absolute(path);
+  return parts.size() >= 2 && "/" + parts[0] == kApplicationGroup;
+}
+
 std::optional<int> layer_index_of(const std::string& path) {
   const std::vector<std::string> parts = split_absolute(path);
   if (parts.size() < 2 || !is_state_group(parts[0])) return std::nullopt;
@@ -111,7 +128,19 @@ std::optional<int> layer_index_of(const std::string& path) {
 void validate_entry_path(const std::string& path) {
   const std::vector<std::string> parts = split_absolute(path);
   std::string problem;
-  if (parts.size() < 3) {
+  if (!parts.empty() && "/" + parts[0] == kApplicationGroup) {
+    if (parts.size() < 2 || parts.size() > 3) {
+      problem = "needs /application/<name> or /application/<name>/rank_N";
+    } else if (parts.size() == 3 && (parts[2].compare(0, 5, "rank_") != 0 || parts[2].size() == 5 ||
+                                     parts[2].find_first_not_of("0123456789", 5) != std::string::npos)) {
+      problem = "third component must be rank_N (a world rank)";
+    }
+    for (const std::string& part : parts) {
+      if (problem.empty() && !is_valid_component(part)) {
+        problem = "component '" + part + "' is empty or has characters outside [A-Za-z0-9_.-]";
+      }
+    }
+  } else if (parts.size() < 3) {
     problem = "needs at least /<group>/layer_NNNN/<name>";
   } else if (!is_state_group(parts[0])) {
     problem = "first component must be model, optimizer or accumulation";

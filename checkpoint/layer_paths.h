@@ -17,12 +17,17 @@ std::string accumulation_path(int layer, const std::string& param);             
 // hold different sums until the data-parallel sum at the window's end): /accumulation/layer_0003/weight/replica_1.
 std::string accumulation_path(int layer, const std::string& param, int replica);
 std::string train_path(const std::string& name);                                              // /train/step
+// A registered application array (sluice_register_state): replicated ones once, per-rank ones per world rank.
+std::string application_path(const std::string& name);                                       // /application/temperature
+std::string application_path(const std::string& name, int rank);                             // /application/counter/rank_3
+// True for any path below /application/.
+bool is_application_path(const std::string& path);
 
 // The global layer index of a /model, /optimizer or /accumulation path; nullopt for anything else.
 std::optional<int> layer_index_of(const std::string& path);
 
 // Throws Error(kInvalidArgument) naming the path unless it is /{model,optimizer,accumulation}/layer_NNNN/<name>[/...]
-// with non-empty components made of [A-Za-z0-9_.-].
+// or /application/<name>[/rank_N], with non-empty components made of [A-Za-z0-9_.-].
 void validate_entry_path(const std::string& path);
 
 // Throws Error(kInvalidArgument) unless name is one non-empty [A-Za-z0-9_.-] component (a /train dataset name or

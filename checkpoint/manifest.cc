@@ -59,6 +59,7 @@ std::string serialize_manifest(const std::vector<ManifestItem>& items) {
     put<uint32_t>(out, static_cast<uint32_t>(item.dims.size()));
     for (int64_t dim : item.dims) put<int64_t>(out, dim);
     put<uint32_t>(out, item.crc32);
+    put<uint8_t>(out, static_cast<uint8_t>(item.type));
   }
   return out;
 }
@@ -72,6 +73,7 @@ std::vector<ManifestItem> deserialize_manifest(const std::string& bytes, int own
     const auto rank = cursor.take<uint32_t>();
     for (uint32_t d = 0; d < rank; ++d) item.dims.push_back(cursor.take<int64_t>());
     item.crc32 = cursor.take<uint32_t>();
+    item.type = static_cast<DataType>(cursor.take<uint8_t>());
     item.owner_rank = owner_rank;
     items.push_back(std::move(item));
   }

@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/snapshot.h"
+
 namespace sluice::checkpoint {
 
 struct ManifestItem {
   std::string path;
   std::vector<int64_t> dims;
   uint32_t crc32 = 0;
+  DataType type = DataType::kFloat32;
   int owner_rank = 0;  // the rank whose data goes into this dataset; not serialized, set from the allgather slot
 };
 

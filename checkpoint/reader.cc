@@ -1,5 +1,6 @@
 #include "checkpoint/reader.h"
 
+#include <optional>
 #include <set>
 
 #include "checkpoint/byte_exchange.h"
@@ -27,6 +28,7 @@ bool is_float_group(const std::string& top) {
 struct DatasetNames {
   std::vector<std::string> state;  // /model, /optimizer, /accumulation
   std::vector<std::string> train;  // /train
+  std::vector<std::string> application;  // /application
 };
 
 herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* data) {
@@ -36,6 +38,7 @@ herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* da
   auto* names = static_cast<DatasetNames*>(data);
   if (is_float_group(top)) names->state.push_back(path);
   if ("/" + top == kTrainGroup) names->train.push_back(path);
+  if ("/" + top == kApplicationGroup) names->application.push_back(path);
   return 0;
 }
 
@@ -66,6 +69,30 @@ void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::
                   stored, computed);
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, detail));
   }
+}
+
+// The application type of a stored dataset, from its class, size and sign; nullopt for anything else.
+std::optional<DataType> stored_data_type(hid_t dataset, const std::string& file, const std::string& object) {
+  Hdf5Handle type(check_hdf5(H5Dget_type(dataset), file, object, "reading type"), H5Tclose);
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  const size_t size = H5Tget_size(type.get());
+  if (type_class == H5T_FLOAT && size == 4) return DataType::kFloat32;
+  if (type_class == H5T_FLOAT && size == 8) return DataType::kFloat64;
+  if (type_class == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_2) {
+    if (size == 4) return DataType::kInt32;
+    if (size == 8) return DataType::kInt64;
+  }
+  return std::nullopt;
+}
+
+hid_t native_type(DataType type) {
+  switch (type) {
+    case DataType::kFloat64: return H5T_NATIVE_DOUBLE;
+    case DataType::kInt32: return H5T_NATIVE_INT32;
+    case DataType::kInt64: return H5T_NATIVE_INT64;
+    case DataType::kFloat32: break;
+  }
+  return H5T_NATIVE_FLOAT;
 }
 
 }  // namespace
@@ -130,6 +157,61 @@ void Reader::index_datasets() {
     require_checksum(dataset.get(), &value, sizeof(value), file_, object);
     train_ints_[path.substr(std::string(kTrainGroup).size() + 1)] = value;
   }
+  for (const std::string& path : names.application) {
+    const std::string object = "dataset " + path;
+    Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                       H5Dclose);
+    const std::optional<DataType> type = stored_data_type(dataset.get(), file_, object);
+    if (!type) {
+      throw Error(ErrorCode::kCheckpoint,
+                  checkpoint_message(file_, object, "is not float32, float64, int32 or int64"));
+    }
+    application_types_[path] = *type;
+    application_dims_[path] = dataset_dims(dataset.get(), file_, object);
+  }
+}
+
+std::vector<std::string> Reader::application_paths() const {
+  std::vector<std::string> result;
+  for (const auto& [path, type] : application_types_) result.push_back(path);
+  return result;
+}
+
+DataType Reader::application_type(const std::string& path) const {
+  const auto found = application_types_.find(path);
+  if (found == application_types_.end()) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "dataset " + path, "missing"));
+  }
+  return found->second;
+}
+
+const std::vector<int64_t>& Reader::application_dims(const std::string& path) const {
+  application_type(path);
+  return application_dims_.at(path);
+}
+
+void Reader::read_application(const std::string& path, DataType type, void* destination, size_t count) const {
+  const std::string object = "dataset " + path;
+  const DataType stored = application_type(path);
+  if (stored != type) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, object, std::string("is ") + data_type_name(stored) +
+                                                                              ", expected " + data_type_name(type)));
+  }
+  int64_t stored_count = 1;
+  for (int64_t dim : application_dims(path)) stored_count *= dim;
+  if (static_cast<int64_t>(count) != stored_count) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file_, object, "holds " + std::to_string(stored_count) +
+                                                      " values but the destination has room for " +
+                                                      std::to_string(count)));
+  }
+  Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                     H5Dclose);
+  if (count > 0) {
+    check_hdf5(H5Dread(dataset.get(), native_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), file_, object,
+               "reading data");
+  }
+  require_checksum(dataset.get(), destination, count * data_type_size(type), file_, object);
 }
 
 int64_t Reader::train_int(const std::string& name) const {
@@ -209,8 +291,22 @@ Entry Reader::read(const std::string& path, const std::vector<int64_t>& expected
   return read(path);
 }
 
+namespace {
+
+// Reads one application array into scratch memory: verify_all's check of its checksum.
+void verify_application(const Reader& reader, const std::string& path) {
+  int64_t count = 1;
+  for (int64_t dim : reader.application_dims(path)) count *= dim;
+  const DataType type = reader.application_type(path);
+  std::vector<unsigned char> scratch(static_cast<size_t>(count) * data_type_size(type));
+  reader.read_application(path, type, scratch.data(), static_cast<size_t>(count));
+}
+
+}  // namespace
+
 void Reader::verify_all() const {
   for (const auto& [path, dims] : dims_) read(path);
+  for (const auto& [path, type] : application_types_) verify_application(*this, path);
 }
 
 void verify_all(MPI_Comm comm, const std::string& path) {
@@ -223,6 +319,10 @@ void verify_all(MPI_Comm comm, const std::string& path) {
                    const std::vector<std::string> paths = reader.paths();
                    for (size_t i = static_cast<size_t>(rank); i < paths.size(); i += static_cast<size_t>(size)) {
                      reader.read(paths[i]);
+                   }
+                   const std::vector<std::string> arrays = reader.application_paths();
+                   for (size_t i = static_cast<size_t>(rank); i < arrays.size(); i += static_cast<size_t>(size)) {
+                     verify_application(reader, arrays[i]);
                    }
                  }));
 }

@@ -51,8 +51,20 @@ class Reader {
   // per tensor. Error(kCheckpoint) naming file and dataset when count differs from the dataset's element count.
   // On a checksum failure the destination has already been overwritten: call verify_all() first.
   void read_into(const std::string& path, float* destination, size_t count) const;
-  // Every float dataset, checked by this process alone.
+  // Every float dataset and every application array, checked by this process alone.
   void verify_all() const;
+
+  // Application state (/application/<name> and /application/<name>/rank_R, docs/CHECKPOINT_FORMAT.md), sorted.
+  // Files written before application state existed have none.
+  std::vector<std::string> application_paths() const;
+  bool contains_application(const std::string& path) const { return application_types_.count(path) != 0; }
+  // Error(kCheckpoint) naming file and dataset if the file has no such array.
+  DataType application_type(const std::string& path) const;
+  const std::vector<int64_t>& application_dims(const std::string& path) const;
+  // Reads and checksum-verifies one application array of `type` into `destination` (room for `count` elements).
+  // Error(kCheckpoint) naming file and dataset when it is missing, of another type or element count, unreadable, or
+  // its crc32 does not match.
+  void read_application(const std::string& path, DataType type, void* destination, size_t count) const;
 
  private:
   void open_and_index();
@@ -64,9 +76,11 @@ class Reader {
   std::map<std::string, std::string> attributes_;
   std::map<std::string, int64_t> train_ints_;
   std::map<std::string, std::vector<int64_t>> dims_;
+  std::map<std::string, std::vector<int64_t>> application_dims_;
+  std::map<std::string, DataType> application_types_;
 };
 
-// Collective over comm: every float dataset's checksum is verified, the work split across ranks; all ranks throw
+// Collective over comm: every float dataset's and application array's checksum is verified, the work split across ranks; all ranks throw
 // the same Error(kCheckpoint) naming file and dataset if any check fails. Call before loading anything.
 void verify_all(MPI_Comm comm, const std::string& path);
 

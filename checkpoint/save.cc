@@ -52,13 +52,21 @@ std::vector<ManifestItem> describe_entries(const Snapshot& mine) {
     if (!seen.insert(entry.path).second) {
       throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + entry.path + "' appears twice on one rank");
     }
+    if (entry.type != DataType::kFloat32 && !is_application_path(entry.path)) {
+      throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + entry.path + "' is " +
+                                                   data_type_name(entry.type) + "; only /application arrays may be "
+                                                   "other than float32");
+    }
     const int64_t count = element_count(entry.dims, entry.path);
-    if (count != static_cast<int64_t>(entry.data.size())) {
+    const size_t element_size = data_type_size(entry.type);
+    if (count * static_cast<int64_t>(element_size) != static_cast<int64_t>(entry.value_bytes())) {
       throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + entry.path + "': dims hold " +
                                                    std::to_string(count) + " values but data has " +
-                                                   std::to_string(entry.data.size()));
+                                                   std::to_string(entry.value_bytes() / element_size));
     }
-    items.push_back({entry.path, entry.dims, crc32_of(entry.data.data(), entry.data.size() * sizeof(float)), 0});
+    ManifestItem item{entry.path, entry.dims, crc32_of(entry.values(), entry.value_bytes())};
+    item.type = entry.type;
+    items.push_back(item);
   }
   return items;
 }
@@ -159,6 +167,27 @@ Hdf5Handle make_dataspace(const std::vector<int64_t>& dims, const std::string& f
       H5Sclose);
 }
 
+// The little-endian type a dataset of `type` has in the file, and the native one its values have in memory.
+hid_t file_type(DataType type) {
+  switch (type) {
+    case DataType::kFloat64: return H5T_IEEE_F64LE;
+    case DataType::kInt32: return H5T_STD_I32LE;
+    case DataType::kInt64: return H5T_STD_I64LE;
+    case DataType::kFloat32: break;
+  }
+  return H5T_IEEE_F32LE;
+}
+
+hid_t memory_type(DataType type) {
+  switch (type) {
+    case DataType::kFloat64: return H5T_NATIVE_DOUBLE;
+    case DataType::kInt32: return H5T_NATIVE_INT32;
+    case DataType::kInt64: return H5T_NATIVE_INT64;
+    case DataType::kFloat32: break;
+  }
+  return H5T_NATIVE_FLOAT;
+}
+
 // Writes one checkpoint file. Every HDF5 call that creates something is made by all ranks in the same order
 // (parallel HDF5 requires it); only the data transfers differ per rank.
 class CheckpointFileWriter {
@@ -176,7 +205,7 @@ class CheckpointFileWriter {
                     H5Fclose);
 
     write_root_attributes(file.get(), metadata);
-    for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup}) {
+    for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup, kApplicationGroup}) {
       Hdf5Handle created(check_hdf5(H5Gcreate2(file.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file_,
                                     std::string("group ") + group, "creating"),
                          H5Gclose);
@@ -228,7 +257,7 @@ class CheckpointFileWriter {
     Hdf5Handle creation = make_property_list(H5P_DATASET_CREATE, file_);
     // Every byte is written by its owner right after, so HDF5's default zero fill would only double the I/O.
     check_hdf5(H5Pset_fill_time(creation.get(), H5D_FILL_TIME_NEVER), file_, object, "configuring");
-    Hdf5Handle dataset(check_hdf5(H5Dcreate2(file, item.path.c_str(), H5T_IEEE_F32LE, space.get(),
+    Hdf5Handle dataset(check_hdf5(H5Dcreate2(file, item.path.c_str(), file_type(item.type), space.get(),
                                              link_properties.get(), creation.get(), H5P_DEFAULT),
                                   file_, object, "creating"),
                        H5Dclose);
@@ -251,14 +280,16 @@ class CheckpointFileWriter {
       const std::string object = "dataset " + item.path;
       if (item.owner_rank == rank_) {
         const Entry& entry = *my_entries.at(item.path);
-        check_hdf5(H5Dwrite(datasets[i].get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, transfer.get(), entry.data.data()),
+        check_hdf5(H5Dwrite(datasets[i].get(), memory_type(item.type), H5S_ALL, H5S_ALL, transfer.get(),
+                            entry.values()),
                    file_, object, "writing");
       } else if (collective) {
         // Collective transfers need every rank in every call; the non-owners contribute an empty selection.
         Hdf5Handle nothing = make_dataspace(item.dims, file_, object);
         check_hdf5(H5Sselect_none(nothing.get()), file_, object, "selecting nothing");
-        const float unused = 0.0f;
-        check_hdf5(H5Dwrite(datasets[i].get(), H5T_NATIVE_FLOAT, nothing.get(), nothing.get(), transfer.get(), &unused),
+        const double unused = 0.0;
+        check_hdf5(H5Dwrite(datasets[i].get(), memory_type(item.type), nothing.get(), nothing.get(), transfer.get(),
+                            &unused),
                    file_, object, "writing (empty share)");
       }
     }

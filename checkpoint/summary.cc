@@ -109,6 +109,15 @@ CheckpointSummary summarize(const std::string& path) {
     ++summary.datasets;
   }
   for (auto& [index, layer] : layers) summary.layers.push_back(std::move(layer));
+  for (const std::string& dataset : reader.application_paths()) {
+    ApplicationArraySummary array;
+    array.name = dataset.substr(std::string(kApplicationGroup).size() + 1);
+    array.type = data_type_name(reader.application_type(dataset));
+    array.dims = reader.application_dims(dataset);
+    array.elements = element_count(array.dims);
+    summary.application.push_back(std::move(array));
+    ++summary.datasets;
+  }
 
   try {
     reader.verify_all();
@@ -148,6 +157,14 @@ std::string summary_text(const CheckpointSummary& summary) {
     if (!layer.accumulation.empty()) out << "; accumulation: " << tensors_text(layer.accumulation);
     out << "\n";
   }
+  if (!summary.application.empty()) {
+    out << "application:     " << summary.application.size() << " arrays:";
+    for (size_t i = 0; i < summary.application.size(); ++i) {
+      const ApplicationArraySummary& array = summary.application[i];
+      out << (i ? ", " : " ") << array.name << " " << array.type << " " << dims_text(array.dims);
+    }
+    out << "\n";
+  }
   out << "checksums:       "
       << (summary.checksums_verified ? "all " + std::to_string(summary.datasets) + " verified"
                                      : "FAILED: " + summary.checksum_error)
@@ -184,6 +201,12 @@ std::string summary_json(const CheckpointSummary& summary) {
     out << (i ? "," : "") << "{\"index\":" << layer.layer << ",\"parameters\":" << json_tensors(layer.parameters)
         << ",\"optimizer\":" << json_tensors(layer.optimizer_state)
         << ",\"accumulation\":" << json_tensors(layer.accumulation) << "}";
+  }
+  out << "],\"application\":[";
+  for (size_t i = 0; i < summary.application.size(); ++i) {
+    const ApplicationArraySummary& array = summary.application[i];
+    out << (i ? "," : "") << "{\"name\":" << json_string(array.name) << ",\"type\":" << json_string(array.type)
+        << ",\"dims\":" << json_dims(array.dims) << ",\"elements\":" << array.elements << "}";
   }
   out << "],\"checksums_verified\":" << (summary.checksums_verified ? "true" : "false");
   out << ",\"checksum_error\":" << (summary.checksums_verified ? "null" : json_string(summary.checksum_error));

@@ -25,6 +25,15 @@ struct LayerSummary {
   std::vector<TensorSummary> accumulation;     // /accumulation/layer_NNNN/...
 };
 
+// One registered application array (/application/...): name is the path below /application, e.g. "field" or
+// "counter/rank_1".
+struct ApplicationArraySummary {
+  std::string name;
+  std::string type;  // float32, float64, int32, int64
+  std::vector<int64_t> dims;
+  int64_t elements = 0;
+};
+
 struct CheckpointSummary {
   std::string file;
   int64_t format_version = 0;
@@ -32,8 +41,9 @@ struct CheckpointSummary {
   std::optional<SaveLayout> layout;
   std::map<std::string, std::string> attributes;  // every root string attribute (config text included)
   std::vector<LayerSummary> layers;
+  std::vector<ApplicationArraySummary> application;  // sorted by name
   int64_t parameter_elements = 0;  // sum over /model
-  int64_t datasets = 0;
+  int64_t datasets = 0;  // layer datasets and application arrays
   bool checksums_verified = false;
   std::string checksum_error;  // the first failure, naming file and dataset, when !checksums_verified
 };

@@ -131,10 +131,12 @@ void check_path_everywhere(Trainer& trainer, const std::string& path, const char
 
 }  // namespace
 
-void save_checkpoint(Trainer& trainer, const std::string& path) {
+void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_save_checkpoint");
+  check_same_registration(trainer.mpi().world(), application);
   checkpoint::Snapshot snapshot;
+  add_application_entries(application, trainer.layout().rank, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
     for (const Slot& s : slots_of(local_parameters(trainer), trainer.optimizer())) {
@@ -173,9 +175,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
   checkpoint::save(trainer.mpi().world(), path, snapshot);
 }
 
-void load_checkpoint(Trainer& trainer, const std::string& path) {
+void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_load_checkpoint");
+  check_same_registration(trainer.mpi().world(), application);
   MPI_Comm world = trainer.mpi().world();
   checkpoint::Reader reader(world, path);
   checkpoint::verify_all(world, reader.file());
@@ -184,6 +187,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   // overwrite the live state: a failure anywhere leaves every rank's trainer as it was.
   std::vector<Slot> slots = slots_of(local_parameters(trainer), trainer.optimizer());
   std::vector<std::vector<float>> staged(slots.size());
+  std::vector<std::vector<unsigned char>> staged_application;
   std::exception_ptr error;
   int position = 0;
   try {
@@ -202,6 +206,8 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
       staged[i].resize(static_cast<size_t>(slots[i].tensor->size()));
       reader.read_into(slots[i].path, staged[i].data(), staged[i].size());
     }
+    staged_application =
+        stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
   } catch (...) {
     error = std::current_exception();
   }
@@ -211,6 +217,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   for (size_t i = 0; i < slots.size(); ++i) {
     *slots[i].tensor = backend.from_host(slots[i].tensor->rows(), slots[i].tensor->cols(), staged[i].data());
   }
+  restore_application_state(application, staged_application);
   if (position == 0) {
     for (const auto& [index, stage] : trainer.stages()) stage->zero_grad();  // no partial sums: a fresh window
   }
@@ -219,7 +226,8 @@ void load_checkpoint(Trainer& trainer, const std::string& path) {
   trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
 }
 
-std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep) {
+std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep,
+                                   const ApplicationState* application) {
   std::exception_ptr error;
   if (trainer.layout().rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     error = std::make_exception_ptr(
@@ -227,7 +235,7 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
   }
   comm::agree_or_throw(trainer.mpi().world(), "creating the checkpoint directory", error);
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
-  save_checkpoint(trainer, path);
+  save_checkpoint(trainer, path, application);
   if (trainer.layout().rank == 0) {
     // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
     try {

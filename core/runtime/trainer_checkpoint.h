@@ -12,20 +12,26 @@
 
 #include <string>
 
+#include "core/runtime/application_state.h"
 #include "core/runtime/trainer.h"
 
 namespace sluice::runtime {
 
+// `application` (may be null: none) is the host's registered arrays (application_state.h): every save writes them
+// under /application, every load restores them together with the trainer's state. Its registration is checked
+// across ranks first (kInvalidArgument naming the rank that differs).
+
 // Collective over the trainer's world. Atomic: `path` is either the previous file or the complete new one.
-void save_checkpoint(Trainer& trainer, const std::string& path);
+void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr);
 
 // Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
-// shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset) the trainer
-// is unchanged on every rank.
-void load_checkpoint(Trainer& trainer, const std::string& path);
+// shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset or application
+// array) the trainer and the application arrays are unchanged on every rank.
+void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr);
 
 // Writes `<dir>/ckpt_<step>.h5` for the trainer's current step and keeps the newest `keep` (collective).
 // Returns the path written.
-std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep);
+std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep,
+                                   const ApplicationState* application = nullptr);
 
 }  // namespace sluice::runtime

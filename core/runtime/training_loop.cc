@@ -64,7 +64,7 @@ std::string RunControl::resume(const std::string& source, bool automatic) {
     return resume_if_any(dir);
   }
   if (from.empty()) return "";
-  load_checkpoint(trainer_, from);
+  load_checkpoint(trainer_, from, application_);
   const std::string file = checkpoint::resolve_checkpoint_path(from);
   say(trainer_, log_, "sluice: resumed from " + file + " at step " + std::to_string(trainer_.steps_done()));
   return file;
@@ -92,7 +92,7 @@ std::string RunControl::save() {
     return saved_path_;
   }
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
-  saved_path_ = save_checkpoint_in_dir(trainer_, ckpt.dir, ckpt.keep);
+  saved_path_ = save_checkpoint_in_dir(trainer_, ckpt.dir, ckpt.keep, application_);
   saved_step_ = trainer_.steps_done();
   saved_position_ = trainer_.accumulation_position();
   return saved_path_;

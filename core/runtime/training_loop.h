@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/data/data_source.h"
+#include "core/runtime/application_state.h"
 #include "core/runtime/trainer.h"
 
 namespace sluice::runtime {
@@ -67,6 +68,10 @@ class RunControl {
   // The last step, or 0 when there is none (StepLimit::kIfGiven without a `steps` key).
   uint64_t step_limit() const;
 
+  // The host's registered arrays (the C API's sluice_register_state), written into every checkpoint this RunControl
+  // saves and restored by every resume. Borrowed; null (the default) means none.
+  void set_application_state(const ApplicationState* application) { application_ = application; }
+
  private:
   std::string save();
 
@@ -76,6 +81,7 @@ class RunControl {
   int saved_position_ = 0;     // the accumulation-window position of that checkpoint
   uint64_t saved_step_ = 0;    // the step of the checkpoint this RunControl wrote last (with saved_path_)
   std::string saved_path_;
+  const ApplicationState* application_ = nullptr;
 };
 
 // How a run of run_training ended.
