@@ -25,6 +25,28 @@ std::string train_arguments(const SbatchRequest& request) {
   return arguments;
 }
 
+// The job step's shell variables (the script's header) and its command line after `srun --mpi=pmix`.
+std::string step_setup(const SbatchRequest& request) {
+  if (request.program_path.empty()) {
+    return "sluice=" + shell_quote(request.sluice_path) + "\nconfig=" + shell_quote(request.config_path);
+  }
+  return "program=" + shell_quote(request.program_path) +
+         "\n# The config `sluice submit --config` checked, for the program to read (sluice_trainer_create takes a path).\n"
+         "export SLUICE_CONFIG=" + shell_quote(request.config_path);
+}
+
+std::string step_command(const SbatchRequest& request) {
+  if (request.program_path.empty()) {
+    std::string command = "\"$sluice\" train \"$config\" --auto-resume";
+    const std::string arguments = train_arguments(request);
+    if (!arguments.empty()) command += " " + arguments;
+    return command;
+  }
+  std::string command = "\"$program\"";
+  for (const std::string& argument : request.program_args) command += " " + shell_quote(argument);
+  return command;
+}
+
 // #SBATCH lines for the optional choices, each with the comment the templates promise for every directive.
 std::string extra_directives(const SbatchRequest& request) {
   std::string lines;
@@ -82,7 +104,11 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   require_sbatch_word(request.output_dir, "--output-dir");
   if (!request.partition.empty()) require_sbatch_word(request.partition, "--partition");
   if (!request.account.empty()) require_sbatch_word(request.account, "--account");
-  for (const auto* path : {&request.config_path, &request.sluice_path, &request.output_dir}) {
+  require(request.program_path.empty() || request.overrides.empty(),
+          "--set overrides are arguments of `sluice train`; a --program reads its own config: edit the config file "
+          "instead");
+  const std::string& launched = request.program_path.empty() ? request.sluice_path : request.program_path;
+  for (const auto* path : {&request.config_path, &launched, &request.output_dir}) {
     // The job starts in the submit directory, but a requeued or edited script may not: absolute only.
     require(!path->empty() && path->front() == '/', "path \"" + *path + "\" must be absolute in a batch script");
   }
@@ -112,18 +138,21 @@ std::string render_sbatch_script(const SbatchRequest& request, const config::Con
       {"TIME", request.time},
       {"OUTPUT_DIR", request.output_dir},
       {"EXTRA_DIRECTIVES", extra_directives(request)},
-      {"SLUICE", shell_quote(request.sluice_path)},
-      {"CONFIG", shell_quote(request.config_path)},
-      {"TRAIN_ARGS", train_arguments(request)},
+      {"STEP_SETUP", step_setup(request)},
+      {"STEP_COMMAND", step_command(request)},
   };
   if (request.gpus) values["GPUS_PER_TASK"] = "1";
   return fill_placeholders(request.gpus ? kGpuSbatchTemplate : kCpuSbatchTemplate, values);
 }
 
 std::string mpirun_command(const SbatchRequest& request, const config::Config& config) {
-  std::string command = "mpirun -np " + std::to_string(job_task_count(config)) + " " +
-                        shell_quote(request.sluice_path) + " train " + shell_quote(request.config_path) +
-                        " --auto-resume";
+  std::string command = "mpirun --mca odls_base_sigkill_timeout 30 -np " + std::to_string(job_task_count(config)) + " ";
+  if (!request.program_path.empty()) {
+    command = "SLUICE_CONFIG=" + shell_quote(request.config_path) + " " + command + shell_quote(request.program_path);
+    for (const std::string& argument : request.program_args) command += " " + shell_quote(argument);
+    return command;
+  }
+  command += shell_quote(request.sluice_path) + " train " + shell_quote(request.config_path) + " --auto-resume";
   const std::string arguments = train_arguments(request);
   if (!arguments.empty()) command += " " + arguments;
   return command;

@@ -13,6 +13,11 @@ struct SbatchRequest {
   std::string config_path;             // absolute path of the YAML config the job trains
   std::vector<std::string> overrides;  // `key.path=value`, forwarded to `sluice train --set`
   std::string sluice_path;             // absolute path of the `sluice` binary on the compute nodes
+  // `sluice submit --program`: the job step runs this program (absolute path) with program_args instead of
+  // `sluice train`; the config is still parsed for the rank count and checkpoint.dir, and exported to the
+  // program as SLUICE_CONFIG. Empty: `sluice train CONFIG --auto-resume`. overrides must then be empty.
+  std::string program_path;
+  std::vector<std::string> program_args;
   std::string output_dir;              // absolute directory for the job's .out/.err logs
   std::string job_name;                // letters, digits, _ . - only
   int nodes = 1;
@@ -34,10 +39,12 @@ int tasks_per_node_for(const SbatchRequest& request, int tasks);
 // inconsistent: nodes/tasks-per-node/cpus-per-task < 1, tasks that do not fit nodes x tasks-per-node, more
 // nodes than tasks, a malformed --time, a job name or output directory sbatch cannot take in an #SBATCH line,
 // --gpus with device cpu on every stage or a cuda stage without --gpus, an empty checkpoint.dir (after --set), or
-// a relative path.
+// a relative path, or --set overrides with a program (they are `sluice train` arguments).
 std::string render_sbatch_script(const SbatchRequest& request, const config::Config& config);
 
-// The equivalent launch without Slurm, for messages: `mpirun -np N SLUICE train CONFIG --auto-resume ...`.
+// The equivalent launch without Slurm, for messages: `mpirun --mca odls_base_sigkill_timeout 30 -np N SLUICE train
+// CONFIG --auto-resume ...` (or PROGRAM ARGS...). The MCA setting gives the ranks 30 s between mpirun's SIGTERM
+// and its SIGKILL (Open MPI's default is 1 s: too short to write a checkpoint).
 std::string mpirun_command(const SbatchRequest& request, const config::Config& config);
 
 }  // namespace sluice::slurm

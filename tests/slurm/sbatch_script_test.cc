@@ -232,7 +232,74 @@ TEST(MpirunCommand, SameRanksAndArguments) {
   SbatchRequest request = basic_request();
   request.overrides = {"steps=5"};
   EXPECT_EQ(mpirun_command(request, pipeline_config(4, 2)),
-            "mpirun -np 8 /opt/sluice/bin/sluice train /jobs/mlp.yaml --auto-resume --set steps=5");
+            "mpirun --mca odls_base_sigkill_timeout 30 -np 8 /opt/sluice/bin/sluice train /jobs/mlp.yaml "
+            "--auto-resume --set steps=5");
+}
+
+// `sluice submit --program`: the program and its quoted arguments replace `sluice train` in the srun line.
+SbatchRequest program_request() {
+  SbatchRequest request = basic_request();
+  request.program_path = "/home/me/sim dir/my_sim";
+  request.program_args = {"--steps", "100", "two words", "it's", "$HOME", "a\"b", ""};
+  return request;
+}
+
+// The script's lines from `marker` on (the part after the #SBATCH header that runs the job).
+std::string from_line(const std::string& script, const std::string& marker) {
+  const std::size_t at = script.find(marker);
+  return at == std::string::npos ? "" : script.substr(at);
+}
+
+TEST(RenderSbatchScript, ProgramReplacesSluiceTrainWithQuotedArguments) {
+  const std::string script = render_sbatch_script(program_request(), pipeline_config(2, 1));
+  EXPECT_TRUE(contains_line(script, "program='/home/me/sim dir/my_sim'"));
+  EXPECT_TRUE(contains_line(script, "export SLUICE_CONFIG=/jobs/mlp.yaml"));
+  EXPECT_TRUE(contains_line(
+      script, "  srun --mpi=pmix \"$program\" --steps 100 'two words' 'it'\\''s' '$HOME' 'a\"b' ''"));
+  EXPECT_EQ(script.find("\"$sluice\" train"), std::string::npos);
+  EXPECT_EQ(script.find("/opt/sluice/bin/sluice"), std::string::npos);
+  EXPECT_TRUE(contains_line(script, "#SBATCH --ntasks=2"));
+}
+
+// Same template, so the same signals, requeue-on-75 and SIGTERM handling as `sluice train`: the scripts differ
+// only in the step's variables and command line.
+TEST(RenderSbatchScript, ProgramJobHasTheSameSignalAndRequeueLogicAsTrain) {
+  const std::string train = render_sbatch_script(basic_request(), pipeline_config(2, 1));
+  const std::string program = render_sbatch_script(program_request(), pipeline_config(2, 1));
+  const std::string marker = "# One BLAS thread per allocated core";
+  const std::string train_tail = from_line(train, marker);
+  std::string program_tail = from_line(program, marker);
+  ASSERT_FALSE(train_tail.empty());
+  const std::string train_step = "srun --mpi=pmix \"$sluice\" train \"$config\" --auto-resume\n";
+  const std::size_t train_at = train_tail.find(train_step);
+  ASSERT_NE(train_at, std::string::npos);
+  const std::size_t program_at = program_tail.find("srun --mpi=pmix \"$program\"");
+  ASSERT_NE(program_at, std::string::npos);
+  program_tail.replace(program_at, program_tail.find('\n', program_at) + 1 - program_at, train_step);
+  EXPECT_EQ(train_tail, program_tail);
+  for (const std::string& line : {"#SBATCH --signal=B:USR1@120", "#SBATCH --requeue", "trap forward_warning USR1",
+                                  "trap note_termination TERM", "  trap '' TERM",
+                                  "  if ! scontrol requeue \"$SLURM_JOB_ID\"; then"}) {
+    EXPECT_TRUE(contains_line(program, line)) << line;
+  }
+}
+
+TEST(RenderSbatchScript, ProgramRefusesTrainOverridesAndRelativePaths) {
+  SbatchRequest request = program_request();
+  request.overrides = {"steps=5"};
+  EXPECT_NE(render_error(request, pipeline_config(2, 1)).find("--set overrides are arguments of `sluice train`"),
+            std::string::npos);
+  request = program_request();
+  request.program_path = "bin/my_sim";
+  EXPECT_EQ(render_error(request, pipeline_config(2, 1)), "path \"bin/my_sim\" must be absolute in a batch script");
+}
+
+TEST(MpirunCommand, ProgramWithItsArguments) {
+  SbatchRequest request = program_request();
+  request.program_args = {"100", "two words"};
+  EXPECT_EQ(mpirun_command(request, pipeline_config(2, 1)),
+            "SLUICE_CONFIG=/jobs/mlp.yaml mpirun --mca odls_base_sigkill_timeout 30 -np 2 '/home/me/sim dir/my_sim' "
+            "100 'two words'");
 }
 
 }  // namespace

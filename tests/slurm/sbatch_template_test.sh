@@ -23,6 +23,7 @@ cat > "$work/bin/srun" <<'FAKE'
 # With FAKE_SRUN_RACE_EXIT set it instead sends USR1 to the batch shell itself and exits at once with that
 # status, so it ends while the batch shell is in its trap or just back in its wait loop.
 echo "$*" > "$RECORD_DIR/srun.args"
+printf '%s\n' "$@" > "$RECORD_DIR/srun.argv"  # one argument per line: shows how the script quoted them
 if [ -n "${FAKE_SRUN_RACE_EXIT:-}" ]; then
   trap 'echo USR1 >> "$RECORD_DIR/srun.signals"' USR1
   for _ in $(seq 100); do [ -s "$RECORD_DIR/batch.pid" ] && break; sleep 0.05; done
@@ -51,7 +52,8 @@ chmod +x "$work/bin/srun" "$work/bin/scontrol"
 bash -n "$work/job.sbatch" || fail "generated script is not valid bash"
 grep -qx '#SBATCH --ntasks=4' "$work/job.sbatch" || fail "mlp.yaml has 4 stages: expected --ntasks=4"
 
-# Runs the batch script with the stand-ins; $1: "signal" to send USR1 once the step runs, "finish", or
+# Runs the batch script with the stand-ins; $1: "signal" to send USR1 once the step runs, "finish", "term"
+# (SIGTERM to the batch shell, then the step finishes with FAKE_SRUN_EXIT), or
 # "race" (the stand-in srun signals the batch shell and exits by itself, see FAKE_SRUN_RACE_EXIT).
 run_case() {
   local how="$1"
@@ -68,7 +70,17 @@ run_case() {
   fi
   for _ in $(seq 100); do [ -f "$RECORD_DIR/srun.started" ] && break; sleep 0.1; done
   [ -f "$RECORD_DIR/srun.started" ] || fail "stand-in srun never started"
-  if [ "$how" = signal ]; then kill -USR1 "$batch_pid"; else touch "$RECORD_DIR/srun.finish"; fi
+  if [ "$how" = signal ]; then
+    kill -USR1 "$batch_pid"
+  elif [ "$how" = term ]; then
+    # scancel: SIGTERM (Slurm also signals the ranks itself); the step then ends with its checkpoint (75).
+    kill -TERM "$batch_pid"
+    for _ in $(seq 100); do grep -q "SIGTERM received" "$RECORD_DIR/batch.out" && break; sleep 0.1; done
+    grep -q "SIGTERM received" "$RECORD_DIR/batch.out" || fail "the batch script did not log SIGTERM"
+    touch "$RECORD_DIR/srun.finish"
+  else
+    touch "$RECORD_DIR/srun.finish"
+  fi
   set +e
   wait "$batch_pid"
   status=$?
@@ -122,6 +134,68 @@ for attempt in $(seq 10); do
   [ "$status" -eq 0 ] && [ -f "$RECORD_DIR/scontrol.args" ] || fail "GPU template: srun exited 75 right after the signal (attempt $attempt): exit $status"
 done
 
+# 7. scancel: SIGTERM to the batch shell, the step exits 75 with its checkpoint. Not requeued (a cancelled job
+# is COMPLETING, and Slurm would accept `scontrol requeue` then), exit 75, and the log says so. Both templates.
+for job_script in "$work/job.sbatch" "$work/gpu.sbatch"; do
+  FAKE_SRUN_EXIT=75 run_case term
+  [ "$status" -eq 75 ] || fail "$job_script: SIGTERM then 75: batch script exited $status, expected 75"
+  [ ! -f "$RECORD_DIR/scontrol.args" ] || fail "$job_script: a job ended by SIGTERM (scancel) was requeued"
+  grep -q "not requeueing job 4242 (a cancelled job stays cancelled)" "$RECORD_DIR/batch.out" ||
+    fail "$job_script: no 'not requeueing' line: $(cat "$RECORD_DIR/batch.out")"
+  FAKE_SRUN_EXIT=0 run_case term
+  [ "$status" -eq 0 ] && [ ! -f "$RECORD_DIR/scontrol.args" ] || fail "$job_script: SIGTERM then 0: exit $status"
+done
+
+# --- sluice submit --program: the user's own program in the same template ------------------------------
+# A relative program path (made absolute from the submit directory), a config given with --config, and
+# arguments with spaces, quotes, $ and a leading dash (after --): each must reach the program unchanged.
+mkdir -p "$work/sim dir"
+printf '#!/bin/sh\n' > "$work/sim dir/my_sim"
+chmod +x "$work/sim dir/my_sim"
+# mlp.yaml has no checkpoint.dir, and a --program job takes no --set: the copy gets one.
+sed 's|^checkpoint: .*|checkpoint: {dir: /scratch/ck, every: 5, keep: 3}|' "$config" > "$work/sim dir/cfg.yaml"
+(cd "$work/sim dir" && "$sluice" submit --program ./my_sim --config cfg.yaml --nodes 1 --dry-run \
+  --output-dir "$work/logs" -- --steps 7 "two words" "it's" 'say "hi"' '$HOME' '' > "$work/program.sbatch" \
+  2> "$work/program.err") || fail "submit --program --dry-run failed: $(cat "$work/program.err")"
+bash -n "$work/program.sbatch" || fail "generated --program script is not valid bash"
+grep -qx "program='$work/sim dir/my_sim'" "$work/program.sbatch" || fail "program path not absolute: $(grep '^program=' "$work/program.sbatch")"
+grep -qx "export SLUICE_CONFIG='$work/sim dir/cfg.yaml'" "$work/program.sbatch" || fail "SLUICE_CONFIG not exported"
+job_script="$work/program.sbatch"
+run_case signal
+[ "$status" -eq 0 ] || fail "--program preempted: batch script exited $status, expected 0 (requeued)"
+[ "$(cat "$RECORD_DIR/srun.signals")" = USR1 ] || fail "--program: USR1 was not forwarded to the job step"
+[ "$(cat "$RECORD_DIR/scontrol.args")" = "requeue 4242" ] || fail "--program: preempted job not requeued"
+printf '%s\n' --mpi=pmix "$work/sim dir/my_sim" --steps 7 "two words" "it's" 'say "hi"' '$HOME' '' > "$work/expected.argv"
+diff "$work/expected.argv" "$RECORD_DIR/srun.argv" || fail "--program: the program's arguments did not arrive unchanged"
+FAKE_SRUN_EXIT=3 run_case finish
+[ "$status" -eq 3 ] && [ ! -f "$RECORD_DIR/scontrol.args" ] || fail "--program failed step: exit $status"
+FAKE_SRUN_EXIT=75 run_case term
+[ "$status" -eq 75 ] && [ ! -f "$RECORD_DIR/scontrol.args" ] || fail "--program scancel: exit $status or requeued"
+for attempt in $(seq 10); do
+  FAKE_SRUN_RACE_EXIT=75 run_case race
+  [ "$status" -eq 0 ] && [ -f "$RECORD_DIR/scontrol.args" ] || fail "--program: srun exited 75 right after the signal (attempt $attempt): exit $status"
+done
+
+set +e
+"$sluice" submit --program "$work/sim dir/my_sim" --nodes 1 --dry-run > /dev/null 2> "$work/noconfig.err"
+noconfig_status=$?
+"$sluice" submit --program "$work/sim dir/my_sim" --config "$work/sim dir/cfg.yaml" --nodes 1 --dry-run \
+  --set steps=3 > /dev/null 2> "$work/progset.err"
+progset_status=$?
+"$sluice" submit --program "$work/nonexistent" --config "$work/sim dir/cfg.yaml" --nodes 1 --dry-run \
+  > /dev/null 2> "$work/noprog.err"
+noprog_status=$?
+"$sluice" submit "$config" extra --nodes 1 --dry-run --set checkpoint.dir=/scratch/ck > /dev/null 2> "$work/extra.err"
+extra_status=$?
+set -e
+[ "$noconfig_status" -eq 2 ] && grep -q -- "--program needs --config" "$work/noconfig.err" ||
+  fail "--program without --config: exit $noconfig_status: $(cat "$work/noconfig.err")"
+[ "$progset_status" -eq 2 ] && grep -q -- "--set overrides are arguments of \`sluice train\`" "$work/progset.err" ||
+  fail "--program with --set: exit $progset_status: $(cat "$work/progset.err")"
+[ "$noprog_status" -eq 2 ] && grep -q "is not an executable file" "$work/noprog.err" ||
+  fail "missing --program: exit $noprog_status: $(cat "$work/noprog.err")"
+[ "$extra_status" -eq 2 ] || fail "train with an extra argument: exit $extra_status: $(cat "$work/extra.err")"
+
 # --- sluice submit's own errors ------------------------------------------------------------------------
 with_dir=(--set checkpoint.dir=/scratch/ck)
 set +e
@@ -141,7 +215,7 @@ set -e
 [ "$fit_status" -eq 2 ] || fail "tasks that do not fit: exit $fit_status, expected 2"
 grep -q "4 tasks do not fit --nodes 1 x --tasks-per-node 2 = 2 slots" "$work/fit.err" || fail "fit message: $(cat "$work/fit.err")"
 [ "$nosbatch_status" -eq 1 ] || fail "no sbatch: exit $nosbatch_status, expected 1"
-grep -q "Slurm not found.*run with mpirun: mpirun -np 4 " "$work/nosbatch.err" || fail "no-sbatch message: $(cat "$work/nosbatch.err")"
+grep -q "Slurm not found.*run with mpirun: mpirun --mca odls_base_sigkill_timeout 30 -np 4 " "$work/nosbatch.err" || fail "no-sbatch message: $(cat "$work/nosbatch.err")"
 
 # mlp.yaml has checkpoint.dir "": refused, in one line naming the key and the fix, and no script printed.
 [ "$nodir_status" -eq 2 ] || fail "no checkpoint.dir: exit $nodir_status, expected 2"
@@ -157,4 +231,5 @@ grep -q "warning: checkpoint.every is 0: only preemption checkpoints will be wri
   fail "checkpoint.every=0: no warning on stderr: $(cat "$work/every0.err")"
 head -n 1 "$work/every0.out" | grep -qx '#!/bin/bash' || fail "checkpoint.every=0: stdout is not the script"
 
-echo "PASS: sbatch template forwarding/requeue logic (incl. the exit-after-signal race) and sluice submit errors"
+echo "PASS: sbatch template forwarding/requeue logic (incl. the exit-after-signal race), no requeue after SIGTERM," \
+  "--program (path, quoting, same requeue logic) and sluice submit errors"

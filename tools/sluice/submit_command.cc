@@ -6,6 +6,9 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
@@ -20,14 +23,16 @@ namespace fs = std::filesystem;
 
 struct SubmitOptions {
   slurm::SbatchRequest request;
-  std::string config;
+  std::string config;                     // --config
+  std::vector<std::string> positionals;   // CONFIG for `sluice train`; the program's arguments with --program
+  std::string program;                    // --program: run this instead of `sluice train`
   std::string sluice_path;  // empty: this very binary
   std::string output_dir = ".";
   bool dry_run = false;
   bool wait = false;
 };
 
-// "sluice-" + the config's file stem, reduced to characters sbatch and file names take without quoting.
+// "sluice-" + the stem of the config file (or of --program), reduced to characters sbatch and file names take without quoting.
 std::string default_job_name(const std::string& config_path) {
   return "sluice-" + std::regex_replace(fs::path(config_path).stem().string(), std::regex("[^A-Za-z0-9_.-]"), "_");
 }
@@ -39,7 +44,37 @@ std::string this_executable() {
   return self.string();
 }
 
+// Sorts the command line's words into the config and the program's arguments: `submit CONFIG` or
+// `submit --config CONFIG` runs `sluice train`; `submit --program P --config CONFIG [--] ARGS...` runs P ARGS.
+void resolve_words(SubmitOptions& options) {
+  slurm::SbatchRequest& request = options.request;
+  if (options.program.empty()) {
+    if (options.config.empty() && options.positionals.size() == 1) {
+      options.config = options.positionals.front();
+    } else if (!options.positionals.empty()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  options.config.empty() ? "give one config file (extra arguments are only for --program)"
+                                         : "give the config either as an argument or with --config, not both "
+                                           "(extra arguments are only for --program)");
+    }
+    if (options.config.empty()) throw Error(ErrorCode::kInvalidArgument, "no config file given");
+    return;
+  }
+  if (options.config.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--program needs --config CONFIG (the config the program trains with: its pipeline sets the rank "
+                "count, its checkpoint.dir is required)");
+  }
+  const fs::path program = fs::absolute(options.program).lexically_normal();
+  if (!fs::is_regular_file(program) || access(program.c_str(), X_OK) != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "--program \"" + options.program + "\" is not an executable file");
+  }
+  request.program_path = program.string();
+  request.program_args = options.positionals;
+}
+
 void submit(SubmitOptions& options) {
+  resolve_words(options);
   if (!fs::is_regular_file(options.config)) {
     throw Error(ErrorCode::kInvalidArgument, "config file \"" + options.config + "\" does not exist");
   }
@@ -49,7 +84,10 @@ void submit(SubmitOptions& options) {
   if (request.output_dir.size() > 1 && request.output_dir.back() == '/') request.output_dir.pop_back();
   request.sluice_path = options.sluice_path.empty() ? this_executable()
                                                     : fs::absolute(options.sluice_path).lexically_normal().string();
-  if (request.job_name.empty()) request.job_name = default_job_name(options.config);
+  // With --program the job is named after the program (sluice-<program file name>).
+  if (request.job_name.empty()) {
+    request.job_name = default_job_name(options.program.empty() ? options.config : options.program);
+  }
 
   const config::Config config = config::parse_config(request.config_path, request.overrides);
   const std::string script = slurm::render_sbatch_script(request, config);
@@ -89,8 +127,14 @@ void submit(SubmitOptions& options) {
 void register_submit_command(CLI::App& app) {
   auto options = std::make_shared<SubmitOptions>();
   slurm::SbatchRequest& request = options->request;
-  CLI::App* cmd = app.add_subcommand("submit", "Fill an sbatch script for a config and submit it to Slurm");
-  cmd->add_option("config", options->config, "YAML config file")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "submit", "Fill an sbatch script for a config (`sluice train`, or --program) and submit it to Slurm");
+  cmd->add_option("config", options->positionals,
+                  "YAML config file; with --program: the program's arguments (put them after --)");
+  cmd->add_option("--config", options->config, "YAML config file (required with --program)");
+  cmd->add_option("--program", options->program,
+                  "Run this program (e.g. a simulation on the C API) instead of `sluice train`; its arguments "
+                  "follow --. The config is exported to it as SLUICE_CONFIG");
   cmd->add_option("--nodes", request.nodes, "Nodes to allocate")->required();
   cmd->add_option("--tasks-per-node", request.tasks_per_node,
                   "Ranks per node (default: ceil(stages x data_parallel / nodes))");
