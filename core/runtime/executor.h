@@ -52,7 +52,10 @@ struct StepData {
   // follow one another (K per optimizer step with optimizer.accumulate K), so for call k of step s:
   //   first_sample = (s*K + k) * global_call_batch + replica * rows
   // and row j of micro-batch m is sample first_sample + m*rows/M + j. Dropout masks are keyed by it (not by
-  // micro-batch), so replicas, stages, micro-batches and calls change results only by summation order.
+  // micro-batch), so replicas, stages, micro-batches and calls change results only by summation order. The
+  // formula counts every call as one global batch of this call's size: `sluice train` always passes data.batch; an
+  // API caller that changes the batch size between calls gets indices that may overlap earlier calls' (still
+  // deterministic, and the same under any layout with the same global batches).
   uint64_t first_sample = 0;
 };
 
