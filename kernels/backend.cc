@@ -40,6 +40,15 @@ void require_probability(const char* op, float p) {
   }
 }
 
+// A per-sample stream's rows must be the tensor's rows, or the mask would not follow the samples.
+void require_stream_rows(const char* op, const RngStream& stream, const Tensor& x) {
+  if (stream.row_width != 0 && stream.row_width != static_cast<uint64_t>(x.cols())) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": random stream draws rows of " +
+                                                 std::to_string(stream.row_width) + " elements, tensor has " +
+                                                 std::to_string(x.cols()) + " columns");
+  }
+}
+
 }  // namespace
 
 void require_valid_slots(const char* op, Device device, const std::vector<SgdSlot>& slots) {
@@ -166,6 +175,7 @@ void Backend::dropout_forward(const Tensor& x, float p, const RngStream& stream,
   require_probability("dropout_forward", p);
   require_all_on_device("dropout_forward", {{"x", &x}, {"y", &y}});
   require_same_shape("dropout_forward", "y", y, x);
+  require_stream_rows("dropout_forward", stream, x);
   dropout_forward_impl(x, p, stream, y);
 }
 
@@ -173,6 +183,7 @@ void Backend::dropout_backward(const Tensor& dy, float p, const RngStream& strea
   require_probability("dropout_backward", p);
   require_all_on_device("dropout_backward", {{"dy", &dy}, {"dx", &dx}});
   require_same_shape("dropout_backward", "dx", dx, dy);
+  require_stream_rows("dropout_backward", stream, dy);
   dropout_backward_impl(dy, p, stream, dx);
 }
 

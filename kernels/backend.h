@@ -110,7 +110,8 @@ class Backend {
                                         Tensor& gamma_grad, Tensor& beta_grad);
 
   // Inverted dropout: element i is kept (scaled by 1/(1-p)) when uniform_floats(stream)[i] >= p. The mask is
-  // regenerated from `stream` on backward, so nothing but the stream needs to be stashed. p must be in [0, 1).
+  // regenerated from `stream` on backward, so nothing but the stream needs to be stashed. p must be in [0, 1); a
+  // per-sample stream (dropout_stream) must draw rows of the tensor's width, so row r's mask is its sample's.
   void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y);
   void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx);
 

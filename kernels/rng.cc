@@ -10,31 +10,39 @@ float to_unit_float(uint64_t bits) { return static_cast<float>(bits >> 40) * (1.
 
 }  // namespace
 
-RngStream dropout_stream(uint64_t seed, uint64_t step, int microbatch, int layer) {
-  return RngStream{seed, step, static_cast<uint64_t>(microbatch), static_cast<uint64_t>(layer),
-                   static_cast<uint64_t>(RngPurpose::kDropout)};
+RngStream dropout_stream(uint64_t seed, int layer, uint64_t first_sample, int64_t features) {
+  return RngStream{seed, static_cast<uint64_t>(layer), static_cast<uint64_t>(RngPurpose::kDropout), first_sample,
+                   static_cast<uint64_t>(features)};
 }
 
 RngStream init_stream(uint64_t seed, int layer, int parameter) {
-  return RngStream{seed, 0, 0, static_cast<uint64_t>(layer),
-                   static_cast<uint64_t>(RngPurpose::kInitBase) + static_cast<uint64_t>(parameter)};
+  return RngStream{seed, static_cast<uint64_t>(layer),
+                   static_cast<uint64_t>(RngPurpose::kInitBase) + static_cast<uint64_t>(parameter), 0, 0};
 }
 
 void uniform_floats(const RngStream& stream, uint64_t first, uint64_t count, float* out) {
   using Philox = r123::Philox4x64;
   Philox philox;
-  const Philox::key_type key = {{stream.seed, stream.step}};
-  Philox::ctr_type counter = {{0, stream.microbatch, stream.layer, stream.purpose}};
-  uint64_t block = ~uint64_t{0};
+  const Philox::key_type key = {{stream.seed, 0}};
+  Philox::ctr_type counter = {{0, 0, stream.layer, stream.purpose}};
+  bool have = false;
   Philox::ctr_type random = {{0, 0, 0, 0}};
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t element = first + i;
-    if (element / 4 != block) {
-      block = element / 4;
-      counter.v[0] = block;
-      random = philox(counter, key);
+    uint64_t sample = 0, position = element;  // position inside the sample's own sequence
+    if (stream.row_width > 0) {
+      sample = element / stream.row_width;
+      position = element % stream.row_width;
     }
-    out[i] = to_unit_float(random.v[element % 4]);
+    sample += stream.first_sample;
+    const uint64_t block = position / 4;
+    if (!have || counter.v[0] != block || counter.v[1] != sample) {
+      counter.v[0] = block;
+      counter.v[1] = sample;
+      random = philox(counter, key);
+      have = true;
+    }
+    out[i] = to_unit_float(random.v[position % 4]);
   }
 }
 

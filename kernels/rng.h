@@ -1,9 +1,13 @@
 // Counter-based random numbers (Philox4x64-10 from Random123). A stream is named by what it is FOR, never by
 // the order in which it is drawn, so a recomputed forward gets the same dropout mask and parameter init does
 // not depend on how the layers are partitioned over ranks.
-//   key     = {seed, step}
-//   counter = {element block, micro-batch, global layer index, purpose}
-// Element i of a stream is word i % 4 of the Philox output for block i / 4.
+//   key     = {seed, 0}
+//   counter = {block, sample, global layer index, purpose}
+// A flat stream (row_width 0: parameter init) is one sequence: element i is word i % 4 of block i / 4, sample 0.
+// A per-sample stream (row_width W > 0: dropout over a [rows][W] tensor) draws each row from its own sample:
+// element i is row i / W, feature f = i % W, and takes word f % 4 of block f / 4 of sample first_sample + row.
+// So a dropout mask element is a function of (seed, layer, global sample index, feature) only: it does not
+// depend on the micro-batch, replica, stage or call the sample travels in (layout-invariant randomness).
 #pragma once
 
 #include <cstdint>
@@ -18,14 +22,15 @@ enum class RngPurpose : uint64_t {
 
 struct RngStream {
   uint64_t seed = 0;
-  uint64_t step = 0;
-  uint64_t microbatch = 0;
   uint64_t layer = 0;  // global layer index
   uint64_t purpose = static_cast<uint64_t>(RngPurpose::kDropout);
+  uint64_t first_sample = 0;  // global sample index of row 0 (per-sample streams)
+  uint64_t row_width = 0;     // elements per sample; 0: a flat stream
 };
 
-// Stream for the dropout mask of one layer in one micro-batch of one optimizer step.
-RngStream dropout_stream(uint64_t seed, uint64_t step, int microbatch, int layer);
+// Stream for the dropout mask of global layer `layer` over rows of `features` elements whose first row is global
+// sample `first_sample` (its position in the stream of samples since step 0; see runtime::StepData).
+RngStream dropout_stream(uint64_t seed, int layer, uint64_t first_sample, int64_t features);
 // Stream for the initial values of parameter number `parameter` (0-based, in the layer's own order).
 RngStream init_stream(uint64_t seed, int layer, int parameter);
 

@@ -10,8 +10,10 @@ using kernels::Tensor;
 
 namespace {
 
-kernels::RngStream mask_stream(const ForwardContext& context) {
-  return kernels::dropout_stream(context.seed, context.step, context.microbatch, context.layer_index);
+// Keyed by (seed, layer, global sample, feature) only: not by step or micro-batch, whose samples the global
+// sample index already names, so the layout (replicas, stages, micro-batches) does not change the masks.
+kernels::RngStream mask_stream(const ForwardContext& context, int64_t features) {
+  return kernels::dropout_stream(context.seed, context.layer_index, context.first_sample, features);
 }
 
 }  // namespace
@@ -27,14 +29,14 @@ Tensor DropoutLayer::forward(Tensor x, const ForwardContext& context, LayerSaved
   saved.context = context;  // backward regenerates the mask from it
   if (!active(context)) return x;
   Tensor y = backend_.empty(x.rows(), x.cols());
-  backend_.dropout_forward(x, p_, mask_stream(context), y);
+  backend_.dropout_forward(x, p_, mask_stream(context, features_), y);
   return y;
 }
 
 Tensor DropoutLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   if (!active(saved.context)) return dy;
   Tensor dx = backend_.empty(dy.rows(), dy.cols());
-  backend_.dropout_backward(dy, p_, mask_stream(saved.context), dx);
+  backend_.dropout_backward(dy, p_, mask_stream(saved.context, features_), dx);
   return dx;
 }
 

@@ -1,6 +1,7 @@
 // dropout(p): inverted dropout while training (kept values scaled by 1/(1-p)), the identity otherwise. The mask
-// comes from the counter-based RNG keyed by (seed, step, micro-batch, global layer), so it is regenerated on
-// backward and on a recompute instead of being stored.
+// comes from the counter-based RNG keyed by (seed, global layer, global sample index, feature), so it is
+// regenerated on backward and on a recompute instead of being stored, and a sample gets the same mask however the
+// run is laid out (replicas, stages, micro-batches, accumulation calls).
 #pragma once
 
 #include "core/model/layer.h"

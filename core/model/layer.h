@@ -22,6 +22,10 @@ struct ForwardContext {
   int microbatch = 0;
   int layer_index = 0;   // global index in the whole model, not in the stage
   bool training = true;  // false: dropout is the identity
+  // Global sample index of the micro-batch's row 0: its position in the stream of samples since step 0 (see
+  // runtime::StepData::first_sample). Dropout keys its mask by it, so row r's mask belongs to sample
+  // first_sample + r whatever micro-batch, replica or stage carries it.
+  uint64_t first_sample = 0;
 };
 
 struct Parameter {

@@ -85,6 +85,7 @@ ForwardContext StageModule::context_for(const Stash& stash, int microbatch, size
   context.microbatch = microbatch;
   context.layer_index = first_ + static_cast<int>(local);
   context.training = stash.step.training;
+  context.first_sample = stash.step.first_sample;
   return context;
 }
 

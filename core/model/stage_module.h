@@ -35,11 +35,13 @@ RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>&
 // The policy of the parsed config's pipeline.recompute and recompute_layers (used only for kSelective).
 RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers);
 
-// What varies per optimizer step and is the same for every micro-batch of it.
+// What a micro-batch's forward needs besides its input: what varies per optimizer step, and where the
+// micro-batch's rows sit in the stream of samples (stashed with it, so a recompute sees the same).
 struct StepInfo {
   uint64_t seed = 0;
   uint64_t step = 0;
   bool training = true;
+  uint64_t first_sample = 0;  // global sample index of the micro-batch's row 0 (ForwardContext::first_sample)
 };
 
 class StageModule {

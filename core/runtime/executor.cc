@@ -241,7 +241,9 @@ Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) 
   const int mb = step.data.microbatch_offset + a.microbatch;
   kernels::Tensor output;
   const bool ok = attempt(step.outcome.error, [&] {
-    output = stage->forward(mb, std::move(input), step.info);
+    model::StepInfo info = step.info;  // this micro-batch's rows in the sample stream key its dropout masks
+    info.first_sample = step.data.first_sample + static_cast<uint64_t>(a.microbatch * mb_rows_);
+    output = stage->forward(mb, std::move(input), info);
     if (!step.data.training) stage->discard(mb);  // no backward will want what forward kept
   });
   if (!ok) output = backend_.zeros(mb_rows_, stage->out_features());

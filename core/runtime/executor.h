@@ -40,13 +40,23 @@ struct StepData {
   int64_t target_features = 0;
   int64_t global_batch = 0;  // all replicas (and all calls of an accumulation window) together: the loss
                              // gradient is that of a mean over this many samples
-  uint64_t seed = 0;         // run seed and optimizer step index: together with the micro-batch and
-  uint64_t step = 0;         // layer they key the counter-based RNG (dropout masks)
+  uint64_t seed = 0;         // run seed: with the layer and the global sample index it keys the
+  uint64_t step = 0;         // counter-based RNG (dropout masks); the optimizer step index
   bool training = true;
   // This replica's first global micro-batch number (replica * M; with gradient accumulation over K calls,
-  // replica * K * M + call * M): stage modules and the dropout RNG see global numbers, so replicas (and the calls
-  // of a window) draw different masks and the sequential reference (or one call of K times the batch) matches them.
+  // replica * K * M + call * M): stage modules name their stashes by it.
   int microbatch_offset = 0;
+  // Global sample index of this replica's row 0 in this call: the sample's position in the stream of samples
+  // since step 0, as `sluice train` and the API feed it. Each call is a fresh global batch of global_call_batch =
+  // rows x replicas samples, ordered replica-major (replica r holds its rows [r*rows, (r+1)*rows)); the calls
+  // follow one another (K per optimizer step with optimizer.accumulate K), so for call k of step s:
+  //   first_sample = (s*K + k) * global_call_batch + replica * rows
+  // and row j of micro-batch m is sample first_sample + m*rows/M + j. Dropout masks are keyed by it (not by
+  // micro-batch), so replicas, stages, micro-batches and calls change results only by summation order. The
+  // formula counts every call as one global batch of this call's size: `sluice train` always passes data.batch; an
+  // API caller that changes the batch size between calls gets indices that may overlap earlier calls' (still
+  // deterministic, and the same under any layout with the same global batches).
+  uint64_t first_sample = 0;
 };
 
 // Computes the loss of one micro-batch's output: returns the sum of its per-sample losses and fills

@@ -36,9 +36,13 @@ double SequentialReference::train_step(const float* inputs, const float* targets
     double replica_loss = 0.0;
     for (int m = 0; m < M; ++m) {
       const int64_t row = r * replica_rows + m * mb_rows;
-      const int mb = r * M + m;  // the same global micro-batch number the pipeline uses (keys dropout)
+      const int mb = r * M + m;  // the same global micro-batch number the pipeline uses (names the stash)
+      // The sample stream's position of this micro-batch's row 0 (runtime::StepData::first_sample): one call of
+      // global_rows samples per step, replica-major. It keys dropout.
+      model::StepInfo mb_info = info;
+      mb_info.first_sample = step_ * static_cast<uint64_t>(global_rows) + static_cast<uint64_t>(row);
       kernels::Tensor x = backend.from_host(mb_rows, in, inputs + row * in);
-      kernels::Tensor y = stage_->forward(mb, std::move(x), info);
+      kernels::Tensor y = stage_->forward(mb, std::move(x), mb_info);
       kernels::Tensor t = backend.from_host(mb_rows, out, targets + row * out);
       model::LossResult loss = model::compute_loss(backend, loss_kind_, y, t, global_rows);
       replica_loss += loss.sum;

@@ -22,6 +22,8 @@ class SequentialReference {
 
   // One optimizer step over the global batch of `global_rows` rows: replica r owns rows
   // [r*rows/DP, (r+1)*rows/DP), split into pipeline.microbatches micro-batches. Returns the mean loss.
+  // Row i of step s's batch is global sample s*global_rows + i, which keys its dropout masks as in the Trainer
+  // (runtime::StepData::first_sample, one call per optimizer step: optimizer.accumulate is not modelled here).
   double train_step(const float* inputs, const float* targets, int64_t global_rows);
 
   std::vector<model::Parameter*> parameters() { return stage_->parameters(); }

@@ -248,6 +248,10 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   data.training = true;
   // The micro-batch numbers one call of K x rows (K x M micro-batches) would give this call's micro-batches.
   data.microbatch_offset = (layout_.replica * K + window_position_) * M;
+  // This call's place in the sample stream (StepData::first_sample): call step_*K + window_position_ of the run.
+  const uint64_t global_call_batch = static_cast<uint64_t>(rows) * static_cast<uint64_t>(layout_.data_parallel);
+  data.first_sample = (step_ * static_cast<uint64_t>(K) + static_cast<uint64_t>(window_position_)) * global_call_batch +
+                      static_cast<uint64_t>(layout_.replica) * static_cast<uint64_t>(rows);
   counters_ = StepCounters{};
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = executor_->run(data, counters_, tracing_);

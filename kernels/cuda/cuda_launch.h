@@ -45,7 +45,8 @@ void layernorm_accumulate_param_grads(const float* dy, const float* x, const flo
                                       float* gamma_grad, float* beta_grad, int64_t rows, int64_t cols,
                                       cudaStream_t stream);
 
-// out[i] = in[i] / (1 - p) where uniform(rng, i) >= p, else 0: forward and backward are the same op.
+// out[i] = in[i] / (1 - p) where uniform(rng, i) >= p, else 0 (uniform_floats' element order, per-sample streams
+// included): forward and backward are the same op.
 void dropout(const float* in, float p, const RngStream& rng, float* out, int64_t n, cudaStream_t stream);
 
 double mse(const float* pred, const float* target, float grad_scale, float* grad, int64_t n, cudaStream_t stream);

@@ -17,7 +17,7 @@ __global__ void fill_kernel(float value, float* x, int64_t n) {
 __global__ void fill_uniform_kernel(RngStream rng, float low, float high, float* x, int64_t n) {
   SLUICE_GRID_STRIDE(block, (n + 3) / 4) {
     float u[4];
-    uniform_block(rng, static_cast<uint64_t>(block), u);
+    uniform_block(rng, rng.first_sample, static_cast<uint64_t>(block), u);  // a flat stream
     for (int w = 0; w < 4; ++w) {
       const int64_t i = block * 4 + w;
       // Written as the CPU writes it, low + (high - low) * u, without FMA contraction (see --fmad=false).

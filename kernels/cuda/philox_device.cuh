@@ -10,11 +10,12 @@
 
 namespace sluice::kernels::cuda_launch {
 
-// The four uniforms of Philox block `block` (elements 4*block .. 4*block+3) of `rng`.
-__device__ inline void uniform_block(const RngStream& rng, uint64_t block, float out[4]) {
+// The four uniforms of Philox block `block` of sample `sample`'s sequence in `rng` (a flat stream has the one
+// sequence of sample rng.first_sample: elements 4*block .. 4*block+3; a per-sample stream gives each row its own).
+__device__ inline void uniform_block(const RngStream& rng, uint64_t sample, uint64_t block, float out[4]) {
   r123::Philox4x64 philox;
-  const r123::Philox4x64::key_type key = {{rng.seed, rng.step}};
-  const r123::Philox4x64::ctr_type counter = {{block, rng.microbatch, rng.layer, rng.purpose}};
+  const r123::Philox4x64::key_type key = {{rng.seed, 0}};
+  const r123::Philox4x64::ctr_type counter = {{block, sample, rng.layer, rng.purpose}};
   const r123::Philox4x64::ctr_type random = philox(counter, key);
   for (int w = 0; w < 4; ++w) out[w] = static_cast<float>(random.v[w] >> 40) * (1.0f / 16777216.0f);
 }

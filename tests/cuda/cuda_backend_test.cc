@@ -211,7 +211,7 @@ TEST_F(CudaVsCpu, LayerNormMatchesForwardBackwardAndParameterGradients) {
 }
 
 TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdentical) {
-  const RngStream stream = dropout_stream(1234, 5, 2, 7);
+  const RngStream stream = dropout_stream(1234, 7, 5, 97);  // rows are samples 5 .. 35
   Pair x = make(31, 97, 24), y = make(31, 97, 25), dx = make(31, 97, 26);  // 3007 elements: not a multiple of 4
   cpu_.dropout_forward(x.cpu, 0.3f, stream, y.cpu);
   gpu_->dropout_forward(x.gpu, 0.3f, stream, y.gpu);
@@ -228,6 +228,15 @@ TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdentical) {
   gpu_->dropout_backward(x.gpu, 0.3f, stream, dx.gpu);
   expect_close(dx, kFp32Tolerance, "dropout backward");
 
+  // Row r of a per-sample stream is sample first_sample + r on the GPU too: the mask drawn from sample 6 on is
+  // the mask above from its row 1 on (the same samples in another micro-batch).
+  Pair later = make(30, 97, 28), later_y = make(30, 97, 29);
+  gpu_->dropout_forward(later.gpu, 0.3f, dropout_stream(1234, 7, 6, 97), later_y.gpu);
+  const std::vector<float> later_actual = download(later_y.gpu);
+  for (size_t i = 0; i < later_actual.size(); ++i) {
+    ASSERT_EQ(later_actual[i] == 0.0f, expected[97 + i] == 0.0f) << "sample-keyed mask differs at element " << i;
+  }
+
   Pair filled = make(13, 77, 27);
   cpu_.fill_uniform(init_stream(99, 3, 1), -0.2f, 0.2f, filled.cpu);
   gpu_->fill_uniform(init_stream(99, 3, 1), -0.2f, 0.2f, filled.gpu);
@@ -239,7 +248,7 @@ TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdentical) {
 // pass for the last 1025 blocks, which the smaller tensors above never reach. Masks and fills must be identical.
 TEST_F(CudaVsCpu, DropoutMasksAndPhiloxFillsAreIdenticalBeyondOneGridPass) {
   constexpr int64_t kSide = 2049;
-  const RngStream stream = dropout_stream(4321, 2, 1, 3);
+  const RngStream stream = dropout_stream(4321, 3, 1, kSide);
   Pair x = make(kSide, kSide, 40), y = make(kSide, kSide, 41), dx = make(kSide, kSide, 42);
   cpu_.dropout_forward(x.cpu, 0.3f, stream, y.cpu);
   gpu_->dropout_forward(x.gpu, 0.3f, stream, y.gpu);

@@ -167,7 +167,7 @@ TEST(CpuBackendLayerNorm, NormalisesEachRowThenAppliesGammaBeta) {
 }
 
 TEST(CpuBackendRng, StreamElementsDoNotDependOnHowTheyAreDrawn) {
-  const RngStream stream = dropout_stream(7, 3, 2, 5);
+  const RngStream stream = dropout_stream(7, 5, 40, 10);  // rows of 10 features, samples 40, 41, ...
   std::vector<float> whole(100), pieces(100);
   uniform_floats(stream, 0, 100, whole.data());
   uniform_floats(stream, 0, 37, pieces.data());
@@ -178,10 +178,29 @@ TEST(CpuBackendRng, StreamElementsDoNotDependOnHowTheyAreDrawn) {
     EXPECT_LT(value, 1.0f);
   }
   std::vector<float> other(100);
-  uniform_floats(dropout_stream(7, 3, 2, 6), 0, 100, other.data());
+  uniform_floats(dropout_stream(7, 6, 40, 10), 0, 100, other.data());  // another layer
+  EXPECT_NE(whole, other);
+  uniform_floats(dropout_stream(8, 5, 40, 10), 0, 100, other.data());  // another seed
   EXPECT_NE(whole, other);
   uniform_floats(init_stream(7, 5, 0), 0, 100, other.data());
   EXPECT_NE(whole, other);
+}
+
+// Element (row r, feature f) of a dropout stream depends on (seed, layer, first_sample + r, f) only: the same sample
+// gets the same uniforms in whichever micro-batch (first_sample) and at whichever row it arrives.
+TEST(CpuBackendRng, DropoutStreamIsKeyedByGlobalSample) {
+  std::vector<float> batch(10 * 7), single(7), wider(9);
+  uniform_floats(dropout_stream(3, 2, 100, 7), 0, batch.size(), batch.data());
+  for (int r = 0; r < 10; ++r) {
+    uniform_floats(dropout_stream(3, 2, 100 + r, 7), 0, 7, single.data());
+    EXPECT_EQ(single, std::vector<float>(batch.begin() + r * 7, batch.begin() + (r + 1) * 7)) << "row " << r;
+  }
+  // Features are drawn per sample: a wider row shares its first features' uniforms with a narrower one.
+  uniform_floats(dropout_stream(3, 2, 104, 9), 0, 9, wider.data());
+  EXPECT_EQ(std::vector<float>(wider.begin(), wider.begin() + 7),
+            std::vector<float>(batch.begin() + 4 * 7, batch.begin() + 5 * 7));
+  // Consecutive samples differ.
+  EXPECT_NE(std::vector<float>(batch.begin(), batch.begin() + 7), std::vector<float>(batch.begin() + 7, batch.begin() + 14));
 }
 
 TEST(CpuBackendDropout, MaskIsReproducibleScaledAndDropsAboutP) {
@@ -191,9 +210,9 @@ TEST(CpuBackendDropout, MaskIsReproducibleScaledAndDropsAboutP) {
   Tensor x = Tensor::host(1, n);
   backend.fill(2.0f, x);
   Tensor y1 = Tensor::host(1, n), y2 = Tensor::host(1, n), y_other = Tensor::host(1, n);
-  backend.dropout_forward(x, p, dropout_stream(1, 0, 0, 4), y1);
-  backend.dropout_forward(x, p, dropout_stream(1, 0, 0, 4), y2);
-  backend.dropout_forward(x, p, dropout_stream(1, 0, 1, 4), y_other);
+  backend.dropout_forward(x, p, dropout_stream(1, 4, 0, n), y1);
+  backend.dropout_forward(x, p, dropout_stream(1, 4, 0, n), y2);
+  backend.dropout_forward(x, p, dropout_stream(1, 4, 1, n), y_other);  // another sample
   EXPECT_EQ(y1.to_vector(), y2.to_vector());
   EXPECT_NE(y1.to_vector(), y_other.to_vector());
   int64_t dropped = 0;
@@ -208,13 +227,19 @@ TEST(CpuBackendDropout, MaskIsReproducibleScaledAndDropsAboutP) {
 
   Tensor dy = Tensor::host(1, n), dx = Tensor::host(1, n);
   backend.fill(1.0f, dy);
-  backend.dropout_backward(dy, p, dropout_stream(1, 0, 0, 4), dx);
+  backend.dropout_backward(dy, p, dropout_stream(1, 4, 0, n), dx);
   for (int64_t i = 0; i < n; ++i) EXPECT_EQ(dx.data()[i] == 0.0f, y1.data()[i] == 0.0f) << i;
 }
 
 TEST(CpuBackendDropout, RejectsProbabilityOne) {
   Tensor x = Tensor::host(1, 4), y = Tensor::host(1, 4);
-  EXPECT_THROW(cpu_backend().dropout_forward(x, 1.0f, dropout_stream(1, 0, 0, 0), y), Error);
+  EXPECT_THROW(cpu_backend().dropout_forward(x, 1.0f, dropout_stream(1, 0, 0, 4), y), Error);
+}
+
+TEST(CpuBackendDropout, RejectsAStreamOfAnotherRowWidth) {
+  Tensor x = Tensor::host(2, 4), y = Tensor::host(2, 4);
+  EXPECT_THROW(cpu_backend().dropout_forward(x, 0.5f, dropout_stream(1, 0, 0, 8), y), Error);
+  EXPECT_THROW(cpu_backend().dropout_backward(x, 0.5f, dropout_stream(1, 0, 0, 2), y), Error);
 }
 
 TEST(CpuBackendElementwise, AddAxpyScaleCopySumOfSquares) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,8 +64,10 @@ struct RunResult {
 // All forwards, then backwards in a mixed order: B for micro-batch 1, split I/W for 0 and 2.
 RunResult run(StageModule& stage) {
   RunResult result;
-  const StepInfo step{23, 6, true};
-  for (int mb = 0; mb < kMicrobatches; ++mb) result.outputs.push_back(stage.forward(mb, random_tensor(5, 8, mb), step));
+  for (int mb = 0; mb < kMicrobatches; ++mb) {
+    const StepInfo step{23, 6, true, static_cast<uint64_t>(mb) * 5};  // micro-batch mb holds samples 5mb .. 5mb+4
+    result.outputs.push_back(stage.forward(mb, random_tensor(5, 8, mb), step));
+  }
   EXPECT_EQ(stage.stashed_microbatches(), static_cast<size_t>(kMicrobatches));
   result.input_grads.resize(kMicrobatches);
   result.input_grads[1] = stage.backward(1, random_tensor(5, 4, 101));
@@ -185,16 +188,27 @@ TEST(StageModulePartition, TwoStagesChainedEqualOneStageToTheBit) {
   }
 }
 
-TEST(StageModuleDropout, MaskDependsOnMicrobatchAndIsOffWhenNotTraining) {
+// The mask is keyed by the global sample index of the micro-batch's rows (StepInfo::first_sample), not by the
+// micro-batch number or the step: the same samples get the same mask in any micro-batch, other samples another.
+TEST(StageModuleDropout, MaskDependsOnTheSamplesAndIsOffWhenNotTraining) {
   StageModule stage(kernels::cpu_backend(), 0, initialised_layers());
   const Tensor input = random_tensor(5, 8, 4);
-  const Tensor train0 = stage.forward(0, input, StepInfo{1, 0, true});
-  const Tensor train1 = stage.forward(1, input, StepInfo{1, 0, true});
-  const Tensor eval0 = stage.forward(2, input, StepInfo{1, 0, false});
-  const Tensor eval1 = stage.forward(3, input, StepInfo{1, 0, false});
+  const Tensor train0 = stage.forward(0, input, StepInfo{1, 0, true, 0});
+  const Tensor train1 = stage.forward(1, input, StepInfo{1, 0, true, 5});
+  const Tensor same_samples = stage.forward(4, input, StepInfo{1, 3, true, 0});  // another micro-batch and step
+  const Tensor eval0 = stage.forward(2, input, StepInfo{1, 0, false, 0});
+  const Tensor eval1 = stage.forward(3, input, StepInfo{1, 0, false, 5});
   EXPECT_FALSE(bits_equal(train0, train1));
+  EXPECT_TRUE(bits_equal(train0, same_samples));
   EXPECT_TRUE(bits_equal(eval0, eval1));
-  for (int mb = 0; mb < 4; ++mb) stage.discard(mb);
+  // Rows 1..4 of a micro-batch starting at sample 0 are rows 0..3 of one starting at sample 1 (same input rows).
+  Tensor shifted_input = Tensor::host(4, 8);
+  std::copy(input.data() + 8, input.data() + 40, shifted_input.data());
+  const Tensor shifted = stage.forward(5, shifted_input, StepInfo{1, 0, true, 1});
+  for (int64_t r = 0; r < 4; ++r) {
+    for (int64_t c = 0; c < shifted.cols(); ++c) EXPECT_EQ(shifted.at(r, c), train0.at(r + 1, c)) << r << "," << c;
+  }
+  for (int mb = 0; mb < 6; ++mb) stage.discard(mb);
   EXPECT_EQ(stage.stashed_microbatches(), 0u);
 }
 

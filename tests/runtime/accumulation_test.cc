@@ -1,8 +1,9 @@
 // Gradient accumulation across train_step calls (optimizer.accumulate = K), run with 4 MPI ranks:
-// - K calls of B rows (M micro-batches each) give the same parameters and optimizer state, bit for bit, as one
-//   call of K*B rows with K*M micro-batches and accumulate 1, for every schedule, with dropout (so the calls must
-//   draw the big call's masks) and clipping (so the norm must be taken over the window's full sums), over two
-//   windows, with 1 replica (4 stages) and 2 replicas (2 stages x 2);
+// - K calls of B rows (M micro-batches each) give the same parameters and optimizer state as one call of K*B
+//   rows with K*M micro-batches and accumulate 1, for every schedule, with dropout (so the calls must draw the big
+//   call's masks: masks are keyed by global sample index) and clipping (so the norm must be taken over the
+//   window's full sums), over two windows: bit for bit with 1 replica (4 stages), within 1e-6 relative with 2
+//   replicas (2 stages x 2), where the two runs add the same samples in another order (see window_data);
 // - a checkpoint saved in the middle of a window stores the partial sums; a fresh trainer that loads it and
 //   finishes the window ends bit-identical to an uninterrupted run;
 // - a mid-window checkpoint is refused under another accumulate or replica count;
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -64,8 +66,15 @@ config::Config make_config(const std::string& schedule, int chunks, int dp, int 
   return config::parse_config(yaml);
 }
 
-// Window w's samples, all replicas: replica r's share is rows [r*K*B, (r+1)*K*B), call k of the window takes the
-// k-th B rows of that share.
+// Window w's samples, all replicas, in stream order: the samples' positions in the stream of samples since step 0
+// (which key dropout) are w*K*B*R + row. The K small calls read it as `sluice train` and the API feed data, call
+// after call: call k's global batch is rows [k*B*R, (k+1)*B*R), replica r its rows from k*B*R + r*B. The big call
+// is one global batch of K*B*R rows: replica r takes rows [r*K*B, (r+1)*K*B). So every sample has the same global
+// index (hence the same dropout mask) in both runs. With 1 replica both read the rows in the same order and the
+// runs agree bit for bit. With R > 1 they cannot: the big call's replica r adds the window rows
+// [r*K*B, (r+1)*K*B), the small calls' replica r adds B rows of every call, so the summation order differs; and
+// reordering the big call's rows to restore that order would move samples to other global indices (other masks).
+// Keying by global sample index prefers the data stream order, so 2 replicas agree within rounding (1e-6).
 struct Window {
   std::vector<float> inputs, targets;
 };
@@ -81,7 +90,7 @@ Window window_data(const runtime::Trainer& t, int w) {
 // Call `call` (0-based over the run) of an accumulating trainer: B rows.
 runtime::StepResult small_call(runtime::Trainer& t, int call) {
   const Window b = window_data(t, call / kAccumulate);
-  const int64_t first = (t.layout().replica * kAccumulate + call % kAccumulate) * kRows;
+  const int64_t first = ((call % kAccumulate) * t.layout().data_parallel + t.layout().replica) * kRows;
   return t.train_step(b.inputs.data() + first * t.input_features(), b.targets.data() + first * t.output_features(),
                       kRows);
 }
@@ -130,11 +139,34 @@ int count_differences(const std::map<std::string, std::vector<float>>& a,
   return total;
 }
 
+// The largest, over all tensors and ranks, of max|a - b| / max|b| per tensor (agreed across ranks); infinity when
+// the tensor sets differ.
+double max_relative_difference(const std::map<std::string, std::vector<float>>& a,
+                               const std::map<std::string, std::vector<float>>& b) {
+  double worst = a.size() == b.size() ? 0.0 : HUGE_VAL;
+  for (const auto& [name, values] : a) {
+    const auto it = b.find(name);
+    if (it == b.end() || it->second.size() != values.size()) {
+      worst = HUGE_VAL;
+      continue;
+    }
+    double diff = 0.0, scale = 0.0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      diff = std::max(diff, std::abs(static_cast<double>(values[i]) - it->second[i]));
+      scale = std::max(scale, std::abs(static_cast<double>(it->second[i])));
+    }
+    worst = std::max(worst, scale > 0.0 ? diff / scale : diff);
+  }
+  double all = 0.0;
+  MPI_Allreduce(&worst, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return all;
+}
+
 using Param = std::tuple<testing::ScheduleCase, int>;  // (schedule, data-parallel replicas)
 
 class Accumulation : public ::testing::TestWithParam<Param> {};
 
-TEST_P(Accumulation, KCallsEqualOneCallOfKTimesTheBatchBitForBit) {
+TEST_P(Accumulation, KCallsEqualOneCallOfKTimesTheBatch) {
   const auto& [c, dp] = GetParam();
   runtime::Trainer small(MPI_COMM_WORLD, make_config(c.schedule, c.chunks, dp, kMicrobatches, kAccumulate, kRows));
   small.start();
@@ -155,14 +187,22 @@ TEST_P(Accumulation, KCallsEqualOneCallOfKTimesTheBatchBitForBit) {
     }
     const runtime::StepResult whole = big_call(big, w);
     EXPECT_TRUE(whole.stepped);
-    // Each call reports the mean over its own samples: their average is the window's mean (up to rounding).
-    EXPECT_NEAR(small_losses / kAccumulate, whole.loss, 1e-9 * std::abs(whole.loss)) << "window " << w;
+    // Each call reports the mean over its own samples: their average is the window's mean (up to rounding; with 2
+    // replicas the parameters after the first window already differ by rounding, see window_data).
+    const double tolerance = dp == 1 || w == 0 ? 1e-9 : 1e-6;
+    EXPECT_NEAR(small_losses / kAccumulate, whole.loss, tolerance * std::abs(whole.loss)) << "window " << w;
   }
   EXPECT_EQ(small.optimizer().step_count(), big.optimizer().step_count());
   int64_t compared = 0;
-  EXPECT_EQ(count_differences(state_of(small), state_of(big), &compared), 0)
-      << "parameters or optimizer state differ from the single big call";
+  const int differing = count_differences(state_of(small), state_of(big), &compared);
   EXPECT_GT(compared, 0);
+  if (dp == 1) {
+    EXPECT_EQ(differing, 0) << "parameters or optimizer state differ from the single big call";
+  } else {
+    // Same samples, same masks, another summation order (see window_data).
+    EXPECT_LE(max_relative_difference(state_of(small), state_of(big)), 1e-6)
+        << "parameters or optimizer state differ from the single big call beyond rounding";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, Accumulation, ::testing::Combine(testing::all_schedules(), ::testing::Values(1, 2)),
