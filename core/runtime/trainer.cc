@@ -213,11 +213,8 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
   }
 }
 
-StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
-  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs("sluice_train_step", inputs, targets, rows, false);
+void Trainer::check_window_batch(int64_t rows) const {
   const int K = cfg_.optimizer.accumulate;
-  const int M = cfg_.pipeline.microbatches;
   if (window_position_ > 0 && window_rows_ != 0 && rows != window_rows_) {
     // Same on every rank (check_step_inputs agreed on rows), so every rank refuses alike.
     throw Error(ErrorCode::kInvalidArgument,
@@ -225,15 +222,11 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
                     std::to_string(K) + " of an accumulation window whose calls pass " + std::to_string(window_rows_) +
                     " rows; every call of a window (optimizer.accumulate) must pass the same batch");
   }
-  const bool window_start = window_position_ == 0;
-  const bool window_end = window_position_ + 1 == K;
-  for (auto& [index, stage] : stages_) {
-    if (window_start) stage->zero_grad();  // later calls of the window add to the partial sums
-    stage->reset_peaks();
-  }
-  mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
-  const auto t0 = std::chrono::steady_clock::now();
+}
 
+StepData Trainer::training_step_data(const float* inputs, const float* targets, int64_t rows) const {
+  const int K = cfg_.optimizer.accumulate;
+  const int M = cfg_.pipeline.microbatches;
   StepData data;
   data.inputs = inputs;
   data.targets = targets;
@@ -252,13 +245,13 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   const uint64_t global_call_batch = static_cast<uint64_t>(rows) * static_cast<uint64_t>(layout_.data_parallel);
   data.first_sample = (step_ * static_cast<uint64_t>(K) + static_cast<uint64_t>(window_position_)) * global_call_batch +
                       static_cast<uint64_t>(layout_.replica) * static_cast<uint64_t>(rows);
-  counters_ = StepCounters{};
-  reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
-  StepOutcome outcome = executor_->run(data, counters_, tracing_);
-  if (window_end) finish_reductions();
+  return data;
+}
 
+void Trainer::agree_on_call(const StepOutcome& outcome, bool window_start) {
   // Agree on failure across all ranks: the step is dropped everywhere, parameters stay as they were. A failed
   // call has added part of its micro-batches on some ranks only, so the whole window is dropped.
+  const int K = cfg_.optimizer.accumulate;
   std::string what = "step " + std::to_string(step_ + 1);
   if (K > 1) what += ", call " + std::to_string(window_position_ + 1) + " of " + std::to_string(K);
   what += K > 1 && !window_start ? " (no update applied; the window's earlier calls are dropped)" : " (no update applied)";
@@ -269,6 +262,28 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     window_position_ = 0;
     throw;
   }
+}
+
+StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
+  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
+  check_step_inputs("sluice_train_step", inputs, targets, rows, false);
+  check_window_batch(rows);
+  const int K = cfg_.optimizer.accumulate;
+  const bool window_start = window_position_ == 0;
+  const bool window_end = window_position_ + 1 == K;
+  for (auto& [index, stage] : stages_) {
+    if (window_start) stage->zero_grad();  // later calls of the window add to the partial sums
+    stage->reset_peaks();
+  }
+  mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
+  const auto t0 = std::chrono::steady_clock::now();
+
+  const StepData data = training_step_data(inputs, targets, rows);
+  counters_ = StepCounters{};
+  reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
+  StepOutcome outcome = executor_->run(data, counters_, tracing_);
+  if (window_end) finish_reductions();
+  agree_on_call(outcome, window_start);
 
   StepResult result;
   if (window_end) {

@@ -121,6 +121,12 @@ class Trainer {
   void build_executors();  // after the pipeline transport is agreed
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
+  // An accumulation window's calls must all pass the same batch (identical on every rank: no agreement needed).
+  void check_window_batch(int64_t rows) const;
+  // The executor's view of this call: its window's normalisation, micro-batch numbers and first sample.
+  StepData training_step_data(const float* inputs, const float* targets, int64_t rows) const;
+  // Collective: agrees on the call's outcome; on failure drops the window's partial sums on every rank, throws.
+  void agree_on_call(const StepOutcome& outcome, bool window_start);
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
                          bool targets_everywhere);
   void build_gradient_reducer();  // after the pipeline transport (its choice follows the transport's)
