@@ -1,0 +1,42 @@
+#!/bin/bash
+# Builds a Fortran test program OUTSIDE Bazel against the installed tree (as a user would: gfortran +
+# pkg-config sluice-fortran), runs it on 2 ranks with SLUICE_TEST_DIR set to an empty directory of its own, and
+# checks that it printed its PASS line. A rank left waiting in a collective would hang, so the run is bounded by
+# `timeout` and a timeout is reported as the hang it is.
+#
+# Usage: fortran_program_test.sh INSTALL_SH TARBALL MPI_RUNNER PROGRAM_F90 PASS_LINE
+set -euo pipefail
+
+if [[ $# -ne 5 ]]; then
+  echo "usage: $0 INSTALL_SH TARBALL MPI_RUNNER PROGRAM_F90 PASS_LINE" >&2
+  exit 2
+fi
+install_sh="$1" tarball="$2" runner="$3" source="$4" pass_line="$5"
+readonly hang_limit_s=60
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+name="$(basename "$source" .f90)"
+work="$(mktemp -d "${TEST_TMPDIR:-/tmp}/$name.XXXXXX")"
+prefix="$work/prefix"
+bash "$install_sh" "$tarball" "$prefix"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+program="$work/$name"
+# shellcheck disable=SC2046  # pkg-config output is a list of flags
+gfortran -O2 -std=f2018 -Wall -J "$work" $(pkg-config --cflags sluice-fortran) -o "$program" "$source" \
+  $(pkg-config --libs sluice-fortran) || fail "the test program did not build against the installed tree"
+
+export SLUICE_TEST_DIR="$work/checkpoints"
+output="$work/output.txt"
+status=0
+timeout "$hang_limit_s" bash "$runner" 2 "$program" > "$output" 2>&1 || status=$?
+cat "$output"
+if [[ $status -eq 124 ]]; then
+  fail "no result after ${hang_limit_s} s: a rank is waiting in a collective another rank never joined"
+fi
+[[ $status -eq 0 ]] || fail "the program exited with status $status (see the FAIL lines above)"
+grep -qF -- "$pass_line" "$output" || fail "the program did not report '$pass_line'"
+echo "PASS"
