@@ -20,15 +20,18 @@ Deadline Deadline::after(double seconds) {
 bool Deadline::passed() const { return bounded_ && std::chrono::steady_clock::now() >= at_; }
 
 bool wait_until(const std::function<bool()>& done, const Deadline& deadline) {
-  // Most waits in a pipeline are short (a neighbour finishing one micro-batch): a few yields answer those
-  // without a sleep's latency. Longer waits back off to 1 ms sleeps, which cost a core almost nothing.
-  constexpr int kYields = 64;
+  // Most waits are short (a peer finishing the same small step a moment later): yielding for the first
+  // 250 us answers those without a sleep's latency (a sleep lasts at least the kernel's timer slack, 50 us,
+  // and each agreement has two waits), while sched_yield hands the core to any runnable process. Longer waits
+  // back off to 1 ms sleeps, which cost a core almost nothing.
+  constexpr auto kYieldPhase = std::chrono::microseconds(250);
   constexpr auto kLongestSleep = std::chrono::microseconds(1000);
+  const auto start = std::chrono::steady_clock::now();
   auto sleep = std::chrono::microseconds(8);
-  for (int polls = 0;; ++polls) {
+  for (;;) {
     if (done()) return true;
     if (deadline.passed()) return false;
-    if (polls < kYields) {
+    if (std::chrono::steady_clock::now() - start < kYieldPhase) {
       sched_yield();
       continue;
     }
