@@ -1,5 +1,6 @@
 #include "checkpoint/reader.h"
 
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -69,6 +70,31 @@ void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::
                   stored, computed);
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, detail));
   }
+}
+
+// Reads dataset `path` (stored with `stored_dims`) whole into `destination`, which has room for `count` values of
+// `value_bytes` each, as `native` type: the count must match, `check_type` may refuse the opened dataset, and the
+// data must match its stored checksum. Every refusal is kCheckpoint naming file and dataset.
+void read_checked(hid_t file_handle, const std::string& file, const std::string& path,
+                  const std::vector<int64_t>& stored_dims, hid_t native, size_t value_bytes, void* destination,
+                  size_t count, const std::function<void(hid_t)>& check_type) {
+  const std::string object = "dataset " + path;
+  int64_t stored_count = 1;
+  for (int64_t dim : stored_dims) stored_count *= dim;
+  if (static_cast<int64_t>(count) != stored_count) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file, object, "holds " + std::to_string(stored_count) +
+                                                     " values but the destination has room for " +
+                                                     std::to_string(count)));
+  }
+  Hdf5Handle dataset(check_hdf5(H5Dopen2(file_handle, path.c_str(), H5P_DEFAULT), file, object, "opening"),
+                     H5Dclose);
+  check_type(dataset.get());
+  if (count > 0) {
+    check_hdf5(H5Dread(dataset.get(), native, H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), file, object,
+               "reading data");
+  }
+  require_checksum(dataset.get(), destination, count * value_bytes, file, object);
 }
 
 // The application type of a stored dataset, from its class, size and sign; nullopt for anything else.
@@ -197,21 +223,9 @@ void Reader::read_application(const std::string& path, DataType type, void* dest
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, object, std::string("is ") + data_type_name(stored) +
                                                                               ", expected " + data_type_name(type)));
   }
-  int64_t stored_count = 1;
-  for (int64_t dim : application_dims(path)) stored_count *= dim;
-  if (static_cast<int64_t>(count) != stored_count) {
-    throw Error(ErrorCode::kCheckpoint,
-                checkpoint_message(file_, object, "holds " + std::to_string(stored_count) +
-                                                      " values but the destination has room for " +
-                                                      std::to_string(count)));
-  }
-  Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
-                     H5Dclose);
-  if (count > 0) {
-    check_hdf5(H5Dread(dataset.get(), native_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), file_, object,
-               "reading data");
-  }
-  require_checksum(dataset.get(), destination, count * data_type_size(type), file_, object);
+  // The stored type was checked above, from the index.
+  read_checked(handle_.get(), file_, path, application_dims(path), native_type(type), data_type_size(type),
+               destination, count, [](hid_t) {});
 }
 
 int64_t Reader::train_int(const std::string& name) const {
@@ -263,23 +277,11 @@ Entry Reader::read(const std::string& path) const {
 }
 
 void Reader::read_into(const std::string& path, float* destination, size_t count) const {
-  const std::string object = "dataset " + path;
-  int64_t stored_count = 1;
-  for (int64_t dim : dims(path)) stored_count *= dim;
-  if (static_cast<int64_t>(count) != stored_count) {
-    throw Error(ErrorCode::kCheckpoint,
-                checkpoint_message(file_, object, "holds " + std::to_string(stored_count) +
-                                                      " values but the destination has room for " +
-                                                      std::to_string(count)));
-  }
-  Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
-                     H5Dclose);
-  require_type(dataset.get(), H5T_FLOAT, sizeof(float), "float32", file_, object);
-  if (count > 0) {
-    check_hdf5(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), file_, object,
-               "reading data");
-  }
-  require_checksum(dataset.get(), destination, count * sizeof(float), file_, object);
+  auto float32_only = [&](hid_t dataset) {
+    require_type(dataset, H5T_FLOAT, sizeof(float), "float32", file_, "dataset " + path);
+  };
+  read_checked(handle_.get(), file_, path, dims(path), H5T_NATIVE_FLOAT, sizeof(float), destination, count,
+               float32_only);
 }
 
 Entry Reader::read(const std::string& path, const std::vector<int64_t>& expected_dims) const {
