@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "checkpoint/summary.h"
+#include "tests/capi/run_test_support.h"
 
 namespace {
 
@@ -28,21 +29,8 @@ constexpr int kOutputs = 3;
 constexpr int kBatch = 8;
 constexpr int kField = 16;
 
-#define ASSERT_SLUICE_OK(call) ASSERT_EQ((call), SLUICE_OK) << #call << ": " << sluice_last_error()
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-std::string fresh_dir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/" + name;
-  if (world_rank() == 0) fs::remove_all(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
-  return dir;
-}
+using sluice::testing::fresh_dir;
+using sluice::testing::world_rank;
 
 std::string config(int stages, const std::string& extra) {
   return "model:\n  inputs: " + std::to_string(kInputs) +

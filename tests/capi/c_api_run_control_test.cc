@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/runtime/preemption.h"
+#include "tests/capi/run_test_support.h"
 
 namespace {
 
@@ -28,22 +29,8 @@ constexpr int kInputs = 5;
 constexpr int kOutputs = 3;
 constexpr int kBatch = 8;
 
-#define ASSERT_SLUICE_OK(call) ASSERT_EQ((call), SLUICE_OK) << #call << ": " << sluice_last_error()
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-// A directory every rank names alike, empty at the start of each test (rank 0 clears it).
-std::string fresh_dir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/" + name;
-  if (world_rank() == 0) fs::remove_all(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
-  return dir;
-}
+using sluice::testing::fresh_dir;
+using sluice::testing::world_rank;
 
 // Two stages, AdamW and dropout: a resume must bring back moments, step count and the dropout stream.
 std::string config(const std::string& extra) {
