@@ -37,7 +37,13 @@ def cuda_objects(name, srcs, hdrs):
             name = name + "_" + stem,
             srcs = [src] + hdrs,
             outs = [stem + ".cu.o"],
-            cmd = NVCC + " " + NVCC_FLAGS + " -c $(location " + src + ") -o $@",
+            # nvcc names its temporary files after its pid, and inside the linux-sandbox's pid namespace every
+            # action is pid 2 while /tmp is shared: two nvcc actions at once overwrote each other's
+            # /tmp/tmpxft_00000002_* ("cannot open source file ...cpp4.ii", a failed CI run). Each action gets
+            # its own TMPDIR, removed whether nvcc succeeds or not.
+            cmd = ("NVCC_TMP=$$(mktemp -d) && " +
+                   "{ TMPDIR=$$NVCC_TMP " + NVCC + " " + NVCC_FLAGS + " -c $(location " + src + ") -o $@; " +
+                   "status=$$?; rm -rf $$NVCC_TMP; exit $$status; }"),
             target_compatible_with = CUDA_ONLY,
             tags = ["cuda"],
         )
