@@ -15,7 +15,7 @@ void check_mpi(int rc, const char* what) {
   throw Error(ErrorCode::kComm, std::string(what) + " failed: " + std::string(text, len));
 }
 
-MpiContext::MpiContext(MPI_Comm world, int stages) {
+MpiContext::MpiContext(MPI_Comm world, int stages, int stage_rank, int replica) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) throw Error(ErrorCode::kState, "MPI is not initialized: call MPI_Init before Sluice");
@@ -29,8 +29,6 @@ MpiContext::MpiContext(MPI_Comm world, int stages) {
     throw Error(ErrorCode::kConfig, "world size " + std::to_string(size) + " is not a multiple of " +
                                         std::to_string(stages) + " pipeline stages");
   }
-  const int replica = rank / stages;
-  const int stage_rank = rank % stages;
   check_mpi(MPI_Comm_split(world_, replica, stage_rank, &pipeline_comm_), "MPI_Comm_split (pipeline)");
   check_mpi(MPI_Comm_split(world_, stage_rank, replica, &dp_comm_), "MPI_Comm_split (data parallel)");
   MPI_Comm_set_errhandler(pipeline_comm_, MPI_ERRORS_RETURN);

@@ -1,7 +1,7 @@
 // The MPI side of a Sluice job: the world communicator the host code gave us, split into a pipeline
 // communicator (the ranks of one data-parallel replica) and a data-parallel communicator (the replicas of
-// one pipeline stage). Placement rule: pipeline ranks of one replica are consecutive world ranks, so on a
-// cluster a pipeline spans neighbouring ranks (nodes) and replicas are the outer axis.
+// one pipeline stage). Which world ranks those are is the layout's (core/config/rank_order.h); this class only
+// splits by the stage and replica it is given.
 #pragma once
 
 #include <mpi.h>
@@ -15,9 +15,11 @@ namespace sluice::comm {
 
 class MpiContext {
  public:
-  // Duplicates `world` (Sluice never communicates on the host code's communicator) and splits it.
-  // `stages` must divide the world size (checked by config::make_layout before this is built).
-  MpiContext(MPI_Comm world, int stages);
+  // Duplicates `world` (Sluice never communicates on the host code's communicator) and splits it: ranks with
+  // equal `replica` form a pipeline (ordered by stage), ranks with equal `stage` a data-parallel group (ordered
+  // by replica, the order of the gradient sum's additions). `stages` must divide the world size (checked by
+  // config::make_layout before this is built).
+  MpiContext(MPI_Comm world, int stages, int stage, int replica);
   ~MpiContext();
   MpiContext(const MpiContext&) = delete;
   MpiContext& operator=(const MpiContext&) = delete;

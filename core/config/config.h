@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config/layer_spec.h"
+#include "core/config/rank_order.h"
 #include "core/model/loss_kind.h"
 #include "core/model/recompute_mode.h"
 
@@ -55,6 +56,9 @@ struct PipelineSpec {
   // bit-identical to the sequential run) | nccl (ncclAllReduce on device memory; needs transport nccl) | auto
   // (nccl when the pipeline transport is nccl, else ordered). core/runtime/gradient_sum_choice.h.
   std::string gradient_sum = "auto";
+  // Which world ranks form a pipeline and which a stage's replicas (core/config/rank_order.h): auto |
+  // stages_across_nodes | stages_within_node. Resolved once at start from the node map (rank 0 decides).
+  RankOrder rank_order = RankOrder::kAuto;
 };
 
 struct OptimizerSpec {

@@ -142,7 +142,7 @@ void parse_split(const ConfigNode& split, std::size_t layer_count, PipelineSpec&
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport", "gradient_sum"},
+       "transport", "gradient_sum", "rank_order"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -161,6 +161,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("gradient_sum")) {
     pipeline.gradient_sum = node.child("gradient_sum").as_choice({"auto", "ordered", "nccl"});
   }
+  if (node.has("rank_order")) pipeline.rank_order = as_enum<RankOrder>(node.child("rank_order"), rank_order_names());
   parse_recompute_layers(node, layer_count, pipeline);
   if (node.has("split")) parse_split(node.child("split"), layer_count, pipeline);
   return pipeline;

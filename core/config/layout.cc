@@ -26,6 +26,12 @@ std::string nearest_multiples(int64_t value, int64_t step) {
 }  // namespace
 
 Layout make_layout(const Config& config, int world_size, int rank) {
+  const RankOrder order = config.pipeline.rank_order;
+  return make_layout(config, world_size, rank, order == RankOrder::kAuto ? RankOrder::kStagesWithinNode : order);
+}
+
+Layout make_layout(const Config& config, int world_size, int rank, RankOrder order) {
+  if (order == RankOrder::kAuto) throw Error(ErrorCode::kInvalidArgument, "make_layout: resolve rank_order auto first");
   if (world_size < 1)
     throw Error(ErrorCode::kInvalidArgument, "make_layout: world size " + std::to_string(world_size) + " < 1");
   if (rank < 0 || rank >= world_size) {
@@ -63,8 +69,10 @@ Layout make_layout(const Config& config, int world_size, int rank) {
   layout.stages = stages;
   layout.data_parallel = data_parallel;
   layout.rank = rank;
-  layout.stage_rank = rank % stages;
-  layout.replica = rank / stages;
+  const RankPlace place = place_of(order, rank, stages, data_parallel);
+  layout.stage_rank = place.stage;
+  layout.replica = place.replica;
+  layout.order = order;
   return layout;
 }
 

@@ -1,10 +1,9 @@
 // How MPI ranks map onto pipeline stages and data-parallel replicas.
 //
-// Rule: world = data_parallel x stages, and the ranks of one pipeline replica are consecutive MPI ranks:
-//   stage_rank = rank % stages,  replica = rank / stages.
-// With stages = 4 and world = 8, ranks 0-3 form replica 0 (stages 0..3) and ranks 4-7 form replica 1.
-// Consecutive placement keeps the per-microbatch point-to-point traffic between neighbouring ranks (usually on
-// the same node); only the once-per-step gradient all-reduce crosses replicas.
+// Rule: world = data_parallel x stages. Which ranks form one pipeline is `pipeline.rank_order`
+// (core/config/rank_order.h): stages_within_node gives stage_rank = rank % stages, replica = rank / stages
+// (ranks 0-3 are replica 0 with stages = 4); stages_across_nodes gives replica = rank % data_parallel,
+// stage_rank = rank / data_parallel (ranks 0-1 are stage 0's replicas with data_parallel = 2).
 #pragma once
 
 #include "core/config/config.h"
@@ -18,12 +17,19 @@ struct Layout {
   int rank;           // this process's MPI rank
   int stage_rank;     // this rank's pipeline stage, 0..stages-1
   int replica;        // this rank's data-parallel replica, 0..data_parallel-1
+  RankOrder order;    // resolved: never kAuto
 };
 
 // Throws sluice::Error(kConfig) when world_size is not a multiple of pipeline.stages, when
 // pipeline.data_parallel is set and stages * data_parallel != world_size, or when data.batch is not divisible
 // by data_parallel * microbatches (each message names the numbers and what would work).
 // Throws kInvalidArgument for a world size < 1 or a rank outside [0, world_size).
+// `order` must be resolved (the runtime resolves an auto config.pipeline.rank_order from the node map first):
+// kAuto is kInvalidArgument.
+Layout make_layout(const Config& config, int world_size, int rank, RankOrder order);
+
+// For checking a config before the node map is known: the layout under config.pipeline.rank_order, or under
+// stages_within_node when that is auto. The checks do not depend on the order.
 Layout make_layout(const Config& config, int world_size, int rank);
 
 }  // namespace sluice::config

@@ -1,5 +1,7 @@
 #include "core/model/activation_layer.h"
 
+#include "core/model/layer_costs.h"
+
 namespace sluice::model {
 
 using kernels::Tensor;
@@ -7,11 +9,7 @@ using kernels::Tensor;
 ActivationLayer::ActivationLayer(kernels::Backend& backend, kernels::Activation activation, int64_t features)
     : backend_(backend), activation_(activation), features_(features) {}
 
-double ActivationLayer::flops_per_sample() const {
-  // A few flops per element (tanh/GELU more than ReLU); enough to keep element-wise layers from being free.
-  const double per_element = activation_ == kernels::Activation::kRelu ? 2.0 : 20.0;
-  return per_element * static_cast<double>(features_);
-}
+double ActivationLayer::flops_per_sample() const { return activation_flops(activation_, features_); }
 
 Tensor ActivationLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;

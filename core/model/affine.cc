@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/layer_costs.h"
 
 namespace sluice::model {
 
@@ -70,8 +71,7 @@ void Affine::append_parameters(std::vector<Parameter*>& out) {
 }
 
 double Affine::flops_per_sample() const {
-  // forward, input grad and weight grad are one multiply-add per weight each
-  return 6.0 * static_cast<double>(in_features_) * static_cast<double>(out_features_);
+  return dense_flops(in_features_, out_features_);
 }
 
 }  // namespace sluice::model

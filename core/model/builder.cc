@@ -22,6 +22,8 @@ std::string where(size_t index, const config::LayerSpec& layer) {
   throw Error(ErrorCode::kConfig, where(index, layer) + ": " + problem);
 }
 
+}  // namespace
+
 // A custom layer's factory is the application's code, not the config: what it returns is checked here.
 std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer, int64_t width,
                                     const CustomLayerRegistry& custom_layers) {
@@ -41,6 +43,8 @@ std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer
   }
   return built;
 }
+
+namespace {
 
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
 std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, int64_t width,

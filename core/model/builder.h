@@ -25,6 +25,11 @@ using CustomLayerRegistry = std::map<std::string, CustomLayerFactory>;
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers = {});
 
+// Model layer `index` of type custom, built through its registered factory and checked (registered, returns a
+// layer, takes `in_features`, gives at least one output); Error(kConfig) naming the layer otherwise.
+std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer, int64_t in_features,
+                                    const CustomLayerRegistry& custom_layers);
+
 void init_layers(std::vector<std::unique_ptr<Layer>>& layers, uint64_t seed);
 
 }  // namespace sluice::model

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/model/layer.h"
+#include "core/model/layer_costs.h"
 #include "kernels/backend.h"
 
 namespace sluice::model {
@@ -16,7 +17,7 @@ class DropoutLayer : public Layer {
   std::string type() const override { return "dropout"; }
   int64_t in_features() const override { return features_; }
   int64_t out_features() const override { return features_; }
-  double flops_per_sample() const override { return 10.0 * static_cast<double>(features_); }
+  double flops_per_sample() const override { return dropout_flops(features_); }
 
   kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;

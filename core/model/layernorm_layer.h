@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/model/layer.h"
+#include "core/model/layer_costs.h"
 #include "kernels/backend.h"
 
 namespace sluice::model {
@@ -13,7 +14,7 @@ class LayerNormLayer : public Layer {
   std::string type() const override { return "layernorm"; }
   int64_t in_features() const override { return features_; }
   int64_t out_features() const override { return features_; }
-  double flops_per_sample() const override { return 20.0 * static_cast<double>(features_); }
+  double flops_per_sample() const override { return layernorm_flops(features_); }
   std::vector<Parameter*> parameters() override { return {&gamma_, &beta_}; }
   void init(uint64_t seed) override;
 

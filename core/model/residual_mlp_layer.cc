@@ -1,5 +1,7 @@
 #include "core/model/residual_mlp_layer.h"
 
+#include "core/model/layer_costs.h"
+
 namespace sluice::model {
 
 using kernels::Tensor;
@@ -20,7 +22,7 @@ ResidualMlpLayer::ResidualMlpLayer(kernels::Backend& backend, int64_t features, 
       fc2_(backend, hidden, features, true, "fc2.") {}
 
 double ResidualMlpLayer::flops_per_sample() const {
-  return fc1_.flops_per_sample() + fc2_.flops_per_sample() + 20.0 * static_cast<double>(fc1_.out_features());
+  return residual_mlp_flops(fc1_.in_features(), fc1_.out_features());
 }
 
 std::vector<Parameter*> ResidualMlpLayer::parameters() {

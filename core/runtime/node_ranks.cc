@@ -1,6 +1,13 @@
 #include "core/runtime/node_ranks.h"
 
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <string>
+
 #include "core/comm/mpi_context.h"
+#include "core/common/error.h"
 
 namespace sluice::runtime {
 namespace {
@@ -23,7 +30,53 @@ class NodeComm {
   MPI_Comm node_ = MPI_COMM_NULL;
 };
 
+constexpr int kUnset = -1;
+constexpr int kMalformed = -2;
+
+// SLUICE_NODE_ID as a node number, kUnset or kMalformed (reported on every rank once all have answered).
+int node_id_from_environment() {
+  const char* text = std::getenv("SLUICE_NODE_ID");
+  if (text == nullptr) return kUnset;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  const bool malformed = end == text || *end != '\0' || errno != 0 || value < 0 || value > INT_MAX;
+  return malformed ? kMalformed : static_cast<int>(value);
+}
+
+// Renumbers arbitrary node keys 0, 1, ... by first appearance.
+std::vector<int> renumbered(const std::vector<int>& keys) {
+  std::map<int, int> number;
+  std::vector<int> nodes;
+  for (const int key : keys) nodes.push_back(number.emplace(key, static_cast<int>(number.size())).first->second);
+  return nodes;
+}
+
 }  // namespace
+
+std::vector<int> node_of_each_rank(MPI_Comm comm) {
+  const int from_environment = node_id_from_environment();
+  int rank = 0, size = 1;
+  comm::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank (node map)");
+  comm::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size (node map)");
+  const NodeComm node(comm);
+  int leader = rank;  // a node's key: its lowest rank
+  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node.get()), "MPI_Allreduce (node map)");
+  const int mine[2] = {from_environment, leader};
+  std::vector<int> all(2 * static_cast<size_t>(size));
+  comm::check_mpi(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm), "MPI_Allgather (node map)");
+  bool every_rank_set_it = true;
+  for (int r = 0; r < size; ++r) {
+    if (all[2 * r] == kMalformed) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "SLUICE_NODE_ID on rank " + std::to_string(r) + " is not a non-negative integer");
+    }
+    every_rank_set_it = every_rank_set_it && all[2 * r] >= 0;
+  }
+  std::vector<int> keys;
+  for (int r = 0; r < size; ++r) keys.push_back(all[2 * r + (every_rank_set_it ? 0 : 1)]);
+  return renumbered(keys);
+}
 
 int ranks_on_this_node(MPI_Comm comm) {
   const NodeComm node(comm);

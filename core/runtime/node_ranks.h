@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <vector>
+
 namespace sluice::runtime {
 
 // Collective over `comm`: how many of its ranks share this rank's node.
@@ -13,5 +15,12 @@ int ranks_on_this_node(MPI_Comm comm);
 // `comm` rank order; -1 when `member` is false. With member = "my stage runs on cuda" it is the rank's place among
 // the node's GPU-driving ranks, so cpu ranks of a mixed pipeline take no GPU.
 int rank_among_node_peers(MPI_Comm comm, bool member);
+
+// Collective over `comm`: the node of every rank of `comm` (index r is comm rank r), nodes numbered 0, 1, ... in
+// the order their first rank appears. From MPI's shared-memory split, unless every rank has SLUICE_NODE_ID set
+// (a non-negative integer): then from that, which lets a test make one machine look like several nodes and a
+// site describe a network that shared memory does not show. Throws Error(kInvalidArgument) on every rank when one
+// rank's SLUICE_NODE_ID is malformed, naming that rank.
+std::vector<int> node_of_each_rank(MPI_Comm comm);
 
 }  // namespace sluice::runtime

@@ -1,9 +1,7 @@
 // Where a rank runs: which GPU of its node it drives. The rank -> stage/replica rule itself lives in
-// core/config/layout.h (stage_rank = rank % stages, replica = rank / stages, i.e. a pipeline replica is a block
-// of consecutive ranks). Slurm's default block distribution fills node 0 with ranks 0..T-1, node 1 with T..2T-1,
-// and so on, so a pipeline occupies neighbouring ranks on one node or adjacent nodes (its per-micro-batch
-// point-to-point traffic stays local), and data-parallel replicas lie across the remaining axis (their
-// once-per-step gradient reduction is what crosses the network). See docs/SLURM.md.
+// core/config/rank_order.h (`pipeline.rank_order`, chosen from the node map by core/runtime/rank_order_choice.h):
+// by default stages span nodes and a stage's replicas share one, since a gradient sum moves far more bytes than
+// a stage boundary's activations. See docs/SLURM.md.
 #pragma once
 
 #include "kernels/device_request.h"

@@ -1,5 +1,7 @@
 #include "core/runtime/run_report.h"
 
+#include "core/runtime/rank_order_choice.h"
+
 #include <mpi.h>
 
 #include <fstream>
@@ -45,6 +47,8 @@ std::string my_layout_line(Trainer& trainer) {
   for (auto& [index, stage] : trainer.stages()) {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
+  const std::vector<int>& nodes = trainer.rank_order_choice().node_of_rank;
+  if (!nodes.empty()) mine << ", node " << nodes.at(layout.rank);
   mine << ", host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
        << trainer.backend().device_name() << ", transport " << trainer.transport_name();
   return mine.str();
@@ -62,7 +66,7 @@ std::string layout_description(Trainer& trainer) {
       << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
       << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.transport_summary();
   if (!trainer.gradient_sum_name().empty()) out << ", gradient sum " << trainer.gradient_sum_name();
-  out << "\n";
+  out << "\n  " << describe(trainer.rank_order_choice(), cfg.pipeline.rank_order) << "\n";
   for (const std::string& line : lines) out << "  " << line << "\n";
   return out.str();
 }

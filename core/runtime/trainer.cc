@@ -17,6 +17,7 @@
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
+#include "core/runtime/rank_order_choice.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/validator.h"
@@ -37,7 +38,10 @@ void Trainer::start() {
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
-  mpi_ = std::make_unique<comm::MpiContext>(world_in_, cfg_.pipeline.stages);
+  // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).
+  rank_order_ = choose_rank_order(world_size);
+  layout_ = config::make_layout(cfg_, world_size, rank, rank_order_.order);
+  mpi_ = std::make_unique<comm::MpiContext>(world_in_, cfg_.pipeline.stages, layout_.stage_rank, layout_.replica);
   // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
   const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
@@ -72,6 +76,30 @@ void Trainer::start() {
     throw;
   }
   started_ = true;
+}
+
+config::RankOrderChoice Trainer::choose_rank_order(int world_size) {
+  const int P = cfg_.pipeline.stages;
+  const config::RankOrder requested = cfg_.pipeline.rank_order;
+  return agree_rank_order(world_in_, requested, [&](const std::vector<int>& nodes) {
+    const int replicas = world_size / P;
+    if (P == 1 || replicas == 1) {  // one pipeline or one stage: every order is the same layout
+      return config::choose_rank_order(requested, nodes, P,
+                                       config::StepTraffic{{}, std::vector<std::vector<int64_t>>(P)});
+    }
+    const std::vector<model::LayerShape> shapes = model::model_shape(cfg_.model, custom_layers_);
+    const int chunks = P * cfg_.pipeline.chunks;
+    std::vector<int> split = cfg_.pipeline.split;
+    if (split.empty()) {
+      split = model::balanced_split(model::flops_of(shapes), chunks);
+    } else {
+      model::validate_split(split, static_cast<int>(shapes.size()), chunks);
+    }
+    const schedule::Schedule order =
+        schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, cfg_.pipeline.chunks);
+    return config::choose_rank_order(requested, nodes, P,
+                                     step_traffic(cfg_, shapes, split, order.stage_to_rank, replicas));
+  });
 }
 
 void Trainer::build_local_state() {

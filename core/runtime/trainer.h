@@ -18,6 +18,7 @@
 #include "core/comm/mpi_context.h"
 #include "core/common/error.h"
 #include "core/config/config.h"
+#include "core/config/inter_node_traffic.h"
 #include "core/config/layout.h"
 #include "core/model/builder.h"
 #include "core/model/loss.h"
@@ -84,6 +85,8 @@ class Trainer {
 
   const config::Config& config() const { return cfg_; }
   const config::Layout& layout() const { return layout_; }
+  // How pipeline.rank_order was resolved at start, with the inter-node bytes of each option (run report).
+  const config::RankOrderChoice& rank_order_choice() const { return rank_order_; }
   int64_t input_features() const { return input_features_; }
   int64_t output_features() const { return output_features_; }
   uint64_t steps_done() const { return step_; }
@@ -117,6 +120,7 @@ class Trainer {
   void set_tracing(bool on) { tracing_ = on; }
 
  private:
+  config::RankOrderChoice choose_rank_order(int world_size);
   void build_local_state();
   void build_executors();  // after the pipeline transport is agreed
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
@@ -141,6 +145,7 @@ class Trainer {
   model::CustomLayerRegistry custom_layers_;
   bool started_ = false;
   config::Layout layout_{};
+  config::RankOrderChoice rank_order_{};
   std::unique_ptr<comm::MpiContext> mpi_;
   PipelineTransport pipeline_transport_;  // after mpi_ (may use its transport), before the executors (use it)
   std::map<int, std::unique_ptr<model::StageModule>> stages_;

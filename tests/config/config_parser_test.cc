@@ -312,6 +312,18 @@ TEST(ConfigParser, OptimizerAccumulate) {
             std::string::npos);
 }
 
+// pipeline.rank_order: which ranks form a pipeline (core/config/rank_order.h); auto by default.
+TEST(ConfigParser, PipelineRankOrder) {
+  EXPECT_EQ(parse_config(kValid).pipeline.rank_order, RankOrder::kAuto);
+  EXPECT_EQ(parse_config(kValid, {"pipeline.rank_order=stages_across_nodes"}).pipeline.rank_order,
+            RankOrder::kStagesAcrossNodes);
+  EXPECT_EQ(parse_config(kValid, {"pipeline.rank_order=stages_within_node"}).pipeline.rank_order,
+            RankOrder::kStagesWithinNode);
+  const std::string message = config_error(kValid, {"pipeline.rank_order=placement"});
+  EXPECT_NE(message.find("pipeline.rank_order"), std::string::npos) << message;
+  EXPECT_NE(message.find("stages_across_nodes"), std::string::npos) << message;  // lists the choices
+}
+
 TEST(ConfigParser, MissingRequiredFieldsAreNamed) {
   EXPECT_NE(config_error(replace(kValid, "{type: linear, outputs: 64}", "{type: linear}"))
                 .find("model.layers.0 (line 4): missing required key \"outputs\""),

@@ -47,6 +47,28 @@ TEST(Layout, PipelineRanksOfAReplicaAreConsecutive) {
   EXPECT_EQ(seen.size(), 8u);  // every (replica, stage) is owned by exactly one rank
 }
 
+TEST(Layout, StagesAcrossNodesMakesAStagesReplicasConsecutive) {
+  const Config config = config_with(4, 2, 16);
+  std::set<std::pair<int, int>> seen;
+  for (int rank = 0; rank < 8; ++rank) {
+    const Layout layout = make_layout(config, 8, rank, RankOrder::kStagesAcrossNodes);
+    EXPECT_EQ(layout.replica, rank % 2);
+    EXPECT_EQ(layout.stage_rank, rank / 2);
+    EXPECT_EQ(layout.order, RankOrder::kStagesAcrossNodes);
+    EXPECT_EQ(rank_at(layout.order, layout.stage_rank, layout.replica, 4, 2), rank);
+    seen.insert({layout.replica, layout.stage_rank});
+  }
+  EXPECT_EQ(seen.size(), 8u);
+}
+
+TEST(Layout, AnUnresolvedOrderIsRefusedAndTheCheckingFormUsesTheConfigsOrder) {
+  Config config = config_with(2, 1, 4);
+  EXPECT_THROW(make_layout(config, 4, 0, RankOrder::kAuto), Error);
+  EXPECT_EQ(make_layout(config, 4, 1).order, RankOrder::kStagesWithinNode);  // auto: checks only
+  config.pipeline.rank_order = RankOrder::kStagesAcrossNodes;
+  EXPECT_EQ(make_layout(config, 4, 1).stage_rank, 0);  // rank 1 is stage 0's second replica
+}
+
 TEST(Layout, SingleStageIsPureDataParallel) {
   const Layout layout = make_layout(config_with(1, 1, 6), 3, 2);
   EXPECT_EQ(layout.data_parallel, 3);

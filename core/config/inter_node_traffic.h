@@ -1,0 +1,44 @@
+// Bytes per optimizer step that each rank order puts on links between nodes, and auto's choice from them.
+// Pure arithmetic over a node map and per-stage traffic figures; the runtime gathers the node map
+// (core/runtime/node_ranks.h) and derives the figures from the model and schedule (core/runtime/rank_order_choice.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/config/rank_order.h"
+
+namespace sluice::config {
+
+// One replica's point-to-point traffic over an optimizer step plus every stage's gradient sum.
+struct StepTraffic {
+  struct Boundary {
+    int from_stage = 0;     // pipeline stage (rank within the replica) sending the activation
+    int to_stage = 0;       // the one receiving it; the gradient travels back on the same pair
+    int64_t bytes = 0;      // activations + their gradients per replica per optimizer step
+  };
+  std::vector<Boundary> boundaries;  // one per model-chunk boundary that crosses pipeline ranks
+  // Per pipeline stage: the floats of each model chunk it holds. Each chunk is one ordered gradient sum
+  // (core/comm/ordered_sum.cc): cut into `replicas` near-equal slices, every replica sends each other replica
+  // that one's slice (reduce-scatter), then its own summed slice to every other replica (all-gather).
+  std::vector<std::vector<int64_t>> gradient_floats;
+};
+
+// Bytes per optimizer step on links between distinct nodes. `node_of_rank[r]` is world rank r's node; its size
+// must be stages * replicas. Throws Error(kInvalidArgument) for an auto order or mismatched sizes.
+int64_t inter_node_bytes(RankOrder order, const std::vector<int>& node_of_rank, int stages,
+                         const StepTraffic& traffic);
+
+struct RankOrderChoice {
+  RankOrder order = RankOrder::kStagesWithinNode;  // resolved: never kAuto
+  int64_t across_nodes_bytes = 0;  // what stages_across_nodes would put between nodes per optimizer step
+  int64_t within_node_bytes = 0;   // what stages_within_node would
+  int nodes = 1;
+  std::vector<int> node_of_rank;  // the node map it was chosen on (world rank -> node 0, 1, ...), for reports
+};
+
+// `requested` kept unless it is auto; auto takes the smaller byte count (ties: stages_within_node).
+RankOrderChoice choose_rank_order(RankOrder requested, const std::vector<int>& node_of_rank, int stages,
+                                  const StepTraffic& traffic);
+
+}  // namespace sluice::config

@@ -1,0 +1,32 @@
+// The per-sample FLOP and parameter counts of the built-in layers, in one place: the layers report them
+// (Layer::flops_per_sample) and model_shape.h computes them from the config alone, before anything is allocated,
+// so the partition and the rank-order choice see the same numbers either way.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation.h"
+
+namespace sluice::model {
+
+// forward, input gradient and weight gradient are one multiply-add per weight each
+inline double dense_flops(int64_t in, int64_t out) { return 6.0 * static_cast<double>(in) * static_cast<double>(out); }
+inline int64_t dense_params(int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); }
+
+// A few flops per element (tanh/GELU more than ReLU); enough to keep element-wise layers from being free.
+inline double activation_flops(kernels::Activation activation, int64_t features) {
+  return (activation == kernels::Activation::kRelu ? 2.0 : 20.0) * static_cast<double>(features);
+}
+inline double dropout_flops(int64_t features) { return 10.0 * static_cast<double>(features); }
+inline double layernorm_flops(int64_t features) { return 20.0 * static_cast<double>(features); }
+inline int64_t layernorm_params(int64_t features) { return 2 * features; }  // gamma and beta
+
+// Linear(features -> hidden) -> activation -> Linear(hidden -> features), both with bias, plus the skip.
+inline double residual_mlp_flops(int64_t features, int64_t hidden) {
+  return dense_flops(features, hidden) + dense_flops(hidden, features) + 20.0 * static_cast<double>(hidden);
+}
+inline int64_t residual_mlp_params(int64_t features, int64_t hidden) {
+  return dense_params(features, hidden, true) + dense_params(hidden, features, true);
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,28 @@
+// A model's per-layer shape from the config alone: widths, parameter counts and per-sample FLOPs, with nothing
+// allocated for the built-in layers (a custom layer is built once through its factory and dropped: its size is
+// the application's). The partition (balanced_split over `flops`) and the rank-order choice use it before a rank
+// knows which layers it will hold.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/model/builder.h"
+
+namespace sluice::model {
+
+struct LayerShape {
+  int64_t in = 0;
+  int64_t out = 0;
+  int64_t params = 0;  // floats
+  double flops = 0.0;  // per sample, forward + backward (Layer::flops_per_sample)
+};
+
+// Throws Error(kConfig) naming the layer when a custom layer is not registered or its factory misbehaves
+// (the same checks as build_layers).
+std::vector<LayerShape> model_shape(const config::ModelSpec& spec, const CustomLayerRegistry& custom_layers);
+
+std::vector<double> flops_of(const std::vector<LayerShape>& shapes);
+
+}  // namespace sluice::model

@@ -1,0 +1,94 @@
+#include "core/runtime/rank_order_choice.h"
+
+#include <cstdio>
+
+#include "core/comm/mpi_context.h"
+#include "core/model/partition.h"
+#include "core/runtime/node_ranks.h"
+
+namespace sluice::runtime {
+
+config::StepTraffic step_traffic(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                                 const std::vector<int>& split, const std::vector<int>& stage_to_rank,
+                                 int data_parallel) {
+  const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
+  const int64_t rows_per_call = cfg.data.batch > 0 ? cfg.data.batch / data_parallel : cfg.pipeline.microbatches;
+  const int64_t rows = rows_per_call * cfg.optimizer.accumulate;
+  config::StepTraffic traffic;
+  traffic.gradient_floats.resize(cfg.pipeline.stages);
+  for (size_t chunk = 0; chunk < ranges.size(); ++chunk) {
+    int64_t params = 0;
+    for (int l = ranges[chunk].first; l < ranges[chunk].last; ++l) params += shapes[l].params;
+    traffic.gradient_floats.at(stage_to_rank.at(chunk)).push_back(params);
+    if (chunk + 1 == ranges.size() || stage_to_rank[chunk] == stage_to_rank[chunk + 1]) continue;
+    const int64_t width = shapes[ranges[chunk].last - 1].out;
+    // the activation forward and its gradient backward, 4-byte floats
+    traffic.boundaries.push_back({stage_to_rank[chunk], stage_to_rank[chunk + 1], 2 * rows * width * 4});
+  }
+  return traffic;
+}
+
+namespace {
+
+// A private duplicate for the duration of the choice: Sluice never communicates on the host's communicator.
+class DuplicateComm {
+ public:
+  explicit DuplicateComm(MPI_Comm comm) { comm::check_mpi(MPI_Comm_dup(comm, &dup_), "MPI_Comm_dup (rank order)"); }
+  ~DuplicateComm() { MPI_Comm_free(&dup_); }
+  DuplicateComm(const DuplicateComm&) = delete;
+  DuplicateComm& operator=(const DuplicateComm&) = delete;
+  MPI_Comm get() const { return dup_; }
+
+ private:
+  MPI_Comm dup_ = MPI_COMM_NULL;
+};
+
+}  // namespace
+
+config::RankOrderChoice agree_rank_order(
+    MPI_Comm world, config::RankOrder requested,
+    const std::function<config::RankOrderChoice(const std::vector<int>& node_of_rank)>& decide) {
+  const DuplicateComm dup(world);
+  const std::vector<int> nodes = node_of_each_rank(dup.get());
+  int rank = 0;
+  comm::check_mpi(MPI_Comm_rank(dup.get(), &rank), "MPI_Comm_rank (rank order)");
+  config::RankOrderChoice choice;
+  choice.order = requested == config::RankOrder::kAuto ? config::RankOrder::kStagesWithinNode : requested;
+  if (rank == 0) {
+    try {
+      choice = decide(nodes);
+    } catch (...) {
+      // The build after this reports the same problem, agreed across ranks; keep the default here.
+    }
+  }
+  int64_t wire[4] = {static_cast<int64_t>(choice.order), choice.across_nodes_bytes, choice.within_node_bytes,
+                     choice.nodes};
+  comm::check_mpi(MPI_Bcast(wire, 4, MPI_INT64_T, 0, dup.get()), "MPI_Bcast (rank order)");
+  choice.order = static_cast<config::RankOrder>(wire[0]);
+  choice.across_nodes_bytes = wire[1];
+  choice.within_node_bytes = wire[2];
+  choice.nodes = static_cast<int>(wire[3]);
+  choice.node_of_rank = nodes;  // gathered by every rank: the same everywhere
+  return choice;
+}
+
+namespace {
+
+std::string megabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+}  // namespace
+
+std::string describe(const config::RankOrderChoice& choice, config::RankOrder requested) {
+  std::string line = "rank order " + config::rank_order_name(choice.order) + " (" +
+                     (requested == config::RankOrder::kAuto ? "auto" : "set in the config") + ", " +
+                     std::to_string(choice.nodes) + " node(s)); inter-node bytes per optimizer step: " +
+                     "stages_across_nodes " + megabytes(choice.across_nodes_bytes) + ", stages_within_node " +
+                     megabytes(choice.within_node_bytes);
+  return line;
+}
+
+}  // namespace sluice::runtime

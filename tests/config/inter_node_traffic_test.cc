@@ -1,0 +1,153 @@
+// The rank-order arithmetic against a brute-force count: every message a step sends, enumerated from each world
+// rank's own place (place_of, searched, not the closed-form rank_at the production code uses), with ordered-sum
+// slices cut by literally splitting a buffer; summed over messages whose ends sit on different nodes. Over
+// synthetic node maps: 1-4 nodes, 1-8 ranks per node, block and round-robin placement, several (P, DP).
+#include "core/config/inter_node_traffic.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "core/common/error.h"
+
+namespace sluice::config {
+namespace {
+
+struct Message {
+  int from = 0;
+  int to = 0;
+  int64_t bytes = 0;
+};
+
+int find_rank(RankOrder order, int stage, int replica, int stages, int replicas) {
+  for (int r = 0; r < stages * replicas; ++r) {
+    const RankPlace p = place_of(order, r, stages, replicas);
+    if (p.stage == stage && p.replica == replica) return r;
+  }
+  ADD_FAILURE() << "no rank holds stage " << stage << " replica " << replica;
+  return -1;
+}
+
+// Slice lengths of an ordered sum of `count` floats over `replicas`: hand the floats out one by one to the slices
+// in blocks, the way a near-equal cut with the remainder at the front must come out.
+std::vector<int64_t> slices_by_hand(int64_t count, int replicas) {
+  std::vector<int64_t> slices(replicas, count / replicas);
+  for (int64_t extra = 0; extra < count % replicas; ++extra) ++slices[extra];
+  return slices;
+}
+
+std::vector<Message> all_messages(RankOrder order, int stages, int replicas, const StepTraffic& t) {
+  std::vector<Message> out;
+  const int world = stages * replicas;
+  for (int a = 0; a < world; ++a) {
+    const RankPlace pa = place_of(order, a, stages, replicas);
+    for (const StepTraffic::Boundary& b : t.boundaries) {
+      if (b.from_stage != pa.stage) continue;
+      out.push_back({a, find_rank(order, b.to_stage, pa.replica, stages, replicas), b.bytes});
+    }
+    for (const int64_t count : t.gradient_floats[pa.stage]) {
+      const std::vector<int64_t> slices = slices_by_hand(count, replicas);
+      for (int other = 0; other < replicas; ++other) {
+        if (other == pa.replica) continue;
+        const int to = find_rank(order, pa.stage, other, stages, replicas);
+        out.push_back({a, to, 4 * slices[other]});       // reduce-scatter: the other's slice of my gradients
+        out.push_back({a, to, 4 * slices[pa.replica]});  // all-gather: my summed slice
+      }
+    }
+  }
+  return out;
+}
+
+int64_t brute_force(RankOrder order, const std::vector<int>& node, int stages, const StepTraffic& t) {
+  int64_t bytes = 0;
+  for (const Message& m : all_messages(order, stages, static_cast<int>(node.size()) / stages, t)) {
+    if (node[m.from] != node[m.to]) bytes += m.bytes;
+  }
+  return bytes;
+}
+
+StepTraffic random_traffic(std::mt19937& rng, int stages) {
+  std::uniform_int_distribution<int64_t> size(0, 100000);
+  std::uniform_int_distribution<int> chunks(1, 2);
+  StepTraffic t;
+  t.gradient_floats.resize(stages);
+  for (int s = 0; s < stages; ++s) {
+    for (int c = chunks(rng); c > 0; --c) t.gradient_floats[s].push_back(size(rng));
+  }
+  for (int s = 0; s + 1 < stages; ++s) t.boundaries.push_back({s, s + 1, size(rng)});
+  if (stages > 1 && chunks(rng) == 2) t.boundaries.push_back({stages - 1, 0, size(rng)});  // interleaved wrap
+  return t;
+}
+
+std::vector<int> node_map(int nodes, int per_node, bool round_robin) {
+  std::vector<int> node;
+  for (int r = 0; r < nodes * per_node; ++r) node.push_back(round_robin ? r % nodes : r / per_node);
+  return node;
+}
+
+TEST(InterNodeTraffic, MatchesABruteForceCountOverSyntheticNodeMaps) {
+  std::mt19937 rng(7);
+  int cases = 0;
+  for (int nodes = 1; nodes <= 4; ++nodes) {
+    for (int per_node = 1; per_node <= 8; ++per_node) {
+      const int world = nodes * per_node;
+      for (int stages = 1; stages <= world; ++stages) {
+        if (world % stages != 0) continue;
+        for (const bool round_robin : {false, true}) {
+          const std::vector<int> node = node_map(nodes, per_node, round_robin);
+          const StepTraffic t = random_traffic(rng, stages);
+          for (const RankOrder order : {RankOrder::kStagesAcrossNodes, RankOrder::kStagesWithinNode}) {
+            ASSERT_EQ(inter_node_bytes(order, node, stages, t), brute_force(order, node, stages, t))
+                << nodes << " nodes x " << per_node << ", P=" << stages << ", " << rank_order_name(order)
+                << (round_robin ? ", round robin" : ", block");
+            ++cases;
+          }
+          const RankOrderChoice choice = choose_rank_order(RankOrder::kAuto, node, stages, t);
+          const int64_t best = std::min(choice.across_nodes_bytes, choice.within_node_bytes);
+          EXPECT_EQ(inter_node_bytes(choice.order, node, stages, t), best);
+          EXPECT_EQ(choice.nodes, nodes);
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 200);
+}
+
+// Two nodes of two ranks, P = 2, DP = 2, a model whose gradients outweigh its activations: stages belong across
+// the nodes (only the boundary's activations cross), and a requested order is kept even when it costs more.
+TEST(InterNodeTraffic, AutoPutsStagesAcrossNodesWhenGradientsOutweighActivations) {
+  const std::vector<int> node = {0, 0, 1, 1};
+  StepTraffic t;
+  t.boundaries = {{0, 1, 1000}};
+  t.gradient_floats = {{500000}, {500000}};
+  const RankOrderChoice automatic = choose_rank_order(RankOrder::kAuto, node, 2, t);
+  EXPECT_EQ(automatic.order, RankOrder::kStagesAcrossNodes);
+  EXPECT_EQ(automatic.across_nodes_bytes, 2 * 1000);           // each replica's one boundary crosses
+  EXPECT_EQ(automatic.within_node_bytes, 2 * 2 * 2 * 250000 * 4);  // 2 stages x 2 directions x 2 slices
+  const RankOrderChoice kept = choose_rank_order(RankOrder::kStagesWithinNode, node, 2, t);
+  EXPECT_EQ(kept.order, RankOrder::kStagesWithinNode);
+}
+
+TEST(InterNodeTraffic, OneNodeKeepsStagesWithinNode) {
+  StepTraffic t;
+  t.boundaries = {{0, 1, 10}};
+  t.gradient_floats = {{10}, {10}};
+  const RankOrderChoice c = choose_rank_order(RankOrder::kAuto, {0, 0, 0, 0}, 2, t);
+  EXPECT_EQ(c.order, RankOrder::kStagesWithinNode);
+  EXPECT_EQ(c.across_nodes_bytes, 0);
+  EXPECT_EQ(c.within_node_bytes, 0);
+}
+
+TEST(InterNodeTraffic, RefusesAutoAndMismatchedSizes) {
+  StepTraffic t;
+  t.gradient_floats = {{1}, {1}};
+  EXPECT_THROW(inter_node_bytes(RankOrder::kAuto, {0, 0}, 2, t), Error);
+  EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0, 0}, 2, t), Error);
+  t.gradient_floats = {{1}};
+  EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0}, 2, t), Error);
+}
+
+}  // namespace
+}  // namespace sluice::config

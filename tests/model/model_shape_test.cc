@@ -1,0 +1,69 @@
+// The config-only model shape agrees with the built layers: the same widths, parameter counts and per-sample
+// FLOPs (so the partition and the rank-order choice computed before building see the model that is built),
+// for every built-in layer type and a custom layer with parameters of its own.
+#include "core/model/model_shape.h"
+
+#include <gtest/gtest.h>
+
+#include "core/common/error.h"
+#include "core/model/linear_layer.h"
+#include "core/model/partition.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/model/test_support.h"
+
+namespace sluice::model {
+namespace {
+
+using testing::layer_spec;
+
+config::ModelSpec every_layer_type() {
+  config::ModelSpec spec;
+  spec.inputs = 6;
+  config::LayerSpec linear = layer_spec("linear");
+  linear.outputs = 10;
+  config::LayerSpec no_bias = layer_spec("linear");
+  no_bias.outputs = 4;
+  no_bias.bias = false;
+  config::LayerSpec mlp = layer_spec("residual_mlp");
+  mlp.hidden = 9;
+  config::LayerSpec custom = layer_spec("custom");
+  custom.name = "dense";
+  spec.layers = {linear,           layer_spec("relu"), layer_spec("gelu"), layer_spec("tanh"),
+                 layer_spec("layernorm"), layer_spec("dropout"), mlp, custom, no_bias};
+  return spec;
+}
+
+CustomLayerRegistry dense_registry() {
+  CustomLayerRegistry registry;
+  registry["dense"] = [](int64_t in) { return std::make_unique<LinearLayer>(kernels::cpu_backend(), in, 3, true); };
+  return registry;
+}
+
+TEST(ModelShape, AgreesWithTheBuiltLayers) {
+  const config::ModelSpec spec = every_layer_type();
+  const std::vector<LayerShape> shapes = model_shape(spec, dense_registry());
+  const auto layers = build_layers(spec, kernels::cpu_backend(), dense_registry());
+  ASSERT_EQ(shapes.size(), layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    int64_t params = 0;
+    for (const Parameter* p : layers[i]->parameters()) params += p->value.rows() * p->value.cols();
+    EXPECT_EQ(shapes[i].in, layers[i]->in_features()) << "layer " << i;
+    EXPECT_EQ(shapes[i].out, layers[i]->out_features()) << "layer " << i;
+    EXPECT_EQ(shapes[i].params, params) << "layer " << i << " (" << layers[i]->type() << ")";
+    EXPECT_EQ(shapes[i].flops, layers[i]->flops_per_sample()) << "layer " << i << " (" << layers[i]->type() << ")";
+  }
+  EXPECT_EQ(flops_of(shapes), layer_costs(layers));  // so balanced_split gives the same partition
+}
+
+TEST(ModelShape, AnUnregisteredCustomLayerIsNamed) {
+  try {
+    model_shape(every_layer_type(), {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConfig);
+    EXPECT_NE(std::string(e.what()).find("model.layers[7]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::model
