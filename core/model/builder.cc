@@ -71,9 +71,20 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, i
 
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers) {
+  return build_layers(spec, backend, custom_layers, 0, static_cast<int>(spec.layers.size()), spec.inputs);
+}
+
+std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
+                                                 const CustomLayerRegistry& custom_layers, int first, int last,
+                                                 int64_t in_features) {
+  if (first < 0 || first > last || last > static_cast<int>(spec.layers.size())) {
+    throw Error(ErrorCode::kInvalidArgument, "build_layers: layers [" + std::to_string(first) + ", " +
+                                                 std::to_string(last) + ") of a model of " +
+                                                 std::to_string(spec.layers.size()));
+  }
   std::vector<std::unique_ptr<Layer>> layers;
-  int64_t width = spec.inputs;
-  for (size_t i = 0; i < spec.layers.size(); ++i) {
+  int64_t width = in_features;
+  for (size_t i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {
     std::unique_ptr<Layer> layer = build_one(i, spec.layers[i], width, backend, custom_layers);
     layer->set_global_index(static_cast<int>(i));
     // The one width rule (config::output_width); a custom layer's width is what the built layer reports.

@@ -82,6 +82,13 @@ std::vector<LayerRange> split_to_ranges(const std::vector<int>& split) {
   return ranges;
 }
 
+std::vector<int> choose_split(const std::vector<int>& configured, const std::vector<double>& layer_costs,
+                              int chunks) {
+  if (configured.empty()) return balanced_split(layer_costs, chunks);
+  validate_split(configured, static_cast<int>(layer_costs.size()), chunks);
+  return configured;
+}
+
 std::vector<double> layer_costs(const std::vector<std::unique_ptr<Layer>>& layers) {
   std::vector<double> costs;
   costs.reserve(layers.size());

@@ -24,6 +24,10 @@ void validate_split(const std::vector<int>& split, int num_layers, int chunks);
 
 std::vector<LayerRange> split_to_ranges(const std::vector<int>& split);
 
+// The partition a run uses: `configured` (pipeline.split) when given, checked; otherwise balanced_split of the
+// per-layer costs. Every rank computes the same answer from the same config.
+std::vector<int> choose_split(const std::vector<int>& configured, const std::vector<double>& layer_costs, int chunks);
+
 // Per-layer cost for balanced_split: forward + backward FLOPs per sample.
 std::vector<double> layer_costs(const std::vector<std::unique_ptr<Layer>>& layers);
 

@@ -88,13 +88,8 @@ config::RankOrderChoice Trainer::choose_rank_order(int world_size) {
                                        config::StepTraffic{{}, std::vector<std::vector<int64_t>>(P)});
     }
     const std::vector<model::LayerShape> shapes = model::model_shape(cfg_.model, custom_layers_);
-    const int chunks = P * cfg_.pipeline.chunks;
-    std::vector<int> split = cfg_.pipeline.split;
-    if (split.empty()) {
-      split = model::balanced_split(model::flops_of(shapes), chunks);
-    } else {
-      model::validate_split(split, static_cast<int>(shapes.size()), chunks);
-    }
+    const std::vector<int> split =
+        model::choose_split(cfg_.pipeline.split, model::flops_of(shapes), P * cfg_.pipeline.chunks);
     const schedule::Schedule order =
         schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, cfg_.pipeline.chunks);
     return config::choose_rank_order(requested, nodes, P,
@@ -117,29 +112,25 @@ void Trainer::build_local_state() {
   // In a mixed pipeline gemm_precision is meant for the cuda stages: cpu stages get fp32, which is all the CPU
   // backend accepts (it refuses tf32/bf16 rather than ignore them).
   backend.set_gemm_precision(kernels::parse_gemm_precision(cfg_.gemm_precision_for_stage(layout_.stage_rank)));
-  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg_.model, backend, custom_layers_);
-  num_layers_ = static_cast<int>(layers.size());
-  input_features_ = layers.front()->in_features();
-  output_features_ = layers.back()->out_features();
-  std::vector<int> split = cfg_.pipeline.split;
-  if (split.empty()) {
-    split = model::balanced_split(model::layer_costs(layers), P * V);
-  } else {
-    model::validate_split(split, num_layers_, P * V);
-  }
-  const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
+  // Shapes and costs from the config alone: a rank builds (allocates) only the layers of its own chunks.
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg_.model, custom_layers_);
+  num_layers_ = static_cast<int>(shapes.size());
+  input_features_ = shapes.front().in;
+  output_features_ = shapes.back().out;
+  const std::vector<model::LayerRange> ranges =
+      model::split_to_ranges(model::choose_split(cfg_.pipeline.split, model::flops_of(shapes), P * V));
 
   const model::RecomputePolicy recompute =
       model::recompute_policy(cfg_.pipeline.recompute, cfg_.pipeline.recompute_layers);
   stages_.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (lowered_.stage_to_rank[stage] != layout_.stage_rank) continue;
-    std::vector<std::unique_ptr<model::Layer>> mine;
-    for (int l = ranges[stage].first; l < ranges[stage].last; ++l) mine.push_back(std::move(layers[l]));
+    const model::LayerRange range = ranges[stage];
+    std::vector<std::unique_ptr<model::Layer>> mine =
+        model::build_layers(cfg_.model, backend, custom_layers_, range.first, range.last, shapes[range.first].in);
     model::init_layers(mine, cfg_.seed);
     stages_[stage] = std::make_unique<model::StageModule>(backend, ranges[stage].first, std::move(mine), recompute);
   }
-  layers.clear();  // layers of other ranks' stages were only needed for shapes and costs
 
   std::vector<model::Parameter*> params;
   for (auto& [index, stage] : stages_) {
