@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capi/callback_layer.h"
+#include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
 #include "core/comm/agreement.h"
@@ -54,6 +55,11 @@ void require_live(const sluice_trainer* t) {
   std::lock_guard<std::mutex> lock(g_mutex);
   require(g_live.count(t) != 0, "trainer handle is not a live trainer (already destroyed?)");
 }
+
+// The first size-tagged versions of the public structs: the smallest struct_size accepted (sluice.h, "ABI").
+// Fields appended later start at these offsets.
+const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
+const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
 
 void require_started(const sluice_trainer* t) {
   require_live(t);
@@ -136,12 +142,15 @@ sluice_status sluice_trainer_create_f(MPI_Fint comm, const char* config, sluice_
   return sluice_trainer_create(MPI_Comm_f2c(comm), config, out);
 }
 
-sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name, const sluice_layer_ops* ops,
+sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name, const sluice_layer_ops* caller_ops,
                                             void* user_data) {
   return sluice::capi::guarded("sluice_trainer_register_layer", [&] {
     require_live(t);
     require(name != nullptr && name[0] != '\0', "layer name is NULL or empty");
-    require(ops != nullptr, "ops (sluice_layer_ops*) is NULL");
+    require(caller_ops != nullptr, "ops (sluice_layer_ops*) is NULL");
+    // From here on a full-size copy: fields past the caller's struct_size read as their defaults.
+    const sluice_layer_ops full = sluice::capi::read_sized(*caller_ops, kLayerOpsStruct);
+    const sluice_layer_ops* ops = &full;
     require(ops->forward != nullptr, std::string("layer '") + name + "': forward callback is NULL");
     require(ops->backward_input != nullptr || ops->backward != nullptr,
             std::string("layer '") + name + "': backward_input callback is NULL");
@@ -297,13 +306,18 @@ sluice_status sluice_trainer_stats(const sluice_trainer* t, sluice_stats* out) {
   return sluice::capi::guarded("sluice_trainer_stats", [&] {
     require_live(t);
     require(out != nullptr, "out (sluice_stats*) is NULL");
-    *out = sluice_stats{};
-    if (!t->trainer) return;
-    out->steps = static_cast<int64_t>(t->trainer->steps_done());
-    out->last_loss = t->trainer->last_loss();
-    out->last_step_seconds = t->trainer->last_step_seconds();
-    out->bubble_fraction = t->trainer->last_bubble_fraction();
-    out->peak_stash_bytes = static_cast<int64_t>(t->trainer->peak_stash_bytes());
+    sluice_stats full{};
+    if (t->trainer) {
+      full.steps = static_cast<int64_t>(t->trainer->steps_done());
+      full.last_loss = t->trainer->last_loss();
+      full.last_step_seconds = t->trainer->last_step_seconds();
+      full.bubble_fraction = t->trainer->last_bubble_fraction();
+      full.peak_stash_bytes = static_cast<int64_t>(t->trainer->peak_stash_bytes());
+      full.pending_calls = t->trainer->accumulation_position();
+      full.accumulate = t->trainer->config().optimizer.accumulate;
+    }
+    // Only the bytes the caller's struct has (an older header's struct is shorter).
+    sluice::capi::write_sized(full, out, kStatsStruct);
   });
 }
 
