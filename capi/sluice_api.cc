@@ -60,6 +60,7 @@ void require_live(const sluice_trainer* t) {
 // Fields appended later start at these offsets.
 const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
 const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
+const sluice::capi::SizedStruct kLayoutStruct{"sluice_layout", "SLUICE_LAYOUT_INIT", sizeof(sluice_layout)};
 
 void require_started(const sluice_trainer* t) {
   require_live(t);
@@ -339,6 +340,45 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
           }
           return it->second;
         });
+  });
+}
+
+// --- Layout: where this rank sits (local) ---
+
+sluice_status sluice_trainer_layout(const sluice_trainer* t, sluice_layout* out) {
+  return sluice::capi::guarded("sluice_trainer_layout", [&] {
+    require_started(t);
+    require(out != nullptr, "out (sluice_layout*) is NULL");
+    const sluice::runtime::Trainer& trainer = *t->trainer;
+    const sluice::config::Layout& layout = trainer.layout();
+    const int last_stage = trainer.lowered_schedule().num_stages() - 1;
+    sluice_layout full{};
+    full.rank = layout.rank;
+    full.stage = layout.stage_rank;
+    full.replica = layout.replica;
+    full.stages = layout.stages;
+    full.replicas = layout.data_parallel;
+    full.needs_inputs = trainer.stages().count(0) != 0 ? 1 : 0;
+    full.needs_targets = trainer.stages().count(last_stage) != 0 ? 1 : 0;
+    full.batch = trainer.config().data.batch / layout.data_parallel;
+    full.first_sample = static_cast<int64_t>(layout.replica) * full.batch;
+    sluice::capi::write_sized(full, out, kLayoutStruct);
+  });
+}
+
+sluice_status sluice_trainer_batch_share(const sluice_trainer* t, int64_t global_batch, int64_t* first_sample,
+                                         int64_t* count) {
+  return sluice::capi::guarded("sluice_trainer_batch_share", [&] {
+    require_started(t);
+    require(first_sample != nullptr && count != nullptr, "first_sample or count (int64_t*) is NULL");
+    const sluice::config::Layout& layout = t->trainer->layout();
+    const int64_t unit = static_cast<int64_t>(layout.data_parallel) * t->trainer->config().pipeline.microbatches;
+    require(global_batch > 0 && global_batch % unit == 0,
+            "global_batch " + std::to_string(global_batch) + " is not a positive multiple of " +
+                std::to_string(unit) + " (" + std::to_string(layout.data_parallel) + " replicas x pipeline.microbatches " +
+                std::to_string(t->trainer->config().pipeline.microbatches) + ")");
+    *count = global_batch / layout.data_parallel;
+    *first_sample = static_cast<int64_t>(layout.replica) * *count;
   });
 }
 

@@ -227,6 +227,26 @@ std::vector<Case> state_and_loop_cases() {
          sluice_stats stats{};
          return sluice_trainer_stats(s.created(), &stats);
        }},
+      {"sluice_trainer_layout", SLUICE_ERROR_STATE, "not started",
+       [](Scratch& s) {
+         sluice_layout layout = SLUICE_LAYOUT_INIT;
+         return sluice_trainer_layout(s.created(), &layout);
+       }},
+      {"sluice_trainer_layout", SLUICE_ERROR_INVALID_ARGUMENT, "sluice_layout::struct_size is 0",
+       [](Scratch& s) {
+         sluice_layout layout{};
+         return sluice_trainer_layout(s.started(), &layout);
+       }},
+      {"sluice_trainer_batch_share", SLUICE_ERROR_INVALID_ARGUMENT, "not a positive multiple",
+       [](Scratch& s) {
+         int64_t first = 0, count = 0;
+         return sluice_trainer_batch_share(s.started(), 3, &first, &count);
+       }},
+      {"sluice_trainer_batch_share", SLUICE_ERROR_STATE, "not started",
+       [](Scratch& s) {
+         int64_t first = 0, count = 0;
+         return sluice_trainer_batch_share(s.created(), 8, &first, &count);
+       }},
       {"sluice_trainer_features", SLUICE_ERROR_INVALID_ARGUMENT, "output pointer is NULL",
        [](Scratch& s) { return sluice_trainer_features(s.created(), nullptr, nullptr); }},
       {"sluice_trainer_features", SLUICE_ERROR_CONFIG, "not registered yet",

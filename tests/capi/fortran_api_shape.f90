@@ -66,9 +66,11 @@ program fortran_api_shape
   call expect_stats(steps=1, pending=0)
   if (any(inputs /= inputs_copy)) call fail('sluice_train_step wrote into its inputs')
 
+  call expect_layout()
+
   call sluice_trainer_destroy(trainer)
   call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: C argument order, default integers, sized stats'
+  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: C argument order, default integers, sized stats, layout'
   call MPI_Finalize()
   if (total_failures /= 0) error stop 1
 
@@ -112,5 +114,21 @@ contains
     if (stats%steps /= steps) call fail('sluice_stats%steps is wrong')
     if (stats%pending_calls /= pending) call fail('sluice_stats%pending_calls is wrong')
   end subroutine expect_stats
+
+  ! 2 ranks, 2 stages, 1 replica: rank 0 reads inputs, rank 1 targets, both the whole batch.
+  subroutine expect_layout()
+    type(sluice_layout) :: layout
+    integer :: first, count
+    call expect_ok(sluice_trainer_layout(trainer, layout), 'sluice_trainer_layout')
+    if (layout%stage /= rank .or. layout%replica /= 0 .or. layout%stages /= 2 .or. layout%replicas /= 1) then
+      call fail('sluice_trainer_layout: wrong stage, replica or counts')
+    end if
+    if (layout%needs_inputs /= merge(1, 0, rank == 0) .or. layout%needs_targets /= merge(1, 0, rank == 1)) then
+      call fail('sluice_trainer_layout: wrong needs_inputs / needs_targets')
+    end if
+    if (layout%batch /= batch .or. layout%first_sample /= 0) call fail('sluice_trainer_layout: wrong batch share')
+    call expect_ok(sluice_trainer_batch_share(trainer, 16, first, count), 'sluice_trainer_batch_share')
+    if (first /= 0 .or. count /= 16) call fail('sluice_trainer_batch_share: wrong share')
+  end subroutine expect_layout
 
 end program fortran_api_shape
