@@ -12,6 +12,7 @@
 #include "core/comm/agreement.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/application_state.h"
+#include "core/runtime/evaluation.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
@@ -203,6 +204,16 @@ sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outp
   return sluice::capi::guarded("sluice_predict", [&] {
     require_started(t);
     t->trainer->predict(inputs, outputs, batch);
+  });
+}
+
+sluice_status sluice_evaluate(sluice_trainer* t, const float* inputs, const float* targets, int64_t batch,
+                              float* loss) {
+  return sluice::capi::guarded("sluice_evaluate", [&] {
+    require_started(t);
+    // Arguments are checked inside, agreed across ranks; no RunControl step: nothing is trained or saved.
+    const double mean = sluice::runtime::evaluate(*t->trainer, inputs, targets, batch);
+    if (loss != nullptr) *loss = static_cast<float>(mean);
   });
 }
 

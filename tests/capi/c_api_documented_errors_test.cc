@@ -163,6 +163,10 @@ std::vector<Case> step_cases() {
          const std::string dir = garbage_file() + "/ckpt";
          return s.step(s.started(config("{type: linear, outputs: 4}", "checkpoint: {dir: " + dir + ", every: 1}\n")));
        }},
+      {"sluice_evaluate", SLUICE_ERROR_STATE, "not started",
+       [](Scratch& s) { return sluice_evaluate(s.created(), s.data.inputs.data(), s.data.targets.data(), kBatch, nullptr); }},
+      {"sluice_evaluate", SLUICE_ERROR_INVALID_ARGUMENT, "targets is NULL",
+       [](Scratch& s) { return sluice_evaluate(s.started(), s.data.inputs.data(), nullptr, kBatch, nullptr); }},
       {"sluice_predict", SLUICE_ERROR_STATE, "not started",
        [](Scratch& s) { return sluice_predict(s.created(), s.data.inputs.data(), s.outputs.data(), kBatch); }},
       {"sluice_predict", SLUICE_ERROR_INVALID_ARGUMENT, "outputs is NULL",

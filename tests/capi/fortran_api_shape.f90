@@ -22,7 +22,7 @@ program fortran_api_shape
 
   type(sluice_trainer) :: trainer
   real(c_float), allocatable, target :: inputs(:, :), inputs_copy(:, :), targets(:, :), predicted(:, :), again(:, :)
-  real(c_float) :: loss
+  real(c_float) :: loss, validation
   integer :: rank, failures, total_failures, i, n_in, n_out
 
   call MPI_Init()
@@ -59,8 +59,11 @@ program fortran_api_shape
   call expect_rejected(sluice_predict(trainer, inputs, predicted, batch / 2), 'batch disagreeing with the arrays', &
       [character(len=40) :: 'sluice_predict: batch = 4', 'have 8 columns'])
 
-  ! Training with a default-integer batch; the stats report the accumulation window.
+  ! Training with a default-integer batch; the stats report the accumulation window. sluice_evaluate first gives
+  ! the loss the step then reports (no dropout here), and changes nothing.
+  call expect_ok(sluice_evaluate(trainer, inputs, targets, validation, batch), 'sluice_evaluate')
   call expect_ok(sluice_train_step(trainer, inputs, targets, loss, batch), 'sluice_train_step, call 1 of 2')
+  if (loss /= validation) call fail('sluice_evaluate gave another loss than the train step')
   call expect_stats(steps=0, pending=1)
   call expect_ok(sluice_train_step(trainer, inputs, targets, loss, batch), 'sluice_train_step, call 2 of 2')
   call expect_stats(steps=1, pending=0)
