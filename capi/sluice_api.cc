@@ -9,6 +9,7 @@
 #include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
+#include "core/common/log.h"
 #include "core/comm/agreement.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/application_state.h"
@@ -390,6 +391,23 @@ sluice_status sluice_trainer_batch_share(const sluice_trainer* t, int64_t global
                 std::to_string(t->trainer->config().pipeline.microbatches) + ")");
     *count = global_batch / layout.data_parallel;
     *first_sample = static_cast<int64_t>(layout.replica) * *count;
+  });
+}
+
+// --- What the library prints (local, process-wide) ---
+
+sluice_status sluice_set_log(sluice_log_fn fn, void* user_data, sluice_log_level max_level) {
+  return sluice::capi::guarded("sluice_set_log", [&] {
+    require(max_level >= SLUICE_LOG_NONE && max_level <= SLUICE_LOG_DEBUG,
+            "max_level " + std::to_string(static_cast<int>(max_level)) +
+                " is not a sluice_log_level (SLUICE_LOG_NONE .. SLUICE_LOG_DEBUG)");
+    sluice::log::Sink sink;
+    if (fn != nullptr) {
+      sink = [fn, user_data](sluice::log::Level level, const std::string& text) {
+        fn(user_data, static_cast<sluice_log_level>(level), text.c_str());
+      };
+    }
+    sluice::log::configure(std::move(sink), static_cast<int>(max_level));
   });
 }
 

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <iostream>
 #include <map>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "checkpoint/save.h"
 #include "checkpoint/save_layout.h"
 #include "core/common/error.h"
+#include "core/common/log.h"
 #include "core/common/version.h"
 #include "core/config/config_parser.h"
 #include "core/comm/agreement.h"
@@ -255,11 +255,12 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
   save_checkpoint(trainer, path, application);
   if (trainer.layout().rank == 0) {
+    log::info("wrote checkpoint " + path + " (step " + std::to_string(trainer.steps_done()) + ")");
     // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
     try {
       checkpoint::rotate(dir, keep);
     } catch (const Error& e) {
-      std::cerr << "sluice: warning: could not remove old checkpoints: " << e.what() << std::endl;
+      log::warning(std::string("could not remove old checkpoints: ") + e.what());
     }
   }
   return path;
