@@ -83,7 +83,8 @@ std::string garbage_file() {
 
 // Listed in sluice.h but not provokable from one healthy MPI rank: STATE of sluice_trainer_create (MPI not
 // initialized: this test runs inside MPI), COMM (an MPI failure), CUDA (a CPU build), UNSUPPORTED of the checkpoint
-// calls (a build without HDF5), INTERNAL of sluice_install_signal_handlers (sigaction failing).
+// calls (a build without HDF5), INTERNAL of sluice_install_signal_handlers (sigaction failing), CHECKPOINT of
+// sluice_train_step's periodic save (it writes a fresh file; its IO failure is covered).
 
 std::vector<Case> lifecycle_cases() {
   return {
@@ -169,6 +170,16 @@ std::vector<Case> step_cases() {
        [](Scratch& s) { return sluice_evaluate(s.started(), s.data.inputs.data(), nullptr, kBatch, nullptr); }},
       {"sluice_predict", SLUICE_ERROR_STATE, "not started",
        [](Scratch& s) { return sluice_predict(s.created(), s.data.inputs.data(), s.outputs.data(), kBatch); }},
+      {"sluice_predict", SLUICE_ERROR_CALLBACK, "forward returned 1",
+       [](Scratch& s) {
+         static ScaleLayer failing;
+         failing.fail_forward = 1;
+         sluice_trainer* t = s.created(config("{type: custom, name: scale}"));
+         const sluice_layer_ops ops = scale_ops();
+         EXPECT_EQ(sluice_trainer_register_layer(t, "scale", &ops, &failing), SLUICE_OK);
+         EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
+         return sluice_predict(t, s.data.inputs.data(), s.outputs.data(), kBatch);
+       }},
       {"sluice_predict", SLUICE_ERROR_INVALID_ARGUMENT, "outputs is NULL",
        [](Scratch& s) { return sluice_predict(s.started(), s.data.inputs.data(), nullptr, kBatch); }},
   };
