@@ -6,11 +6,14 @@
 #include <string>
 
 #include "capi/callback_layer.h"
+#include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
+#include "core/common/log.h"
 #include "core/comm/agreement.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/application_state.h"
+#include "core/runtime/evaluation.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
@@ -54,6 +57,12 @@ void require_live(const sluice_trainer* t) {
   std::lock_guard<std::mutex> lock(g_mutex);
   require(g_live.count(t) != 0, "trainer handle is not a live trainer (already destroyed?)");
 }
+
+// The first size-tagged versions of the public structs: the smallest struct_size accepted (sluice.h, "ABI").
+// Fields appended later start at these offsets.
+const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
+const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
+const sluice::capi::SizedStruct kLayoutStruct{"sluice_layout", "SLUICE_LAYOUT_INIT", sizeof(sluice_layout)};
 
 void require_started(const sluice_trainer* t) {
   require_live(t);
@@ -136,12 +145,15 @@ sluice_status sluice_trainer_create_f(MPI_Fint comm, const char* config, sluice_
   return sluice_trainer_create(MPI_Comm_f2c(comm), config, out);
 }
 
-sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name, const sluice_layer_ops* ops,
+sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name, const sluice_layer_ops* caller_ops,
                                             void* user_data) {
   return sluice::capi::guarded("sluice_trainer_register_layer", [&] {
     require_live(t);
     require(name != nullptr && name[0] != '\0', "layer name is NULL or empty");
-    require(ops != nullptr, "ops (sluice_layer_ops*) is NULL");
+    require(caller_ops != nullptr, "ops (sluice_layer_ops*) is NULL");
+    // From here on a full-size copy: fields past the caller's struct_size read as their defaults.
+    const sluice_layer_ops full = sluice::capi::read_sized(*caller_ops, kLayerOpsStruct);
+    const sluice_layer_ops* ops = &full;
     require(ops->forward != nullptr, std::string("layer '") + name + "': forward callback is NULL");
     require(ops->backward_input != nullptr || ops->backward != nullptr,
             std::string("layer '") + name + "': backward_input callback is NULL");
@@ -193,6 +205,16 @@ sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outp
   return sluice::capi::guarded("sluice_predict", [&] {
     require_started(t);
     t->trainer->predict(inputs, outputs, batch);
+  });
+}
+
+sluice_status sluice_evaluate(sluice_trainer* t, const float* inputs, const float* targets, int64_t batch,
+                              float* loss) {
+  return sluice::capi::guarded("sluice_evaluate", [&] {
+    require_started(t);
+    // Arguments are checked inside, agreed across ranks; no RunControl step: nothing is trained or saved.
+    const double mean = sluice::runtime::evaluate(*t->trainer, inputs, targets, batch);
+    if (loss != nullptr) *loss = static_cast<float>(mean);
   });
 }
 
@@ -297,13 +319,18 @@ sluice_status sluice_trainer_stats(const sluice_trainer* t, sluice_stats* out) {
   return sluice::capi::guarded("sluice_trainer_stats", [&] {
     require_live(t);
     require(out != nullptr, "out (sluice_stats*) is NULL");
-    *out = sluice_stats{};
-    if (!t->trainer) return;
-    out->steps = static_cast<int64_t>(t->trainer->steps_done());
-    out->last_loss = t->trainer->last_loss();
-    out->last_step_seconds = t->trainer->last_step_seconds();
-    out->bubble_fraction = t->trainer->last_bubble_fraction();
-    out->peak_stash_bytes = static_cast<int64_t>(t->trainer->peak_stash_bytes());
+    sluice_stats full{};
+    if (t->trainer) {
+      full.steps = static_cast<int64_t>(t->trainer->steps_done());
+      full.last_loss = t->trainer->last_loss();
+      full.last_step_seconds = t->trainer->last_step_seconds();
+      full.bubble_fraction = t->trainer->last_bubble_fraction();
+      full.peak_stash_bytes = static_cast<int64_t>(t->trainer->peak_stash_bytes());
+      full.pending_calls = t->trainer->accumulation_position();
+      full.accumulate = t->trainer->config().optimizer.accumulate;
+    }
+    // Only the bytes the caller's struct has (an older header's struct is shorter).
+    sluice::capi::write_sized(full, out, kStatsStruct);
   });
 }
 
@@ -325,6 +352,62 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
           }
           return it->second;
         });
+  });
+}
+
+// --- Layout: where this rank sits (local) ---
+
+sluice_status sluice_trainer_layout(const sluice_trainer* t, sluice_layout* out) {
+  return sluice::capi::guarded("sluice_trainer_layout", [&] {
+    require_started(t);
+    require(out != nullptr, "out (sluice_layout*) is NULL");
+    const sluice::runtime::Trainer& trainer = *t->trainer;
+    const sluice::config::Layout& layout = trainer.layout();
+    const int last_stage = trainer.lowered_schedule().num_stages() - 1;
+    sluice_layout full{};
+    full.rank = layout.rank;
+    full.stage = layout.stage_rank;
+    full.replica = layout.replica;
+    full.stages = layout.stages;
+    full.replicas = layout.data_parallel;
+    full.needs_inputs = trainer.stages().count(0) != 0 ? 1 : 0;
+    full.needs_targets = trainer.stages().count(last_stage) != 0 ? 1 : 0;
+    full.batch = trainer.config().data.batch / layout.data_parallel;
+    full.first_sample = static_cast<int64_t>(layout.replica) * full.batch;
+    sluice::capi::write_sized(full, out, kLayoutStruct);
+  });
+}
+
+sluice_status sluice_trainer_batch_share(const sluice_trainer* t, int64_t global_batch, int64_t* first_sample,
+                                         int64_t* count) {
+  return sluice::capi::guarded("sluice_trainer_batch_share", [&] {
+    require_started(t);
+    require(first_sample != nullptr && count != nullptr, "first_sample or count (int64_t*) is NULL");
+    const sluice::config::Layout& layout = t->trainer->layout();
+    const int64_t unit = static_cast<int64_t>(layout.data_parallel) * t->trainer->config().pipeline.microbatches;
+    require(global_batch > 0 && global_batch % unit == 0,
+            "global_batch " + std::to_string(global_batch) + " is not a positive multiple of " +
+                std::to_string(unit) + " (" + std::to_string(layout.data_parallel) + " replicas x pipeline.microbatches " +
+                std::to_string(t->trainer->config().pipeline.microbatches) + ")");
+    *count = global_batch / layout.data_parallel;
+    *first_sample = static_cast<int64_t>(layout.replica) * *count;
+  });
+}
+
+// --- What the library prints (local, process-wide) ---
+
+sluice_status sluice_set_log(sluice_log_fn fn, void* user_data, sluice_log_level max_level) {
+  return sluice::capi::guarded("sluice_set_log", [&] {
+    require(max_level >= SLUICE_LOG_NONE && max_level <= SLUICE_LOG_DEBUG,
+            "max_level " + std::to_string(static_cast<int>(max_level)) +
+                " is not a sluice_log_level (SLUICE_LOG_NONE .. SLUICE_LOG_DEBUG)");
+    sluice::log::Sink sink;
+    if (fn != nullptr) {
+      sink = [fn, user_data](sluice::log::Level level, const std::string& text) {
+        fn(user_data, static_cast<sluice_log_level>(level), text.c_str());
+      };
+    }
+    sluice::log::configure(std::move(sink), static_cast<int>(max_level));
   });
 }
 

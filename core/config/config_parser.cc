@@ -20,6 +20,9 @@ namespace sluice::config {
 namespace {
 
 [[noreturn]] void fail(const std::string& problem) { throw Error(ErrorCode::kConfig, "config: " + problem); }
+// A config file that is missing or unreadable is a file-system problem, not a malformed config: kIo (the C API's
+// SLUICE_ERROR_IO, as sluice.h documents for sluice_trainer_create).
+[[noreturn]] void file_fail(const std::string& problem) { throw Error(ErrorCode::kIo, "config: " + problem); }
 
 struct Source {
   std::string text;
@@ -39,13 +42,13 @@ Source read_source(const std::string& yaml_text_or_path) {
   if (yaml_text_or_path.find('\n') == std::string::npos &&
       std::filesystem::is_regular_file(yaml_text_or_path, ignored)) {
     std::ifstream file(yaml_text_or_path);
-    if (!file) fail("cannot read config file \"" + yaml_text_or_path + "\"");
+    if (!file) file_fail("cannot read config file \"" + yaml_text_or_path + "\"");
     std::ostringstream text;
     text << file.rdbuf();
     return {text.str(), yaml_text_or_path};
   }
   // Without this, a mistyped path would be parsed as a YAML scalar and fail with a puzzling message.
-  if (looks_like_a_path(yaml_text_or_path)) fail("config file \"" + yaml_text_or_path + "\" does not exist");
+  if (looks_like_a_path(yaml_text_or_path)) file_fail("config file \"" + yaml_text_or_path + "\" does not exist");
   return {yaml_text_or_path, ""};
 }
 
@@ -139,6 +142,24 @@ void parse_split(const ConfigNode& split, std::size_t layer_count, PipelineSpec&
   }
 }
 
+// The chunks each schedule runs (core/schedule/generators.cc enforces the same when it builds one). Checked here so
+// that a mismatch is a config error at create naming the key and line, not a schedule error at start.
+void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline) {
+  const std::string& schedule = pipeline.schedule;
+  std::string needs;
+  if (schedule == "interleaved" && pipeline.chunks < 2) needs = "chunks >= 2 (virtual stages per rank)";
+  if (schedule == "zb-v" && pipeline.chunks != 2) needs = "chunks = 2 (two stages per rank in a V)";
+  if ((schedule == "gpipe" || schedule == "1f1b" || schedule == "zb-h1") && pipeline.chunks != 1) {
+    needs = "chunks = 1 (use interleaved or zb-v for several chunks)";
+  }
+  if (needs.empty()) return;
+  const std::string problem = "schedule " + schedule + " needs pipeline." + needs + ", got chunks = " +
+                              std::to_string(pipeline.chunks);
+  // Name the key the user wrote: chunks when given, else the schedule that asks for other chunks than the default.
+  if (node.has("chunks")) node.child("chunks").fail(problem);
+  node.child("schedule").fail(problem + (node.has("chunks") ? "" : " (the default)"));
+}
+
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
@@ -162,6 +183,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
     pipeline.gradient_sum = node.child("gradient_sum").as_choice({"auto", "ordered", "nccl"});
   }
   if (node.has("rank_order")) pipeline.rank_order = as_enum<RankOrder>(node.child("rank_order"), rank_order_names());
+  check_schedule_chunks(node, pipeline);
   parse_recompute_layers(node, layer_count, pipeline);
   if (node.has("split")) parse_split(node.child("split"), layer_count, pipeline);
   return pipeline;

@@ -4,8 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <functional>
-#include <iostream>
 #include <map>
 #include <vector>
 
@@ -16,6 +16,7 @@
 #include "checkpoint/save.h"
 #include "checkpoint/save_layout.h"
 #include "core/common/error.h"
+#include "core/common/log.h"
 #include "core/common/version.h"
 #include "core/config/config_parser.h"
 #include "core/comm/agreement.h"
@@ -129,11 +130,28 @@ void check_path_everywhere(Trainer& trainer, const std::string& path, const char
   }
 }
 
+// Collective, after check_path_everywhere: a save into a directory that does not exist is a file-system problem
+// (kIo, SLUICE_ERROR_IO as sluice.h documents), not a bad checkpoint; rank 0 looks, every rank agrees.
+void check_directory_everywhere(Trainer& trainer, const std::string& path) {
+  std::exception_ptr error;
+  if (trainer.layout().rank == 0) {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ignored;
+    if (!std::filesystem::is_directory(dir, ignored)) {
+      error = std::make_exception_ptr(Error(ErrorCode::kIo, "cannot save checkpoint '" + path + "': directory '" +
+                                                                dir.string() + "' does not exist"));
+    }
+  }
+  comm::agree_or_throw(trainer.mpi().world(), "checking the checkpoint's directory", error);
+}
+
 }  // namespace
 
 void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_save_checkpoint");
+  check_directory_everywhere(trainer, path);
   check_same_registration(trainer.mpi().world(), application);
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
@@ -237,11 +255,12 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
   save_checkpoint(trainer, path, application);
   if (trainer.layout().rank == 0) {
+    log::info("wrote checkpoint " + path + " (step " + std::to_string(trainer.steps_done()) + ")");
     // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
     try {
       checkpoint::rotate(dir, keep);
     } catch (const Error& e) {
-      std::cerr << "sluice: warning: could not remove old checkpoints: " << e.what() << std::endl;
+      log::warning(std::string("could not remove old checkpoints: ") + e.what());
     }
   }
   return path;

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     check(sluice_train_step(trainer, inputs, targets, kBatch, &loss), "sluice_train_step");
     if (rank == 0) printf("step %d loss %.6g\n", step, loss);
   }
-  sluice_stats stats;
+  sluice_stats stats = SLUICE_STATS_INIT;
   check(sluice_trainer_stats(trainer, &stats), "sluice_trainer_stats");
   if (rank == 0) printf("final loss %.6g after %lld steps\n", stats.last_loss, (long long)stats.steps);
   sluice_trainer_destroy(trainer);

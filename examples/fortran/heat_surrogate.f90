@@ -150,7 +150,7 @@ program heat_surrogate
   ! How well does the surrogate replace lead_steps simulation steps on fields it has not seen?
   call initial_fields(states, seed=99)
   call simulate(states, lead_steps, future)
-  call check(sluice_predict(trainer, predicted, states), 'sluice_predict')
+  call check(sluice_predict(trainer, states, predicted), 'sluice_predict')
   call check(sluice_trainer_stats(trainer, stats), 'sluice_trainer_stats')
   if (rank == 0) then
     print '(a, es14.6, a, es14.6, a)', 'final loss ', stats%last_loss, ' (first ', first_loss, ')'

@@ -81,7 +81,7 @@ TEST(CApiCheckpoint, RestartedTrainerContinuesBitForBit) {
 
   sluice_trainer* second = started(yaml);
   ASSERT_SLUICE_OK(sluice_load_checkpoint(second, file.c_str()));
-  sluice_stats stats{};
+  sluice_stats stats = SLUICE_STATS_INIT;
   ASSERT_SLUICE_OK(sluice_trainer_stats(second, &stats));
   EXPECT_EQ(stats.steps, 2);
   const std::vector<float> rest = run(second, 2, 5);

@@ -110,7 +110,7 @@ TEST(NullHandle, EveryEntryPointRejectsIt) {
   Data data;
   std::vector<float> outputs(kBatch * kOutputs);
   float loss = 0;
-  sluice_stats stats;
+  sluice_stats stats = SLUICE_STATS_INIT;
   int64_t in = 0, out = 0;
   EXPECT_STATUS(sluice_trainer_register_layer(nullptr, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
   EXPECT_STATUS(sluice_trainer_start(nullptr), SLUICE_ERROR_INVALID_ARGUMENT, kNull);
@@ -236,7 +236,7 @@ TEST(Destroyed, HandleIsRejectedAfterDestroy) {
   sluice_trainer_destroy(trainer);
   // The handle now dangles; the library must recognise it without touching it.
   const char* const kDead = "not a live trainer";
-  sluice_stats stats;
+  sluice_stats stats = SLUICE_STATS_INIT;
   int64_t in = 0, out = 0;
   EXPECT_STATUS(sluice_trainer_start(trainer), SLUICE_ERROR_INVALID_ARGUMENT, kDead);
   EXPECT_STATUS(sluice_trainer_stats(trainer, &stats), SLUICE_ERROR_INVALID_ARGUMENT, kDead);
@@ -300,7 +300,7 @@ TEST_P(FailingCallbackTest, FailsTheStepOnEveryRankAndTheNextStepWorks) {
   layer = ScaleLayer{};
   ASSERT_SLUICE_OK(sluice_predict(trainer, data.inputs.data(), after.data(), kBatch));
   EXPECT_EQ(before, after);
-  sluice_stats stats;
+  sluice_stats stats = SLUICE_STATS_INIT;
   ASSERT_SLUICE_OK(sluice_trainer_stats(trainer, &stats));
   EXPECT_EQ(stats.steps, 1);
   loss = NAN;

@@ -72,7 +72,7 @@ void expect_failed_everywhere(sluice_status status, sluice_status expected, int 
 
 
 int64_t steps_done(const sluice_trainer* trainer) {
-  sluice_stats stats;
+  sluice_stats stats = SLUICE_STATS_INIT;
   EXPECT_EQ(sluice_trainer_stats(trainer, &stats), SLUICE_OK) << sluice_last_error();
   return stats.steps;
 }

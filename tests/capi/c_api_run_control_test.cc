@@ -106,7 +106,7 @@ TEST(CApiRunControl, StepsIsTheLastStepAndItsCheckpointIsWritten) {
   Data d(3);
   EXPECT_EQ(sluice_train_step(t, d.x.data(), d.y.data(), kBatch, nullptr), SLUICE_ERROR_STATE);
   EXPECT_NE(std::string(sluice_last_error()).find("steps"), std::string::npos) << sluice_last_error();
-  sluice_stats stats{};
+  sluice_stats stats = SLUICE_STATS_INIT;
   ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
   EXPECT_EQ(stats.steps, 3);
   sluice_trainer_destroy(t);
@@ -179,7 +179,7 @@ TEST(CApiRunControl, ACorruptLatestCheckpointIsNamedNotSkipped) {
   int64_t step = -1;
   EXPECT_EQ(sluice_trainer_resume(t, nullptr, &step), SLUICE_ERROR_CHECKPOINT);
   EXPECT_NE(std::string(sluice_last_error()).find("ckpt_00000003.h5"), std::string::npos) << sluice_last_error();
-  sluice_stats stats{};
+  sluice_stats stats = SLUICE_STATS_INIT;
   ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
   EXPECT_EQ(stats.steps, 2);  // unchanged
   sluice_trainer_destroy(t);

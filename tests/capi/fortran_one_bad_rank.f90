@@ -78,14 +78,14 @@ program fortran_one_bad_rank
 
   ! 4. Prediction: rank 1's outputs array has 3 rows for 2 outputs.
   if (rank == 1) then
-    call expect_rejected(sluice_predict(trainer, wide_outputs, inputs), 'wrong outputs rows on rank 1', &
+    call expect_rejected(sluice_predict(trainer, inputs, wide_outputs), 'wrong outputs rows on rank 1', &
         [character(len=40) :: 'sluice_predict: outputs', 'has 3 rows', 'has 2 features'])
   else
-    call expect_rejected(sluice_predict(trainer, predicted, inputs), 'wrong outputs rows on rank 1', &
+    call expect_rejected(sluice_predict(trainer, inputs, predicted), 'wrong outputs rows on rank 1', &
         [character(len=40) :: 'has 3 rows', '(on rank 1'])
   end if
   predicted = -1
-  call expect_ok(sluice_predict(trainer, predicted, inputs), 'sluice_predict after the rejected one')
+  call expect_ok(sluice_predict(trainer, inputs, predicted), 'sluice_predict after the rejected one')
   if (any(ieee_is_nan(predicted)) .or. all(predicted == -1)) call fail('the good prediction filled no outputs')
 
   call sluice_trainer_destroy(trainer)

@@ -37,7 +37,11 @@ done
 # The API, from the header itself: every function it declares, sorted.
 expected="$(grep -oE '^[a-z_][a-z_ *]*[ *]sluice_[a-z_]+\(' "$header" | sed -E 's/.*[ *](sluice_[a-z_]+)\($/\1/' | sort -u)"
 [[ $(wc -l <<< "$expected") -ge 10 ]] || fail "found only $(wc -l <<< "$expected") functions in $header"
-exported="$(nm -D --defined-only "$prefix/lib/libsluice.so" | awk '{ print $3 }' | sort -u)"
+# Each function carries the version node of sluice.map (sluice_x@@SLUICE_0); the node itself is an absolute symbol.
+exported_versioned="$(nm -D --defined-only "$prefix/lib/libsluice.so" | awk '$2 != "A" { print $3 }' | sort -u)"
+unversioned="$(grep -v '@@SLUICE_' <<< "$exported_versioned" || true)"
+[[ -z "$unversioned" ]] || fail "libsluice.so exports symbols without a version node (capi/sluice.map): $unversioned"
+exported="$(sed 's/@.*//' <<< "$exported_versioned" | sort -u)"
 if [[ "$exported" != "$expected" ]]; then
   fail "libsluice.so exports other symbols than sluice.h declares:"
   diff <(echo "$expected") <(echo "$exported") >&2 || true

@@ -58,7 +58,7 @@ static int linear_backward_weight(void* user_data, const float* params, const fl
 }
 
 sluice_layer_ops linear_callback_ops(const linear_callback* layer) {
-  sluice_layer_ops ops = {0};
+  sluice_layer_ops ops = SLUICE_LAYER_OPS_INIT;
   ops.in_features = layer->in_features;
   ops.out_features = layer->out_features;
   ops.num_params = layer->in_features * layer->out_features + layer->out_features;

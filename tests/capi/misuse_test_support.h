@@ -56,7 +56,7 @@ inline int scale_backward_weight(void* user_data, const float* /*params*/, const
 inline const float kInitialScale = 0.5f;
 
 inline sluice_layer_ops scale_ops() {
-  sluice_layer_ops ops = {};
+  sluice_layer_ops ops = SLUICE_LAYER_OPS_INIT;
   ops.in_features = kFeatures;
   ops.out_features = kFeatures;
   ops.num_params = 1;

@@ -428,28 +428,44 @@ TEST(ConfigParser, SyntaxErrorGivesTheLine) {
       << message;
 }
 
-TEST(ConfigParser, MissingFileIsNamed) {
-  EXPECT_EQ(config_error("configs/does_not_exist.yaml"),
-            "config: config file \"configs/does_not_exist.yaml\" does not exist");
+TEST(ConfigParser, ScheduleAndChunksMustAgreeNamingTheKeyAndLine) {
+  EXPECT_EQ(config_error(replace(kValid, "schedule: 1f1b", "schedule: zb-v\n  chunks: 1")),
+            "config: pipeline.chunks (line 12): schedule zb-v needs pipeline.chunks = 2 (two stages per rank in a V), "
+            "got chunks = 1");
+  EXPECT_NE(config_error(replace(kValid, "schedule: 1f1b", "schedule: interleaved")).find(
+                "pipeline.schedule (line 11): schedule interleaved needs pipeline.chunks >= 2"),
+            std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "schedule: 1f1b", "schedule: gpipe\n  chunks: 2")).find("pipeline.chunks"),
+            std::string::npos);
+}
+
+TEST(ConfigParser, MissingFileIsAnIoErrorNamingIt) {
+  try {
+    parse_config("configs/does_not_exist.yaml");
+    ADD_FAILURE() << "a missing config file was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kIo) << error.what();
+    EXPECT_STREQ(error.what(), "config: config file \"configs/does_not_exist.yaml\" does not exist");
+  }
 }
 
 TEST(ConfigOverrides, ReplaceScalarsWalkSequencesAndParseValuesAsYaml) {
-  const Config config = parse_config(kValid, {"model.layers.4.outputs=128", "pipeline.schedule=zb-v",
+  const Config config = parse_config(kValid, {"model.layers.4.outputs=128", "pipeline.schedule=zb-h1",
                                               "optimizer.lr=0.01", "pipeline.split=[1,1,1,2]"});
   EXPECT_EQ(config.model.layers[4].outputs, 128);
-  EXPECT_EQ(config.pipeline.schedule, "zb-v");
+  EXPECT_EQ(config.pipeline.schedule, "zb-h1");
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 0.01);
   EXPECT_EQ(config.pipeline.split, (std::vector<int>{1, 1, 1, 2}));
   // Config::text is the overridden document: parsing it again gives the same values.
   const Config reparsed = parse_config(config.text);
   EXPECT_EQ(reparsed.model.layers[4].outputs, 128);
-  EXPECT_EQ(reparsed.pipeline.schedule, "zb-v");
+  EXPECT_EQ(reparsed.pipeline.schedule, "zb-h1");
   EXPECT_DOUBLE_EQ(reparsed.optimizer.lr, 0.01);
 }
 
 TEST(ConfigOverrides, CreateMissingKeysAndSections) {
   const Config config = parse_config(kValid, {"checkpoint.dir=/tmp/ckpt", "checkpoint.every=5", "pipeline.chunks=2",
-                                              "model.layers.1={type: custom, name: foo}"});
+                                              "pipeline.schedule=zb-v", "model.layers.1={type: custom, name: foo}"});
   EXPECT_EQ(config.checkpoint.dir, "/tmp/ckpt");
   EXPECT_EQ(config.checkpoint.every, 5);
   EXPECT_EQ(config.pipeline.chunks, 2);

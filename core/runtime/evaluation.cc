@@ -1,0 +1,63 @@
+#include "core/runtime/evaluation.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/comm/agreement.h"
+#include "core/common/error.h"
+#include "core/model/loss.h"
+
+namespace sluice::runtime {
+namespace {
+
+// Collective: this call's own argument agreement (what sluice_join_with_error("sluice_evaluate") joins), so that
+// predict's agreement below never sees a bad argument.
+void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
+  const bool last_stage = trainer.stages().count(trainer.lowered_schedule().num_stages() - 1) != 0;
+  const int microbatches = trainer.config().pipeline.microbatches;
+  const std::string rank = std::to_string(trainer.layout().rank);
+  std::optional<Error> failure = comm::capture_failure([&] {
+    if (rows <= 0 || rows % microbatches != 0) {
+      throw Error(ErrorCode::kInvalidArgument, "batch of " + std::to_string(rows) + " rows on rank " + rank +
+                                                   " is not a positive multiple of pipeline.microbatches (" +
+                                                   std::to_string(microbatches) + ")");
+    }
+    if (last_stage && targets == nullptr) {
+      throw Error(ErrorCode::kInvalidArgument, "rank " + rank + " holds the last stage but targets is NULL");
+    }
+  });
+  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of("sluice_evaluate"), failure);
+}
+
+// This rank's sum of per-sample losses: its micro-batches in order, as the training step's last stage adds them.
+double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const float* targets, int64_t rows) {
+  if (trainer.stages().count(trainer.lowered_schedule().num_stages() - 1) == 0) return 0.0;
+  kernels::Backend& backend = trainer.backend();
+  const int microbatches = trainer.config().pipeline.microbatches;
+  const int64_t mb_rows = rows / microbatches;
+  const int64_t width = trainer.output_features();
+  double sum = 0.0;
+  for (int m = 0; m < microbatches; ++m) {
+    const int64_t offset = m * mb_rows * width;
+    kernels::Tensor output = backend.from_host(mb_rows, width, outputs.data() + offset);
+    kernels::Tensor target = backend.from_host(mb_rows, width, targets + offset);
+    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows).sum;
+  }
+  return sum;
+}
+
+}  // namespace
+
+double evaluate(Trainer& trainer, const float* inputs, const float* targets, int64_t rows) {
+  if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
+  check_arguments(trainer, targets, rows);
+  // predict fills the outputs on every rank of the replica; only the last stage's ranks have targets to use.
+  std::vector<float> outputs(static_cast<size_t>(rows * trainer.output_features()));
+  trainer.predict(inputs, outputs.data(), rows);
+  double sum = local_loss_sum(trainer, outputs, targets, rows);
+  trainer.mpi().world_group().ordered_sum(&sum, 1);
+  return sum / static_cast<double>(rows * trainer.layout().data_parallel);
+}
+
+}  // namespace sluice::runtime
