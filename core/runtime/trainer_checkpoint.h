@@ -26,8 +26,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
 
 // Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
 // shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset or application
-// array) the trainer and the application arrays are unchanged on every rank.
-void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr);
+// array) the trainer and the application arrays are unchanged on every rank. `verified`: the caller has just run
+// checkpoint::verify_all on this file (resume_fallback.h), so the full read of every dataset is not repeated.
+void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr,
+                     bool verified = false);
 
 // Writes `<dir>/ckpt_<step>.h5` for the trainer's current step and keeps the newest `keep` (collective).
 // Returns the path written.
