@@ -127,7 +127,7 @@ program heat_surrogate
   integer(c_int64_t), target :: time_step
   real(c_float), allocatable, target :: inputs(:, :), future(:, :), predicted(:, :)
   real(c_float) :: loss
-  integer :: rank, time_steps, hold_at, ignored
+  integer :: rank, time_steps, hold_at, optimizer_steps
   logical :: preempted
 
   call MPI_Init()
@@ -151,7 +151,9 @@ program heat_surrogate
              'sluice_register_state')
   call check(sluice_install_signal_handlers(trainer), 'sluice_install_signal_handlers')
   call check(sluice_trainer_start(trainer), 'sluice_trainer_start')
-  call check(sluice_trainer_resume(trainer, ignored), 'sluice_trainer_resume')
+  ! optimizer_steps counts optimizer steps (windows of 4 time steps), not time steps: the loop runs on the
+  ! restored heat.time_step instead, which also knows where in a window the stopped job was.
+  call check(sluice_trainer_resume(trainer, optimizer_steps), 'sluice_trainer_resume')
   if (rank == 0) print '(a, i0)', 'heat_surrogate: first time step ', time_step + 1
 
   preempted = .false.
