@@ -20,6 +20,7 @@
 #include "core/common/version.h"
 #include "core/config/config_parser.h"
 #include "core/comm/agreement.h"
+#include "core/runtime/accumulation_restore.h"
 #include "core/runtime/checkpoint_slots.h"
 
 namespace sluice::runtime {
@@ -69,8 +70,7 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
 
 // Where in an accumulation window the checkpoint was saved: 0 at a step boundary (and for files written before
 // gradient accumulation existed, which have no accumulation_position). A window can continue only with the same
-// optimizer.accumulate and, because /accumulation holds one partial sum per data-parallel replica, the same
-// replica count (re-dividing the sums among another number of replicas would change the order of additions).
+// optimizer.accumulate; the replica count may change (accumulation_restore.h).
 int accumulation_position_of(const checkpoint::Reader& reader, Trainer& trainer) {
   const auto& ints = reader.train_ints();
   const auto it = ints.find(checkpoint::kAccumulationPositionDataset);
@@ -95,14 +95,6 @@ int accumulation_position_of(const checkpoint::Reader& reader, Trainer& trainer)
                     " but the config now has optimizer.accumulate = " + std::to_string(accumulate) +
                     "; a restart in the middle of a window must keep optimizer.accumulate (or restart from a "
                     "checkpoint saved at a step boundary)");
-  }
-  const int64_t replicas = reader.train_int(checkpoint::kAccumulationReplicasDataset);
-  if (replicas != trainer.layout().data_parallel) {
-    throw Error(ErrorCode::kCheckpoint,
-                where + " with " + std::to_string(replicas) + " data-parallel replicas, each holding its own partial "
-                "gradient sums, but this run has " + std::to_string(trainer.layout().data_parallel) +
-                "; restoring a window's partial sums under another replica count is not supported: restart with " +
-                std::to_string(replicas) + " replicas, or from a checkpoint saved at a step boundary");
   }
   return static_cast<int>(position);
 }
@@ -193,13 +185,13 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   checkpoint::save(trainer.mpi().world(), path, snapshot);
 }
 
-void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application) {
+void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application, bool verified) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_load_checkpoint");
   check_same_registration(trainer.mpi().world(), application);
   MPI_Comm world = trainer.mpi().world();
   checkpoint::Reader reader(world, path);
-  checkpoint::verify_all(world, reader.file());
+  if (!verified) checkpoint::verify_all(world, reader.file());
 
   // Read everything this rank needs into staging buffers, agree that every rank succeeded, and only then
   // overwrite the live state: a failure anywhere leaves every rank's trainer as it was.
@@ -208,17 +200,14 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   std::vector<std::vector<unsigned char>> staged_application;
   std::exception_ptr error;
   int position = 0;
+  StagedAccumulation sums;
   try {
     check_same_run(reader, trainer.config());
     check_compatible(reader, slots, trainer.config());
     position = accumulation_position_of(reader, trainer);
     if (position > 0) {
-      // The partial sums of this rank's replica, after the model and optimizer slots.
-      for (const Slot& s : accumulation_slots_of(local_parameters(trainer), trainer.layout().replica)) {
-        slots.push_back(s);
-      }
-      check_compatible(reader, slots, trainer.config());
-      staged.resize(slots.size());
+      const auto replicas = static_cast<int>(reader.train_int(checkpoint::kAccumulationReplicasDataset));
+      sums = stage_accumulation(reader, local_parameters(trainer), replicas, trainer.layout(), trainer.config());
     }
     for (size_t i = 0; i < slots.size(); ++i) {
       staged[i].resize(static_cast<size_t>(slots[i].tensor->size()));
@@ -234,6 +223,9 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   kernels::Backend& backend = trainer.backend();
   for (size_t i = 0; i < slots.size(); ++i) {
     *slots[i].tensor = backend.from_host(slots[i].tensor->rows(), slots[i].tensor->cols(), staged[i].data());
+  }
+  for (size_t i = 0; i < sums.grads.size(); ++i) {
+    *sums.grads[i] = backend.from_host(sums.grads[i]->rows(), sums.grads[i]->cols(), sums.values[i].data());
   }
   restore_application_state(application, staged_application);
   if (position == 0) {

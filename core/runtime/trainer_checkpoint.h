@@ -7,7 +7,8 @@
 // accumulation_position and accumulation_replicas. /accumulation is empty at a step boundary; saved in the middle
 // of an accumulation window (optimizer.accumulate > 1, Trainer::accumulation_position() > 0) it holds every
 // replica's partial gradient sums (/accumulation/layer_NNNN/<param>/replica_R, written by that replica's ranks),
-// and a load continues the window: same accumulate and replica count required (kCheckpoint otherwise).
+// and a load continues the window: the same accumulate is required (kCheckpoint otherwise); under another replica
+// count the saved replicas' sums are added in replica order and continued by replica 0 (accumulation_restore.h).
 #pragma once
 
 #include <string>
@@ -26,8 +27,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
 
 // Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
 // shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset or application
-// array) the trainer and the application arrays are unchanged on every rank.
-void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr);
+// array) the trainer and the application arrays are unchanged on every rank. `verified`: the caller has just run
+// checkpoint::verify_all on this file (resume_fallback.h), so the full read of every dataset is not repeated.
+void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr,
+                     bool verified = false);
 
 // Writes `<dir>/ckpt_<step>.h5` for the trainer's current step and keeps the newest `keep` (collective).
 // Returns the path written.

@@ -8,6 +8,7 @@
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
 #include "core/runtime/preemption.h"
+#include "core/runtime/resume_fallback.h"
 #include "core/runtime/trainer_checkpoint.h"
 
 namespace sluice::runtime {
@@ -64,8 +65,18 @@ std::string RunControl::resume(const std::string& source, bool automatic) {
     return resume_if_any(dir);
   }
   if (from.empty()) return "";
-  load_checkpoint(trainer_, from, application_);
-  const std::string file = checkpoint::resolve_checkpoint_path(from);
+  // A directory means its newest checkpoint that verifies (resume_fallback.h); a file is that file or an error.
+  const bool is_dir = decided_on_rank_0(trainer_, "looking at the checkpoint path to resume from",
+                                        [&] {
+                                          std::error_code error;
+                                          return std::filesystem::is_directory(from, error);
+                                        });
+  std::string file = from;
+  if (is_dir) {
+    file = load_newest_valid(trainer_, from, application_);
+  } else {
+    load_checkpoint(trainer_, from, application_);
+  }
   say(trainer_, log_, "sluice: resumed from " + file + " at step " + std::to_string(trainer_.steps_done()));
   return file;
 }

@@ -41,8 +41,10 @@ class RunControl {
   RunControl(Trainer& trainer, LogFunction log, StepLimit limit = StepLimit::kConfigSteps);
 
   // Collective. Loads `source` (a file or directory) if non-empty; else, with `automatic`, checkpoint.dir's
-  // latest checkpoint if there is one (a requeued job finds its own checkpoints this way). Returns the file
-  // loaded, or "" when starting fresh.
+  // latest checkpoint if there is one (a requeued job finds its own checkpoints this way). A directory's newest
+  // checkpoint that fails verification is skipped with a warning on rank 0's stderr, and the next older one is
+  // tried (resume_fallback.h); only when none verifies is it an error. Returns the file loaded, or "" when
+  // starting fresh.
   std::string resume(const std::string& source, bool automatic);
 
   // Collective. Like resume(source, false), but a directory without checkpoints (or one that does not exist yet)

@@ -1,4 +1,4 @@
-! A 1-D heat-equation code that trains a surrogate of itself with Sluice.
+! A 1-D heat-equation code that trains a surrogate of itself with Sluice, and survives preemption.
 !
 ! The simulation steps u(t+1) = stencil(u(t)) with the explicit 3-point diffusion stencil (r, 1-2r, r) on a
 ! periodic grid. It hands that very computation -- apply_stencil, with the three stencil coefficients as
@@ -6,8 +6,22 @@
 ! Four such layers, one per pipeline stage, learn to map the state at t to the state at t+4 from trajectories
 ! the simulation produces; the exact answer is the true stencil in every layer.
 !
-! Run:  mpirun -np 4 ./heat_surrogate [steps]
-! Rank 0 prints "step N loss L" per step and the surrogate's error against the simulation at the end.
+! The program owns its time loop (docs/APPLICATION_LOOP.md): every time step is one sluice_train_step, and with
+! optimizer.accumulate: 4 the optimizer steps on every 4th one (an accumulation window). The simulation's own
+! state -- the ensemble of fields and the time-step counter -- is registered with sluice_register_state, so every
+! checkpoint holds model, optimizer, the window's partial gradient sums and the simulation together. On SIGUSR1 or
+! SIGTERM (a Slurm preemption) sluice_stop_requested writes that checkpoint, in the middle of a window if need
+! be, and the program exits with SLUICE_EXIT_PREEMPTED (75); the requeued job's sluice_trainer_resume continues
+! bit for bit where it stopped.
+!
+! Run:  mpirun -np 4 ./heat_surrogate [time_steps [hold_at]]
+!       sluice submit --program ./heat_surrogate --config heat.yaml --nodes 1 -- [time_steps [hold_at]]
+! The config is the file named by SLUICE_CONFIG when set (`sluice submit --program` sets it), else the one
+! built in below. hold_at (a demonstration and test hook, 0 = off): after that time step, wait up to 120 s for a
+! preemption signal, polling sluice_stop_requested, so that a signal lands at a known place in the window.
+! Rank 0 prints "heat_surrogate: first time step N", "step N loss L" per time step, "heat_surrogate: holding
+! after time step N" when holding, and at the end either "heat_surrogate: preempted after time step N
+! (checkpoint written)" or the surrogate's error against the simulation.
 module heat_model
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_ptr, c_f_pointer
   implicit none
@@ -81,13 +95,15 @@ end module heat_model
 
 program heat_surrogate
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_funloc, c_loc
+  use, intrinsic :: iso_fortran_env, only: output_unit
   use mpi_f08
   use sluice
   use heat_model
   implicit none
 
-  integer, parameter :: batch = 32, lead_steps = 4, default_train_steps = 30
-  character(len=*), parameter :: config = &
+  integer, parameter :: batch = 32, lead_steps = 4, default_time_steps = 120
+  ! Used when SLUICE_CONFIG is not set. every: 0 -- only a preemption writes a checkpoint.
+  character(len=*), parameter :: builtin_config = &
       'model:' // new_line('a') // &
       '  inputs: 16' // new_line('a') // &
       '  layers:' // new_line('a') // &
@@ -97,70 +113,141 @@ program heat_surrogate
       '    - {type: custom, name: diffusion}' // new_line('a') // &
       'pipeline: {stages: 4, schedule: 1f1b, microbatches: 4, split: [1, 1, 1, 1]}' // new_line('a') // &
       'loss: mse' // new_line('a') // &
-      'optimizer: {type: adamw, lr: 0.01}' // new_line('a') // &
-      'data: {type: external, batch: 32}' // new_line('a')
+      'optimizer: {type: adamw, lr: 0.01, accumulate: 4}' // new_line('a') // &
+      'data: {type: external, batch: 32}' // new_line('a') // &
+      'checkpoint: {dir: heat_surrogate_checkpoints, every: 0, keep: 2}' // new_line('a')
 
   type(sluice_trainer) :: trainer
   type(sluice_layer_ops) :: ops
   type(sluice_stats) :: stats
   ! Start every layer as a too-weak diffusion: the surrogate has to learn the rate.
   real(c_float), target :: initial_stencil(3) = [0.05_c_float, 0.9_c_float, 0.05_c_float]
-  real(c_float), allocatable, target :: states(:, :), future(:, :), predicted(:, :)
-  real(c_float) :: loss, first_loss
-  integer :: rank, step, train_steps, nargs
-  character(len=32) :: arg
+  ! The simulation's state, checkpointed with the model: the ensemble and the time steps done.
+  real(c_float), allocatable, target :: states(:, :)
+  integer(c_int64_t), target :: time_step
+  real(c_float), allocatable, target :: inputs(:, :), future(:, :), predicted(:, :)
+  real(c_float) :: loss
+  integer :: rank, time_steps, hold_at, optimizer_steps
+  logical :: preempted
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  train_steps = default_train_steps
-  nargs = command_argument_count()
-  if (nargs > 0) then
-    call get_command_argument(1, arg)
-    read (arg, *) train_steps
-  end if
+  time_steps = integer_argument(1, default_time_steps)
+  hold_at = integer_argument(2, 0)
   if (sluice_version() /= SLUICE_MODULE_VERSION) then
     if (rank == 0) print '(a, i0, a, i0)', 'libsluice is version ', sluice_version(), &
         ' but the sluice module is ', SLUICE_MODULE_VERSION
     call MPI_Abort(MPI_COMM_WORLD, 1)
   end if
 
-  call check(sluice_trainer_create(MPI_COMM_WORLD, config, trainer), 'sluice_trainer_create')
-  ops%in_features = grid_points
-  ops%out_features = grid_points
-  ops%num_params = 3
-  ops%initial_params = c_loc(initial_stencil)
-  ops%forward = c_funloc(diffusion_forward)
-  ops%backward_input = c_funloc(diffusion_backward_input)
-  ops%backward_weight = c_funloc(diffusion_backward_weight)
-  call check(sluice_trainer_register_layer(trainer, 'diffusion', ops), 'sluice_trainer_register_layer')
-  call check(sluice_trainer_start(trainer), 'sluice_trainer_start')
-
-  allocate (states(grid_points, batch), future(grid_points, batch), predicted(grid_points, batch))
+  call create_trainer()
+  allocate (states(grid_points, batch), inputs(grid_points, batch), future(grid_points, batch), &
+            predicted(grid_points, batch))
+  ! A fresh start's state; a resume overwrites both from the checkpoint, together with the model.
   call initial_fields(states, seed=1)
-  do step = 1, train_steps
-    ! The simulation runs beside the training: each step trains on the current states and the states
-    ! lead_steps later, then advances the ensemble (re-seeding fields that have decayed too far).
+  time_step = 0
+  call check(sluice_register_state(trainer, 'heat.states', states, SLUICE_STATE_REPLICATED), 'sluice_register_state')
+  call check(sluice_register_state(trainer, 'heat.time_step', time_step, SLUICE_STATE_REPLICATED), &
+             'sluice_register_state')
+  call check(sluice_install_signal_handlers(trainer), 'sluice_install_signal_handlers')
+  call check(sluice_trainer_start(trainer), 'sluice_trainer_start')
+  ! optimizer_steps counts optimizer steps (windows of 4 time steps), not time steps: the loop runs on the
+  ! restored heat.time_step instead, which also knows where in a window the stopped job was.
+  call check(sluice_trainer_resume(trainer, optimizer_steps), 'sluice_trainer_resume')
+  if (rank == 0) print '(a, i0)', 'heat_surrogate: first time step ', time_step + 1
+
+  preempted = .false.
+  do while (time_step < time_steps .and. .not. preempted)
+    ! This step's training pair (the states now and lead_steps later), then the simulation advances. The
+    ! counter and the ensemble are updated BEFORE sluice_train_step, which may write a periodic checkpoint:
+    ! every checkpoint then holds the state after this time step, together with the model that trained on it.
     call simulate(states, lead_steps, future)
-    call check(sluice_train_step(trainer, states, future, loss), 'sluice_train_step')
-    if (step == 1) first_loss = loss
-    if (rank == 0) print '(a, i0, a, es14.6)', 'step ', step, ' loss ', loss
-    call advance_ensemble(states, step)
+    inputs = states
+    call advance_ensemble(states, int(time_step) + 1)
+    time_step = time_step + 1
+    call check(sluice_train_step(trainer, inputs, future, loss), 'sluice_train_step')
+    if (rank == 0) print '(a, i0, a, es14.6)', 'step ', time_step, ' loss ', loss
+    flush (output_unit)  ! under srun stdout is a pipe: show progress as it happens
+    call check(sluice_stop_requested(trainer, preempted), 'sluice_stop_requested')
+    if (time_step == hold_at .and. .not. preempted) call hold_for_signal(preempted)
   end do
 
-  ! How well does the surrogate replace lead_steps simulation steps on fields it has not seen?
-  call initial_fields(states, seed=99)
-  call simulate(states, lead_steps, future)
-  call check(sluice_predict(trainer, states, predicted), 'sluice_predict')
-  call check(sluice_trainer_stats(trainer, stats), 'sluice_trainer_stats')
-  if (rank == 0) then
-    print '(a, es14.6, a, es14.6, a)', 'final loss ', stats%last_loss, ' (first ', first_loss, ')'
-    print '(a, es14.6)', 'surrogate max error on new fields ', maxval(abs(predicted - future))
+  if (preempted) then
+    if (rank == 0) print '(a, i0, a)', 'heat_surrogate: preempted after time step ', time_step, ' (checkpoint written)'
+  else
+    call report_surrogate()
   end if
-
   call sluice_trainer_destroy(trainer)
   call MPI_Finalize()
+  if (preempted) stop SLUICE_EXIT_PREEMPTED
 
 contains
+
+  integer function integer_argument(position, default)
+    integer, intent(in) :: position, default
+    character(len=32) :: text
+    integer_argument = default
+    if (command_argument_count() < position) return
+    call get_command_argument(position, text)
+    read (text, *) integer_argument
+  end function integer_argument
+
+  ! The config file named by SLUICE_CONFIG (set by `sluice submit --program`), else the built-in one; then the
+  ! diffusion layer every stage uses.
+  subroutine create_trainer()
+    character(len=4096) :: path
+    integer :: length
+    call get_environment_variable('SLUICE_CONFIG', path, length)
+    if (length > 0) then
+      call check(sluice_trainer_create(MPI_COMM_WORLD, trim(path), trainer), 'sluice_trainer_create')
+    else
+      call check(sluice_trainer_create(MPI_COMM_WORLD, builtin_config, trainer), 'sluice_trainer_create')
+    end if
+    ops%in_features = grid_points
+    ops%out_features = grid_points
+    ops%num_params = 3
+    ops%initial_params = c_loc(initial_stencil)
+    ops%forward = c_funloc(diffusion_forward)
+    ops%backward_input = c_funloc(diffusion_backward_input)
+    ops%backward_weight = c_funloc(diffusion_backward_weight)
+    call check(sluice_trainer_register_layer(trainer, 'diffusion', ops), 'sluice_trainer_register_layer')
+  end subroutine create_trainer
+
+  ! Waits (up to 120 s) for a preemption signal at this point of the time loop. Asking again is harmless:
+  ! sluice_stop_requested is an agreement at a step boundary, and nothing trains in between.
+  subroutine hold_for_signal(stop)
+    logical, intent(inout) :: stop
+    integer :: tries
+    if (rank == 0) print '(a, i0)', 'heat_surrogate: holding after time step ', time_step
+    flush (output_unit)
+    do tries = 1, 1200
+      call check(sluice_stop_requested(trainer, stop), 'sluice_stop_requested')
+      if (stop) return
+      call sleep_tenth_second()
+    end do
+  end subroutine hold_for_signal
+
+  subroutine sleep_tenth_second()
+    interface
+      integer(c_int) function usleep(microseconds) bind(C, name='usleep')
+        import :: c_int
+        integer(c_int), value :: microseconds
+      end function usleep
+    end interface
+    if (usleep(100000_c_int) /= 0) continue  ! an interrupted sleep (the signal itself) just ends early
+  end subroutine sleep_tenth_second
+
+  ! How well does the surrogate replace lead_steps simulation steps on fields it has not seen?
+  subroutine report_surrogate()
+    call initial_fields(inputs, seed=99)
+    call simulate(inputs, lead_steps, future)
+    call check(sluice_predict(trainer, inputs, predicted), 'sluice_predict')
+    call check(sluice_trainer_stats(trainer, stats), 'sluice_trainer_stats')
+    if (rank == 0) then
+      print '(a, es14.6)', 'final loss ', stats%last_loss
+      print '(a, es14.6)', 'surrogate max error on new fields ', maxval(abs(predicted - future))
+    end if
+  end subroutine report_surrogate
 
   subroutine check(status, call_name)
     integer(c_int), intent(in) :: status

@@ -2,8 +2,9 @@
 // the same code as `sluice train`): periodic checkpoints every/keep from sluice_train_step, sluice_trainer_resume
 // (fresh start on an empty or missing directory, the saved step otherwise, and a resumed run that ends bitwise
 // equal to an uninterrupted one), the agreed preemption stop after a signal on ONE rank, and the keys the API
-// refuses rather than ignores (data.type synthetic/hdf5, training past `steps`); a corrupt latest checkpoint is an
-// error naming it, not skipped. Run with 2 ranks.
+// refuses rather than ignores (data.type synthetic/hdf5, training past `steps`). A directory's latest checkpoint
+// that fails verification is skipped with a warning and the older one resumes exactly; a directory of corrupt ones
+// is an error naming each. Run with 2 ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -17,6 +18,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <hdf5.h>
 
 #include "core/runtime/preemption.h"
 #include "tests/capi/run_test_support.h"
@@ -170,18 +173,89 @@ TEST(CApiRunControl, ResumedRunEndsBitwiseEqualToAnUninterruptedOne) {
   sluice_trainer_destroy(from_file);
 }
 
-TEST(CApiRunControl, ACorruptLatestCheckpointIsNamedNotSkipped) {
-  const std::string dir = fresh_dir("corrupt");
-  sluice_trainer* t = started(checkpoint_config(dir, 1, 3));
-  train(t, 0, 2);
-  if (world_rank() == 0) std::ofstream(dir + "/ckpt_00000003.h5") << "a save that went wrong";
+// Flips one bit inside the stored data of `dataset` (found through HDF5, independently of the reader under test),
+// on rank 0: the file still opens, only its checksum no longer matches.
+void flip_a_data_byte(const std::string& file, const std::string& dataset) {
+  if (world_rank() == 0) {
+    const hid_t handle = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t data = H5Dopen2(handle, dataset.c_str(), H5P_DEFAULT);
+    const haddr_t offset = H5Dget_offset(data);
+    H5Dclose(data);
+    H5Fclose(handle);
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset) + 2);
+    const char byte = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(offset) + 2);
+    f.put(static_cast<char>(byte ^ 0x10));
+  }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Checkpoints of steps 1..3 in `dir` (keep 3), from the same run.
+void three_checkpoints(const std::string& dir) {
+  sluice_trainer* t = started(checkpoint_config(dir, 1, 3));
+  train(t, 0, 3);
+  sluice_trainer_destroy(t);
+}
+
+TEST(CApiRunControl, ACorruptLatestCheckpointIsSkippedWithAWarning) {
+  const std::string dir = fresh_dir("corrupt_latest");
+  three_checkpoints(dir);
+  // What the run must equal: resumed from the step-2 file by name.
+  sluice_trainer* reference = started(config(""));
   int64_t step = -1;
-  EXPECT_EQ(sluice_trainer_resume(t, nullptr, &step), SLUICE_ERROR_CHECKPOINT);
+  const std::string older = dir + "/ckpt_00000002.h5";
+  ASSERT_SLUICE_OK(sluice_trainer_resume(reference, older.c_str(), &step));
+  const std::vector<float> expected = train(reference, 2, 5);
+  const std::vector<float> expected_prediction = predict(reference);
+  sluice_trainer_destroy(reference);
+
+  flip_a_data_byte(dir + "/ckpt_00000003.h5", "/model/layer_0000/weight");
+  sluice_trainer* t = started(checkpoint_config(dir, 0, 3));
+  ::testing::internal::CaptureStderr();
+  const sluice_status status = sluice_trainer_resume(t, nullptr, &step);
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(status, SLUICE_OK) << sluice_last_error();
+  EXPECT_EQ(step, 2);  // every rank, since the status and step are agreed
+  if (world_rank() == 0) {
+    EXPECT_NE(warnings.find("skipping checkpoint '" + dir + "/ckpt_00000003.h5'"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("checksum"), std::string::npos) << warnings;
+  } else {
+    EXPECT_EQ(warnings, "");  // rank 0 speaks for the job
+  }
+  EXPECT_EQ(train(t, 2, 5), expected);
+  EXPECT_EQ(predict(t), expected_prediction);
+  sluice_trainer_destroy(t);
+
+  // Naming the corrupt file itself is an error, not a silent fallback.
+  sluice_trainer* by_name = started(config(""));
+  const std::string latest = dir + "/ckpt_00000003.h5";
+  EXPECT_EQ(sluice_trainer_resume(by_name, latest.c_str(), &step), SLUICE_ERROR_CHECKPOINT);
   EXPECT_NE(std::string(sluice_last_error()).find("ckpt_00000003.h5"), std::string::npos) << sluice_last_error();
+  sluice_trainer_destroy(by_name);
+}
+
+TEST(CApiRunControl, OnlyCorruptCheckpointsAreAnErrorNamingEachNotAFreshStart) {
+  const std::string dir = fresh_dir("all_corrupt");
+  three_checkpoints(dir);
+  flip_a_data_byte(dir + "/ckpt_00000003.h5", "/model/layer_0000/weight");
+  flip_a_data_byte(dir + "/ckpt_00000002.h5", "/optimizer/layer_0003/weight/exp_avg");
+  if (world_rank() == 0) std::ofstream(dir + "/ckpt_00000001.h5") << "a save that went wrong";
+  MPI_Barrier(MPI_COMM_WORLD);
+  sluice_trainer* t = started(checkpoint_config(dir, 0, 3));
+  train(t, 0, 1);
+  int64_t step = -1;
+  ::testing::internal::CaptureStderr();
+  const sluice_status status = sluice_trainer_resume(t, nullptr, &step);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, SLUICE_ERROR_CHECKPOINT);
+  const std::string message = sluice_last_error();
+  for (const char* name : {"ckpt_00000003.h5", "ckpt_00000002.h5", "ckpt_00000001.h5", "fails verification"}) {
+    EXPECT_NE(message.find(name), std::string::npos) << name << " not in: " << message;
+  }
   sluice_stats stats = SLUICE_STATS_INIT;
   ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
-  EXPECT_EQ(stats.steps, 2);  // unchanged
+  EXPECT_EQ(stats.steps, 1);  // unchanged
   sluice_trainer_destroy(t);
 }
 

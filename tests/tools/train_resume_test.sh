@@ -5,7 +5,8 @@
 #  2. SIGUSR1 in the middle of a run: every rank agrees at a step boundary, one checkpoint is written, exit
 #     code 75; `--auto-resume` finishes the run, again equal to the uninterrupted one;
 #  3. kill -9 while a checkpoint is being written: the previous checkpoint stays the latest and verifies, and
-#     --auto-resume continues from it.
+#     --auto-resume continues from it;
+#  4. a flipped bit in the latest checkpoint: --auto-resume warns, naming it, and resumes from the one before.
 # Usage: train_resume_test.sh SLUICE CONFIG
 set -u
 SLUICE="$1"
@@ -119,5 +120,24 @@ if [ "$caught" -ge 2 ]; then
 else
   fail "never froze a save mid-write in 7 tries (log: $(cat "$work/k.log"))"
 fi
+
+# --- 4. a corrupt latest checkpoint is skipped by --auto-resume -------------------------------------------
+# One flipped bit in a dataset of the newest file (found with h5ls, independently of Sluice): --auto-resume warns,
+# naming the file and the checksum, resumes from the one before, and ends equal to a run resumed from that file.
+C=(--set checkpoint.keep=3)
+train "${C[@]}" --set steps=3 --set checkpoint.dir="$work/c" --set checkpoint.every=1 >"$work/c1.log" 2>&1 || fail "corrupt setup: $(cat "$work/c1.log")"
+train "${C[@]}" --set steps=5 --set checkpoint.dir="$work/cref" --set checkpoint.every=5 --resume "$work/c/ckpt_00000002.h5" \
+  >"$work/cref.log" 2>&1 || fail "run resumed from step 2: $(cat "$work/cref.log")"
+latest="$work/c/ckpt_00000003.h5"
+address="$(h5ls -va "$latest/model/layer_0000/weight" | sed -n 's/^ *Address: *\([0-9]*\)$/\1/p')"
+[ -n "$address" ] || fail "h5ls shows no address for /model/layer_0000/weight"
+python3 -c "import sys; f = open(sys.argv[1], 'r+b'); f.seek(int(sys.argv[2]) + 2); b = f.read(1); f.seek(-1, 1); f.write(bytes([b[0] ^ 0x10]))" \
+  "$latest" "$address"
+train "${C[@]}" --set steps=5 --set checkpoint.dir="$work/c" --set checkpoint.every=5 --auto-resume >"$work/c2.log" 2>&1 ||
+  fail "auto-resume past a corrupt checkpoint: $(cat "$work/c2.log")"
+grep -q "warning: skipping checkpoint '$latest', it fails verification: .*checksum mismatch" "$work/c2.log" ||
+  fail "no warning naming the corrupt checkpoint: $(cat "$work/c2.log")"
+grep -q "resumed from .*ckpt_00000002.h5 at step 2" "$work/c2.log" || fail "did not fall back to step 2: $(cat "$work/c2.log")"
+same_state "$work/cref/ckpt_00000005.h5" "$work/c/ckpt_00000005.h5" || fail "run past the corrupt checkpoint differs"
 
 finish "resume"
