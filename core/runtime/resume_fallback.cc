@@ -11,6 +11,7 @@
 #include "checkpoint/reader.h"
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/common/log.h"
 #include "core/runtime/trainer_checkpoint.h"
 
 namespace sluice::runtime {
@@ -57,8 +58,8 @@ std::string load_newest_valid(Trainer& trainer, const std::string& dir, const Ap
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kCheckpoint) throw;  // a communication failure is not the file's fault
       if (trainer.layout().rank == 0) {
-        std::cerr << "sluice: warning: skipping checkpoint '" << file << "', it fails verification: " << e.what()
-                  << std::endl;
+        // Through the host's log (sluice_set_log); by default stderr as "sluice: warning: ...".
+        log::warning("skipping checkpoint '" + file + "', it fails verification: " + e.what());
       }
       rejected += "\n  " + file + ": " + e.what();
       continue;
