@@ -32,14 +32,26 @@ TEST(SimulatorTest, GpipeAndOneFOneBMatchTheClosedForms) {
   }
 }
 
-TEST(SimulatorTest, InterleavedMatchesTheClosedFormWhenMicrobatchesAreAMultipleOfRanks) {
+// Interleaved 1F1B for any m (rounds of max(1, m / p) micro-batches, the larger rounds first). With m >= p the
+// literature's closed form holds for every m, not only multiples of p. With m < p (one round) the second chunk of
+// micro-batch 0 waits for it to pass all p ranks: (v-1)p + m + p - 1 steps. Rank r holds its warm-up plus one:
+// (v-1)g + 2(p-1-r) + 1 for a first round of g micro-batches, at most all m·v.
+TEST(SimulatorTest, InterleavedMatchesTheClosedFormsForAnyMicrobatchCount) {
   for (int p = 1; p <= 6; ++p)
     for (int v = 2; v <= 4; ++v)
-      for (int m = p; m <= 4 * p; m += p) {
+      for (int m = 1; m <= 4 * p + 3; ++m) {
         const SimulationResult result = simulate(make_schedule("interleaved", p, m, v));
-        EXPECT_EQ(result.makespan, (v * m + p - 1) * 3.0) << "p=" << p << " v=" << v << " m=" << m;
-        EXPECT_DOUBLE_EQ(result.bubble_fraction, static_cast<double>(p - 1) / (v * m + p - 1))
-            << "p=" << p << " v=" << v << " m=" << m;
+        const int steps = m >= p ? v * m + p - 1 : (v - 1) * p + m + p - 1;
+        EXPECT_EQ(result.makespan, steps * 3.0) << "p=" << p << " v=" << v << " m=" << m;
+        if (m % p == 0) {
+          EXPECT_DOUBLE_EQ(result.bubble_fraction, static_cast<double>(p - 1) / (v * m + p - 1))
+              << "p=" << p << " v=" << v << " m=" << m;
+        }
+        const int rounds = std::max(1, m / p);
+        const int first_round = (m + rounds - 1) / rounds;
+        for (int r = 0; r < p; ++r)
+          EXPECT_EQ(result.peak_inflight[r], std::min(m * v, (v - 1) * first_round + 2 * (p - 1 - r) + 1))
+              << "p=" << p << " v=" << v << " m=" << m << " rank " << r;
       }
 }
 
@@ -57,6 +69,17 @@ TEST(SimulatorTest, ZeroBubbleH1CutsTheBubbleToAThirdAtOneFOneBMemory) {
       EXPECT_EQ(*std::max_element(h1.peak_inflight.begin(), h1.peak_inflight.end()),
                 *std::max_element(one_f_one_b.peak_inflight.begin(), one_f_one_b.peak_inflight.end()))
           << "p=" << p << " m=" << m;
+    }
+}
+
+// With fewer micro-batches than ranks the I chain of micro-batch 0 ends on rank 0 at 2p - 1; its m I's and W's
+// then alternate (each I arrives as the W before it ends): 2p + 2m - 1 with F = I = W = 1, against 1F1B's 3(m+p-1).
+TEST(SimulatorTest, ZeroBubbleH1WithFewerMicrobatchesThanRanks) {
+  for (int p = 2; p <= 8; ++p)
+    for (int m = 1; m < p; ++m) {
+      const SimulationResult h1 = simulate(make_schedule("zb-h1", p, m, 1));
+      EXPECT_EQ(h1.makespan, 2 * p + 2 * m - 1) << "p=" << p << " m=" << m;
+      for (int rank = 0; rank < p; ++rank) EXPECT_EQ(h1.peak_inflight[rank], m) << "p=" << p << " m=" << m;
     }
 }
 

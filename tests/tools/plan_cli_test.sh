@@ -35,7 +35,7 @@ expect_exit_2() {
 expect_exit_2 plan --schedule nope --stages 4 --microbatches 8
 expect_exit_2 plan --schedule 1f1b --stages 0 --microbatches 8
 expect_exit_2 plan --schedule zb-v --stages 4 --microbatches 8 --chunks 3
-expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6
+expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6 --chunks 1
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --format pdf
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --latency -1
 
