@@ -100,6 +100,22 @@ TEST(SimulatorTest, ZeroBubbleVBeatsH1AtOneFOneBMemory) {
     }
 }
 
+// Equal stashes reproduce the in-flight count times the stash; unequal ones weigh each (stage, micro-batch) pair.
+TEST(SimulatorTest, PeakStashWeighsInflightPairsByTheirStage) {
+  for (const char* name : {"1f1b", "zb-h1"}) {
+    const Schedule schedule = make_schedule(name, 4, 6, 1);
+    const std::vector<int> inflight = peak_inflight(schedule);
+    const std::vector<double> peaks = peak_stash(schedule, std::vector<double>(4, 10.0));
+    for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(peaks[rank], 10.0 * inflight[rank]) << name << " rank " << rank;
+  }
+  // ZB-V p=2 m=1: rank 0 holds stage 0 (F0 first) and stage 3; both are in flight from 3F0 until 0W0.
+  const Schedule v = make_schedule("zb-v", 2, 1, 2);
+  const std::vector<double> peaks = peak_stash(v, {1.0, 20.0, 300.0, 4000.0});
+  EXPECT_EQ(peaks[0], 4001.0);
+  EXPECT_EQ(peaks[1], 320.0);
+  EXPECT_THROW(peak_stash(v, {1.0, 2.0}), Error);
+}
+
 TEST(SimulatorTest, LatencyAndBandwidthDelayCrossRankHandOvers) {
   // P=2, M=1: F on rank 0 [0,1], message, F on rank 1, B (=I+W=2) on rank 1, message, B on rank 0.
   CostModel costs;
