@@ -113,18 +113,24 @@ TEST(ReferenceComparisonTest, NoLongerThanPyTorchAndNoMoreMemoryAtEqualLength) {
         simulate(make_schedule(reference.schedule, reference.ranks, reference.microbatches, reference.chunks));
     EXPECT_LE(result.makespan, reference.makespan) << describe(reference);
     ASSERT_EQ(result.peak_inflight.size(), reference.peaks.size()) << describe(reference);
-    if (result.makespan < reference.makespan) continue;
+    // ZB-V's shorter orders are held to the fixed phases' (PyTorch's) per-rank peaks, so they never need more.
+    if (result.makespan < reference.makespan && std::string(reference.schedule) != "zb-v") continue;
     for (int rank = 0; rank < reference.ranks; ++rank)
       EXPECT_LE(result.peak_inflight[rank], reference.peaks[rank]) << describe(reference) << " rank " << rank;
   }
 }
 
 // The issue's cases, named so that a regression shows which one: ZB-V with p < m < 2p - 1 (Sluice took 40, 72
-// and 161) and interleaved with m = p (Sluice held 8 on every rank where PyTorch's order holds 8, 8, 7, 5).
-TEST(ReferenceComparisonTest, TheIssueCasesMatchPyTorch) {
-  EXPECT_EQ(simulate(make_schedule("zb-v", 4, 6, 2)).makespan, 39);
-  EXPECT_EQ(simulate(make_schedule("zb-v", 8, 10, 2)).makespan, 70);
-  EXPECT_EQ(simulate(make_schedule("zb-v", 16, 23, 2)).makespan, 154);
+// and 161 where PyTorch takes 39, 70, 154) and interleaved with m = p (Sluice held 8 on every rank where PyTorch's
+// order holds 8, 8, 7, 5). Below 2p - 1 Sluice's ZB-V is shorter than PyTorch's at the same per-rank peaks (the
+// grid above checks the peaks); the zero-bubble authors' heuristic (sail-sg/zero-bubble-pipeline-parallelism,
+// zbv.py) takes 111 at p = 16, m = 16 (shared notes, schedules.md), Sluice 117, PyTorch 126: Sluice's greedy
+// order reaches 111 too when every rank may hold 2p, but rank 0 then holds 32 where PyTorch's holds 17.
+TEST(ReferenceComparisonTest, TheIssueCases) {
+  EXPECT_LE(simulate(make_schedule("zb-v", 4, 6, 2)).makespan, 39);
+  EXPECT_LT(simulate(make_schedule("zb-v", 8, 10, 2)).makespan, 70);
+  EXPECT_LT(simulate(make_schedule("zb-v", 16, 23, 2)).makespan, 154);
+  EXPECT_LT(simulate(make_schedule("zb-v", 16, 16, 2)).makespan, 126);
   EXPECT_EQ(simulate(make_schedule("interleaved", 4, 4, 2)).peak_inflight, (std::vector<int>{8, 8, 7, 5}));
 }
 
