@@ -54,6 +54,9 @@ none_json="$("$SLUICE" plan "$config_dir/none.yaml" --format json)" || fail "pla
 full_json="$("$SLUICE" plan "$config_dir/full.yaml" --format json)" || fail "plan CONFIG (full) exited $?"
 flag_json="$("$SLUICE" plan "$config_dir/none.yaml" --microbatches 4 --schedule zb-v --format json)" ||
   fail "plan CONFIG with flags exited $?"
+set_json="$("$SLUICE" plan "$config_dir/none.yaml" --set pipeline.recompute=full --format json)" ||
+  fail "plan CONFIG --set exited $?"
+[ "$set_json" = "$full_json" ] || fail "--set pipeline.recompute=full differs from the config that says it"
 python3 - "$none_json" "$full_json" "$flag_json" <<'PY' || fail "plan CONFIG values"
 import json, sys
 none, full, flags = (json.loads(a) for a in sys.argv[1:])
@@ -82,6 +85,7 @@ expect_exit_2 plan --schedule zb-v --stages 4 --microbatches 8 --chunks 3
 expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6 --chunks 1
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --format pdf
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --latency -1
+expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --set pipeline.stages=2
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan_cli_test: all checks passed"

@@ -25,6 +25,7 @@ using namespace sluice::schedule;
 
 struct PlanOptions {
   std::string config_path;  // optional: schedule, sizes and model from a training config; flags override
+  std::vector<std::string> overrides;  // --set key.path=value, applied to the config as `sluice train` does
   std::string schedule;
   std::string from_file;
   int stages = 0;
@@ -140,8 +141,10 @@ Schedule build_schedule(const PlanOptions& options) {
 void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
   std::optional<config::Config> cfg;
+  if (options.config_path.empty() && !options.overrides.empty())
+    throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
   if (!options.config_path.empty()) {
-    cfg = config::parse_config(options.config_path);
+    cfg = config::parse_config(options.config_path, options.overrides);
     take_unset_from_config(options, *cfg);
   }
   const Schedule compute = build_schedule(options);
@@ -180,6 +183,7 @@ void register_plan_command(CLI::App& app) {
                    "Training config (YAML): schedule, stages, chunks and micro-batches from its pipeline section "
                    "(flags override), per-stage activation stash from its model and recompute policy")
       ->check(CLI::ExistingFile);
+  plan->add_option("--set", options->overrides, "With CONFIG: override a config key, key.path=value (repeatable)");
   plan->add_option("--schedule", options->schedule, "Schedule to generate")
       ->check(CLI::IsMember(schedule::schedule_names()));
   plan->add_option("--from-file", options->from_file, "Load a schedule (text, or CSV by .csv extension) instead")
