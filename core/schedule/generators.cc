@@ -21,12 +21,6 @@ void require_one_chunk(const std::string& name, int chunks) {
                      " (use 'interleaved' or 'zb-v' for several chunks)");
 }
 
-void require_enough_microbatches(const std::string& name, int ranks, int microbatches) {
-  if (microbatches < ranks)
-    reject(name, "needs microbatches >= stages (ranks), got microbatches = " + std::to_string(microbatches) +
-                     " < " + std::to_string(ranks) + "; use at least " + std::to_string(ranks) + " micro-batches");
-}
-
 }  // namespace
 
 const std::vector<std::string>& schedule_names() {
@@ -50,24 +44,15 @@ Schedule make_schedule(const std::string& name, int ranks, int microbatches, int
     if (chunks < 2)
       reject(name, "needs chunks >= 2 virtual stages per rank, got " + std::to_string(chunks) +
                        " (use '1f1b' for one chunk)");
-    if (microbatches % ranks != 0) {
-      const int lower = microbatches / ranks * ranks;
-      const int upper = lower + ranks;
-      reject(name, "needs microbatches to be a multiple of ranks (Megatron micro-batch groups of size ranks), got " +
-                       std::to_string(microbatches) + " % " + std::to_string(ranks) + " != 0; use " +
-                       (lower > 0 ? std::to_string(lower) + " or " : std::string()) + std::to_string(upper));
-    }
     return detail::interleaved_one_f_one_b(ranks, microbatches, chunks);
   }
   if (name == "zb-h1") {
     require_one_chunk(name, chunks);
-    require_enough_microbatches(name, ranks, microbatches);
     return detail::zero_bubble_h1(ranks, microbatches);
   }
   if (name == "zb-v") {
     if (chunks != 2)
       reject(name, "needs exactly chunks = 2 (two stages per rank in a V), got " + std::to_string(chunks));
-    require_enough_microbatches(name, ranks, microbatches);
     return detail::zero_bubble_v(ranks, microbatches);
   }
   std::string known;

@@ -23,6 +23,26 @@ std::vector<int> peak_inflight(const Schedule& schedule) {
   return peaks;
 }
 
+std::vector<double> peak_stash(const Schedule& schedule, const std::vector<double>& stash_per_stage) {
+  if (stash_per_stage.size() != static_cast<size_t>(schedule.num_stages()))
+    throw Error(ErrorCode::kInvalidArgument, "peak_stash: " + std::to_string(stash_per_stage.size()) +
+                                                 " stash sizes for " + std::to_string(schedule.num_stages()) +
+                                                 " stages");
+  std::vector<double> peaks(schedule.actions.size(), 0.0);
+  for (size_t rank = 0; rank < schedule.actions.size(); ++rank) {
+    double held = 0.0;
+    for (const Action& action : schedule.actions[rank]) {
+      if (action.kind == ActionKind::F) {
+        held += stash_per_stage[action.stage];
+        peaks[rank] = std::max(peaks[rank], held);
+      } else if (action.kind == ActionKind::B || action.kind == ActionKind::W) {
+        held -= stash_per_stage[action.stage];
+      }
+    }
+  }
+  return peaks;
+}
+
 SimulationResult simulate(const Schedule& schedule, const CostModel& costs) {
   check_cost_model(costs);
   SimulationResult result;

@@ -30,6 +30,13 @@ struct SimulationResult {
 // not. Returns the maximum over each rank's list; the executor measures its activation stash the same way.
 std::vector<int> peak_inflight(const Schedule& schedule);
 
+// The same walk weighted by stage: a (stage, micro-batch) pair holds `stash_per_stage[stage]` (bytes, or any unit)
+// from its F to its last backward piece. Returns each rank's largest total: the activation memory a schedule
+// needs when stages stash different amounts (uneven splits, recomputation). With split backward a stage may free
+// part of its stash at I already, so this is an upper bound there. Throws Error(kInvalidArgument) unless
+// there is one entry per stage.
+std::vector<double> peak_stash(const Schedule& schedule, const std::vector<double>& stash_per_stage);
+
 // Simulates the compute actions (SEND/RECV are implied by data dependencies and cost `transfer_time`).
 // Throws sluice::Error(kInvalidArgument) if the costs are invalid or the schedule cannot finish; run
 // validate() first for a precise diagnosis of malformed schedules.

@@ -50,11 +50,11 @@ std::string model_yaml(bool dropout) {
 
 config::Config make_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute,
                            int microbatches, bool dropout, const std::string& optimizer,
-                           const std::string& extra_pipeline_keys = "") {
+                           const std::string& extra_pipeline_keys = "", int64_t replica_batch = kReplicaBatch) {
   std::string yaml = model_yaml(dropout) + "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule +
                      ", chunks: " + std::to_string(chunks) + ", microbatches: " + std::to_string(microbatches) +
                      ", recompute: " + recompute + extra_pipeline_keys + "}\n" + "loss: mse\n" + "optimizer: " + optimizer + "\n" +
-                     "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\n" +
+                     "data: {type: synthetic, batch: " + std::to_string(replica_batch * dp) + "}\n" +
                      "seed: 7\nsteps: 3\n";
   return config::parse_config(yaml);
 }
@@ -73,19 +73,19 @@ Batch global_batch(data::SyntheticData& source, int step, int64_t rows) {
 
 // Runs kSteps on the pipeline and on the sequential reference; returns the number of parameter elements
 // compared on this rank after checking them (and the losses) for bit equality.
-void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp) {
+void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp, int64_t replica_batch = kReplicaBatch) {
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
   runtime::SequentialReference reference(cfg, dp);
   data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
                              data::TargetKind::kRegression);
-  const int64_t rows = kReplicaBatch * dp;
+  const int64_t rows = replica_batch * dp;
   const int replica = trainer.layout().replica;
   for (int step = 0; step < kSteps; ++step) {
     Batch b = global_batch(source, step, rows);
     const runtime::StepResult pipelined =
-        trainer.train_step(b.inputs.data() + replica * kReplicaBatch * trainer.input_features(),
-                           b.targets.data() + replica * kReplicaBatch * trainer.output_features(), kReplicaBatch);
+        trainer.train_step(b.inputs.data() + replica * replica_batch * trainer.input_features(),
+                           b.targets.data() + replica * replica_batch * trainer.output_features(), replica_batch);
     const double sequential = reference.train_step(b.inputs.data(), b.targets.data(), rows);
     ASSERT_EQ(pipelined.loss, sequential) << "loss differs at step " << step + 1;
   }
@@ -124,6 +124,24 @@ TEST_P(Fidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 INSTANTIATE_TEST_SUITE_P(
     AllSchedules, Fidelity,
     testing::schedule_recompute_dp_grid(), testing::grid_name);
+
+// Micro-batch counts that are not multiples of the stages: interleaved in one round of 6, in rounds of 5 and 4
+// (a split PyTorch refuses), and every split-backward or multi-chunk schedule with fewer micro-batches than ranks.
+// The orders differ from the m = 8 grid's; the parameters must still equal the sequential run's.
+TEST(Fidelity, MicrobatchCountsThatAreNotMultiplesOfTheStages) {
+  struct Odd {
+    const char* schedule;
+    int chunks, microbatches;
+  };
+  for (const Odd& c : {Odd{"interleaved", 2, 6}, Odd{"interleaved", 2, 9}, Odd{"interleaved", 2, 2},
+                       Odd{"zb-h1", 1, 3}, Odd{"zb-v", 2, 2}, Odd{"zb-v", 2, 6}}) {
+    SCOPED_TRACE(std::string(c.schedule) + " m=" + std::to_string(c.microbatches));
+    const int64_t rows = 36;  // divisible by every micro-batch count above
+    const config::Config cfg = make_config(c.schedule, c.chunks, world_size(), 1, "full", c.microbatches, true,
+                                           "{type: adamw, lr: 0.01, clip_grad_norm: 0.5}", "", rows);
+    expect_bitwise_equal_to_sequential(cfg, 1, rows);
+  }
+}
 
 TEST(Fidelity, SgdWithMomentumAndSelectiveRecompute) {
   const config::Config cfg = make_config("1f1b", 1, world_size(), 1, "selective", 8, true,

@@ -77,12 +77,7 @@ TEST(GeneratorsTest, InvalidCombinationsSayWhatWouldSatisfyThem) {
   expect_invalid("gpipe", 2, 4, 2, "exactly 1 chunk per rank, got chunks = 2");
   expect_invalid("1f1b", 2, 4, 3, "exactly 1 chunk per rank");
   expect_invalid("zb-h1", 2, 4, 2, "exactly 1 chunk per rank");
-  expect_invalid("zb-h1", 4, 3, 1, "needs microbatches >= stages (ranks), got microbatches = 3 < 4; use at least 4");
   expect_invalid("zb-v", 4, 8, 3, "needs exactly chunks = 2");
-  expect_invalid("zb-v", 4, 2, 2, "use at least 4");
-  expect_invalid("interleaved", 4, 10, 2, "multiple of ranks");
-  expect_invalid("interleaved", 4, 10, 2, "use 8 or 12");
-  expect_invalid("interleaved", 4, 3, 2, "use 4");
   expect_invalid("interleaved", 4, 8, 1, "needs chunks >= 2");
   expect_invalid("zero", 4, 8, 1, "unknown schedule 'zero' (expected one of: gpipe, 1f1b, interleaved, zb-h1, zb-v)");
 }

@@ -32,14 +32,26 @@ TEST(SimulatorTest, GpipeAndOneFOneBMatchTheClosedForms) {
   }
 }
 
-TEST(SimulatorTest, InterleavedMatchesTheClosedFormWhenMicrobatchesAreAMultipleOfRanks) {
+// Interleaved 1F1B for any m (rounds of max(1, m / p) micro-batches, the larger rounds first). With m >= p the
+// literature's closed form holds for every m, not only multiples of p. With m < p (one round) the second chunk of
+// micro-batch 0 waits for it to pass all p ranks: (v-1)p + m + p - 1 steps. Rank r holds its warm-up plus one:
+// (v-1)g + 2(p-1-r) + 1 for a first round of g micro-batches, at most all m·v.
+TEST(SimulatorTest, InterleavedMatchesTheClosedFormsForAnyMicrobatchCount) {
   for (int p = 1; p <= 6; ++p)
     for (int v = 2; v <= 4; ++v)
-      for (int m = p; m <= 4 * p; m += p) {
+      for (int m = 1; m <= 4 * p + 3; ++m) {
         const SimulationResult result = simulate(make_schedule("interleaved", p, m, v));
-        EXPECT_EQ(result.makespan, (v * m + p - 1) * 3.0) << "p=" << p << " v=" << v << " m=" << m;
-        EXPECT_DOUBLE_EQ(result.bubble_fraction, static_cast<double>(p - 1) / (v * m + p - 1))
-            << "p=" << p << " v=" << v << " m=" << m;
+        const int steps = m >= p ? v * m + p - 1 : (v - 1) * p + m + p - 1;
+        EXPECT_EQ(result.makespan, steps * 3.0) << "p=" << p << " v=" << v << " m=" << m;
+        if (m % p == 0) {
+          EXPECT_DOUBLE_EQ(result.bubble_fraction, static_cast<double>(p - 1) / (v * m + p - 1))
+              << "p=" << p << " v=" << v << " m=" << m;
+        }
+        const int rounds = std::max(1, m / p);
+        const int first_round = (m + rounds - 1) / rounds;
+        for (int r = 0; r < p; ++r)
+          EXPECT_EQ(result.peak_inflight[r], std::min(m * v, (v - 1) * first_round + 2 * (p - 1 - r) + 1))
+              << "p=" << p << " v=" << v << " m=" << m << " rank " << r;
       }
 }
 
@@ -60,6 +72,17 @@ TEST(SimulatorTest, ZeroBubbleH1CutsTheBubbleToAThirdAtOneFOneBMemory) {
     }
 }
 
+// With fewer micro-batches than ranks the I chain of micro-batch 0 ends on rank 0 at 2p - 1; its m I's and W's
+// then alternate (each I arrives as the W before it ends): 2p + 2m - 1 with F = I = W = 1, against 1F1B's 3(m+p-1).
+TEST(SimulatorTest, ZeroBubbleH1WithFewerMicrobatchesThanRanks) {
+  for (int p = 2; p <= 8; ++p)
+    for (int m = 1; m < p; ++m) {
+      const SimulationResult h1 = simulate(make_schedule("zb-h1", p, m, 1));
+      EXPECT_EQ(h1.makespan, 2 * p + 2 * m - 1) << "p=" << p << " m=" << m;
+      for (int rank = 0; rank < p; ++rank) EXPECT_EQ(h1.peak_inflight[rank], m) << "p=" << p << " m=" << m;
+    }
+}
+
 TEST(SimulatorTest, ZeroBubbleVBeatsH1AtOneFOneBMemory) {
   for (int p = 2; p <= 8; ++p)
     for (int m = p; m <= 3 * p + 2; ++m) {
@@ -75,6 +98,22 @@ TEST(SimulatorTest, ZeroBubbleVBeatsH1AtOneFOneBMemory) {
       const int one_f_one_b_peak = *std::max_element(one_f_one_b.peak_inflight.begin(), one_f_one_b.peak_inflight.end());
       for (int rank = 0; rank < p; ++rank) EXPECT_LE(v.peak_inflight[rank], 2 * one_f_one_b_peak) << "p=" << p;
     }
+}
+
+// Equal stashes reproduce the in-flight count times the stash; unequal ones weigh each (stage, micro-batch) pair.
+TEST(SimulatorTest, PeakStashWeighsInflightPairsByTheirStage) {
+  for (const char* name : {"1f1b", "zb-h1"}) {
+    const Schedule schedule = make_schedule(name, 4, 6, 1);
+    const std::vector<int> inflight = peak_inflight(schedule);
+    const std::vector<double> peaks = peak_stash(schedule, std::vector<double>(4, 10.0));
+    for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(peaks[rank], 10.0 * inflight[rank]) << name << " rank " << rank;
+  }
+  // ZB-V p=2 m=1: rank 0 holds stage 0 (F0 first) and stage 3; both are in flight from 3F0 until 0W0.
+  const Schedule v = make_schedule("zb-v", 2, 1, 2);
+  const std::vector<double> peaks = peak_stash(v, {1.0, 20.0, 300.0, 4000.0});
+  EXPECT_EQ(peaks[0], 4001.0);
+  EXPECT_EQ(peaks[1], 320.0);
+  EXPECT_THROW(peak_stash(v, {1.0, 2.0}), Error);
 }
 
 TEST(SimulatorTest, LatencyAndBandwidthDelayCrossRankHandOvers) {

@@ -15,19 +15,17 @@ struct GridPoint {
   int chunks;
 };
 
-// Every valid combination with P in 1..6, M in 1..13, V in {1, 2, 3} that make_schedule accepts.
+// Every schedule with P in 1..6, M in 1..13 (every generator accepts any M >= 1) and the chunk counts it takes.
 inline std::vector<GridPoint> valid_grid() {
   std::vector<GridPoint> points;
   for (int p = 1; p <= 6; ++p) {
     for (int m = 1; m <= 13; ++m) {
       points.push_back({"gpipe", p, m, 1});
       points.push_back({"1f1b", p, m, 1});
-      if (m >= p) points.push_back({"zb-h1", p, m, 1});
-      if (m >= p) points.push_back({"zb-v", p, m, 2});
-      if (m % p == 0) {
-        points.push_back({"interleaved", p, m, 2});
-        points.push_back({"interleaved", p, m, 3});
-      }
+      points.push_back({"zb-h1", p, m, 1});
+      points.push_back({"zb-v", p, m, 2});
+      points.push_back({"interleaved", p, m, 2});
+      points.push_back({"interleaved", p, m, 3});
     }
   }
   return points;

@@ -25,6 +25,53 @@ trace="$(mktemp -d)/trace.json"
 "$SLUICE" plan --schedule zb-v --stages 2 --microbatches 4 --format chrome --output "$trace" || fail "chrome run"
 grep -q '"traceEvents"' "$trace" || fail "chrome trace lacks traceEvents"
 
+# `sluice plan CONFIG`: the pipeline section chooses the schedule, flags override it, and the recompute policy
+# shows in the stash (full recompute keeps only each stage's input) and in the makespan (I re-runs the forward).
+config_dir="$(mktemp -d)"
+write_config() {
+  cat > "$config_dir/$1.yaml" <<YAML
+model:
+  inputs: 16
+  layers:
+    - {type: linear, outputs: 32}
+    - {type: gelu}
+    - {type: linear, outputs: 32}
+    - {type: tanh}
+    - {type: linear, outputs: 32}
+    - {type: relu}
+    - {type: linear, outputs: 4}
+    - {type: tanh}
+pipeline: {stages: 4, schedule: 1f1b, chunks: 1, microbatches: 8, recompute: $1}
+loss: mse
+optimizer: {type: sgd, lr: 0.01}
+data: {type: synthetic, batch: 64}
+steps: 1
+YAML
+}
+write_config none
+write_config full
+none_json="$("$SLUICE" plan "$config_dir/none.yaml" --format json)" || fail "plan CONFIG exited $?"
+full_json="$("$SLUICE" plan "$config_dir/full.yaml" --format json)" || fail "plan CONFIG (full) exited $?"
+flag_json="$("$SLUICE" plan "$config_dir/none.yaml" --microbatches 4 --schedule zb-v --format json)" ||
+  fail "plan CONFIG with flags exited $?"
+set_json="$("$SLUICE" plan "$config_dir/none.yaml" --set pipeline.recompute=full --format json)" ||
+  fail "plan CONFIG --set exited $?"
+[ "$set_json" = "$full_json" ] || fail "--set pipeline.recompute=full differs from the config that says it"
+python3 - "$none_json" "$full_json" "$flag_json" <<'PY' || fail "plan CONFIG values"
+import json, sys
+none, full, flags = (json.loads(a) for a in sys.argv[1:])
+assert (none["schedule"], none["stages"], none["microbatches"], none["chunks"]) == ("1f1b", 4, 8, 1), none
+assert none["recompute"] == "none" and full["recompute"] == "full"
+assert none["microbatch_rows"] == 8
+# Uniform stages: the peak stash is the in-flight count times one stage's stash.
+for rank, inflight in enumerate(none["peak_inflight"]):
+    assert none["peak_stash_bytes"][rank] == inflight * none["stash_bytes_per_stage"][rank], none
+for rank in range(4):
+    assert full["peak_stash_bytes"][rank] < none["peak_stash_bytes"][rank], (full, none)
+assert full["makespan"] == 11 * 4 and none["makespan"] == 11 * 3, (full["makespan"], none["makespan"])
+assert (flags["schedule"], flags["microbatches"], flags["chunks"], flags["microbatch_rows"]) == ("zb-v", 4, 2, 16)
+PY
+
 expect_exit_2() {
   local stderr
   stderr="$("$SLUICE" "$@" 2>&1 >/dev/null)"
@@ -35,9 +82,10 @@ expect_exit_2() {
 expect_exit_2 plan --schedule nope --stages 4 --microbatches 8
 expect_exit_2 plan --schedule 1f1b --stages 0 --microbatches 8
 expect_exit_2 plan --schedule zb-v --stages 4 --microbatches 8 --chunks 3
-expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6
+expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6 --chunks 1
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --format pdf
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --latency -1
+expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --set pipeline.stages=2
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan_cli_test: all checks passed"

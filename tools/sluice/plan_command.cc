@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -14,6 +15,8 @@
 #include "core/schedule/schedule_io.h"
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
+#include "core/config/config_parser.h"
+#include "tools/sluice/plan_memory.h"
 
 namespace sluice::tools {
 namespace {
@@ -21,6 +24,8 @@ namespace {
 using namespace sluice::schedule;
 
 struct PlanOptions {
+  std::string config_path;  // optional: schedule, sizes and model from a training config; flags override
+  std::vector<std::string> overrides;  // --set key.path=value, applied to the config as `sluice train` does
   std::string schedule;
   std::string from_file;
   int stages = 0;
@@ -30,6 +35,13 @@ struct PlanOptions {
   std::string format = "text";
   std::string output;
   std::string save_schedule_path;
+};
+
+// What a config adds to the plan: the recompute mode and the measured stash of one micro-batch per stage.
+struct ModelPlan {
+  std::string recompute;
+  StageMemory memory;
+  std::vector<double> peak_stash_bytes;  // per rank
 };
 
 // Simulated time units become milliseconds in the trace viewer, which reads microseconds.
@@ -44,13 +56,18 @@ std::string json_array(const std::vector<T>& values) {
   return out.str();
 }
 
-void write_json(std::ostream& out, const Schedule& lowered, const SimulationResult& result) {
+void write_json(std::ostream& out, const Schedule& lowered, const SimulationResult& result,
+                const std::optional<ModelPlan>& model) {
   out << std::setprecision(17) << "{\"schedule\":" << json_quote(lowered.name) << ",\"stages\":" << lowered.ranks
       << ",\"microbatches\":" << lowered.microbatches << ",\"chunks\":" << lowered.chunks
       << ",\"virtual_stages\":" << lowered.num_stages() << ",\"makespan\":" << result.makespan
       << ",\"bubble_fraction\":" << result.bubble_fraction << ",\"busy\":" << json_array(result.busy)
-      << ",\"idle\":" << json_array(result.idle) << ",\"peak_inflight\":" << json_array(result.peak_inflight)
-      << ",\"actions\":[";
+      << ",\"idle\":" << json_array(result.idle) << ",\"peak_inflight\":" << json_array(result.peak_inflight);
+  if (model)
+    out << ",\"recompute\":" << json_quote(model->recompute) << ",\"microbatch_rows\":" << model->memory.rows
+        << ",\"stash_bytes_per_stage\":" << json_array(model->memory.stash_bytes)
+        << ",\"peak_stash_bytes\":" << json_array(model->peak_stash_bytes);
+  out << ",\"actions\":[";
   for (int rank = 0; rank < lowered.ranks; ++rank) {
     out << (rank ? "," : "") << '[';
     for (size_t i = 0; i < lowered.actions[rank].size(); ++i)
@@ -60,18 +77,51 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
   out << "]}\n";
 }
 
-void write_text(std::ostream& out, const Schedule& lowered, const SimulationResult& result,
-                const CostModel& costs) {
+void write_text(std::ostream& out, const Schedule& lowered, const SimulationResult& result, const CostModel& costs,
+                const std::optional<ModelPlan>& model) {
   out << "schedule " << lowered.name << ": " << lowered.ranks << " ranks x " << lowered.chunks << " chunk(s), "
       << lowered.microbatches << " micro-batches (F=" << costs.forward << " I=" << costs.backward_input
       << " W=" << costs.backward_weight << " latency=" << costs.latency << ")\n\n"
       << render_ascii(result) << "\n"
       << "makespan " << result.makespan << ", bubble fraction " << std::fixed << std::setprecision(4)
       << result.bubble_fraction << " (" << std::setprecision(2) << 100.0 * result.bubble_fraction << "%)\n"
-      << std::defaultfloat << std::setprecision(6) << "rank  busy      idle      peak in-flight\n";
-  for (int rank = 0; rank < lowered.ranks; ++rank)
+      << std::defaultfloat << std::setprecision(6);
+  if (model)
+    out << "recompute " << model->recompute << ", " << model->memory.rows
+        << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward (measured per stage "
+           "on the CPU backend; with split backward counted until W, an upper bound)\n";
+  out << "rank  busy      idle      peak in-flight" << (model ? "  peak stash bytes" : "") << "\n";
+  for (int rank = 0; rank < lowered.ranks; ++rank) {
     out << std::left << std::setw(6) << rank << std::setw(10) << result.busy[rank] << std::setw(10)
-        << result.idle[rank] << result.peak_inflight[rank] << "\n";
+        << result.idle[rank];
+    if (model) {
+      out << std::setw(16) << result.peak_inflight[rank] << std::fixed << std::setprecision(0) << model->peak_stash_bytes[rank]
+          << std::defaultfloat << std::setprecision(6);
+    } else {
+      out << result.peak_inflight[rank];
+    }
+    out << "\n";
+  }
+}
+
+// Fills what the flags left unset from the config's pipeline section (flags override the config).
+void take_unset_from_config(PlanOptions& options, const config::Config& cfg) {
+  if (options.schedule.empty() && options.from_file.empty()) options.schedule = cfg.pipeline.schedule;
+  if (options.stages == 0) options.stages = cfg.pipeline.stages;
+  if (options.microbatches == 0) options.microbatches = cfg.pipeline.microbatches;
+  // The config's chunk count belongs to its schedule; another schedule from --schedule gets its own default.
+  if (options.chunks == 0 && options.schedule == cfg.pipeline.schedule) options.chunks = cfg.pipeline.chunks;
+}
+
+// Measures the config's model on the plan's layout. Recomputation runs (part of) a stage's forward again before
+// its backward-for-input, so the I cost grows by that share of F.
+ModelPlan plan_model(const config::Config& cfg, const Schedule& compute, CostModel& costs) {
+  ModelPlan plan;
+  plan.recompute = model::recompute_mode_name(cfg.pipeline.recompute);
+  plan.memory = measure_stage_memory(cfg, compute.ranks, compute.chunks, compute.microbatches);
+  costs.backward_input += plan.memory.recompute_share * costs.forward;
+  plan.peak_stash_bytes = peak_stash(compute, plan.memory.stash_bytes);
+  return plan;
 }
 
 Schedule build_schedule(const PlanOptions& options) {
@@ -88,11 +138,20 @@ Schedule build_schedule(const PlanOptions& options) {
   return make_schedule(options.schedule, options.stages, options.microbatches, chunks);
 }
 
-void run_plan(const PlanOptions& options) {
+void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
+  std::optional<config::Config> cfg;
+  if (options.config_path.empty() && !options.overrides.empty())
+    throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
+  if (!options.config_path.empty()) {
+    cfg = config::parse_config(options.config_path, options.overrides);
+    take_unset_from_config(options, *cfg);
+  }
   const Schedule compute = build_schedule(options);
   const Schedule lowered = lower(compute);
   validate(lowered);
+  std::optional<ModelPlan> model;
+  if (cfg) model = plan_model(*cfg, compute, options.costs);
   const SimulationResult result = simulate(compute, options.costs);
   if (!options.save_schedule_path.empty()) save_schedule(lowered, options.save_schedule_path);
 
@@ -103,13 +162,13 @@ void run_plan(const PlanOptions& options) {
   }
   std::ostream& out = options.output.empty() ? std::cout : file;
   if (options.format == "json") {
-    write_json(out, lowered, result);
+    write_json(out, lowered, result, model);
   } else if (options.format == "svg") {
     out << render_svg(result);
   } else if (options.format == "chrome") {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
-    write_text(out, lowered, result, options.costs);
+    write_text(out, lowered, result, options.costs, model);
   }
   out.flush();
   if (!out) throw Error(ErrorCode::kIo, "plan: failed writing output");
@@ -120,6 +179,11 @@ void run_plan(const PlanOptions& options) {
 void register_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanOptions>();
   CLI::App* plan = app.add_subcommand("plan", "Generate, validate and simulate a pipeline schedule");
+  plan->add_option("config", options->config_path,
+                   "Training config (YAML): schedule, stages, chunks and micro-batches from its pipeline section "
+                   "(flags override), per-stage activation stash from its model and recompute policy")
+      ->check(CLI::ExistingFile);
+  plan->add_option("--set", options->overrides, "With CONFIG: override a config key, key.path=value (repeatable)");
   plan->add_option("--schedule", options->schedule, "Schedule to generate")
       ->check(CLI::IsMember(schedule::schedule_names()));
   plan->add_option("--from-file", options->from_file, "Load a schedule (text, or CSV by .csv extension) instead")

@@ -1,0 +1,66 @@
+#include "tools/sluice/plan_memory.h"
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "core/common/error.h"
+#include "core/model/builder.h"
+#include "core/model/partition.h"
+#include "core/model/stage_module.h"
+#include "kernels/cpu/cpu_backend.h"
+
+namespace sluice::tools {
+namespace {
+
+int64_t rows_per_microbatch(const config::Config& cfg, int microbatches) {
+  const int64_t replicas = cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1;
+  const int64_t per_step = replicas * microbatches;
+  if (cfg.data.batch <= 0 || cfg.data.batch % per_step != 0)
+    throw Error(ErrorCode::kConfig, "plan: data.batch (" + std::to_string(cfg.data.batch) +
+                                        ") must be a positive multiple of replicas x micro-batches (" +
+                                        std::to_string(replicas) + " x " + std::to_string(microbatches) + ")");
+  return cfg.data.batch / per_step;
+}
+
+// Forward FLOPs of the layers the policy recomputes over those of all layers.
+double recompute_share(const config::Config& cfg, const std::vector<double>& costs) {
+  if (cfg.pipeline.recompute == model::RecomputeMode::kNone) return 0.0;
+  if (cfg.pipeline.recompute == model::RecomputeMode::kFull) return 1.0;
+  const std::set<int> chosen(cfg.pipeline.recompute_layers.begin(), cfg.pipeline.recompute_layers.end());
+  double all = 0.0, recomputed = 0.0;
+  for (size_t layer = 0; layer < costs.size(); ++layer) {
+    all += costs[layer];
+    if (chosen.count(static_cast<int>(layer))) recomputed += costs[layer];
+  }
+  return all > 0.0 ? recomputed / all : 0.0;
+}
+
+}  // namespace
+
+StageMemory measure_stage_memory(const config::Config& cfg, int stages, int chunks, int microbatches) {
+  StageMemory memory;
+  memory.rows = rows_per_microbatch(cfg, microbatches);
+  kernels::Backend& backend = kernels::cpu_backend();
+  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend);
+  const std::vector<double> costs = model::layer_costs(layers);
+  memory.recompute_share = recompute_share(cfg, costs);
+  // The trainer's split: explicit from the config, else balanced by cost.
+  std::vector<int> split = cfg.pipeline.split;
+  if (split.empty()) {
+    split = model::balanced_split(costs, stages * chunks);
+  } else {
+    model::validate_split(split, static_cast<int>(layers.size()), stages * chunks);
+  }
+  const model::RecomputePolicy policy = model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
+  for (const model::LayerRange& range : model::split_to_ranges(split)) {
+    std::vector<std::unique_ptr<model::Layer>> mine;
+    for (int l = range.first; l < range.last; ++l) mine.push_back(std::move(layers[l]));
+    model::StageModule stage(backend, range.first, std::move(mine), policy);
+    stage.forward(0, backend.zeros(memory.rows, stage.in_features()), model::StepInfo{});
+    memory.stash_bytes.push_back(static_cast<double>(stage.stashed_bytes()));
+  }
+  return memory;
+}
+
+}  // namespace sluice::tools
