@@ -3,9 +3,10 @@
 // of world rank 0's samples in the order given, then rank 1's, and so on. The ranks of the first pipeline stage
 // (every replica's) receive all inputs, those of the last stage all targets; the other ranks learn only the counts.
 //
-// The samples travel by one broadcast per contributing rank over the world group (comm::Group::broadcast), so every
-// rank receives them and drops what it does not keep: simple and deterministic, at the cost of sending each sample
-// to every rank rather than to the first- and last-stage ranks only (docs/APPLICATION_LOOP.md says so).
+// Each side travels in two steps over the project's groups (comm::Group): a gather over the world at replica 0's
+// first-stage (last-stage) rank, then a broadcast from there over that stage's data-parallel group. The middle
+// stages take part in the gathers with their own samples but receive nothing. One call carries at most 2 GiB of
+// samples per side (MPI counts are ints): larger calls are refused with kInvalidArgument on every rank.
 #pragma once
 
 #include <cstdint>

@@ -31,11 +31,12 @@ using sluice::testing::world_size;
 using Tensors = std::map<std::string, std::vector<float>>;
 
 // Two stages, AdamW and dropout (dropout keys depend on the sample's place in the stream: it must match too).
-std::string config(const std::string& data_extra) {
+std::string config(const std::string& data_extra,
+                   const std::string& pipeline = "{stages: 2, schedule: 1f1b, microbatches: 2}") {
   return "model:\n  inputs: " + std::to_string(kInputs) +
          "\n  layers:\n    - {type: linear, outputs: 8}\n    - {type: dropout, p: 0.1}\n    - {type: tanh}\n"
          "    - {type: linear, outputs: " +
-         std::to_string(kOutputs) + "}\npipeline: {stages: 2, schedule: 1f1b, microbatches: 2}\n" +
+         std::to_string(kOutputs) + "}\npipeline: " + pipeline + "\n" +
          "optimizer: {type: adamw, lr: 0.02}\ndata: {type: external, batch: " + std::to_string(kBatch) + data_extra +
          "}\nseed: 7\n";
 }
@@ -99,10 +100,11 @@ void expect_bitwise_equal(const Tensors& got, const Tensors& expected) {
 
 int replicas() { return world_size() / 2; }
 
-TEST(CApiSubmittedSamples, ScatteredSamplesTrainBitwiseLikeTrainStepInGlobalOrder) {
+// Trains kSteps steps both ways under `pipeline` and compares.
+void expect_routed_equals_direct(const std::string& pipeline) {
   const Samples all(kSteps * kBatch);
   // Fed directly: replica r passes rows [r * rows, (r + 1) * rows) of each step's global batch.
-  sluice_trainer* direct = started(config(""));
+  sluice_trainer* direct = started(config("", pipeline));
   const int rows = kBatch / replicas();
   const int replica = world_rank() / 2;
   std::vector<float> direct_losses;
@@ -116,7 +118,7 @@ TEST(CApiSubmittedSamples, ScatteredSamplesTrainBitwiseLikeTrainStepInGlobalOrde
   sluice_trainer_destroy(direct);
 
   // Submitted from every rank in uneven calls that do not line up with the steps.
-  sluice_trainer* routed = started(config(""));
+  sluice_trainer* routed = started(config("", pipeline));
   std::vector<float> routed_losses;
   submit(routed, all, 0, 13, 0);
   int submitted = 13;
@@ -135,6 +137,15 @@ TEST(CApiSubmittedSamples, ScatteredSamplesTrainBitwiseLikeTrainStepInGlobalOrde
   expect_bitwise_equal(saved_tensors(routed, "routed"), expected);
   EXPECT_EQ(routed_losses, direct_losses);
   sluice_trainer_destroy(routed);
+}
+
+TEST(CApiSubmittedSamples, ScatteredSamplesTrainBitwiseLikeTrainStepInGlobalOrder) {
+  expect_routed_equals_direct("{stages: 2, schedule: 1f1b, microbatches: 2}");
+}
+
+// ZB-V puts the first and the last stage on the same rank (the V's two ends): both sides go to one audience.
+TEST(CApiSubmittedSamples, ScatteredSamplesTrainBitwiseUnderZbV) {
+  expect_routed_equals_direct("{stages: 2, schedule: zb-v, chunks: 2, microbatches: 2}");
 }
 
 // With a replay buffer of 12 samples and 8 new ones per step the buffer wraps; a checkpoint after step 3 resumed in
