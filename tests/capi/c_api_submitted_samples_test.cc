@@ -232,8 +232,11 @@ TEST(CApiSubmittedSamples, BadArgumentsOnOneRankFailEveryRankAndNobodyHangs) {
   ASSERT_SLUICE_OK(sluice_submitted_count(t, &held));
   EXPECT_EQ(held, kBatch - 2);  // failed steps consumed nothing
 
-  // Still usable: two more samples make a full batch.
+  // Still usable: two more samples make a full batch. One rank asking for another (valid) batch than the others is
+  // caught before any sample moves.
   ASSERT_SLUICE_OK(sluice_submit_samples(t, all.x.data(), all.y.data(), world_rank() == 0 ? 2 : 0));
+  expect_everywhere(sluice_train_submitted(t, odd_one ? kBatch / 2 : kBatch, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                    "different batch sizes");
   ASSERT_SLUICE_OK(sluice_train_submitted(t, kBatch, nullptr));
   sluice_stats stats{};
   ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
