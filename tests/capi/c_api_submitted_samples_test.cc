@@ -149,7 +149,8 @@ TEST(CApiSubmittedSamples, ScatteredSamplesTrainBitwiseUnderZbV) {
 }
 
 // With a replay buffer of 12 samples and 8 new ones per step the buffer wraps; a checkpoint after step 3 resumed in
-// a new trainer continues with the same buffer contents, order and draw counter.
+// a new trainer continues with the same buffer contents, order and draw counter. The same file loads under another
+// pipeline layout, and is refused under another capacity.
 TEST(CApiSubmittedSamples, ReplayBufferResumesBitwiseFromAMidRunCheckpoint) {
   const std::string yaml = config(", replay: {capacity: 12}");
   const Samples all(kSteps * kBatch);
@@ -180,6 +181,21 @@ TEST(CApiSubmittedSamples, ReplayBufferResumesBitwiseFromAMidRunCheckpoint) {
   }
   expect_bitwise_equal(saved_tensors(resumed, "replay_resumed"), expected);
   sluice_trainer_destroy(resumed);
+
+  // Another pipeline layout (ZB-V: first and last stage on rank 0) gets the held samples on its own stage ranks.
+  sluice_trainer* relaid =
+      started(config(", replay: {capacity: 12}", "{stages: 2, schedule: zb-v, chunks: 2, microbatches: 2}"));
+  ASSERT_SLUICE_OK(sluice_trainer_resume(relaid, mid.c_str(), &step));
+  ASSERT_SLUICE_OK(sluice_submitted_count(relaid, &held));
+  EXPECT_EQ(held, 12);
+  ASSERT_SLUICE_OK(sluice_train_submitted(relaid, kBatch, nullptr));
+  sluice_trainer_destroy(relaid);
+
+  // Another capacity would draw other batches: the restart is refused, naming the key.
+  sluice_trainer* other = started(config(", replay: {capacity: 16}"));
+  EXPECT_EQ(sluice_trainer_resume(other, mid.c_str(), &step), SLUICE_ERROR_CHECKPOINT);
+  EXPECT_NE(std::string(sluice_last_error()).find("data.replay.capacity"), std::string::npos) << sluice_last_error();
+  sluice_trainer_destroy(other);
 }
 
 // The replay buffer's batches are not the FIFO's: the same samples train to other parameters (the draws shuffle).
