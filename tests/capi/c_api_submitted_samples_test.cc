@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/summary.h"
 #include "tests/capi/checkpoint_tensors.h"
 #include "tests/capi/run_test_support.h"
 
@@ -168,6 +169,16 @@ TEST(CApiSubmittedSamples, ReplayBufferResumesBitwiseFromAMidRunCheckpoint) {
   EXPECT_EQ(held, 12);
   const Tensors expected = saved_tensors(uninterrupted, "replay_whole");
   sluice_trainer_destroy(uninterrupted);
+
+  // The file holds the buffer, oldest first, and the draw counter (what `sluice inspect` shows).
+  const sluice::checkpoint::CheckpointSummary summary = sluice::checkpoint::summarize(mid);
+  EXPECT_TRUE(summary.checksums_verified) << summary.checksum_error;
+  EXPECT_EQ(summary.train_ints.at("samples_held"), 12);
+  EXPECT_EQ(summary.train_ints.at("samples_draws"), 3);
+  ASSERT_EQ(summary.samples.size(), 2u);
+  EXPECT_EQ(summary.samples[0].name, "inputs");
+  EXPECT_EQ(summary.samples[0].dims, (std::vector<int64_t>{12, kInputs}));
+  EXPECT_EQ(summary.samples[1].dims, (std::vector<int64_t>{12, kOutputs}));
 
   sluice_trainer* resumed = started(yaml);
   int64_t step = -1;
