@@ -272,4 +272,19 @@ TEST(CApiSubmittedSamples, BadArgumentsOnOneRankFailEveryRankAndNobodyHangs) {
   sluice_trainer_destroy(t);
 }
 
+// A NULL handle has no communicator to agree on: refused locally; a trainer that is not started: STATE everywhere.
+TEST(CApiSubmittedSamples, NullHandleAndUnstartedTrainerAreRefused) {
+  const Samples all(1);
+  int64_t held = -1;
+  EXPECT_EQ(sluice_submit_samples(nullptr, all.x.data(), all.y.data(), 1), SLUICE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sluice_train_submitted(nullptr, kBatch, nullptr), SLUICE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sluice_submitted_count(nullptr, &held), SLUICE_ERROR_INVALID_ARGUMENT);
+  sluice_trainer* t = nullptr;
+  ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config("").c_str(), &t));
+  expect_everywhere(sluice_submit_samples(t, all.x.data(), all.y.data(), 1), SLUICE_ERROR_STATE, "not started");
+  expect_everywhere(sluice_train_submitted(t, kBatch, nullptr), SLUICE_ERROR_STATE, "not started");
+  expect_everywhere(sluice_submitted_count(t, &held), SLUICE_ERROR_STATE, "not started");
+  sluice_trainer_destroy(t);
+}
+
 }  // namespace
