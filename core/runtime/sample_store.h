@@ -10,6 +10,7 @@
 //     drawn without replacement: the first `batch` entries of a permutation of [0, held) shuffled by Fisher-Yates
 //     with Philox numbers keyed by (seed, draw number) (kernels/rng.h, RngPurpose::kReplay). Samples stay held; the
 //     draw number advances once per step, so the sequence of batches depends on the seed and on nothing else.
+//     (The uniform numbers have 24 bits: with more than 2^24 samples held the picks are coarser than one sample.)
 // Local: no communication; one thread at a time.
 #pragma once
 
