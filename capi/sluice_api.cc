@@ -15,6 +15,7 @@
 #include "core/runtime/application_state.h"
 #include "core/runtime/evaluation.h"
 #include "core/runtime/preemption.h"
+#include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "core/runtime/training_loop.h"
@@ -200,6 +201,40 @@ sluice_status sluice_train_step(sluice_trainer* t, const float* inputs, const fl
     t->control->checkpoint_if_due();
   });
 }
+
+// --- Samples from where the solver has them (core/runtime/submitted_samples.h) ------------------------------
+
+sluice_status sluice_submit_samples(sluice_trainer* t, const float* inputs, const float* targets, int64_t count) {
+  return sluice::capi::guarded("sluice_submit_samples", [&] {
+    require_started(t);
+    // count and NULL arrays are checked inside, agreed across ranks (a bad count on one rank must not strand the
+    // others in the broadcasts).
+    sluice::runtime::submit_samples(*t->trainer, inputs, targets, count);
+  });
+}
+
+sluice_status sluice_train_submitted(sluice_trainer* t, int64_t batch, float* loss) {
+  return sluice::capi::guarded("sluice_train_submitted", [&] {
+    require_started(t);
+    if (t->control->finished()) {  // the step count is the same on every rank: no agreement needed
+      throw Error(ErrorCode::kState, "the config's steps: " + std::to_string(t->trainer->config().steps) +
+                                         " optimizer steps are done; remove the steps key to train on");
+    }
+    const sluice::runtime::StepResult r = sluice::runtime::train_submitted(*t->trainer, batch);
+    if (loss != nullptr) *loss = static_cast<float>(r.loss);
+    t->control->checkpoint_if_due();
+  });
+}
+
+sluice_status sluice_submitted_count(const sluice_trainer* t, int64_t* held) {
+  return sluice::capi::guarded("sluice_submitted_count", [&] {
+    require_started(t);
+    require(held != nullptr, "sluice_submitted_count: held (int64_t*) is NULL");
+    *held = t->trainer->submitted_samples().held();
+  });
+}
+
+// --- end of the submitted-samples block ----------------------------------------------------------------------
 
 sluice_status sluice_predict(sluice_trainer* t, const float* inputs, float* outputs, int64_t batch) {
   return sluice::capi::guarded("sluice_predict", [&] {

@@ -18,6 +18,13 @@ constexpr const char* kTrainGroup = "/train";
 // /application/<name>/rank_<r> (per world rank). Written by every save since application state existed; readers
 // do not require it (older files lack it, and older readers ignore it).
 constexpr const char* kApplicationGroup = "/application";
+// Samples submitted through sluice_submit_samples that the trainer still holds (the replay buffer, or the samples
+// not trained on yet): /samples/inputs [held, input_features] and /samples/targets [held, output_features], float32,
+// oldest first. Written by every save since submitted samples existed (empty when none are held); readers do not
+// require it, and older readers ignore it.
+constexpr const char* kSamplesGroup = "/samples";
+constexpr const char* kSamplesInputsDataset = "inputs";
+constexpr const char* kSamplesTargetsDataset = "targets";
 
 // Datasets of /train (Snapshot::train_ints, /train/<name>; build the path with train_path()). A load requires
 // step and optimizer_steps.
@@ -29,6 +36,10 @@ constexpr const char* kOptimizerStepsDataset = "optimizer_steps";
 // partial sums (0 at a step boundary), and the data-parallel replica count whose sums /accumulation holds.
 constexpr const char* kAccumulationPositionDataset = "accumulation_position";
 constexpr const char* kAccumulationReplicasDataset = "accumulation_replicas";
+// Submitted samples (/samples): how many are held, and how many batches were drawn from a replay buffer (the
+// counter of its seeded permutations). Absent in older files: 0.
+constexpr const char* kSamplesHeldDataset = "samples_held";
+constexpr const char* kSamplesDrawsDataset = "samples_draws";
 
 // Root attributes. format_version is written by save() itself; the others come from the caller's Snapshot.
 constexpr const char* kFormatVersionAttribute = "format_version";

@@ -114,6 +114,11 @@ std::string application_path(const std::string& name, int rank) {
   return application_path(name) + "/rank_" + std::to_string(rank);
 }
 
+std::string samples_path(const std::string& name) {
+  validate_name(name, "samples dataset name");
+  return std::string(kSamplesGroup) + "/" + name;
+}
+
 bool is_application_path(const std::string& path) {
   const std::vector<std::string> parts = split_absolute(path);
   return parts.size() >= 2 && "/" + parts[0] == kApplicationGroup;
@@ -125,33 +130,41 @@ std::optional<int> layer_index_of(const std::string& path) {
   return parse_layer_component(parts[1]);
 }
 
+namespace {
+
+// Why parts (of a path below /application) do not name /application/<name>[/rank_N]; "" when they do.
+std::string application_path_problem(const std::vector<std::string>& parts) {
+  if (parts.size() < 2 || parts.size() > 3) return "needs /application/<name> or /application/<name>/rank_N";
+  if (parts.size() == 3 && (parts[2].compare(0, 5, "rank_") != 0 || parts[2].size() == 5 ||
+                            parts[2].find_first_not_of("0123456789", 5) != std::string::npos)) {
+    return "third component must be rank_N (a world rank)";
+  }
+  return "";
+}
+
+// The same for /model, /optimizer and /accumulation paths: /<group>/layer_NNNN/<name>[/...].
+std::string state_path_problem(const std::vector<std::string>& parts) {
+  if (parts.size() < 3) return "needs at least /<group>/layer_NNNN/<name>";
+  if (!is_state_group(parts[0])) return "first component must be model, optimizer or accumulation";
+  if (!parse_layer_component(parts[1])) return "second component must be layer_NNNN (a global layer index)";
+  return "";
+}
+
+}  // namespace
+
 void validate_entry_path(const std::string& path) {
   const std::vector<std::string> parts = split_absolute(path);
   std::string problem;
   if (!parts.empty() && "/" + parts[0] == kApplicationGroup) {
-    if (parts.size() < 2 || parts.size() > 3) {
-      problem = "needs /application/<name> or /application/<name>/rank_N";
-    } else if (parts.size() == 3 && (parts[2].compare(0, 5, "rank_") != 0 || parts[2].size() == 5 ||
-                                     parts[2].find_first_not_of("0123456789", 5) != std::string::npos)) {
-      problem = "third component must be rank_N (a world rank)";
-    }
-    for (const std::string& part : parts) {
-      if (problem.empty() && !is_valid_component(part)) {
-        problem = "component '" + part + "' is empty or has characters outside [A-Za-z0-9_.-]";
-      }
-    }
-  } else if (parts.size() < 3) {
-    problem = "needs at least /<group>/layer_NNNN/<name>";
-  } else if (!is_state_group(parts[0])) {
-    problem = "first component must be model, optimizer or accumulation";
-  } else if (!parse_layer_component(parts[1])) {
-    problem = "second component must be layer_NNNN (a global layer index)";
+    problem = application_path_problem(parts);
+  } else if (!parts.empty() && "/" + parts[0] == kSamplesGroup) {
+    if (parts.size() != 2) problem = "needs /samples/<name>";
   } else {
-    for (const std::string& part : parts) {
-      if (!is_valid_component(part)) {
-        problem = "component '" + part + "' is empty or has characters outside [A-Za-z0-9_.-]";
-        break;
-      }
+    problem = state_path_problem(parts);
+  }
+  for (const std::string& part : parts) {
+    if (problem.empty() && !is_valid_component(part)) {
+      problem = "component '" + part + "' is empty or has characters outside [A-Za-z0-9_.-]";
     }
   }
   if (!problem.empty()) {

@@ -23,11 +23,12 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 }
 
 bool is_float_group(const std::string& top) {
-  return "/" + top == kModelGroup || "/" + top == kOptimizerGroup || "/" + top == kAccumulationGroup;
+  return "/" + top == kModelGroup || "/" + top == kOptimizerGroup || "/" + top == kAccumulationGroup ||
+         "/" + top == kSamplesGroup;
 }
 
 struct DatasetNames {
-  std::vector<std::string> state;  // /model, /optimizer, /accumulation
+  std::vector<std::string> state;  // /model, /optimizer, /accumulation, /samples
   std::vector<std::string> train;  // /train
   std::vector<std::string> application;  // /application
 };

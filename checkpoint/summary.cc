@@ -90,7 +90,14 @@ CheckpointSummary summarize(const std::string& path) {
   std::map<int, LayerSummary> layers;
   for (const std::string& dataset : reader.paths()) {
     const auto layer = layer_index_of(dataset);
-    if (!layer) continue;
+    if (!layer) {
+      if (dataset.compare(0, std::string(kSamplesGroup).size() + 1, std::string(kSamplesGroup) + "/") != 0) continue;
+      TensorSummary held{dataset.substr(std::string(kSamplesGroup).size() + 1), reader.dims(dataset), 0};
+      held.elements = element_count(held.dims);
+      summary.samples.push_back(std::move(held));
+      ++summary.datasets;
+      continue;
+    }
     std::string top;
     TensorSummary tensor;
     split_state_path(dataset, top, tensor.name);
@@ -165,6 +172,7 @@ std::string summary_text(const CheckpointSummary& summary) {
     }
     out << "\n";
   }
+  if (!summary.samples.empty()) out << "samples:         " << tensors_text(summary.samples) << "\n";
   out << "checksums:       "
       << (summary.checksums_verified ? "all " + std::to_string(summary.datasets) + " verified"
                                      : "FAILED: " + summary.checksum_error)
@@ -208,7 +216,8 @@ std::string summary_json(const CheckpointSummary& summary) {
     out << (i ? "," : "") << "{\"name\":" << json_string(array.name) << ",\"type\":" << json_string(array.type)
         << ",\"dims\":" << json_dims(array.dims) << ",\"elements\":" << array.elements << "}";
   }
-  out << "],\"checksums_verified\":" << (summary.checksums_verified ? "true" : "false");
+  out << "],\"samples\":" << json_tensors(summary.samples);
+  out << ",\"checksums_verified\":" << (summary.checksums_verified ? "true" : "false");
   out << ",\"checksum_error\":" << (summary.checksums_verified ? "null" : json_string(summary.checksum_error));
   out << "}";
   return out.str();

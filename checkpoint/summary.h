@@ -42,8 +42,9 @@ struct CheckpointSummary {
   std::map<std::string, std::string> attributes;  // every root string attribute (config text included)
   std::vector<LayerSummary> layers;
   std::vector<ApplicationArraySummary> application;  // sorted by name
+  std::vector<TensorSummary> samples;  // /samples/inputs, /samples/targets (held submitted samples), sorted
   int64_t parameter_elements = 0;  // sum over /model
-  int64_t datasets = 0;  // layer datasets and application arrays
+  int64_t datasets = 0;  // layer datasets, application arrays and held samples
   bool checksums_verified = false;
   std::string checksum_error;  // the first failure, naming file and dataset, when !checksums_verified
 };

@@ -17,6 +17,7 @@ namespace sluice::kernels {
 // What a stream is drawn for; keeps dropout and the init of each parameter apart.
 enum class RngPurpose : uint64_t {
   kDropout = 0,
+  kReplay = 8,  // the replay buffer's batch draws (core/runtime/sample_store.h): counter {block, draw, 0, 8}
   kInitBase = 16,  // parameter p of a layer uses kInitBase + p
 };
 

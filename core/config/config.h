@@ -81,6 +81,10 @@ struct DataSpec {
   std::string path;                // hdf5: file
   std::string inputs = "inputs";   // hdf5: dataset names
   std::string targets = "targets";
+  // data.replay.capacity (external data only): samples kept by sluice_submit_samples' replay buffer, from which
+  // sluice_train_submitted draws its batches (core/runtime/sample_store.h). 0: no replay buffer, each submitted
+  // sample is trained on once, in submission order.
+  int64_t replay_capacity = 0;
 };
 
 struct CheckpointSpec {

@@ -216,6 +216,17 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
   return optimizer;
 }
 
+// data.replay: {capacity: N}, N > 0 samples. Only external data has it: `sluice train` reads its data sources by
+// step and has no submitted samples to replay, so the key is refused there rather than ignored.
+int64_t parse_replay_capacity(const ConfigNode& node) {
+  if (!node.is_map()) node.fail("expected {capacity: N} (samples kept for replay), got " + node.describe_value());
+  node.require_map_with_keys({"capacity"}, "data.replay");
+  const ConfigNode capacity = node.child("capacity");
+  const int64_t value = capacity.as_int();
+  if (value <= 0) capacity.fail("expected a positive number of samples, got " + capacity.describe_value());
+  return value;
+}
+
 DataSpec parse_data(const ConfigNode& node) {
   DataSpec data;
   if (!node.is_map()) node.fail("expected the data section (a map), got " + node.describe_value());
@@ -227,6 +238,9 @@ DataSpec parse_data(const ConfigNode& node) {
     if (data.path.empty()) path.fail("data type hdf5 needs the path of an HDF5 file");
     if (node.has("inputs")) data.inputs = node.child("inputs").as_string();
     if (node.has("targets")) data.targets = node.child("targets").as_string();
+  } else if (data.type == DataType::kExternal) {
+    node.require_map_with_keys({"type", "batch", "replay"}, "data external");
+    if (node.has("replay")) data.replay_capacity = parse_replay_capacity(node.child("replay"));
   } else {
     node.require_map_with_keys({"type", "batch"}, "data " + data_type_name(data.type));
   }

@@ -75,6 +75,9 @@ void Trainer::start() {
     mpi_.reset();
     throw;
   }
+  // Submitted samples go where the step reads them: inputs to the first stage's ranks, targets to the last's.
+  submitted_samples_.configure(input_features_, output_features_, stages_.count(0) != 0,
+                               stages_.count(lowered_.num_stages() - 1) != 0, cfg_.data.replay_capacity);
   started_ = true;
 }
 

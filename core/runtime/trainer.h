@@ -27,6 +27,7 @@
 #include "core/runtime/executor.h"
 #include "core/runtime/gradient_reducer.h"
 #include "core/runtime/pipeline_transport.h"
+#include "core/runtime/sample_store.h"
 #include "core/runtime/step_counters.h"
 #include "core/schedule/schedule.h"
 
@@ -116,6 +117,10 @@ class Trainer {
   const std::string& transport_summary() const { return pipeline_transport_.summary; }
   // The data-parallel gradient sum in use, or "" with one replica.
   std::string gradient_sum_name() const;
+  // The samples submitted through sluice_submit_samples that this rank holds (core/runtime/submitted_samples.h);
+  // configured by start(), saved and loaded with every checkpoint (/samples).
+  SampleStore& submitted_samples() { return submitted_samples_; }
+  const SampleStore& submitted_samples() const { return submitted_samples_; }
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -172,6 +177,7 @@ class Trainer {
   int gpu_local_rank_ = -1;
   // The data-parallel gradient sum (config pipeline.gradient_sum, resolved); null with one replica.
   std::unique_ptr<GradientReducer> reducer_;
+  SampleStore submitted_samples_;
 };
 
 }  // namespace sluice::runtime

@@ -22,6 +22,7 @@
 #include "core/comm/agreement.h"
 #include "core/runtime/accumulation_restore.h"
 #include "core/runtime/checkpoint_slots.h"
+#include "core/runtime/sample_checkpoint.h"
 
 namespace sluice::runtime {
 namespace {
@@ -53,6 +54,11 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
   }
   if (saved.data.batch != now.data.batch) {
     refuse("data.batch", std::to_string(saved.data.batch), std::to_string(now.data.batch));
+  }
+  // The replay buffer's draws depend on its capacity (which samples it still holds): another one is another run.
+  if (saved.data.replay_capacity != now.data.replay_capacity) {
+    refuse("data.replay.capacity", std::to_string(saved.data.replay_capacity),
+           std::to_string(now.data.replay_capacity));
   }
   if (saved.model.inputs != now.model.inputs) {
     refuse("model.inputs", std::to_string(saved.model.inputs), std::to_string(now.model.inputs));
@@ -147,6 +153,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   check_same_registration(trainer.mpi().world(), application);
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
+  add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
     for (const Slot& s : slots_of(local_parameters(trainer), trainer.optimizer())) {
@@ -198,6 +205,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   std::vector<Slot> slots = slots_of(local_parameters(trainer), trainer.optimizer());
   std::vector<std::vector<float>> staged(slots.size());
   std::vector<std::vector<unsigned char>> staged_application;
+  StagedSamples staged_samples;
   std::exception_ptr error;
   int position = 0;
   StagedAccumulation sums;
@@ -215,6 +223,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
+    staged_samples = stage_samples(reader, trainer.submitted_samples());
   } catch (...) {
     error = std::current_exception();
   }
@@ -228,6 +237,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     *sums.grads[i] = backend.from_host(sums.grads[i]->rows(), sums.grads[i]->cols(), sums.values[i].data());
   }
   restore_application_state(application, staged_application);
+  restore_samples(trainer.submitted_samples(), staged_samples);
   if (position == 0) {
     for (const auto& [index, stage] : trainer.stages()) stage->zero_grad();  // no partial sums: a fresh window
   }

@@ -403,6 +403,28 @@ TEST(ConfigParser, ValuesParseIntoEnumsAndBack) {
             std::string::npos);
 }
 
+// data.replay: {capacity: N} is external data's replay buffer (sluice_submit_samples): a positive count, no other
+// key, and refused (not ignored) for the data sources `sluice train` reads.
+TEST(ConfigParser, DataReplayTakesAPositiveCapacityForExternalDataOnly) {
+  const std::string external = replace(kValid, "type: synthetic, batch: 64", "type: external, batch: 64");
+  EXPECT_EQ(parse_config(external).data.replay_capacity, 0);
+  const auto with = [&](const std::string& replay) {
+    return replace(kValid, "type: synthetic, batch: 64", "type: external, batch: 64, replay: " + replay);
+  };
+  EXPECT_EQ(parse_config(with("{capacity: 1000}")).data.replay_capacity, 1000);
+  EXPECT_NE(config_error(with("{capacity: 0}")).find("data.replay.capacity (line 15): expected a positive number"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("{capacity: -3}")).find("data.replay.capacity"), std::string::npos);
+  EXPECT_NE(config_error(with("{capacity: lots}")).find("data.replay.capacity"), std::string::npos);
+  EXPECT_NE(config_error(with("{}")).find("missing required key \"capacity\""), std::string::npos);
+  EXPECT_NE(config_error(with("{capacity: 8, policy: fifo}")).find("unknown key \"policy\" in data.replay"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("64")).find("data.replay (line 15): expected {capacity: N}"), std::string::npos);
+  EXPECT_NE(config_error(replace(kValid, "batch: 64", "batch: 64, replay: {capacity: 8}"))
+                .find("unknown key \"replay\" in data synthetic"),
+            std::string::npos);
+}
+
 TEST(ConfigParser, SelectiveRecomputeNeedsLayersInRange) {
   const std::string selective = replace(kValid, "microbatches: 8", "microbatches: 8\n  recompute: selective");
   EXPECT_NE(config_error(selective).find("pipeline (line 10): recompute: selective needs recompute_layers"),

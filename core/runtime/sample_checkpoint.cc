@@ -1,0 +1,67 @@
+#include "core/runtime/sample_checkpoint.h"
+
+#include <string>
+
+#include "checkpoint/format.h"
+#include "checkpoint/layer_paths.h"
+#include "core/common/error.h"
+
+namespace sluice::runtime {
+namespace {
+
+int64_t train_int_or_zero(const checkpoint::Reader& reader, const char* name) {
+  const auto found = reader.train_ints().find(name);
+  return found == reader.train_ints().end() ? 0 : found->second;
+}
+
+// One side ([held][features]) of the stored samples, with its shape checked.
+std::vector<float> read_side(const checkpoint::Reader& reader, const char* name, int64_t held, int64_t features) {
+  const std::string path = checkpoint::samples_path(name);
+  return reader.read(path, {held, features}).data;
+}
+
+}  // namespace
+
+void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot) {
+  snapshot.train_ints[checkpoint::kSamplesHeldDataset] = store.held();
+  snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
+  // A dataset of zero samples is not written: held = 0 says there is nothing to read.
+  if (replica != 0 || store.held() == 0) return;
+  if (store.keeps_inputs()) {
+    snapshot.entries.push_back({checkpoint::samples_path(checkpoint::kSamplesInputsDataset),
+                                {store.held(), store.input_features()},
+                                store.inputs_in_order()});
+  }
+  if (store.keeps_targets()) {
+    snapshot.entries.push_back({checkpoint::samples_path(checkpoint::kSamplesTargetsDataset),
+                                {store.held(), store.output_features()},
+                                store.targets_in_order()});
+  }
+}
+
+StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store) {
+  StagedSamples staged;
+  staged.held = train_int_or_zero(reader, checkpoint::kSamplesHeldDataset);
+  staged.draws = static_cast<uint64_t>(train_int_or_zero(reader, checkpoint::kSamplesDrawsDataset));
+  const std::string where = "checkpoint '" + reader.file() + "', /train/" + checkpoint::kSamplesHeldDataset;
+  if (staged.held < 0) throw Error(ErrorCode::kCheckpoint, where + " is negative");
+  if (store.replay() && staged.held > store.capacity()) {
+    throw Error(ErrorCode::kCheckpoint, where + ": holds " + std::to_string(staged.held) +
+                                            " submitted samples but data.replay.capacity is " +
+                                            std::to_string(store.capacity()));
+  }
+  if (staged.held == 0) return staged;
+  if (store.keeps_inputs()) {
+    staged.inputs = read_side(reader, checkpoint::kSamplesInputsDataset, staged.held, store.input_features());
+  }
+  if (store.keeps_targets()) {
+    staged.targets = read_side(reader, checkpoint::kSamplesTargetsDataset, staged.held, store.output_features());
+  }
+  return staged;
+}
+
+void restore_samples(SampleStore& store, const StagedSamples& staged) {
+  store.restore(staged.inputs, staged.targets, staged.held, staged.draws);
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,37 @@
+// The submitted samples a trainer holds (SampleStore) inside its checkpoints: /samples/inputs and /samples/targets,
+// oldest first, plus /train/samples_held and /train/samples_draws (docs/CHECKPOINT_FORMAT.md). A resumed run then
+// draws exactly the batches the uninterrupted run would have drawn.
+//
+// Replica 0's first-stage rank writes the inputs and its last-stage rank the targets (the replicas hold identical
+// stores); on load every rank that keeps a side reads it, so the pipeline layout and replica count may change.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "checkpoint/reader.h"
+#include "checkpoint/snapshot.h"
+#include "core/runtime/sample_store.h"
+
+namespace sluice::runtime {
+
+// This rank's share of the store as checkpoint entries and /train values (the values are the same on every rank).
+void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot);
+
+// What a load will put into the store, read and checked but not applied yet.
+struct StagedSamples {
+  int64_t held = 0;
+  uint64_t draws = 0;
+  std::vector<float> inputs;
+  std::vector<float> targets;
+};
+
+// Reads this rank's side of the stored samples. Files without /train/samples_held hold none. Throws
+// Error(kCheckpoint) naming the file and dataset when a dataset is missing or has another shape, or when the file
+// holds more samples than the configured replay buffer can (data.replay.capacity).
+StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store);
+
+// Replaces the store's contents by staged ones (from stage_samples on the same store). Cannot fail.
+void restore_samples(SampleStore& store, const StagedSamples& staged);
+
+}  // namespace sluice::runtime
