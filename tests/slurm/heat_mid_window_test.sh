@@ -74,6 +74,9 @@ config_with_dir "$work/ckpt_ref" > "$work/reference.yaml"
 config_with_dir "$work/ckpt" > "$work/preempted.yaml"
 
 export TMPDIR="$work/tmp"
+# Shared-memory segments too: two private Slurms (checkouts tested at once) both run "job 1", and Open MPI names
+# its /dev/shm segments after the job; a shared name crashed the other job's ranks in vader (seen, not guessed).
+export OMPI_MCA_btl_vader_backing_directory="$work/tmp"
 export OMPI_MCA_mpi_yield_when_idle=1
 SLUICE_SLURM_PORT=$((20000 + RANDOM % 20000)) "$start_slurm" "$work/slurm"
 source "$work/slurm/env.sh"

@@ -34,6 +34,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 mkdir -p "$work/tmp"
 # The job inherits this environment (sbatch --export=ALL): keep Open MPI's session files in a short, private dir.
 export TMPDIR="$work/tmp"
+# Shared-memory segments too: two private Slurms (checkouts tested at once) both run "job 1", and Open MPI names
+# its /dev/shm segments after the job; a shared name crashed the other job's ranks in vader (seen, not guessed).
+export OMPI_MCA_btl_vader_backing_directory="$work/tmp"
 # 4 ranks share 2 cores here: without yielding, Open MPI ranks busy-poll each other off the CPU (mpirun
 # --oversubscribe turns this on by itself; under srun Open MPI cannot tell it is oversubscribed).
 export OMPI_MCA_mpi_yield_when_idle=1
