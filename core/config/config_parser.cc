@@ -308,9 +308,26 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
   }
 }
 
+// cpu_threads: auto | keep | a positive integer.
+Config::CpuThreads parse_cpu_threads(const ConfigNode& node) {
+  Config::CpuThreads threads;
+  const std::string text = node.as_string();
+  if (text == "auto" || text == "keep") {
+    threads.mode = text == "auto" ? Config::CpuThreads::Mode::kAuto : Config::CpuThreads::Mode::kKeep;
+    return threads;
+  }
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    node.fail("cpu_threads must be auto, keep or a positive integer, got " + node.describe_value());
+  }
+  threads.mode = Config::CpuThreads::Mode::kFixed;
+  threads.count = positive_int(node);
+  return threads;
+}
+
 Config parse_tree(const ConfigNode& root) {
   root.require_map_with_keys(
-      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "gemm_precision", "seed", "steps"},
+      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "gemm_precision", "cpu_threads", "seed",
+       "steps"},
       "the config");
   Config config;
   config.model = parse_model(root.child("model"));
@@ -324,6 +341,7 @@ Config parse_tree(const ConfigNode& root) {
     config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});
   }
   check_device_keys(root, config);
+  if (root.has("cpu_threads")) config.cpu_threads = parse_cpu_threads(root.child("cpu_threads"));
   if (root.has("seed")) config.seed = root.child("seed").as_uint64();
   if (root.has("steps")) {
     config.steps = positive_int(root.child("steps"));

@@ -17,6 +17,7 @@
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
+#include "core/runtime/cpu_threads.h"
 #include "core/runtime/rank_order_choice.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
@@ -46,6 +47,7 @@ void Trainer::start() {
   const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
   gpu_local_rank_ = gpu_rank;  // -1 on a rank that drives no GPU
+  blas_threads_ = apply_cpu_threads(cfg_, mpi_->world(), !drives_gpu);
 
   // Everything else may fail on some ranks only (a custom layer registered on one rank, a device missing on
   // one node): build locally, then agree, so that either every rank starts or every rank reports an error.

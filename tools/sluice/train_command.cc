@@ -55,6 +55,10 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
   Setup s;
   comm::agree_or_throw(MPI_COMM_WORLD, "sluice train set-up", comm::capture_failure([&] {
                          s.cfg = config::parse_config(options.config, options.overrides);
+                         // `sluice train` owns its process: its ranks use the cores they own unless told otherwise.
+                         if (s.cfg.cpu_threads.mode == config::Config::CpuThreads::Mode::kDefault) {
+                           s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
+                         }
                          config::make_layout(s.cfg, world, rank);
                          if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,

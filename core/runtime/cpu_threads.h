@@ -1,0 +1,21 @@
+// How many BLAS threads a cpu rank's kernels use (config key `cpu_threads`, core/config/config.h): the cores the
+// rank owns, so that 1 rank on a 2-core node uses both and 2 ranks use one each, without ever taking threads from
+// the host program unless its config asks for it.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/config/config.h"
+
+namespace sluice::runtime {
+
+// The `auto` rule, pure: a rank bound to fewer cores than the node has (mpirun --bind-to, Slurm's
+// --cpus-per-task with task binding) uses the cores it is bound to; an unbound rank gets an equal share of the
+// node's cores among the node's ranks (at least 1).
+int auto_cpu_threads(int cores_bound, int cores_on_node, int ranks_on_node);
+
+// Collective over `comm` (it counts the node's ranks). Applies config.cpu_threads when `on_cpu` (kDefault and keep
+// change nothing) and returns the BLAS thread count the rank then runs with.
+int apply_cpu_threads(const config::Config& config, MPI_Comm comm, bool on_cpu);
+
+}  // namespace sluice::runtime
