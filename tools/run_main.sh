@@ -4,7 +4,7 @@
 # missing, builds and installs Sluice into a prefix, builds the Fortran program against the installed tree
 # (Makefile + pkg-config, as a user would) and runs it: examples/fortran/run_diffusion2d.sh.
 #
-# Usage: bash tools/run_main.sh [TIME_STEPS [STOP_AT]]   (default 600 time steps, preempted after 200)
+# Usage: bash tools/run_main.sh [TIME_STEPS [STOP_AT]]   (default 1500 time steps, preempted after 500)
 # Output in demo_run/ (recreated): diffusion2d.svg (solver vs surrogate fields, errors, loss curve), loss.csv,
 # checkpoints/, surrogate.h5. The second example, the MLP under `sluice train`, is `bash tools/run_mlp.sh`.
 set -euo pipefail

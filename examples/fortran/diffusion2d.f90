@@ -15,8 +15,8 @@
 ! (75), and the next run's sluice_trainer_resume continues where it stopped.
 !
 ! Run (tools/run_main.sh does all three):
-!   mpirun -np 4 ./diffusion2d train diffusion2d.yaml 600 200   # phase 1: stops after time step 200 (exit 75)
-!   mpirun -np 4 ./diffusion2d train diffusion2d.yaml 600       # phase 2: resumes, trains to 600, saves
+!   mpirun -np 4 ./diffusion2d train diffusion2d.yaml 1500 500  # phase 1: stops after time step 500 (exit 75)
+!   mpirun -np 4 ./diffusion2d train diffusion2d.yaml 1500      # phase 2: resumes, trains to 1500, saves
 !   mpirun -np 4 ./diffusion2d deploy diffusion2d.yaml          # phase 3: verdict + diffusion2d.svg
 ! STOP_AT (a demonstration hook) plays the scheduler: after that time step, rank 0 sends itself SIGUSR1, and the
 ! stop goes through exactly the path a real preemption takes.
@@ -53,7 +53,7 @@ program diffusion2d
   call get_command_argument(2, config)
   select case (mode)
   case ('train')
-    call train(integer_argument(3, 600), integer_argument(4, 0))
+    call train(integer_argument(3, 1500), integer_argument(4, 0))
   case ('deploy')
     call deploy_surrogate(MPI_COMM_WORLD, trim(config), surrogate_file, lead, batch, loss_csv, picture)
   case default
