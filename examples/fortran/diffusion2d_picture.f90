@@ -1,6 +1,6 @@
 ! The demo's picture, an SVG file written with plain Fortran I/O (no plotting library): four heat maps of one
-! unseen test field -- the solver's answer, the surrogate's, their difference, and persistence's error (what
-! "nothing changes" gets wrong) -- and the training loss over both runs, with the restart marked.
+! unseen test field -- the solver's answer, the surrogate's, their difference, and persistence's error (the
+! start field minus the solver's answer: what "nothing changes" gets wrong) -- and the training loss over both runs, with the restart marked.
 !
 ! The two error maps share one colour scale, so the eye compares their magnitudes directly. A heat map is one
 ! <path> per colour level (squares "M x y h6v6h-6z", 6 px a cell), which keeps the file a few tens of kB. Every panel is a
@@ -39,7 +39,7 @@ contains
     call heat_map(unit, 'surrogate', 'surrogate prediction', surrogate, lo, hi, .false., 2 * margin + side, top)
     call heat_map(unit, 'difference', 'surrogate - solver', surrogate - solver, -err, err, .true., &
                   3 * margin + 2 * side, top)
-    call heat_map(unit, 'persistence', 'persistence error u(t) - u(t+lead)', start - solver, -err, err, .true., &
+    call heat_map(unit, 'persistence', 'persistence - solver', start - solver, -err, err, .true., &
                   4 * margin + 3 * side, top)
     call loss_panel(unit, loss_csv, margin, top + side + 50, width - 2 * margin, 200)
     write (unit, '(a)') '</svg>'
@@ -141,6 +141,8 @@ contains
           10.0**hi, '</text>'
       write (unit, '(a, i0, a, i0, a, es9.2, a)') '<text x="', x0 + 4, '" y="', y0 + height - 4, &
           '" font-size="11">', 10.0**lo, '</text>'
+      write (unit, '(a, i0, a, i0, a, i0, a)') '<text x="', x0 + width, '" y="', y0 + height + 14, &
+          '" font-size="11" text-anchor="end">time step ', nint(last_step), '</text>'
       if (resumed > 0) call resume_marker(unit, x0 + nint(width * resumed / last_step), y0, height, resumed)
     end if
     write (unit, '(a)') '</g>'

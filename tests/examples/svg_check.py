@@ -1,5 +1,6 @@
 """Checks the demo's picture: well-formed XML, an <svg> root, the five panels (solver, surrogate, difference,
-persistence, loss) each drawing something, and a loss curve with at least MIN_POINTS points.
+persistence, loss) each drawing something, a loss curve with at least MIN_POINTS points, and the restart marked
+on it (the demo always restarts once).
 
 Usage: python3 svg_check.py SVG MIN_POINTS   (exit 0 and "svg ok ..." when it passes, else exit 1 naming why)
 """
@@ -26,6 +27,8 @@ def main(path, min_points):
     points = len(lines[0].get("points", "").split()) if lines else 0
     if points < min_points:
         return f"loss curve has {points} points, expected at least {min_points}"
+    if next(groups["loss"].iter(NS + "line"), None) is None:
+        return "the loss panel does not mark the restart"
     print(f"svg ok: {len(PANELS)} panels, loss curve of {points} points")
     return None
 
