@@ -25,6 +25,9 @@ if (( stop_at <= 0 || stop_at >= time_steps )); then
 fi
 sources="$(cd "$(dirname "$0")" && pwd)"
 
+# A fresh run: an old checkpoint would make phase 1 resume instead of starting over.
+rm -rf "$run_dir/checkpoints" "$run_dir/loss.csv" "$run_dir/surrogate.h5" "$run_dir/diffusion2d.svg"
+
 # Build as a user would: a copy of the sources, the Makefile, pkg-config's sluice-fortran.
 mkdir -p "$run_dir/build"
 run_dir="$(realpath "$run_dir")"
