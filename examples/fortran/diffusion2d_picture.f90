@@ -1,10 +1,11 @@
 ! The demo's picture, an SVG file written with plain Fortran I/O (no plotting library): four heat maps of one
 ! unseen test field -- the solver's answer, the surrogate's, their difference, and persistence's error (the
-! start field minus the solver's answer: what "nothing changes" gets wrong) -- and the training loss over both runs, with the restart marked.
+! start field minus the solver's answer: what "nothing changes" gets wrong) -- and the training loss over both
+! runs, with the restart marked.
 !
 ! The two error maps share one colour scale, so the eye compares their magnitudes directly. A heat map is one
-! <path> per colour level (squares "M x y h6v6h-6z", 6 px a cell), which keeps the file a few tens of kB. Every panel is a
-! <g id="..."> so a test can find it: solver, surrogate, difference, persistence, loss.
+! <path> per colour level (squares "M x y h6v6h-6z", 6 px a cell), which keeps the file near 100 kB. Every
+! panel is a <g id="..."> so a test can find it: solver, surrogate, difference, persistence, loss.
 module diffusion2d_picture
   use, intrinsic :: iso_fortran_env, only: real32
   implicit none
@@ -119,24 +120,25 @@ contains
     integer, intent(in) :: unit, x0, y0, width, height
     character(len=*), intent(in) :: csv
     real(real32), allocatable :: steps(:), losses(:)
-    integer :: resumed, k
+    integer :: resumed
     real(real32) :: lo, hi, last_step
     call read_losses(csv, steps, losses, resumed)
     write (unit, '(a)') '<g id="loss">'
     write (unit, '(a, i0, a, i0, a)') '<text x="', x0, '" y="', y0 - 8, &
-        '">training loss (MSE, log scale) per time step, both runs</text>'
+        '">training loss (MSE, log scale), both runs: each time step (light) and its running mean (dark)</text>'
     write (unit, '(a, i0, a, i0, a, i0, a, i0, a)') '<rect x="', x0, '" y="', y0, '" width="', width, &
         '" height="', height, '" fill="none" stroke="#888"/>'
     if (size(losses) >= 2) then
       lo = log10(max(minval(losses), tiny(lo)))
       hi = max(log10(max(maxval(losses), tiny(hi))), lo + 1.0e-3)
       last_step = max(maxval(steps), 1.0)
-      write (unit, '(a)', advance='no') '<polyline fill="none" stroke="#b2182b" stroke-width="1.5" points="'
-      do k = 1, size(losses)
-        write (unit, '(f0.1, a, f0.1, a)', advance='no') x0 + width * steps(k) / last_step, ',', &
-            y0 + height * (hi - log10(max(losses(k), tiny(lo)))) / (hi - lo), ' '
-      end do
-      write (unit, '(a)') '"/>'
+      ! Each step's loss (light) and its running mean over 2% of the run (dark): the trend through the noise of
+      ! single batches.
+      call polyline(unit, '#f4a582', 1.0, x0 + width * steps / last_step, &
+                    y0 + height * (hi - log10(max(losses, tiny(lo)))) / (hi - lo))
+      call polyline(unit, '#b2182b', 2.0, x0 + width * steps / last_step, &
+                    y0 + height * (hi - log10(max(running_mean(losses, max(1, size(losses) / 50)), tiny(lo)))) &
+                    / (hi - lo))
       write (unit, '(a, i0, a, i0, a, es9.2, a)') '<text x="', x0 + 4, '" y="', y0 + 14, '" font-size="11">', &
           10.0**hi, '</text>'
       write (unit, '(a, i0, a, i0, a, es9.2, a)') '<text x="', x0 + 4, '" y="', y0 + height - 4, &
@@ -147,6 +149,32 @@ contains
     end if
     write (unit, '(a)') '</g>'
   end subroutine loss_panel
+
+  subroutine polyline(unit, colour, stroke_width, x, y)
+    integer, intent(in) :: unit
+    character(len=*), intent(in) :: colour
+    real(real32), intent(in) :: stroke_width, x(:), y(:)
+    integer :: k
+    write (unit, '(3a, f0.1, a)', advance='no') '<polyline fill="none" stroke="', colour, '" stroke-width="', &
+        stroke_width, '" points="'
+    do k = 1, size(x)
+      write (unit, '(f0.1, a, f0.1, a)', advance='no') x(k), ',', y(k), ' '
+    end do
+    write (unit, '(a)') '"/>'
+  end subroutine polyline
+
+  ! The mean of values(k - half .. k + half), clipped at the ends.
+  pure function running_mean(values, half) result(mean)
+    real(real32), intent(in) :: values(:)
+    integer, intent(in) :: half
+    real(real32) :: mean(size(values))
+    integer :: k, first, last
+    do k = 1, size(values)
+      first = max(1, k - half)
+      last = min(size(values), k + half)
+      mean(k) = sum(values(first:last)) / (last - first + 1)
+    end do
+  end function running_mean
 
   subroutine resume_marker(unit, x, y0, height, step)
     integer, intent(in) :: unit, x, y0, height, step
