@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds `sluice`, and trains the example MLP on a 4-rank pipeline
-# (1F1B, 8 micro-batches) with Open MPI on this machine. Extra arguments go to `sluice train`, e.g.
-#   bash tools/run_main.sh --set pipeline.schedule=zb-v --set pipeline.chunks=2 --json
+# The main job: a coupled Fortran simulation trains its own surrogate on a 4-rank pipeline, is preempted,
+# resumes from its checkpoint, and deploys the surrogate (examples/fortran/diffusion2d.f90). Installs what is
+# missing, builds and installs Sluice into a prefix, builds the Fortran program against the installed tree
+# (Makefile + pkg-config, as a user would) and runs it: examples/fortran/run_diffusion2d.sh.
+#
+# Usage: bash tools/run_main.sh [TIME_STEPS [STOP_AT]]   (default 1500 time steps, preempted after 500)
+# Output in demo_run/ (recreated): diffusion2d.svg (solver vs surrogate fields, errors, loss curve), loss.csv,
+# checkpoints/, surrogate.h5. The second example, the MLP under `sluice train`, is `bash tools/run_mlp.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo="$PWD"
 
 bash tools/install_deps.sh
-bazel build -c opt //tools/sluice:sluice
+prefix="$repo/demo_run/prefix"
+rm -rf "$repo/demo_run"
+bazel run -c opt //capi:install -- "$prefix"
 
-# One BLAS thread per rank: 4 ranks share the cores. A private temp dir keeps Open MPI's session files apart
-# from any other run.
-export OPENBLAS_NUM_THREADS=1
-run_tmp=$(mktemp -d /tmp/sluice-main.XXXXXX)
-trap 'rm -rf "$run_tmp"' EXIT
-export TMPDIR="$run_tmp" OMPI_MCA_orte_tmpdir_base="$run_tmp" OMPI_MCA_btl_vader_backing_directory="$run_tmp"
-
-root_flag=()
-[ "$(id -u)" -eq 0 ] && root_flag=(--allow-run-as-root)
-mpirun "${root_flag[@]}" --oversubscribe -np 4 --mca btl self,vader \
-  bazel-bin/tools/sluice/sluice train examples/configs/mlp.yaml "$@"
+start=$(date +%s)
+bash examples/fortran/run_diffusion2d.sh "$prefix" "$repo/demo_run" "$@"
+echo "demo: $(( $(date +%s) - start )) s after the build"
