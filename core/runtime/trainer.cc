@@ -68,6 +68,7 @@ void Trainer::start() {
   } catch (...) {
     executor_.reset();
     predictor_.reset();
+    short_predictors_.clear();
     reducer_.reset();
     pipeline_transport_ = PipelineTransport{};
     stages_.clear();
@@ -199,11 +200,11 @@ void Trainer::join_with_error(const std::string& function, const Error& error) {
 }
 
 void Trainer::check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
-                                bool targets_everywhere) {
+                                bool targets_everywhere, bool any_batch) {
   std::string problem;
   if (rows <= 0) {
     problem = "batch must be positive, got " + std::to_string(rows) + " (rank " + std::to_string(layout_.rank) + ")";
-  } else if (rows % cfg_.pipeline.microbatches != 0) {
+  } else if (!any_batch && rows % cfg_.pipeline.microbatches != 0) {
     problem = "batch of " + std::to_string(rows) + " rows on rank " + std::to_string(layout_.rank) +
               " is not a positive multiple of pipeline.microbatches (" +
               std::to_string(cfg_.pipeline.microbatches) + ")";
@@ -363,32 +364,6 @@ double Trainer::measure_bubble() {
     makespan = std::max(makespan, all[2 * r + 1]);
   }
   return makespan > 0.0 ? 1.0 - busy / (layout_.stages * makespan) : 0.0;
-}
-
-void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
-  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs("sluice_predict", inputs, outputs, rows, true);  // outputs are filled on every rank
-  StepData data;
-  data.inputs = inputs;
-  data.rows = rows;
-  data.input_features = input_features_;
-  data.target_features = output_features_;
-  data.global_batch = rows;
-  data.seed = cfg_.seed;
-  data.step = step_;
-  data.training = false;
-  StepCounters counters;
-  StepOutcome outcome = predictor_->run(data, counters, false);
-  comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
-  // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
-  const int last_rank = lowered_.stage_to_rank.back();
-  const int64_t mb_rows = rows / cfg_.pipeline.microbatches;
-  if (layout_.stage_rank == last_rank) {
-    for (int m = 0; m < cfg_.pipeline.microbatches; ++m) {
-      backend_->to_host(outcome.outputs[m], outputs + m * mb_rows * output_features_);
-    }
-  }
-  mpi_->pipeline_group().broadcast(outputs, rows * output_features_, last_rank);
 }
 
 std::string Trainer::gradient_sum_name() const { return reducer_ ? reducer_->name() : ""; }
