@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -14,6 +15,7 @@
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
+#include "core/runtime/numeric_check.h"
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
@@ -214,8 +216,19 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
     problem = targets_everywhere ? "outputs is NULL on rank " + std::to_string(layout_.rank)
                                  : "rank " + std::to_string(layout_.rank) + " holds the last stage but targets is NULL";
   }
+  ErrorCode code = ErrorCode::kInvalidArgument;
+  if (problem.empty() && !targets_everywhere) {  // a training call: its data must be finite (numeric_check.h)
+    problem = first_non_finite(stages_.count(0) ? inputs : nullptr, rows, input_features_, "inputs");
+    if (problem.empty() && stages_.count(lowered_.num_stages() - 1)) {
+      problem = first_non_finite(targets, rows, output_features_, "targets");
+    }
+    if (!problem.empty()) {
+      code = ErrorCode::kNumeric;
+      problem += " on rank " + std::to_string(layout_.rank) + " (no update applied)";
+    }
+  }
   std::exception_ptr error;
-  if (!problem.empty()) error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, problem));
+  if (!problem.empty()) error = std::make_exception_ptr(Error(code, problem));
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
   comm::agree_or_throw(mpi_->world(), arguments_of(function), error);
   // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over
@@ -303,6 +316,12 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = executor_->run(data, counters_, tracing_);
   if (window_end) finish_reductions();
+  if (!outcome.error) {  // a NaN or Inf about to reach the parameters fails the call like any failure
+    const bool holds_loss = stages_.count(lowered_.num_stages() - 1) != 0;
+    if (std::optional<Error> numeric = non_finite_in_step(stages_, *backend_, outcome.loss_sum, holds_loss)) {
+      outcome.error = std::make_exception_ptr(*numeric);
+    }
+  }
   agree_on_call(outcome, window_start);
 
   StepResult result;

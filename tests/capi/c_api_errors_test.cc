@@ -70,6 +70,7 @@ TEST(StatusString, NamesEveryStatusAndAnUnknownOne) {
       {SLUICE_ERROR_TIMEOUT, "SLUICE_ERROR_TIMEOUT"},
       {SLUICE_ERROR_CALLBACK, "SLUICE_ERROR_CALLBACK"},
       {SLUICE_ERROR_INTERNAL, "SLUICE_ERROR_INTERNAL"},
+      {SLUICE_ERROR_NUMERIC, "SLUICE_ERROR_NUMERIC"},
   };
   for (const auto& [status, name] : names) {
     EXPECT_EQ(std::string(sluice_status_string(status)).rfind(name + ":", 0), 0u) << sluice_status_string(status);
