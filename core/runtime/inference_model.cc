@@ -1,5 +1,6 @@
 #include "core/runtime/inference_model.h"
 
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,11 @@ void read_parameters(const checkpoint::Reader& reader, std::vector<std::unique_p
   }
 }
 
+// HDF5 (this build's, without its thread-safe option) must not be entered by two threads at once. Loads of distinct
+// models on distinct threads take turns here. (A trainer's reads are not covered: that takes a process-wide HDF5
+// lock in checkpoint/ itself.)
+std::mutex g_load_mutex;
+
 }  // namespace
 
 InferenceModel::InferenceModel(model::CustomLayerRegistry custom_layers) : custom_layers_(std::move(custom_layers)) {}
@@ -57,15 +63,20 @@ InferenceModel::InferenceModel(model::CustomLayerRegistry custom_layers) : custo
 InferenceModel::~InferenceModel() = default;
 
 void InferenceModel::load(const std::string& path) {
-  // Serial open (no communicator): HDF5's default driver needs no MPI_Init.
-  const checkpoint::Reader reader(path);
-  config::Config cfg = saved_config(reader);
   // Inference runs on the CPU whatever devices the training used: the CPU backend is stateless, so distinct
   // models on distinct threads share it safely.
   kernels::Backend& backend = kernels::backend_for({"cpu", 0});
-  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend, custom_layers_);
-  if (layers.empty()) throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': model has no layers");
-  read_parameters(reader, layers, backend);
+  config::Config cfg;
+  std::vector<std::unique_ptr<model::Layer>> layers;
+  {
+    const std::lock_guard<std::mutex> hdf5_turn(g_load_mutex);  // until the reader has closed the file
+    // Serial open (no communicator): HDF5's default driver needs no MPI_Init.
+    const checkpoint::Reader reader(path);
+    cfg = saved_config(reader);
+    layers = model::build_layers(cfg.model, backend, custom_layers_);
+    if (layers.empty()) throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': model has no layers");
+    read_parameters(reader, layers, backend);
+  }
   const int64_t in = layers.front()->in_features();
   const int64_t out = layers.back()->out_features();
   // The whole model as one stage: the same layer code, fusing and inference-mode forward as a trainer's stages.
