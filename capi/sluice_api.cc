@@ -90,6 +90,7 @@ const char* sluice_status_string(sluice_status status) {
     case SLUICE_ERROR_TIMEOUT: return "SLUICE_ERROR_TIMEOUT: timed out";
     case SLUICE_ERROR_CALLBACK: return "SLUICE_ERROR_CALLBACK: a layer callback failed";
     case SLUICE_ERROR_INTERNAL: return "SLUICE_ERROR_INTERNAL: internal error";
+    case SLUICE_ERROR_NUMERIC: return "SLUICE_ERROR_NUMERIC: non-finite value";
   }
   return "SLUICE_ERROR_UNKNOWN: unknown status code";
 }

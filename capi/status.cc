@@ -18,6 +18,7 @@ sluice_status to_status(ErrorCode code) {
     case ErrorCode::kTimeout: return SLUICE_ERROR_TIMEOUT;
     case ErrorCode::kCallback: return SLUICE_ERROR_CALLBACK;
     case ErrorCode::kInternal: return SLUICE_ERROR_INTERNAL;
+    case ErrorCode::kNumeric: return SLUICE_ERROR_NUMERIC;
   }
   return SLUICE_ERROR_INTERNAL;
 }
@@ -25,7 +26,7 @@ sluice_status to_status(ErrorCode code) {
 ErrorCode to_error_code(sluice_status status) {
   for (ErrorCode code : {ErrorCode::kInvalidArgument, ErrorCode::kConfig, ErrorCode::kState, ErrorCode::kUnsupported,
                          ErrorCode::kComm, ErrorCode::kCuda, ErrorCode::kIo, ErrorCode::kCheckpoint,
-                         ErrorCode::kTimeout, ErrorCode::kCallback}) {
+                         ErrorCode::kTimeout, ErrorCode::kCallback, ErrorCode::kNumeric}) {
     if (to_status(code) == status) return code;
   }
   return ErrorCode::kInternal;

@@ -19,6 +19,7 @@ enum class ErrorCode {
   kTimeout,
   kCallback,
   kInternal,
+  kNumeric,  // a NaN or Inf in a step's data, loss or gradients (appended: the agreement sends codes by number)
 };
 
 class Error : public std::runtime_error {

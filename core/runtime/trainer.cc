@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -14,6 +15,7 @@
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
+#include "core/runtime/numeric_check.h"
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
@@ -70,6 +72,7 @@ void Trainer::start() {
   } catch (...) {
     executor_.reset();
     predictor_.reset();
+    short_predictors_.clear();
     reducer_.reset();
     pipeline_transport_ = PipelineTransport{};
     stages_.clear();
@@ -204,11 +207,11 @@ void Trainer::join_with_error(const std::string& function, const Error& error) {
 }
 
 void Trainer::check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
-                                bool targets_everywhere) {
+                                bool targets_everywhere, bool any_batch) {
   std::string problem;
   if (rows <= 0) {
     problem = "batch must be positive, got " + std::to_string(rows) + " (rank " + std::to_string(layout_.rank) + ")";
-  } else if (rows % cfg_.pipeline.microbatches != 0) {
+  } else if (!any_batch && rows % cfg_.pipeline.microbatches != 0) {
     problem = "batch of " + std::to_string(rows) + " rows on rank " + std::to_string(layout_.rank) +
               " is not a positive multiple of pipeline.microbatches (" +
               std::to_string(cfg_.pipeline.microbatches) + ")";
@@ -218,8 +221,19 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
     problem = targets_everywhere ? "outputs is NULL on rank " + std::to_string(layout_.rank)
                                  : "rank " + std::to_string(layout_.rank) + " holds the last stage but targets is NULL";
   }
+  ErrorCode code = ErrorCode::kInvalidArgument;
+  if (problem.empty() && !targets_everywhere) {  // a training call: its data must be finite (numeric_check.h)
+    problem = first_non_finite(stages_.count(0) ? inputs : nullptr, rows, input_features_, "inputs");
+    if (problem.empty() && stages_.count(lowered_.num_stages() - 1)) {
+      problem = first_non_finite(targets, rows, output_features_, "targets");
+    }
+    if (!problem.empty()) {
+      code = ErrorCode::kNumeric;
+      problem += " on rank " + std::to_string(layout_.rank) + " (no update applied)";
+    }
+  }
   std::exception_ptr error;
-  if (!problem.empty()) error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, problem));
+  if (!problem.empty()) error = std::make_exception_ptr(Error(code, problem));
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
   comm::agree_or_throw(mpi_->world(), arguments_of(function), error);
   // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over
@@ -307,6 +321,12 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = executor_->run(data, counters_, tracing_);
   if (window_end) finish_reductions();
+  if (!outcome.error) {  // a NaN or Inf about to reach the parameters fails the call like any failure
+    const bool holds_loss = stages_.count(lowered_.num_stages() - 1) != 0;
+    if (std::optional<Error> numeric = non_finite_in_step(stages_, *backend_, outcome.loss_sum, holds_loss)) {
+      outcome.error = std::make_exception_ptr(*numeric);
+    }
+  }
   agree_on_call(outcome, window_start);
 
   StepResult result;
@@ -368,32 +388,6 @@ double Trainer::measure_bubble() {
     makespan = std::max(makespan, all[2 * r + 1]);
   }
   return makespan > 0.0 ? 1.0 - busy / (layout_.stages * makespan) : 0.0;
-}
-
-void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
-  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
-  check_step_inputs("sluice_predict", inputs, outputs, rows, true);  // outputs are filled on every rank
-  StepData data;
-  data.inputs = inputs;
-  data.rows = rows;
-  data.input_features = input_features_;
-  data.target_features = output_features_;
-  data.global_batch = rows;
-  data.seed = cfg_.seed;
-  data.step = step_;
-  data.training = false;
-  StepCounters counters;
-  StepOutcome outcome = predictor_->run(data, counters, false);
-  comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
-  // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
-  const int last_rank = lowered_.stage_to_rank.back();
-  const int64_t mb_rows = rows / cfg_.pipeline.microbatches;
-  if (layout_.stage_rank == last_rank) {
-    for (int m = 0; m < cfg_.pipeline.microbatches; ++m) {
-      backend_->to_host(outcome.outputs[m], outputs + m * mb_rows * output_features_);
-    }
-  }
-  mpi_->pipeline_group().broadcast(outputs, rows * output_features_, last_rank);
 }
 
 std::string Trainer::gradient_sum_name() const { return reducer_ ? reducer_->name() : ""; }

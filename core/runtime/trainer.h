@@ -72,7 +72,8 @@ class Trainer {
   StepResult train_step(const float* inputs, const float* targets, int64_t rows);
 
   // Collective. Pipelined forward only (dropout off); `outputs` ([rows][output_features]) is filled on
-  // every rank of the replica.
+  // every rank of the replica. Any rows >= 1: the batch runs in the passes of prediction_passes.h (the rule the
+  // inference-only model follows too), each a forward-only order of the training layout (trainer_predict.cc).
   void predict(const float* inputs, float* outputs, int64_t rows);
 
   // Collective: stands in for this rank's call of `function` (e.g. "sluice_train_step") when the caller found
@@ -138,8 +139,13 @@ class Trainer {
   StepData training_step_data(const float* inputs, const float* targets, int64_t rows) const;
   // Collective: agrees on the call's outcome; on failure drops the window's partial sums on every rank, throws.
   void agree_on_call(const StepOutcome& outcome, bool window_start);
+  // `any_batch`: any rows >= 1 (predict), else a positive multiple of pipeline.microbatches.
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
-                         bool targets_everywhere);
+                         bool targets_everywhere, bool any_batch = false);
+  // Prediction (trainer_predict.cc): the executor of a forward-only pass of `microbatches` micro-batches (built on
+  // first use for fewer than pipeline.microbatches), and one pass into `outputs`.
+  Executor& predictor_for(int microbatches);
+  void predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches);
   void build_gradient_reducer();  // after the pipeline transport (its choice follows the transport's)
   void start_reduction(int stage);
   void finish_reductions();
@@ -162,6 +168,9 @@ class Trainer {
   std::unique_ptr<schedule::Schedule> forward_only_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Executor> predictor_;
+  // Forward-only orders of fewer micro-batches (a prediction's remainder rows), by micro-batch count; each
+  // executor keeps a reference to its schedule, so both live here together.
+  std::map<int, std::pair<std::unique_ptr<schedule::Schedule>, std::unique_ptr<Executor>>> short_predictors_;
   int64_t input_features_ = 0;
   int64_t output_features_ = 0;
   int num_layers_ = 0;

@@ -5,12 +5,16 @@
 
 namespace sluice::schedule {
 
-Schedule forward_only(const Schedule& lowered) {
+Schedule forward_only(const Schedule& lowered) { return forward_only(lowered, lowered.microbatches); }
+
+Schedule forward_only(const Schedule& lowered, int microbatches) {
   Schedule s = lowered;
+  s.microbatches = microbatches;
   for (auto& list : s.actions) {
     std::vector<Action> kept;
     for (const auto& a : list) {
-      if (a.kind == ActionKind::F || a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_F) kept.push_back(a);
+      const bool forward = a.kind == ActionKind::F || a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_F;
+      if (forward && a.microbatch < microbatches) kept.push_back(a);
     }
     list = std::move(kept);
   }

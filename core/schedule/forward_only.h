@@ -10,4 +10,9 @@ namespace sluice::schedule {
 // forward messages were already matched and deadlock-free among themselves).
 Schedule forward_only(const Schedule& lowered);
 
+// As forward_only, keeping only micro-batches [0, microbatches) (1 <= microbatches <= lowered.microbatches): a
+// prediction of fewer rows than pipeline.microbatches. Dropping every action of the later micro-batches keeps each
+// message's send and receive together and only removes waits, so the order stays deadlock-free.
+Schedule forward_only(const Schedule& lowered, int microbatches);
+
 }  // namespace sluice::schedule

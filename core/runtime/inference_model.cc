@@ -1,0 +1,116 @@
+#include "core/runtime/inference_model.h"
+
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "checkpoint/format.h"
+#include "checkpoint/layer_paths.h"
+#include "checkpoint/reader.h"
+#include "core/common/error.h"
+#include "core/config/config_parser.h"
+#include "core/runtime/prediction_passes.h"
+#include "kernels/backend_registry.h"
+
+namespace sluice::runtime {
+namespace {
+
+// The config the checkpoint's run was written with: without it there is no layer list to build.
+config::Config saved_config(const checkpoint::Reader& reader) {
+  const auto it = reader.attributes().find(checkpoint::kConfigAttribute);
+  if (it == reader.attributes().end()) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' has no '" +
+                                            checkpoint::kConfigAttribute +
+                                            "' attribute: it was not written by a Sluice trainer, so its model "
+                                            "cannot be rebuilt");
+  }
+  try {
+    return config::parse_config(it->second);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': its stored config does not parse: " +
+                                            e.what());
+  }
+}
+
+// Reads every parameter of `layers` from /model into host memory first, so a bad dataset leaves nothing half
+// loaded (the layers are new anyway; this keeps the live model untouched by a failed load).
+void read_parameters(const checkpoint::Reader& reader, std::vector<std::unique_ptr<model::Layer>>& layers,
+                     kernels::Backend& backend) {
+  for (auto& layer : layers) {
+    for (model::Parameter* p : layer->parameters()) {
+      const std::string path = checkpoint::model_path(p->layer_index, p->name);
+      std::vector<float> host(static_cast<size_t>(p->value.size()));
+      if (!reader.contains(path)) {
+        throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + path +
+                                                ": missing (the stored config's layer " +
+                                                std::to_string(p->layer_index) + " has parameter " + p->name + ")");
+      }
+      reader.read_into(path, host.data(), host.size());
+      p->value = backend.from_host(p->value.rows(), p->value.cols(), host.data());
+    }
+  }
+}
+
+// HDF5 (this build's, without its thread-safe option) must not be entered by two threads at once. Loads of distinct
+// models on distinct threads take turns here. (A trainer's reads are not covered: that takes a process-wide HDF5
+// lock in checkpoint/ itself.)
+std::mutex g_load_mutex;
+
+}  // namespace
+
+InferenceModel::InferenceModel(model::CustomLayerRegistry custom_layers) : custom_layers_(std::move(custom_layers)) {}
+
+InferenceModel::~InferenceModel() = default;
+
+void InferenceModel::load(const std::string& path) {
+  // Inference runs on the CPU whatever devices the training used: the CPU backend is stateless, so distinct
+  // models on distinct threads share it safely.
+  kernels::Backend& backend = kernels::backend_for({"cpu", 0});
+  config::Config cfg;
+  std::vector<std::unique_ptr<model::Layer>> layers;
+  {
+    const std::lock_guard<std::mutex> hdf5_turn(g_load_mutex);  // until the reader has closed the file
+    // Serial open (no communicator): HDF5's default driver needs no MPI_Init.
+    const checkpoint::Reader reader(path);
+    cfg = saved_config(reader);
+    layers = model::build_layers(cfg.model, backend, custom_layers_);
+    if (layers.empty()) throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': model has no layers");
+    read_parameters(reader, layers, backend);
+  }
+  const int64_t in = layers.front()->in_features();
+  const int64_t out = layers.back()->out_features();
+  // The whole model as one stage: the same layer code, fusing and inference-mode forward as a trainer's stages.
+  stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
+  cfg_ = std::move(cfg);
+  input_features_ = in;
+  output_features_ = out;
+}
+
+void InferenceModel::predict(const float* inputs, float* outputs, int64_t rows) {
+  if (!loaded()) throw Error(ErrorCode::kState, "no checkpoint loaded");
+  if (rows <= 0) throw Error(ErrorCode::kInvalidArgument, "batch must be positive, got " + std::to_string(rows));
+  kernels::Backend& backend = kernels::backend_for({"cpu", 0});
+  model::StepInfo info;
+  info.seed = cfg_.seed;
+  info.training = false;  // dropout is the identity
+  int64_t done = 0;
+  for (const PredictionPass& pass : prediction_passes(rows, cfg_.pipeline.microbatches)) {
+    for (int m = 0; m < pass.microbatches; ++m, done += pass.microbatch_rows) {
+      info.first_sample = static_cast<uint64_t>(done);
+      kernels::Tensor x = backend.from_host(pass.microbatch_rows, input_features_, inputs + done * input_features_);
+      try {
+        kernels::Tensor y = stage_->forward(m, std::move(x), info);
+        stage_->discard(m);
+        backend.to_host(y, outputs + done * output_features_);
+      } catch (...) {
+        try {
+          stage_->discard(m);  // what the failed forward stashed, if anything
+        } catch (const Error&) {
+        }
+        throw;
+      }
+    }
+  }
+}
+
+}  // namespace sluice::runtime

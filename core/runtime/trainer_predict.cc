@@ -1,0 +1,69 @@
+// Trainer::predict: a forward-only pass through the training layout for any batch of rows >= 1. The rows are cut
+// as prediction_passes() says (the rule the inference-only model follows too, so both agree bit for bit), and
+// each pass runs the training schedule's forward order, restricted to its micro-batch count when that is less
+// than pipeline.microbatches.
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "core/comm/agreement.h"
+#include "core/common/error.h"
+#include "core/runtime/prediction_passes.h"
+#include "core/runtime/trainer.h"
+#include "core/schedule/forward_only.h"
+
+namespace sluice::runtime {
+
+Executor& Trainer::predictor_for(int microbatches) {
+  if (microbatches == cfg_.pipeline.microbatches) return *predictor_;
+  auto& entry = short_predictors_[microbatches];
+  if (!entry.second) {
+    // The same construction as build_executors' predictor, over fewer micro-batches. Identical on every rank
+    // (the schedule and the tag bound are), so a refusal here is a refusal everywhere.
+    entry.first = std::make_unique<schedule::Schedule>(schedule::forward_only(lowered_, microbatches));
+    std::map<int, model::StageModule*> raw;
+    for (auto& [index, stage] : stages_) raw[index] = stage.get();
+    auto no_loss = [](const kernels::Tensor&, const float*, int64_t, kernels::Tensor&) { return 0.0; };
+    entry.second = std::make_unique<Executor>(*entry.first, layout_.stage_rank, raw, *backend_,
+                                              *pipeline_transport_.transport, no_loss, [](int) {});
+  }
+  return *entry.second;
+}
+
+void Trainer::predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches) {
+  StepData data;
+  data.inputs = inputs;
+  data.rows = microbatch_rows * microbatches;
+  data.input_features = input_features_;
+  data.target_features = output_features_;
+  data.global_batch = data.rows;
+  data.seed = cfg_.seed;
+  data.step = step_;
+  data.training = false;
+  StepCounters counters;
+  StepOutcome outcome = predictor_for(microbatches).run(data, counters, false);
+  comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
+  // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
+  const int last_rank = lowered_.stage_to_rank.back();
+  if (layout_.stage_rank == last_rank) {
+    for (int m = 0; m < microbatches; ++m) {
+      backend_->to_host(outcome.outputs[m], outputs + m * microbatch_rows * output_features_);
+    }
+  }
+  mpi_->pipeline_group().broadcast(outputs, data.rows * output_features_, last_rank);
+}
+
+void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
+  if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
+  // Outputs are filled on every rank; the batch is agreed (equal everywhere), so every rank cuts it alike.
+  check_step_inputs("sluice_predict", inputs, outputs, rows, true, true);
+  int64_t done = 0;
+  for (const PredictionPass& pass : prediction_passes(rows, cfg_.pipeline.microbatches)) {
+    const float* pass_inputs = inputs != nullptr ? inputs + done * input_features_ : nullptr;
+    predict_pass(pass_inputs, outputs + done * output_features_, pass.microbatch_rows, pass.microbatches);
+    done += pass.rows();
+  }
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,91 @@
+! The inference-only model from Fortran: a 2-stage trainer (2 ranks) trains two steps and saves; each rank then
+! loads the checkpoint with sluice_model_load and its predictions (batch 3, not a multiple of the 2 micro-batches,
+! and batch 8) equal sluice_predict's exactly. Arrays of the wrong shape are refused by the wrapper naming them.
+! Built against the installed tree and run with 2 ranks by fortran_program_test.sh.
+program fortran_model
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float
+  use mpi_f08
+  use sluice
+  implicit none
+
+  integer, parameter :: features = 3, outputs = 2, batch = 8
+  character(len=*), parameter :: config = &
+      'model:' // new_line('a') // &
+      '  inputs: 3' // new_line('a') // &
+      '  layers:' // new_line('a') // &
+      '    - {type: linear, outputs: 5}' // new_line('a') // &
+      '    - {type: tanh}' // new_line('a') // &
+      '    - {type: linear, outputs: 2}' // new_line('a') // &
+      'pipeline: {stages: 2, schedule: 1f1b, microbatches: 2}' // new_line('a') // &
+      'optimizer: {type: adamw, lr: 0.05}' // new_line('a') // &
+      'data: {type: external, batch: 8}' // new_line('a')
+
+  type(sluice_trainer) :: trainer
+  type(sluice_model) :: model
+  real(c_float), allocatable :: inputs(:, :), targets(:, :), pipelined(:, :), alone(:, :), wrong(:, :)
+  character(len=:), allocatable :: path, dir
+  integer(c_int64_t) :: n_in, n_out
+  integer :: rank, failures, total_failures, i, step, rows
+  integer :: dir_length
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  failures = 0
+  call get_environment_variable('SLUICE_TEST_DIR', length=dir_length)
+  allocate (character(len=dir_length) :: dir)
+  call get_environment_variable('SLUICE_TEST_DIR', dir)
+  if (rank == 0) call execute_command_line('mkdir -p ' // dir)
+  call MPI_Barrier(MPI_COMM_WORLD)
+  path = dir // '/model.h5'
+
+  allocate (inputs(features, batch), targets(outputs, batch))
+  targets = reshape([(cos(0.7 * i), i = 1, outputs * batch)], shape(targets))
+  call expect_ok(sluice_trainer_create(MPI_COMM_WORLD, config, trainer), 'sluice_trainer_create')
+  call expect_ok(sluice_trainer_start(trainer), 'sluice_trainer_start')
+  do step = 1, 2
+    inputs = reshape([(sin(0.3 * i + step), i = 1, features * batch)], shape(inputs))
+    call expect_ok(sluice_train_step(trainer, inputs, targets, batch=batch), 'sluice_train_step')
+  end do
+  call expect_ok(sluice_save_checkpoint(trainer, path), 'sluice_save_checkpoint')
+
+  call expect_ok(sluice_model_load(path, model), 'sluice_model_load')
+  call expect_ok(sluice_model_features(model, n_in, n_out), 'sluice_model_features')
+  if (n_in /= features .or. n_out /= outputs) call fail('sluice_model_features gave wrong counts')
+  do rows = 3, batch, batch - 3
+    deallocate (inputs)
+    allocate (inputs(features, rows), pipelined(outputs, rows), alone(outputs, rows))
+    inputs = reshape([(sin(0.11 * i), i = 1, features * rows)], shape(inputs))
+    call expect_ok(sluice_predict(trainer, inputs, pipelined), 'sluice_predict')
+    call expect_ok(sluice_model_predict(model, inputs, alone), 'sluice_model_predict')
+    if (any(pipelined /= alone)) call fail('sluice_model_predict differs from sluice_predict')
+    deallocate (pipelined, alone)
+  end do
+  allocate (wrong(outputs + 1, 3))
+  if (sluice_model_predict(model, inputs, wrong) /= SLUICE_ERROR_INVALID_ARGUMENT) then
+    call fail('outputs with a wrong first extent were accepted')
+  else if (index(sluice_last_error(), 'sluice_model_predict: outputs') == 0) then
+    call fail('the wrong outputs were not named: ' // sluice_last_error())
+  end if
+  call sluice_model_destroy(model)
+  call sluice_trainer_destroy(trainer)
+
+  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: the model predicts as sluice_predict'
+  call MPI_Finalize()
+  if (total_failures /= 0) error stop 1
+
+contains
+
+  subroutine fail(message)
+    character(len=*), intent(in) :: message
+    print '(a, i0, a, a)', 'FAIL rank ', rank, ': ', message
+    failures = failures + 1
+  end subroutine fail
+
+  subroutine expect_ok(status, what)
+    integer(c_int), intent(in) :: status
+    character(len=*), intent(in) :: what
+    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_last_error())
+  end subroutine expect_ok
+
+end program fortran_model
