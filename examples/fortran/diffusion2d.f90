@@ -55,7 +55,7 @@ program diffusion2d
   case ('train')
     call train(integer_argument(3, 1500), integer_argument(4, 0))
   case ('deploy')
-    call deploy_surrogate(MPI_COMM_WORLD, trim(config), surrogate_file, lead, batch, loss_csv, picture)
+    call deploy_surrogate(MPI_COMM_WORLD, surrogate_file, lead, batch, loss_csv, picture)
   case default
     if (rank == 0) print '(a)', 'usage: diffusion2d train CONFIG [TIME_STEPS [STOP_AT]] | diffusion2d deploy CONFIG'
     call MPI_Abort(MPI_COMM_WORLD, 2)

@@ -2,14 +2,9 @@
 ! against the solver and against persistence (the forecast "the field does not change", the baseline any
 ! surrogate has to beat), with a one-line verdict and the picture (diffusion2d_picture.f90).
 !
-! SWITCH TO sluice_model_* ONCE AVAILABLE. Today the surrogate is loaded into a trainer (the same config, the
-! stencil layer registered, sluice_trainer_start, then sluice_trainer_resume from the saved file) and run with
-! the trainer's sluice_predict: a collective call on the pipeline's ranks. The inference-only model API replaces
-! exactly load_surrogate, predict and unload_surrogate below:
-!     sluice_model_create / sluice_model_register_layer('stencil', stencil_layer_ops()) /
-!     sluice_model_load_checkpoint(model, surrogate_file)   (or sluice_model_load(surrogate_file, model)),
-!     sluice_model_predict(model, inputs, outputs, batch), sluice_model_destroy.
-! Nothing else in the demo needs to change.
+! The surrogate is deployed as a production code would: an inference-only model (sluice_model_*) loaded from the
+! training run's checkpoint on one rank, with the solver's stencil layer registered on it as on the trainer; no
+! communicator, no optimizer, no collective call. It predicts exactly what the trainer's sluice_predict would.
 module diffusion2d_deploy
   use, intrinsic :: iso_c_binding, only: c_int, c_float
   use mpi_f08, only: MPI_Comm, MPI_Comm_rank, MPI_Abort, MPI_COMM_WORLD
@@ -26,19 +21,20 @@ module diffusion2d_deploy
 
 contains
 
-  ! Collective (today: every rank of comm takes part in the prediction). Rank 0 prints the verdict and
+  ! Called on every rank of comm; only rank 0 deploys (the model needs no other rank), prints the verdict and
   ! writes the picture.
-  subroutine deploy_surrogate(comm, config, surrogate_file, lead, batch, loss_csv, picture)
+  subroutine deploy_surrogate(comm, surrogate_file, lead, batch, loss_csv, picture)
     type(MPI_Comm), intent(in) :: comm
-    character(len=*), intent(in) :: config, surrogate_file, loss_csv, picture
+    character(len=*), intent(in) :: surrogate_file, loss_csv, picture
     integer, intent(in) :: lead, batch
-    type(sluice_trainer) :: surrogate
+    type(sluice_model) :: surrogate
     real(c_float) :: start(grid_cells, batch), solver(grid_cells, batch), predicted(grid_cells, batch)
     real(c_float) :: surrogate_error, persistence_error
     character(len=160) :: verdict
     integer :: rank
     call MPI_Comm_rank(comm, rank)
-    call load_surrogate(comm, config, surrogate_file, surrogate)
+    if (rank /= 0) return
+    call load_surrogate(surrogate_file, surrogate)
     call random_fields(start, test_seed)
     call simulate(start, lead, solver)
     call predict(surrogate, start, predicted)
@@ -46,7 +42,6 @@ contains
     surrogate_error = rms(predicted - solver)
     persistence_error = rms(start - solver)
     verdict = verdict_line(surrogate_error, persistence_error)
-    if (rank /= 0) return
     print '(a)', trim(verdict)
     call write_picture(picture, reshape(solver(:, 1), [grid_size, grid_size]), &
                        reshape(predicted(:, 1), [grid_size, grid_size]), &
@@ -54,31 +49,27 @@ contains
     print '(2a)', 'diffusion2d: picture written to ', picture
   end subroutine deploy_surrogate
 
-  ! --- the part sluice_model_* replaces -------------------------------------------------------------------
+  ! --- the inference-only model (sluice.h: sluice_model_*), local to this rank ------------------------------
 
-  subroutine load_surrogate(comm, config, surrogate_file, surrogate)
-    type(MPI_Comm), intent(in) :: comm
-    character(len=*), intent(in) :: config, surrogate_file
-    type(sluice_trainer), intent(out) :: surrogate
-    integer :: step
-    call check(sluice_trainer_create(comm, config, surrogate), 'sluice_trainer_create')
-    call check(sluice_trainer_register_layer(surrogate, 'stencil', stencil_layer_ops()), &
-               'sluice_trainer_register_layer')
-    call check(sluice_trainer_start(surrogate), 'sluice_trainer_start')
-    ! A named file: the surrogate the training run saved, not whatever the checkpoint rotation holds.
-    call check(sluice_trainer_resume(surrogate, step, surrogate_file), 'sluice_trainer_resume')
+  subroutine load_surrogate(surrogate_file, surrogate)
+    character(len=*), intent(in) :: surrogate_file
+    type(sluice_model), intent(out) :: surrogate
+    call check(sluice_model_create(surrogate), 'sluice_model_create')
+    ! The checkpoint's config names the custom layer; its code is the solver's, registered as on the trainer.
+    call check(sluice_model_register_layer(surrogate, 'stencil', stencil_layer_ops()), 'sluice_model_register_layer')
+    call check(sluice_model_load_checkpoint(surrogate, surrogate_file), 'sluice_model_load_checkpoint')
   end subroutine load_surrogate
 
   subroutine predict(surrogate, inputs, outputs)
-    type(sluice_trainer), intent(in) :: surrogate
+    type(sluice_model), intent(in) :: surrogate
     real(c_float), intent(in), contiguous, target :: inputs(:, :)
     real(c_float), intent(inout), contiguous, target :: outputs(:, :)
-    call check(sluice_predict(surrogate, inputs, outputs), 'sluice_predict')
+    call check(sluice_model_predict(surrogate, inputs, outputs), 'sluice_model_predict')
   end subroutine predict
 
   subroutine unload_surrogate(surrogate)
-    type(sluice_trainer), intent(inout) :: surrogate
-    call sluice_trainer_destroy(surrogate)
+    type(sluice_model), intent(inout) :: surrogate
+    call sluice_model_destroy(surrogate)
   end subroutine unload_surrogate
 
   ! ---------------------------------------------------------------------------------------------------------
