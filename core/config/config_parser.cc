@@ -14,6 +14,7 @@
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/yaml_overrides.h"
+#include "core/config/yaml_strict.h"
 
 namespace sluice::config {
 
@@ -51,7 +52,10 @@ Source read_source(const std::string& yaml_text_or_path) {
 
 YAML::Node load_yaml(const Source& source) {
   try {
-    return YAML::Load(source.text);
+    const std::string where = source.file.empty() ? "" : "config file \"" + source.file + "\"";
+    YAML::Node root = load_one_document(source.text, where);
+    require_unique_keys(root, "", where);
+    return root;
   } catch (const YAML::Exception& error) {
     const std::string where = source.file.empty() ? "" : " in \"" + source.file + "\"";
     fail("YAML syntax error" + where + " at line " + std::to_string(error.mark.line + 1) + ", column " +
