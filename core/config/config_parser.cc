@@ -13,6 +13,7 @@
 #include "core/common/error.h"
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
+#include "core/config/size_bounds.h"
 #include "core/config/yaml_overrides.h"
 #include "core/config/yaml_strict.h"
 
@@ -291,6 +292,7 @@ Config parse_tree(const ConfigNode& root) {
     config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});
   }
   check_device_keys(root, config);
+  check_size_bounds(root, config);
   if (root.has("seed")) config.seed = root.child("seed").as_uint64();
   if (root.has("steps")) {
     config.steps = positive_int(root.child("steps"));
