@@ -12,6 +12,7 @@
 #include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/layer_paths.h"
 #include "core/common/error.h"
+#include "core/common/hdf5_lock.h"
 
 namespace sluice::checkpoint {
 namespace {
@@ -78,6 +79,7 @@ void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::
 void read_checked(hid_t file_handle, const std::string& file, const std::string& path,
                   const std::vector<int64_t>& stored_dims, hid_t native, size_t value_bytes, void* destination,
                   size_t count, const std::function<void(hid_t)>& check_type) {
+  const Hdf5Lock lock;  // every dataset read of the Reader comes through here
   const std::string object = "dataset " + path;
   int64_t stored_count = 1;
   for (int64_t dim : stored_dims) stored_count *= dim;
@@ -138,6 +140,7 @@ Reader::Reader(MPI_Comm comm, const std::string& path) {
 Reader::Reader(const std::string& path) : file_(resolve_checkpoint_path(path)) { open_and_index(); }
 
 void Reader::open_and_index() {
+  const Hdf5Lock lock;  // HDF5 is not thread-safe (core/common/hdf5_lock.h)
   silence_hdf5_error_printing();
   handle_ = Hdf5Handle(check_hdf5(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file_, "file",
                                   "opening (missing, truncated or not HDF5?)"),

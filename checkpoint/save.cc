@@ -24,6 +24,7 @@
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/manifest.h"
 #include "core/common/error.h"
+#include "core/common/hdf5_lock.h"
 
 namespace sluice::checkpoint {
 namespace {
@@ -195,7 +196,10 @@ class CheckpointFileWriter {
   CheckpointFileWriter(MPI_Comm comm, std::string file, const SaveOptions& options)
       : comm_(comm), rank_(rank_of(comm)), file_(std::move(file)), options_(options) {}
 
+  // Holds the process-wide HDF5 lock throughout, collectives included (core/common/hdf5_lock.h says when that
+  // is safe with several threads).
   void write(const std::vector<ManifestItem>& all, const JobMetadata& metadata, const Snapshot& mine) {
+    const Hdf5Lock lock;
     Hdf5Handle access = make_property_list(H5P_FILE_ACCESS, file_);
     check_hdf5(H5Pset_fapl_mpio(access.get(), comm_, MPI_INFO_NULL), file_, "file", "selecting MPI-IO");
     // Aligning big datasets to 1 MiB keeps each rank's writes on whole file-system blocks.

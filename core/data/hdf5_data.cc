@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/hdf5_lock.h"
 
 namespace sluice::data {
 
@@ -68,6 +69,7 @@ Hdf5Data::Hdf5Data(const std::string& path, const std::string& inputs_dataset, c
   if (!std::filesystem::is_regular_file(path, ignored)) {
     throw Error(ErrorCode::kIo, "hdf5 data: file \"" + path + "\" does not exist (data.path)");
   }
+  const Hdf5Lock lock;  // HDF5 is not thread-safe (core/common/hdf5_lock.h)
   SilenceHdf5Errors silence;
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error(ErrorCode::kIo, "hdf5 data: \"" + path + "\" is not an HDF5 file");
   file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -106,6 +108,7 @@ Hdf5Data::Hdf5Data(const std::string& path, const std::string& inputs_dataset, c
 Hdf5Data::~Hdf5Data() { close(); }
 
 void Hdf5Data::close() {
+  const Hdf5Lock lock;
   if (inputs_.id >= 0) H5Dclose(inputs_.id);
   if (targets_.id >= 0) H5Dclose(targets_.id);
   if (file_ >= 0) H5Fclose(file_);
@@ -171,6 +174,7 @@ void Hdf5Data::batch(int64_t step, int64_t first_row, int64_t rows, float* input
   if (inputs == nullptr || targets == nullptr) {
     throw Error(ErrorCode::kInvalidArgument, "Hdf5Data::batch: inputs and targets must not be null");
   }
+  const Hdf5Lock lock;
   const int64_t n = rows_in_file_;
   // (step * batch + first_row) mod N without overflowing for large step counts.
   int64_t file_row = ((step % n) * (global_batch_ % n) % n + first_row % n) % n;
