@@ -1,6 +1,9 @@
 #include "checkpoint/directory.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -104,7 +107,12 @@ std::string resolve_checkpoint_path(const std::string& file_or_dir) {
   return fs::is_directory(file_or_dir, error) ? latest_in_dir(file_or_dir) : file_or_dir;
 }
 
-void rotate(const std::string& dir, int keep) {
+std::string this_writer_id() {
+  if (const char* job = std::getenv("SLURM_JOB_ID")) return job;
+  return std::to_string(::getpid());
+}
+
+void rotate(const std::string& dir, int keep, const std::string& writer_id) {
   if (keep < 1) {
     throw Error(ErrorCode::kInvalidArgument, "checkpoint rotate: keep must be >= 1, got " + std::to_string(keep));
   }
@@ -115,8 +123,12 @@ void rotate(const std::string& dir, int keep) {
   for (size_t i = 0; i < to_delete; ++i) remove_file(listing.complete[i].second);
   if (listing.complete.empty()) return;  // without a complete checkpoint no temporary can be proven stale
   const int64_t newest_step = listing.complete.back().first;
+  const std::string own_suffix = kTemporaryMarker + writer_id;
   for (const auto& [step, path] : listing.temporary) {
-    if (step <= newest_step) remove_file(path);
+    const std::string name = path.filename().string();
+    const bool own = name.size() > own_suffix.size() &&
+                     name.compare(name.size() - own_suffix.size(), own_suffix.size(), own_suffix) == 0;
+    if (own && step <= newest_step) remove_file(path);
   }
 }
 

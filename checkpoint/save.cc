@@ -126,11 +126,6 @@ JobMetadata share_job_metadata(MPI_Comm comm, const Snapshot& mine) {
   return shared;
 }
 
-std::string writer_id() {
-  if (const char* job = std::getenv("SLURM_JOB_ID")) return job;
-  return std::to_string(::getpid());
-}
-
 void check_target_directory(const std::string& path) {
   const std::filesystem::path target(path);
   if (path.empty() || !target.has_filename()) {
@@ -320,7 +315,7 @@ void save(MPI_Comm comm, const std::string& path, const Snapshot& mine, const Sa
                    if (is_root) check_target_directory(path);
                  }));
 
-  const std::string temporary = temporary_path(path, broadcast_bytes(comm, is_root ? writer_id() : "", 0));
+  const std::string temporary = temporary_path(path, broadcast_bytes(comm, is_root ? this_writer_id() : "", 0));
   try {
     comm::agree_or_throw(comm, "writing the checkpoint", comm::capture_failure([&] {
                      CheckpointFileWriter(comm, temporary, options).write(all, metadata, mine);

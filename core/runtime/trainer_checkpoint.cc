@@ -239,7 +239,7 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
   if (trainer.layout().rank == 0) {
     // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
     try {
-      checkpoint::rotate(dir, keep);
+      checkpoint::rotate(dir, keep, checkpoint::this_writer_id());
     } catch (const Error& e) {
       std::cerr << "sluice: warning: could not remove old checkpoints: " << e.what() << std::endl;
     }

@@ -26,6 +26,15 @@ RunControl::RunControl(Trainer& trainer, LogFunction log, StepLimit limit)
   if (ckpt.every > 0 && ckpt.dir.empty()) {
     throw Error(ErrorCode::kConfig, "checkpoint.every is set but checkpoint.dir is empty");
   }
+  if (ckpt.dir.empty()) return;
+  // One job per directory: rank 0 locks it, and the agreement makes every rank fail with rank 0's message.
+  comm::agree_or_throw(trainer_.mpi().world(), "locking the checkpoint directory", comm::capture_failure([&] {
+                         if (trainer_.layout().rank == 0) directory_lock_ = std::make_unique<checkpoint::DirectoryLock>(ckpt.dir);
+                       }));
+  if (directory_lock_ && !directory_lock_->taken_over_from().empty()) {
+    say(trainer_, log_, "sluice: took over the lock of checkpoint directory " + ckpt.dir + " from a job that is gone (" +
+                            directory_lock_->taken_over_from() + ")");
+  }
 }
 
 namespace {
