@@ -21,6 +21,11 @@ std::string temporary_path(const std::string& final_path, const std::string& wri
 // The step of an unfinished save's file name ckpt_<step>.h5.tmp-<id>, nullopt for anything else.
 std::optional<int64_t> step_of_temporary_name(const std::string& file_name);
 
+// What `path` is when it exists and is not a regular file ("a FIFO", "a directory", "a character device", ...),
+// "" when it is a regular file or does not exist. Uses stat(2) only: it never opens the path, so a FIFO cannot
+// block the caller. Checkpoint code refuses to read such a path, or to replace it with a save.
+std::string non_regular_kind(const std::string& path);
+
 // Path of the complete checkpoint with the highest step in dir. Error(kCheckpoint) naming dir if there is none.
 std::string latest_in_dir(const std::string& dir);
 

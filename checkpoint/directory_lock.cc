@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 
 namespace sluice::checkpoint {
 namespace {
@@ -94,14 +95,14 @@ bool try_create(const std::string& lock, const std::string& content) {
     std::ofstream file(mine, std::ios::trunc);
     file << content;
     file.close();
-    if (!file) throw Error(ErrorCode::kIo, "cannot write checkpoint directory lock '" + mine + "'");
+    if (!file) throw Error(ErrorCode::kIo, "cannot write checkpoint directory lock '" + shorten_for_message(mine) + "'");
   }
   const int linked = link(mine.c_str(), lock.c_str());
   const int link_error = errno;
   unlink(mine.c_str());
   if (linked == 0) return true;
   if (link_error == EEXIST) return false;
-  throw Error(ErrorCode::kIo, "cannot create checkpoint directory lock '" + lock + "': " + std::strerror(link_error));
+  throw Error(ErrorCode::kIo, "cannot create checkpoint directory lock '" + shorten_for_message(lock) + "': " + std::strerror(link_error));
 }
 
 // Removes the stale lock `held` was read from. It is first renamed to a private name, so that if another job
@@ -124,7 +125,7 @@ std::string lock_file_path(const std::string& dir) { return dir + "/" + kLockNam
 
 DirectoryLock::DirectoryLock(const std::string& dir) : path_(lock_file_path(dir)), content_(describe_self()) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    throw Error(ErrorCode::kIo, "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno));
+    throw Error(ErrorCode::kIo, "cannot create checkpoint directory '" + shorten_for_message(dir) + "': " + std::strerror(errno));
   }
   // A few rounds: a stale lock is removed and the create retried; another job may win that race.
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -134,13 +135,13 @@ DirectoryLock::DirectoryLock(const std::string& dir) : path_(lock_file_path(dir)
     const std::map<std::string, std::string> holder = parse_holder(held);
     if (!holder_is_gone(holder)) {
       throw Error(ErrorCode::kCheckpoint,
-                  "checkpoint directory '" + dir + "' is in use by another job (" + holder_text(holder) +
-                      "; lock file '" + path_ + "'); two jobs in one directory would overwrite each other's "
+                  "checkpoint directory '" + shorten_for_message(dir) + "' is in use by another job (" + holder_text(holder) +
+                      "; lock file '" + shorten_for_message(path_) + "'); two jobs in one directory would overwrite each other's "
                       "checkpoints: give this run another checkpoint.dir, or delete the lock file if that job is gone");
     }
     if (remove_if_unchanged(path_, held)) taken_over_from_ = holder_text(holder);
   }
-  throw Error(ErrorCode::kCheckpoint, "checkpoint directory '" + dir + "': could not take the lock '" + path_ +
+  throw Error(ErrorCode::kCheckpoint, "checkpoint directory '" + shorten_for_message(dir) + "': could not take the lock '" + path_ +
                                           "' (other jobs keep replacing it)");
 }
 

@@ -1,6 +1,7 @@
 #include "checkpoint/hdf5_handle.h"
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/common/hdf5_lock.h"
 
 namespace sluice::checkpoint {
@@ -43,11 +44,12 @@ std::string take_hdf5_error_text() {
   std::string text;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, keep_innermost, &text);
   H5Eclear2(H5E_DEFAULT);
-  return text.empty() ? "HDF5 gave no reason" : text;
+  // HDF5's text can quote the file name whole (a path of megabytes).
+  return text.empty() ? "HDF5 gave no reason" : shorten_for_message(text, 200);
 }
 
 std::string checkpoint_message(const std::string& file, const std::string& object, const std::string& problem) {
-  return "checkpoint '" + file + "', " + object + ": " + problem;
+  return "checkpoint '" + shorten_for_message(file) + "', " + object + ": " + problem;
 }
 
 hid_t check_hdf5(hid_t id, const std::string& file, const std::string& object, const std::string& action) {

@@ -142,6 +142,9 @@ Reader::Reader(const std::string& path) : file_(resolve_checkpoint_path(path)) {
 void Reader::open_and_index() {
   const Hdf5Lock lock;  // HDF5 is not thread-safe (core/common/hdf5_lock.h)
   silence_hdf5_error_printing();
+  // Before any open: opening a FIFO for reading would block until someone writes to it.
+  const std::string kind = non_regular_kind(file_);
+  if (!kind.empty()) throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "file", "is " + kind + ", not a checkpoint file"));
   handle_ = Hdf5Handle(check_hdf5(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file_, "file",
                                   "opening (missing, truncated or not HDF5?)"),
                        H5Fclose);

@@ -24,6 +24,7 @@
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/manifest.h"
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/common/hdf5_lock.h"
 
 namespace sluice::checkpoint {
@@ -38,7 +39,7 @@ int rank_of(MPI_Comm comm) {
 int64_t element_count(const std::vector<int64_t>& dims, const std::string& path) {
   int64_t count = 1;
   for (int64_t dim : dims) {
-    if (dim < 0) throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + path + "' has a negative dimension");
+    if (dim < 0) throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + shorten_for_message(path) + "' has a negative dimension");
     count *= dim;
   }
   return count;
@@ -129,14 +130,20 @@ JobMetadata share_job_metadata(MPI_Comm comm, const Snapshot& mine) {
 void check_target_directory(const std::string& path) {
   const std::filesystem::path target(path);
   if (path.empty() || !target.has_filename()) {
-    throw Error(ErrorCode::kInvalidArgument, "checkpoint path '" + path + "' does not name a file");
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint path '" + shorten_for_message(path) + "' does not name a file");
   }
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {
     throw Error(ErrorCode::kCheckpoint,
-                "cannot save checkpoint '" + path + "': directory '" + dir.string() + "' does not exist");
+                "cannot save checkpoint '" + shorten_for_message(path) + "': directory '" + shorten_for_message(dir.string()) + "' does not exist");
+  }
+  // The rename at the end would replace whatever has this name: only ever a regular (checkpoint) file.
+  const std::string kind = non_regular_kind(path);
+  if (!kind.empty()) {
+    throw Error(ErrorCode::kCheckpoint, "cannot save checkpoint '" + shorten_for_message(path) + "': it exists and is " +
+                                            kind + "; a save only replaces a regular checkpoint file");
   }
 }
 
@@ -145,7 +152,7 @@ void fsync_path(const std::string& path, int open_flags) {
   if (fd < 0 || ::fsync(fd) != 0) {
     const std::string reason = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    throw Error(ErrorCode::kIo, "cannot fsync '" + path + "': " + reason);
+    throw Error(ErrorCode::kIo, "cannot fsync '" + shorten_for_message(path) + "': " + reason);
   }
   ::close(fd);
 }
@@ -326,7 +333,7 @@ void save(MPI_Comm comm, const std::string& path, const Snapshot& mine, const Sa
     comm::agree_or_throw(comm, "renaming the checkpoint into place", comm::capture_failure([&] {
                      if (!is_root) return;
                      if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-                       throw Error(ErrorCode::kIo, "cannot rename '" + temporary + "' to '" + path +
+                       throw Error(ErrorCode::kIo, "cannot rename '" + shorten_for_message(temporary) + "' to '" + path +
                                                        "': " + std::strerror(errno));
                      }
                      std::filesystem::path dir = std::filesystem::path(path).parent_path();

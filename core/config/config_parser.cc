@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/size_bounds.h"
@@ -41,24 +42,24 @@ Source read_source(const std::string& yaml_text_or_path) {
   if (yaml_text_or_path.find('\n') == std::string::npos &&
       std::filesystem::is_regular_file(yaml_text_or_path, ignored)) {
     std::ifstream file(yaml_text_or_path);
-    if (!file) fail("cannot read config file \"" + yaml_text_or_path + "\"");
+    if (!file) fail("cannot read config file \"" + shorten_for_message(yaml_text_or_path) + "\"");
     std::ostringstream text;
     text << file.rdbuf();
     return {text.str(), yaml_text_or_path};
   }
   // Without this, a mistyped path would be parsed as a YAML scalar and fail with a puzzling message.
-  if (looks_like_a_path(yaml_text_or_path)) fail("config file \"" + yaml_text_or_path + "\" does not exist");
+  if (looks_like_a_path(yaml_text_or_path)) fail("config file \"" + shorten_for_message(yaml_text_or_path) + "\" does not exist");
   return {yaml_text_or_path, ""};
 }
 
 YAML::Node load_yaml(const Source& source) {
   try {
-    const std::string where = source.file.empty() ? "" : "config file \"" + source.file + "\"";
+    const std::string where = source.file.empty() ? "" : "config file \"" + shorten_for_message(source.file) + "\"";
     YAML::Node root = load_one_document(source.text, where);
     require_unique_keys(root, "", where);
     return root;
   } catch (const YAML::Exception& error) {
-    const std::string where = source.file.empty() ? "" : " in \"" + source.file + "\"";
+    const std::string where = source.file.empty() ? "" : " in \"" + shorten_for_message(source.file) + "\"";
     fail("YAML syntax error" + where + " at line " + std::to_string(error.mark.line + 1) + ", column " +
          std::to_string(error.mark.column + 1) + ": " + error.msg);
   }
