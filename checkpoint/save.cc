@@ -21,6 +21,7 @@
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/hdf5_handle.h"
+#include "checkpoint/mpi_io_name.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/manifest.h"
 #include "core/common/error.h"
@@ -206,8 +207,9 @@ class CheckpointFileWriter {
     check_hdf5(H5Pset_fapl_mpio(access.get(), comm_, MPI_INFO_NULL), file_, "file", "selecting MPI-IO");
     // Aligning big datasets to 1 MiB keeps each rank's writes on whole file-system blocks.
     check_hdf5(H5Pset_alignment(access.get(), 1 << 20, 1 << 20), file_, "file", "setting alignment");
-    Hdf5Handle file(check_hdf5(H5Fcreate(file_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file_, "file",
-                               "creating"),
+    const MpiIoName name(file_);  // a long path would abort inside Open MPI (mpi_io_name.h)
+    Hdf5Handle file(check_hdf5(H5Fcreate(name.get().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file_,
+                               "file", "creating"),
                     H5Fclose);
 
     write_root_attributes(file.get(), metadata);
