@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -65,18 +66,27 @@ std::string holder_text(const std::map<std::string, std::string>& holder) {
          field("started");
 }
 
-// Whether the holder cannot be writing any more: this job's own id (a requeue), or a dead pid on this host.
-bool holder_is_gone(const std::map<std::string, std::string>& holder) {
-  const std::string job = slurm_job_id();
-  const auto held_job = holder.find("slurm_job_id");
-  if (!job.empty() && held_job != holder.end() && held_job->second == job) return true;
+// The holder's process on this host: its pid if the lock was written here, else nullopt.
+std::optional<pid_t> local_pid(const std::map<std::string, std::string>& holder) {
   const auto host = holder.find("host");
   const auto pid_text = holder.find("pid");
-  if (host == holder.end() || host->second != host_name() || pid_text == holder.end()) return false;
+  if (host == holder.end() || host->second != host_name() || pid_text == holder.end()) return std::nullopt;
   char* end = nullptr;
   const long pid = std::strtol(pid_text->second.c_str(), &end, 10);
-  if (end == pid_text->second.c_str() || *end != '\0' || pid <= 0) return false;
-  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  if (end == pid_text->second.c_str() || *end != '\0' || pid <= 0) return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+// Whether the holder cannot be writing any more: a dead pid on this host, or this job's own SLURM_JOB_ID (a
+// requeue after a node failure) unless its process is alive right here (another trainer of this very process or
+// job step still using the directory).
+bool holder_is_gone(const std::map<std::string, std::string>& holder) {
+  const std::optional<pid_t> pid = local_pid(holder);
+  const bool alive_here = pid && (kill(*pid, 0) == 0 || errno != ESRCH);
+  if (pid && !alive_here) return true;
+  const std::string job = slurm_job_id();
+  const auto held_job = holder.find("slurm_job_id");
+  return !job.empty() && held_job != holder.end() && held_job->second == job && !alive_here;
 }
 
 bool read_file(const std::string& path, std::string& text) {

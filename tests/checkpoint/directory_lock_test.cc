@@ -92,6 +92,12 @@ TEST_F(DirectoryLockTest, ThisJobsOwnSlurmIdIsTakenOver) {
   EXPECT_THAT(lock.taken_over_from(), HasSubstr("host other-node"));
 }
 
+TEST_F(DirectoryLockTest, ThisJobsIdDoesNotTakeOverALiveProcessOnThisHost) {
+  setenv("SLURM_JOB_ID", "4242", 1);
+  DirectoryLock first(dir_);  // e.g. another trainer of this process, in the same job
+  EXPECT_THROW(DirectoryLock second(dir_), Error);
+}
+
 TEST_F(DirectoryLockTest, AHolderOnAnotherHostCountsAsAlive) {
   write_lock("other-node", 1, "4242");
   setenv("SLURM_JOB_ID", "5151", 1);

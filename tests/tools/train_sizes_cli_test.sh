@@ -24,8 +24,9 @@ expect_error "config: model.inputs (from --set model.inputs=2305843009213693952)
   --set model.inputs=2305843009213693952
 # Representable but more memory than there is: named, with the bytes.
 expect_error "out of memory: data.batch 100000000000 gives 100000000000 rows per replica" --set data.batch=100000000000
-expect_error "out of memory: the synthetic data's target map [8][2000000000] (outputs × model.inputs) needs 64000000000 bytes" \
-  --set model.inputs=2000000000
-expect_error "out of memory: a [2000000000][32] float tensor needs 256000000000 bytes" \
-  --set model.layers.0.outputs=2000000000
+# (Hundreds of terabytes: no machine this runs on can hold them, so the allocation fails at once.)
+expect_error "out of memory: the synthetic data's target map [100000][2000000000] (outputs × model.inputs) needs 800000000000000 bytes" \
+  --set model.inputs=2000000000 --set model.layers.7.outputs=100000
+expect_error "out of memory: a [2000000000][1000000] float tensor needs 8000000000000000 bytes" \
+  --set model.inputs=1000000 --set model.layers.0.outputs=2000000000
 finish "overflowing-size"
