@@ -1,5 +1,6 @@
 #include "checkpoint/reader.h"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/layer_paths.h"
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 #include "core/common/hdf5_lock.h"
 
@@ -50,6 +52,12 @@ std::vector<int64_t> dataset_dims(hid_t dataset, const std::string& file, const 
   if (rank < 0) check_hdf5(static_cast<herr_t>(rank), file, object, "reading rank");
   std::vector<hsize_t> extents(static_cast<size_t>(rank));
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), extents.data(), nullptr);
+  for (hsize_t extent : extents) {
+    if (extent > static_cast<hsize_t>(INT64_MAX)) {
+      throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, "has a dimension of " +
+                                                                              std::to_string(extent) + " elements"));
+    }
+  }
   return std::vector<int64_t>(extents.begin(), extents.end());
 }
 
@@ -82,7 +90,10 @@ void read_checked(hid_t file_handle, const std::string& file, const std::string&
   const Hdf5Lock lock;  // every dataset read of the Reader comes through here
   const std::string object = "dataset " + path;
   int64_t stored_count = 1;
-  for (int64_t dim : stored_dims) stored_count *= dim;
+  // The dims come from the file: a crafted one must not wrap into a small count (and a buffer overrun).
+  for (int64_t dim : stored_dims) {
+    stored_count = checked_mul(stored_count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
+  }
   if (static_cast<int64_t>(count) != stored_count) {
     throw Error(ErrorCode::kCheckpoint,
                 checkpoint_message(file, object, "holds " + std::to_string(stored_count) +
@@ -276,7 +287,7 @@ std::vector<std::string> Reader::paths_of_layer(int layer) const {
 Entry Reader::read(const std::string& path) const {
   Entry entry{path, dims(path), {}};
   int64_t count = 1;
-  for (int64_t dim : entry.dims) count *= dim;
+  for (int64_t dim : entry.dims) count = checked_mul(count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
   entry.data.resize(static_cast<size_t>(count));
   read_into(path, entry.data.data(), entry.data.size());
   return entry;
@@ -304,7 +315,9 @@ namespace {
 // Reads one application array into scratch memory: verify_all's check of its checksum.
 void verify_application(const Reader& reader, const std::string& path) {
   int64_t count = 1;
-  for (int64_t dim : reader.application_dims(path)) count *= dim;
+  for (int64_t dim : reader.application_dims(path)) {
+    count = checked_mul(count, dim, "checkpoint application array element count", ErrorCode::kCheckpoint);
+  }
   const DataType type = reader.application_type(path);
   std::vector<unsigned char> scratch(static_cast<size_t>(count) * data_type_size(type));
   reader.read_application(path, type, scratch.data(), static_cast<size_t>(count));
