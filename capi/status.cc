@@ -1,5 +1,7 @@
 #include "capi/status.h"
 
+#include "core/common/message_text.h"
+
 namespace sluice::capi {
 namespace {
 thread_local std::string t_last_error;
@@ -33,7 +35,8 @@ ErrorCode to_error_code(sluice_status status) {
 }
 
 sluice_status fail(sluice_status status, const std::string& message) {
-  t_last_error = message;
+  // A last resort for values no message builder shortened (a path of megabytes from the host).
+  t_last_error = shorten_for_message(message, 4000);
   return status;
 }
 

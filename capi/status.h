@@ -26,7 +26,10 @@ sluice_status guarded(const char* function, Body&& body) {
   } catch (const Error& e) {
     return fail(to_status(e.code()), std::string(function) + ": " + e.what());
   } catch (const std::bad_alloc&) {
-    return fail(SLUICE_ERROR_INTERNAL, std::string(function) + ": out of memory");
+    // Not a bug in Sluice: a size the host passed (a batch, a width) needs more memory than there is.
+    return fail(SLUICE_ERROR_INVALID_ARGUMENT,
+                std::string(function) + ": out of memory (std::bad_alloc): a size passed in or in the config "
+                                        "(data.batch, rows, a layer width) needs more memory than this process can get");
   } catch (const std::exception& e) {
     return fail(SLUICE_ERROR_INTERNAL, std::string(function) + ": " + e.what());
   } catch (...) {

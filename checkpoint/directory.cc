@@ -1,12 +1,17 @@
 #include "checkpoint/directory.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 
 namespace sluice::checkpoint {
 namespace fs = std::filesystem;
@@ -41,7 +46,7 @@ struct DirectoryListing {
 DirectoryListing list_checkpoints(const std::string& dir) {
   std::error_code error;
   if (!fs::is_directory(dir, error)) {
-    throw Error(ErrorCode::kCheckpoint, "checkpoint directory '" + dir + "' does not exist or is not a directory");
+    throw Error(ErrorCode::kCheckpoint, "checkpoint directory '" + shorten_for_message(dir) + "' does not exist or is not a directory");
   }
   DirectoryListing listing;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
@@ -50,7 +55,7 @@ DirectoryListing list_checkpoints(const std::string& dir) {
     if (auto step = step_of_checkpoint_name(name)) listing.complete.emplace_back(*step, entry.path());
     if (auto step = step_of_temporary_name(name)) listing.temporary.emplace_back(*step, entry.path());
   }
-  if (error) throw Error(ErrorCode::kIo, "cannot list checkpoint directory '" + dir + "': " + error.message());
+  if (error) throw Error(ErrorCode::kIo, "cannot list checkpoint directory '" + shorten_for_message(dir) + "': " + error.message());
   std::sort(listing.complete.begin(), listing.complete.end());
   return listing;
 }
@@ -58,7 +63,7 @@ DirectoryListing list_checkpoints(const std::string& dir) {
 void remove_file(const fs::path& path) {
   std::error_code error;
   fs::remove(path, error);
-  if (error) throw Error(ErrorCode::kIo, "cannot delete old checkpoint '" + path.string() + "': " + error.message());
+  if (error) throw Error(ErrorCode::kIo, "cannot delete old checkpoint '" + shorten_for_message(path.string()) + "': " + error.message());
 }
 
 }  // namespace
@@ -104,7 +109,26 @@ std::string resolve_checkpoint_path(const std::string& file_or_dir) {
   return fs::is_directory(file_or_dir, error) ? latest_in_dir(file_or_dir) : file_or_dir;
 }
 
-void rotate(const std::string& dir, int keep) {
+std::string non_regular_kind(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return "";  // missing (or unreachable): the caller's own open reports it
+  switch (info.st_mode & S_IFMT) {
+    case S_IFREG: return "";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+std::string this_writer_id() {
+  if (const char* job = std::getenv("SLURM_JOB_ID")) return job;
+  return std::to_string(::getpid());
+}
+
+void rotate(const std::string& dir, int keep, const std::string& writer_id) {
   if (keep < 1) {
     throw Error(ErrorCode::kInvalidArgument, "checkpoint rotate: keep must be >= 1, got " + std::to_string(keep));
   }
@@ -115,8 +139,12 @@ void rotate(const std::string& dir, int keep) {
   for (size_t i = 0; i < to_delete; ++i) remove_file(listing.complete[i].second);
   if (listing.complete.empty()) return;  // without a complete checkpoint no temporary can be proven stale
   const int64_t newest_step = listing.complete.back().first;
+  const std::string own_suffix = kTemporaryMarker + writer_id;
   for (const auto& [step, path] : listing.temporary) {
-    if (step <= newest_step) remove_file(path);
+    const std::string name = path.filename().string();
+    const bool own = name.size() > own_suffix.size() &&
+                     name.compare(name.size() - own_suffix.size(), own_suffix.size(), own_suffix) == 0;
+    if (own && step <= newest_step) remove_file(path);
   }
 }
 

@@ -21,15 +21,25 @@ std::string temporary_path(const std::string& final_path, const std::string& wri
 // The step of an unfinished save's file name ckpt_<step>.h5.tmp-<id>, nullopt for anything else.
 std::optional<int64_t> step_of_temporary_name(const std::string& file_name);
 
+// What `path` is when it exists and is not a regular file ("a FIFO", "a directory", "a character device", ...),
+// "" when it is a regular file or does not exist. Uses stat(2) only: it never opens the path, so a FIFO cannot
+// block the caller. Checkpoint code refuses to read such a path, or to replace it with a save.
+std::string non_regular_kind(const std::string& path);
+
 // Path of the complete checkpoint with the highest step in dir. Error(kCheckpoint) naming dir if there is none.
 std::string latest_in_dir(const std::string& dir);
 
 // "A directory means its latest checkpoint": dir -> latest_in_dir(dir); anything else is returned unchanged.
 std::string resolve_checkpoint_path(const std::string& file_or_dir);
 
-// Deletes all but the `keep` highest-step complete checkpoints in dir, plus stale temporaries: those whose step is
-// not newer than the newest complete checkpoint (a running save always targets a newer step). Not collective:
-// call it from one rank after save() returned. keep < 1 is Error(kInvalidArgument).
-void rotate(const std::string& dir, int keep);
+// The writer id save() puts into its temporary names: SLURM_JOB_ID, else the calling process's pid (save() uses
+// rank 0's, broadcast).
+std::string this_writer_id();
+
+// Deletes all but the `keep` highest-step complete checkpoints in dir, plus this writer's stale temporaries: those
+// named .tmp-<writer_id> whose step is not newer than the newest complete checkpoint (a running save always
+// targets a newer step). Another writer's temporaries are never touched: they may belong to a job that is still
+// writing. Not collective: call it from one rank after save() returned. keep < 1 is Error(kInvalidArgument).
+void rotate(const std::string& dir, int keep, const std::string& writer_id);
 
 }  // namespace sluice::checkpoint

@@ -1,5 +1,6 @@
 #include "checkpoint/reader.h"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
@@ -11,7 +12,9 @@
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/layer_paths.h"
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
+#include "core/common/hdf5_lock.h"
 
 namespace sluice::checkpoint {
 namespace {
@@ -50,6 +53,12 @@ std::vector<int64_t> dataset_dims(hid_t dataset, const std::string& file, const 
   if (rank < 0) check_hdf5(static_cast<herr_t>(rank), file, object, "reading rank");
   std::vector<hsize_t> extents(static_cast<size_t>(rank));
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), extents.data(), nullptr);
+  for (hsize_t extent : extents) {
+    if (extent > static_cast<hsize_t>(INT64_MAX)) {
+      throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, "has a dimension of " +
+                                                                              std::to_string(extent) + " elements"));
+    }
+  }
   return std::vector<int64_t>(extents.begin(), extents.end());
 }
 
@@ -79,9 +88,13 @@ void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::
 void read_checked(hid_t file_handle, const std::string& file, const std::string& path,
                   const std::vector<int64_t>& stored_dims, hid_t native, size_t value_bytes, void* destination,
                   size_t count, const std::function<void(hid_t)>& check_type) {
+  const Hdf5Lock lock;  // every dataset read of the Reader comes through here
   const std::string object = "dataset " + path;
   int64_t stored_count = 1;
-  for (int64_t dim : stored_dims) stored_count *= dim;
+  // The dims come from the file: a crafted one must not wrap into a small count (and a buffer overrun).
+  for (int64_t dim : stored_dims) {
+    stored_count = checked_mul(stored_count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
+  }
   if (static_cast<int64_t>(count) != stored_count) {
     throw Error(ErrorCode::kCheckpoint,
                 checkpoint_message(file, object, "holds " + std::to_string(stored_count) +
@@ -139,7 +152,11 @@ Reader::Reader(MPI_Comm comm, const std::string& path) {
 Reader::Reader(const std::string& path) : file_(resolve_checkpoint_path(path)) { open_and_index(); }
 
 void Reader::open_and_index() {
+  const Hdf5Lock lock;  // HDF5 is not thread-safe (core/common/hdf5_lock.h)
   silence_hdf5_error_printing();
+  // Before any open: opening a FIFO for reading would block until someone writes to it.
+  const std::string kind = non_regular_kind(file_);
+  if (!kind.empty()) throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "file", "is " + kind + ", not a checkpoint file"));
   handle_ = Hdf5Handle(check_hdf5(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file_, "file",
                                   "opening (missing, truncated or not HDF5?)"),
                        H5Fclose);
@@ -271,7 +288,7 @@ std::vector<std::string> Reader::paths_of_layer(int layer) const {
 Entry Reader::read(const std::string& path) const {
   Entry entry{path, dims(path), {}};
   int64_t count = 1;
-  for (int64_t dim : entry.dims) count *= dim;
+  for (int64_t dim : entry.dims) count = checked_mul(count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
   entry.data.resize(static_cast<size_t>(count));
   read_into(path, entry.data.data(), entry.data.size());
   return entry;
@@ -299,7 +316,9 @@ namespace {
 // Reads one application array into scratch memory: verify_all's check of its checksum.
 void verify_application(const Reader& reader, const std::string& path) {
   int64_t count = 1;
-  for (int64_t dim : reader.application_dims(path)) count *= dim;
+  for (int64_t dim : reader.application_dims(path)) {
+    count = checked_mul(count, dim, "checkpoint application array element count", ErrorCode::kCheckpoint);
+  }
   const DataType type = reader.application_type(path);
   std::vector<unsigned char> scratch(static_cast<size_t>(count) * data_type_size(type));
   reader.read_application(path, type, scratch.data(), static_cast<size_t>(count));

@@ -21,9 +21,12 @@
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/hdf5_handle.h"
+#include "checkpoint/mpi_io_name.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/manifest.h"
 #include "core/common/error.h"
+#include "core/common/message_text.h"
+#include "core/common/hdf5_lock.h"
 
 namespace sluice::checkpoint {
 namespace {
@@ -37,7 +40,7 @@ int rank_of(MPI_Comm comm) {
 int64_t element_count(const std::vector<int64_t>& dims, const std::string& path) {
   int64_t count = 1;
   for (int64_t dim : dims) {
-    if (dim < 0) throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + path + "' has a negative dimension");
+    if (dim < 0) throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + shorten_for_message(path) + "' has a negative dimension");
     count *= dim;
   }
   return count;
@@ -125,22 +128,23 @@ JobMetadata share_job_metadata(MPI_Comm comm, const Snapshot& mine) {
   return shared;
 }
 
-std::string writer_id() {
-  if (const char* job = std::getenv("SLURM_JOB_ID")) return job;
-  return std::to_string(::getpid());
-}
-
 void check_target_directory(const std::string& path) {
   const std::filesystem::path target(path);
   if (path.empty() || !target.has_filename()) {
-    throw Error(ErrorCode::kInvalidArgument, "checkpoint path '" + path + "' does not name a file");
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint path '" + shorten_for_message(path) + "' does not name a file");
   }
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {
     throw Error(ErrorCode::kCheckpoint,
-                "cannot save checkpoint '" + path + "': directory '" + dir.string() + "' does not exist");
+                "cannot save checkpoint '" + shorten_for_message(path) + "': directory '" + shorten_for_message(dir.string()) + "' does not exist");
+  }
+  // The rename at the end would replace whatever has this name: only ever a regular (checkpoint) file.
+  const std::string kind = non_regular_kind(path);
+  if (!kind.empty()) {
+    throw Error(ErrorCode::kCheckpoint, "cannot save checkpoint '" + shorten_for_message(path) + "': it exists and is " +
+                                            kind + "; a save only replaces a regular checkpoint file");
   }
 }
 
@@ -149,7 +153,7 @@ void fsync_path(const std::string& path, int open_flags) {
   if (fd < 0 || ::fsync(fd) != 0) {
     const std::string reason = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    throw Error(ErrorCode::kIo, "cannot fsync '" + path + "': " + reason);
+    throw Error(ErrorCode::kIo, "cannot fsync '" + shorten_for_message(path) + "': " + reason);
   }
   ::close(fd);
 }
@@ -195,13 +199,17 @@ class CheckpointFileWriter {
   CheckpointFileWriter(MPI_Comm comm, std::string file, const SaveOptions& options)
       : comm_(comm), rank_(rank_of(comm)), file_(std::move(file)), options_(options) {}
 
+  // Holds the process-wide HDF5 lock throughout, collectives included (core/common/hdf5_lock.h says when that
+  // is safe with several threads).
   void write(const std::vector<ManifestItem>& all, const JobMetadata& metadata, const Snapshot& mine) {
+    const Hdf5Lock lock;
     Hdf5Handle access = make_property_list(H5P_FILE_ACCESS, file_);
     check_hdf5(H5Pset_fapl_mpio(access.get(), comm_, MPI_INFO_NULL), file_, "file", "selecting MPI-IO");
     // Aligning big datasets to 1 MiB keeps each rank's writes on whole file-system blocks.
     check_hdf5(H5Pset_alignment(access.get(), 1 << 20, 1 << 20), file_, "file", "setting alignment");
-    Hdf5Handle file(check_hdf5(H5Fcreate(file_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file_, "file",
-                               "creating"),
+    const MpiIoName name(file_);  // a long path would abort inside Open MPI (mpi_io_name.h)
+    Hdf5Handle file(check_hdf5(H5Fcreate(name.get().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file_,
+                               "file", "creating"),
                     H5Fclose);
 
     write_root_attributes(file.get(), metadata);
@@ -317,7 +325,7 @@ void save(MPI_Comm comm, const std::string& path, const Snapshot& mine, const Sa
                    if (is_root) check_target_directory(path);
                  }));
 
-  const std::string temporary = temporary_path(path, broadcast_bytes(comm, is_root ? writer_id() : "", 0));
+  const std::string temporary = temporary_path(path, broadcast_bytes(comm, is_root ? this_writer_id() : "", 0));
   try {
     comm::agree_or_throw(comm, "writing the checkpoint", comm::capture_failure([&] {
                      CheckpointFileWriter(comm, temporary, options).write(all, metadata, mine);
@@ -328,7 +336,7 @@ void save(MPI_Comm comm, const std::string& path, const Snapshot& mine, const Sa
     comm::agree_or_throw(comm, "renaming the checkpoint into place", comm::capture_failure([&] {
                      if (!is_root) return;
                      if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-                       throw Error(ErrorCode::kIo, "cannot rename '" + temporary + "' to '" + path +
+                       throw Error(ErrorCode::kIo, "cannot rename '" + shorten_for_message(temporary) + "' to '" + path +
                                                        "': " + std::strerror(errno));
                      }
                      std::filesystem::path dir = std::filesystem::path(path).parent_path();

@@ -6,6 +6,7 @@
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/reader.h"
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 
 namespace sluice::checkpoint {
@@ -13,7 +14,8 @@ namespace {
 
 int64_t element_count(const std::vector<int64_t>& dims) {
   int64_t count = 1;
-  for (int64_t dim : dims) count *= dim;
+  // The dims come from the file: a crafted or corrupt one must not wrap into a small count.
+  for (int64_t dim : dims) count = checked_mul(count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
   return count;
 }
 

@@ -1,8 +1,10 @@
 #include "kernels/tensor.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 
 namespace sluice::kernels {
@@ -13,8 +15,9 @@ Tensor::Tensor(int64_t rows, int64_t cols, std::unique_ptr<Buffer> buffer)
     throw Error(ErrorCode::kInvalidArgument,
                 "tensor shape must be non-negative, got [" + std::to_string(rows) + "][" + std::to_string(cols) + "]");
   }
-  if (rows * cols > 0 && !buffer_) {
-    throw Error(ErrorCode::kInvalidArgument, "tensor of " + std::to_string(rows * cols) + " elements has no buffer");
+  const int64_t elements = checked_mul(rows, cols, "tensor element count");
+  if (elements > 0 && !buffer_) {
+    throw Error(ErrorCode::kInvalidArgument, "tensor of " + std::to_string(elements) + " elements has no buffer");
   }
 }
 
@@ -27,22 +30,36 @@ void require_non_negative_shape(int64_t rows, int64_t cols) {
   }
 }
 
-}  // namespace
-
-Tensor Tensor::host(int64_t rows, int64_t cols) {
+// A host buffer for a [rows][cols] tensor. A size that wraps or memory that is not there becomes an error naming
+// the shape and the bytes asked for: a bare std::bad_alloc reaching the host says nothing about which size was
+// too big (kInvalidArgument: the C API's "a bad size").
+std::unique_ptr<HostBuffer> host_buffer(int64_t rows, int64_t cols, bool zero_filled) {
   require_non_negative_shape(rows, cols);
-  return Tensor(rows, cols, std::make_unique<HostBuffer>(static_cast<size_t>(rows * cols)));
+  const int64_t elements = checked_mul(rows, cols, "tensor element count");
+  const int64_t bytes = checked_float_bytes(elements, "tensor bytes");
+  try {
+    return std::make_unique<HostBuffer>(static_cast<size_t>(elements), zero_filled);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::kInvalidArgument, "out of memory: a [" + std::to_string(rows) + "][" +
+                                                 std::to_string(cols) + "] float tensor needs " +
+                                                 std::to_string(bytes) + " bytes");
+  }
 }
 
+}  // namespace
+
+Tensor Tensor::host(int64_t rows, int64_t cols) { return Tensor(rows, cols, host_buffer(rows, cols, true)); }
+
 Tensor Tensor::host_uninitialized(int64_t rows, int64_t cols) {
-  require_non_negative_shape(rows, cols);
-  return Tensor(rows, cols, std::make_unique<HostBuffer>(static_cast<size_t>(rows * cols), false));
+  return Tensor(rows, cols, host_buffer(rows, cols, false));
 }
 
 Tensor Tensor::host_from(int64_t rows, int64_t cols, const std::vector<float>& values) {
-  if (static_cast<int64_t>(values.size()) != rows * cols) {
+  require_non_negative_shape(rows, cols);
+  const int64_t elements = checked_mul(rows, cols, "tensor element count");
+  if (static_cast<int64_t>(values.size()) != elements) {
     throw Error(ErrorCode::kInvalidArgument, "tensor [" + std::to_string(rows) + "][" + std::to_string(cols) +
-                                                 "] needs " + std::to_string(rows * cols) + " values, got " +
+                                                 "] needs " + std::to_string(elements) + " values, got " +
                                                  std::to_string(values.size()));
   }
   Tensor tensor = host(rows, cols);

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
+#include "core/config/size_bounds.h"
 #include "core/config/yaml_overrides.h"
+#include "core/config/yaml_strict.h"
 
 namespace sluice::config {
 
@@ -42,21 +45,26 @@ Source read_source(const std::string& yaml_text_or_path) {
   if (yaml_text_or_path.find('\n') == std::string::npos &&
       std::filesystem::is_regular_file(yaml_text_or_path, ignored)) {
     std::ifstream file(yaml_text_or_path);
-    if (!file) file_fail("cannot read config file \"" + yaml_text_or_path + "\"");
+    if (!file) file_fail("cannot read config file \"" + shorten_for_message(yaml_text_or_path) + "\"");
     std::ostringstream text;
     text << file.rdbuf();
     return {text.str(), yaml_text_or_path};
   }
   // Without this, a mistyped path would be parsed as a YAML scalar and fail with a puzzling message.
-  if (looks_like_a_path(yaml_text_or_path)) file_fail("config file \"" + yaml_text_or_path + "\" does not exist");
+  if (looks_like_a_path(yaml_text_or_path)) {
+    file_fail("config file \"" + shorten_for_message(yaml_text_or_path) + "\" does not exist");
+  }
   return {yaml_text_or_path, ""};
 }
 
 YAML::Node load_yaml(const Source& source) {
   try {
-    return YAML::Load(source.text);
+    const std::string where = source.file.empty() ? "" : "config file \"" + shorten_for_message(source.file) + "\"";
+    YAML::Node root = load_one_document(source.text, where);
+    require_unique_keys(root, "", where);
+    return root;
   } catch (const YAML::Exception& error) {
-    const std::string where = source.file.empty() ? "" : " in \"" + source.file + "\"";
+    const std::string where = source.file.empty() ? "" : " in \"" + shorten_for_message(source.file) + "\"";
     fail("YAML syntax error" + where + " at line " + std::to_string(error.mark.line + 1) + ", column " +
          std::to_string(error.mark.column + 1) + ": " + error.msg);
   }
@@ -342,6 +350,7 @@ Config parse_tree(const ConfigNode& root) {
   }
   check_device_keys(root, config);
   if (root.has("cpu_threads")) config.cpu_threads = parse_cpu_threads(root.child("cpu_threads"));
+  check_size_bounds(root, config);
   if (root.has("seed")) config.seed = root.child("seed").as_uint64();
   if (root.has("steps")) {
     config.steps = positive_int(root.child("steps"));

@@ -10,7 +10,8 @@ namespace {
 
 [[noreturn]] void fail(const std::string& problem) { throw Error(ErrorCode::kConfig, "config: " + problem); }
 
-std::string first_multiples(int step, int count) {
+// In 64 bits: with `stages: 2147483647` the multiples of an int do not fit in an int.
+std::string first_multiples(int64_t step, int count) {
   std::string listed;
   for (int i = 1; i <= count; ++i) listed += std::to_string(step * i) + ", ";
   return listed + "...";
@@ -53,7 +54,7 @@ Layout make_layout(const Config& config, int world_size, int rank, RankOrder ord
   const int data_parallel = world_size / stages;
   if (config.pipeline.data_parallel > 0 && config.pipeline.data_parallel != data_parallel) {
     fail("pipeline.data_parallel is " + std::to_string(config.pipeline.data_parallel) + " and pipeline.stages is " +
-         std::to_string(stages) + ", which needs " + std::to_string(config.pipeline.data_parallel * stages) +
+         std::to_string(stages) + ", which needs " + std::to_string(static_cast<int64_t>(config.pipeline.data_parallel) * stages) +
          " ranks, but the MPI world has " + std::to_string(world_size) + " (drop data_parallel to derive it as " +
          std::to_string(data_parallel) + ")");
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/config/yaml_strict.h"
 
 namespace sluice::config {
 
@@ -41,11 +42,14 @@ std::size_t parse_index(const std::string& assignment, const std::string& walked
   return index;
 }
 
-YAML::Node parse_value(const std::string& assignment, const std::string& text) {
+YAML::Node parse_value(const std::string& assignment, const std::string& path, const std::string& text) {
   // `--set checkpoint.dir=` means "no directory", not YAML null.
   if (text.empty()) return YAML::Node(std::string());
   try {
-    return YAML::Load(text);
+    // A value is held to the file's rules: `--set 'model={inputs: 3, inputs: 4}'` is refused, not half-read.
+    YAML::Node value = load_one_document(text, "--set " + assignment);
+    require_unique_keys(value, path, "--set " + assignment);
+    return value;
   } catch (const YAML::Exception& error) {
     fail(assignment, "value \"" + text + "\" is not valid YAML: " + error.msg);
   }
@@ -58,7 +62,7 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
   if (equals == std::string::npos) fail(assignment, "expected key.path=value");
   const std::string path = assignment.substr(0, equals);
   const std::vector<std::string> segments = split_path(assignment, path);
-  const YAML::Node value = parse_value(assignment, assignment.substr(equals + 1));
+  const YAML::Node value = parse_value(assignment, path, assignment.substr(equals + 1));
 
   // yaml-cpp nodes are references: `current = x` would overwrite the node `current` points at, so the walk
   // moves with reset() instead.

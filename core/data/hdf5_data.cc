@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
+#include "core/common/hdf5_lock.h"
 
 namespace sluice::data {
 
@@ -66,12 +68,13 @@ Hdf5Data::Hdf5Data(const std::string& path, const std::string& inputs_dataset, c
   }
   std::error_code ignored;
   if (!std::filesystem::is_regular_file(path, ignored)) {
-    throw Error(ErrorCode::kIo, "hdf5 data: file \"" + path + "\" does not exist (data.path)");
+    throw Error(ErrorCode::kIo, "hdf5 data: file \"" + shorten_for_message(path) + "\" does not exist (data.path)");
   }
+  const Hdf5Lock lock;  // HDF5 is not thread-safe (core/common/hdf5_lock.h)
   SilenceHdf5Errors silence;
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error(ErrorCode::kIo, "hdf5 data: \"" + path + "\" is not an HDF5 file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error(ErrorCode::kIo, "hdf5 data: \"" + shorten_for_message(path) + "\" is not an HDF5 file");
   file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file_ < 0) throw Error(ErrorCode::kIo, "hdf5 data: cannot open \"" + path + "\" for reading");
+  if (file_ < 0) throw Error(ErrorCode::kIo, "hdf5 data: cannot open \"" + shorten_for_message(path) + "\" for reading");
   try {
     inputs_ = open_dataset(inputs_dataset);
     targets_ = open_dataset(targets_dataset);
@@ -99,13 +102,14 @@ Hdf5Data::Hdf5Data(const std::string& path, const std::string& inputs_dataset, c
   }
   if (!problem.empty()) {
     close();
-    throw Error(code, "hdf5 data \"" + path_ + "\": " + problem);
+    throw Error(code, "hdf5 data \"" + shorten_for_message(path_) + "\": " + problem);
   }
 }
 
 Hdf5Data::~Hdf5Data() { close(); }
 
 void Hdf5Data::close() {
+  const Hdf5Lock lock;
   if (inputs_.id >= 0) H5Dclose(inputs_.id);
   if (targets_.id >= 0) H5Dclose(targets_.id);
   if (file_ >= 0) H5Fclose(file_);
@@ -113,7 +117,7 @@ void Hdf5Data::close() {
 }
 
 Hdf5Data::Dataset Hdf5Data::open_dataset(const std::string& name) const {
-  const std::string where = "hdf5 data \"" + path_ + "\", dataset \"" + name + "\": ";
+  const std::string where = "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + name + "\": ";
   if (name.empty() || H5Lexists(file_, name.c_str(), H5P_DEFAULT) <= 0) {
     throw Error(ErrorCode::kIo, where + "not found (objects at the file's root: " + list_root_names(file_) + ")");
   }
@@ -156,7 +160,7 @@ void Hdf5Data::read_rows(const Dataset& dataset, int64_t file_row, int64_t count
   // Reading as NATIVE_FLOAT lets HDF5 convert float64 datasets on the fly.
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, shape, nullptr) < 0 ||
       H5Dread(dataset.id, H5T_NATIVE_FLOAT, memory.get(), file_space.get(), H5P_DEFAULT, destination) < 0) {
-    throw Error(ErrorCode::kIo, "hdf5 data \"" + path_ + "\", dataset \"" + dataset.name + "\": reading rows " +
+    throw Error(ErrorCode::kIo, "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name + "\": reading rows " +
                                     std::to_string(file_row) + ".." + std::to_string(file_row + count - 1) + " failed");
   }
 }
@@ -171,6 +175,7 @@ void Hdf5Data::batch(int64_t step, int64_t first_row, int64_t rows, float* input
   if (inputs == nullptr || targets == nullptr) {
     throw Error(ErrorCode::kInvalidArgument, "Hdf5Data::batch: inputs and targets must not be null");
   }
+  const Hdf5Lock lock;
   const int64_t n = rows_in_file_;
   // (step * batch + first_row) mod N without overflowing for large step counts.
   int64_t file_row = ((step % n) * (global_batch_ % n) % n + first_row % n) % n;

@@ -6,8 +6,10 @@
 #include <Random123/uniform.hpp>
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <string>
 
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 
 namespace sluice::data {
@@ -44,7 +46,16 @@ SyntheticData::SyntheticData(uint64_t seed, int64_t input_features, int64_t targ
   // Scaled so that W x has unit variance for x uniform in [-1, 1]: sin() is then clearly non-linear but
   // not so wiggly that a small MLP cannot fit it.
   const float scale = 3.0f / std::sqrt(static_cast<float>(input_features));
-  target_map_.resize(static_cast<std::size_t>(target_features * input_features));
+  // Checked: a wrapped product would size the map too small and the loop below would write past it.
+  const int64_t elements = checked_mul(target_features, input_features, "synthetic data target map (targets × inputs)");
+  try {
+    target_map_.resize(static_cast<std::size_t>(elements));
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "out of memory: the synthetic data's target map [" + std::to_string(target_features) + "][" +
+                    std::to_string(input_features) + "] (outputs × model.inputs) needs " +
+                    std::to_string(checked_float_bytes(elements, "synthetic data target map bytes")) + " bytes");
+  }
   const Philox::key_type key = {{seed_, kTargetMapStream}};
   for (int64_t output = 0; output < target_features; ++output) {
     float* row = target_map_.data() + output * input_features;

@@ -17,6 +17,7 @@
 #include "checkpoint/save_layout.h"
 #include "core/common/error.h"
 #include "core/common/log.h"
+#include "core/common/message_text.h"
 #include "core/common/version.h"
 #include "core/config/config_parser.h"
 #include "core/comm/agreement.h"
@@ -43,7 +44,7 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
   if (it == reader.attributes().end()) return;  // written by something other than the trainer: shapes decide
   const config::Config saved = config::parse_config(it->second);
   auto refuse = [&](const std::string& key, const std::string& was, const std::string& is) {
-    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "' was written with " + key + " = " + was +
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + shorten_for_message(reader.file()) + "' was written with " + key + " = " + was +
                                             " but the config now has " + is +
                                             "; a restart must continue the same run (start a new run instead)");
   };
@@ -88,10 +89,10 @@ int accumulation_position_of(const checkpoint::Reader& reader, Trainer& trainer)
   if (config_text != reader.attributes().end()) {
     saved_accumulate = config::parse_config(config_text->second).optimizer.accumulate;
   }
-  const std::string where = "checkpoint '" + reader.file() + "' was saved after call " + std::to_string(position) +
+  const std::string where = "checkpoint '" + shorten_for_message(reader.file()) + "' was saved after call " + std::to_string(position) +
                             " of an accumulation window";
   if (position < 0 || (saved_accumulate != 0 && position >= saved_accumulate)) {
-    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': /train/" +
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + shorten_for_message(reader.file()) + "': /train/" +
                                             checkpoint::kAccumulationPositionDataset + " = " +
                                             std::to_string(position) + " is not a position inside a window");
   }
@@ -227,7 +228,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   } catch (...) {
     error = std::current_exception();
   }
-  comm::agree_or_throw(trainer.mpi().world(), "checkpoint load of '" + reader.file() + "'", error);
+  comm::agree_or_throw(trainer.mpi().world(), "checkpoint load of '" + shorten_for_message(reader.file()) + "'", error);
 
   kernels::Backend& backend = trainer.backend();
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -251,7 +252,7 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
   std::exception_ptr error;
   if (trainer.layout().rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     error = std::make_exception_ptr(
-        Error(ErrorCode::kIo, "cannot create checkpoint directory '" + dir + "': " + std::strerror(errno)));
+        Error(ErrorCode::kIo, "cannot create checkpoint directory '" + shorten_for_message(dir) + "': " + std::strerror(errno)));
   }
   comm::agree_or_throw(trainer.mpi().world(), "creating the checkpoint directory", error);
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
@@ -260,7 +261,7 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
     log::info("wrote checkpoint " + path + " (step " + std::to_string(trainer.steps_done()) + ")");
     // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
     try {
-      checkpoint::rotate(dir, keep);
+      checkpoint::rotate(dir, keep, checkpoint::this_writer_id());
     } catch (const Error& e) {
       log::warning(std::string("could not remove old checkpoints: ") + e.what());
     }

@@ -7,6 +7,7 @@
 #include "checkpoint/directory.h"
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/resume_fallback.h"
 #include "core/runtime/trainer_checkpoint.h"
@@ -26,6 +27,16 @@ RunControl::RunControl(Trainer& trainer, LogFunction log, StepLimit limit)
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
   if (ckpt.every > 0 && ckpt.dir.empty()) {
     throw Error(ErrorCode::kConfig, "checkpoint.every is set but checkpoint.dir is empty");
+  }
+  if (ckpt.dir.empty()) return;
+  // One job per directory: rank 0 locks it, and the agreement makes every rank fail with rank 0's message.
+  comm::agree_or_throw(trainer_.mpi().world(), "locking the checkpoint directory", comm::capture_failure([&] {
+                         if (trainer_.layout().rank != 0) return;
+                         directory_lock_ = std::make_unique<checkpoint::DirectoryLock>(ckpt.dir);
+                       }));
+  if (directory_lock_ && !directory_lock_->taken_over_from().empty()) {
+    say(trainer_, log_, "sluice: took over the lock of checkpoint directory " + shorten_for_message(ckpt.dir) +
+                            " from a job that is gone (" + directory_lock_->taken_over_from() + ")");
   }
 }
 

@@ -12,8 +12,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "checkpoint/directory_lock.h"
 #include "core/data/data_source.h"
 #include "core/runtime/application_state.h"
 #include "core/runtime/trainer.h"
@@ -38,6 +40,9 @@ enum class StepLimit {
 // Per-step work around Trainer::train_step, driven by the config's checkpoint and steps keys.
 class RunControl {
  public:
+  // Collective when checkpoint.dir is set: rank 0 takes the directory's lock (checkpoint/directory_lock.h) for
+  // this RunControl's lifetime, and every rank fails together (kCheckpoint naming the holder) when another job
+  // holds it.
   RunControl(Trainer& trainer, LogFunction log, StepLimit limit = StepLimit::kConfigSteps);
 
   // Collective. Loads `source` (a file or directory) if non-empty; else, with `automatic`, checkpoint.dir's
@@ -84,6 +89,7 @@ class RunControl {
   uint64_t saved_step_ = 0;    // the step of the checkpoint this RunControl wrote last (with saved_path_)
   std::string saved_path_;
   const ApplicationState* application_ = nullptr;
+  std::unique_ptr<checkpoint::DirectoryLock> directory_lock_;  // rank 0 only, while checkpoint.dir is set
 };
 
 // How a run of run_training ended.

@@ -84,10 +84,13 @@ std::vector<float> predict(sluice_trainer* t) {
   return out;
 }
 
+// The directory's files but its lock (.sluice.lock, held while a trainer with checkpoint.dir is alive).
 std::set<std::string> files_in(const std::string& dir) {
   std::set<std::string> names;
   if (!fs::is_directory(dir)) return names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename() != ".sluice.lock") names.insert(entry.path().filename().string());
+  }
   return names;
 }
 

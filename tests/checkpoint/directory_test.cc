@@ -81,17 +81,19 @@ TEST_F(DirectoryTest, RotateKeepsTheLastKAndRunningSaves) {
   touch("ckpt_00000030.h5.tmp-111");  // stale: step 30 is complete
   touch("ckpt_00000060.h5.tmp-222");  // a save in progress
   touch("notes.txt");
-  rotate(dir_, 2);
+  touch("ckpt_00000020.h5.tmp-999");  // stale, but another writer's: never ours to delete
+  rotate(dir_, 2, "111");
   EXPECT_EQ(names(), std::vector<std::string>(
-                         {"ckpt_00000040.h5", "ckpt_00000050.h5", "ckpt_00000060.h5.tmp-222", "notes.txt"}));
-  rotate(dir_, 5);  // fewer than K: nothing to delete
-  EXPECT_EQ(names().size(), 4u);
+                         {"ckpt_00000020.h5.tmp-999", "ckpt_00000040.h5", "ckpt_00000050.h5", "ckpt_00000060.h5.tmp-222",
+                          "notes.txt"}));
+  rotate(dir_, 5, "111");  // fewer than K: nothing to delete
+  EXPECT_EQ(names().size(), 5u);
 }
 
 TEST_F(DirectoryTest, RotateRejectsKeepBelowOne) {
   touch(checkpoint_file_name(1));
   try {
-    rotate(dir_, 0);
+    rotate(dir_, 0, "111");
     ADD_FAILURE() << "expected an error";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);

@@ -122,5 +122,14 @@ TEST(Layout, RankOutsideTheWorldIsAnInvalidArgument) {
   }
 }
 
+// With stages near INT_MAX the suggested world sizes and the rank counts in messages used to wrap negative.
+TEST(Layout, MessagesAboutHugeStageCountsDoNotOverflow) {
+  EXPECT_EQ(layout_error(config_with(2147483647, 1, 8), 1),
+            "config: pipeline.stages is 2147483647 but the MPI world has 1 ranks, which is not a multiple of it; world "
+            "sizes that work: 2147483647, 4294967294, 6442450941, 8589934588, ...");
+  EXPECT_NE(layout_error(config_with(1073741824, 1, 8, 4), 1073741824).find("which needs 4294967296 ranks"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::config

@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "core/comm/agreement.h"
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/config/layout.h"
@@ -106,6 +108,20 @@ int train(runtime::Trainer& trainer, data::DataSource& source, const TrainOption
   return 0;
 }
 
+// A std::bad_alloc names nothing. Sizes are bounded at parse time, so what remains is memory this machine does
+// not have: name the key and the bytes of the batch buffers, the first allocation that grows with it.
+Error out_of_memory(const runtime::Trainer& trainer) {
+  const config::Config& cfg = trainer.config();
+  const int64_t rows = cfg.data.batch / trainer.layout().data_parallel;
+  const int64_t floats = checked_mul(rows, cfg.model.inputs + trainer.output_features(), "batch buffers");
+  return Error(ErrorCode::kInvalidArgument,
+               "out of memory: data.batch " + std::to_string(cfg.data.batch) + " gives " + std::to_string(rows) +
+                   " rows per replica; with model.inputs " + std::to_string(cfg.model.inputs) + " and " +
+                   std::to_string(trainer.output_features()) + " outputs the batch buffers alone need " +
+                   std::to_string(checked_float_bytes(floats, "batch buffer bytes")) +
+                   " bytes (besides the activations); use a smaller data.batch");
+}
+
 void run_training(const TrainOptions& options) {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -124,7 +140,11 @@ void run_training(const TrainOptions& options) {
     Setup setup = set_up(options, world, rank);
     runtime::Trainer trainer(MPI_COMM_WORLD, setup.cfg);
     trainer.start();
-    code = train(trainer, *setup.source, options, rank);
+    try {
+      code = train(trainer, *setup.source, options, rank);
+    } catch (const std::bad_alloc&) {
+      throw out_of_memory(trainer);
+    }
   } catch (const std::exception& e) {
     fail_agreed(e, rank);
   }
