@@ -142,8 +142,9 @@ void rotate(const std::string& dir, int keep, const std::string& writer_id) {
   const std::string own_suffix = kTemporaryMarker + writer_id;
   for (const auto& [step, path] : listing.temporary) {
     const std::string name = path.filename().string();
-    const bool own = name.size() > own_suffix.size() &&
-                     name.compare(name.size() - own_suffix.size(), own_suffix.size(), own_suffix) == 0;
+    const bool own = writer_id.empty() ||  // the caller holds the directory's lock: no one else is writing
+                     (name.size() > own_suffix.size() &&
+                      name.compare(name.size() - own_suffix.size(), own_suffix.size(), own_suffix) == 0);
     if (own && step <= newest_step) remove_file(path);
   }
 }

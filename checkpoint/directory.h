@@ -39,7 +39,9 @@ std::string this_writer_id();
 // Deletes all but the `keep` highest-step complete checkpoints in dir, plus this writer's stale temporaries: those
 // named .tmp-<writer_id> whose step is not newer than the newest complete checkpoint (a running save always
 // targets a newer step). Another writer's temporaries are never touched: they may belong to a job that is still
-// writing. Not collective: call it from one rank after save() returned. keep < 1 is Error(kInvalidArgument).
+// writing; except with an empty `writer_id`, which the holder of the directory's lock (directory_lock.h) passes:
+// no other job can be writing there, so every stale temporary is a dead one (a killed save of an earlier run).
+// Not collective: call it from one rank after save() returned. keep < 1 is Error(kInvalidArgument).
 void rotate(const std::string& dir, int keep, const std::string& writer_id);
 
 }  // namespace sluice::checkpoint

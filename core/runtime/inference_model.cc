@@ -1,6 +1,5 @@
 #include "core/runtime/inference_model.h"
 
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -8,6 +7,7 @@
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/reader.h"
 #include "core/common/error.h"
+#include "core/common/hdf5_lock.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/prediction_passes.h"
 #include "kernels/backend_registry.h"
@@ -51,10 +51,6 @@ void read_parameters(const checkpoint::Reader& reader, std::vector<std::unique_p
   }
 }
 
-// HDF5 (this build's, without its thread-safe option) must not be entered by two threads at once. Loads of distinct
-// models on distinct threads take turns here. (A trainer's reads are not covered: that takes a process-wide HDF5
-// lock in checkpoint/ itself.)
-std::mutex g_load_mutex;
 
 }  // namespace
 
@@ -69,7 +65,9 @@ void InferenceModel::load(const std::string& path) {
   config::Config cfg;
   std::vector<std::unique_ptr<model::Layer>> layers;
   {
-    const std::lock_guard<std::mutex> hdf5_turn(g_load_mutex);  // until the reader has closed the file
+    // The process-wide HDF5 lock (core/common/hdf5_lock.h), held until the reader has closed the file: loads of
+    // distinct models, and a trainer's saves and loads, take turns inside HDF5.
+    const Hdf5Lock hdf5_turn;
     // Serial open (no communicator): HDF5's default driver needs no MPI_Init.
     const checkpoint::Reader reader(path);
     cfg = saved_config(reader);

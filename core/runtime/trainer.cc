@@ -223,6 +223,16 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
   }
   ErrorCode code = ErrorCode::kInvalidArgument;
   if (problem.empty() && !targets_everywhere) {  // a training call: its data must be finite (numeric_check.h)
+    // Only a batch whose host copy can exist is read: a rows x features that overflows or exceeds this process's
+    // memory is the bad size the step itself would report (kInvalidArgument naming the bytes), found before any of
+    // the caller's rows are touched. The probe is not written to, so it costs an allocation, not a fill.
+    try {
+      kernels::Tensor::host_uninitialized(rows, std::max(input_features_, output_features_));
+    } catch (const Error& e) {
+      problem = e.what();
+    }
+  }
+  if (problem.empty() && !targets_everywhere) {
     problem = first_non_finite(stages_.count(0) ? inputs : nullptr, rows, input_features_, "inputs");
     if (problem.empty() && stages_.count(lowered_.num_stages() - 1)) {
       problem = first_non_finite(targets, rows, output_features_, "targets");

@@ -261,7 +261,8 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
     log::info("wrote checkpoint " + path + " (step " + std::to_string(trainer.steps_done()) + ")");
     // The new checkpoint is safely on disk; failing to delete old ones must not fail the run.
     try {
-      checkpoint::rotate(dir, keep, checkpoint::this_writer_id());
+      // RunControl, the only caller, holds the directory's lock: every stale temporary is dead, ours or not.
+      checkpoint::rotate(dir, keep, /*writer_id=*/"");
     } catch (const Error& e) {
       log::warning(std::string("could not remove old checkpoints: ") + e.what());
     }

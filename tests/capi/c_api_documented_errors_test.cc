@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -134,6 +135,12 @@ std::vector<Case> lifecycle_cases() {
        [](Scratch& s) { return sluice_trainer_start(s.started()); }},
       {"sluice_trainer_start", SLUICE_ERROR_CONFIG, "no_such_layer",
        [](Scratch& s) { return sluice_trainer_start(s.created(config("{type: custom, name: no_such_layer}"))); }},
+      {"sluice_trainer_start", SLUICE_ERROR_IO, "ckpt",
+       [](Scratch& s) {
+         // checkpoint.dir below a regular file cannot be created, so its lock cannot be taken.
+         const std::string dir = garbage_file() + "/ckpt";
+         return sluice_trainer_start(s.created(config("{type: linear, outputs: 4}", "checkpoint: {dir: " + dir + "}\n")));
+       }},
   };
 }
 
@@ -158,11 +165,15 @@ std::vector<Case> step_cases() {
          EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
          return s.step(t);
        }},
-      {"sluice_train_step", SLUICE_ERROR_IO, "ckpt",
+      {"sluice_train_step", SLUICE_ERROR_IO, "ckpt_io",
        [](Scratch& s) {
-         // checkpoint.dir below a regular file cannot be created: the periodic save of step 1 fails.
-         const std::string dir = garbage_file() + "/ckpt";
-         return s.step(s.started(config("{type: linear, outputs: 4}", "checkpoint: {dir: " + dir + ", every: 1}\n")));
+         // checkpoint.dir replaced by a regular file after start: the periodic save of step 1 cannot write into it.
+         const std::string dir = scratch_dir() + "/ckpt_io";
+         std::filesystem::remove_all(dir);
+         sluice_trainer* t = s.started(config("{type: linear, outputs: 4}", "checkpoint: {dir: " + dir + ", every: 1}\n"));
+         std::filesystem::remove_all(dir);
+         std::fclose(std::fopen(dir.c_str(), "w"));
+         return s.step(t);
        }},
       {"sluice_evaluate", SLUICE_ERROR_STATE, "not started",
        [](Scratch& s) { return sluice_evaluate(s.created(), s.data.inputs.data(), s.data.targets.data(), kBatch, nullptr); }},

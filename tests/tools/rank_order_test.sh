@@ -29,8 +29,8 @@ for expect in "rank 0: replica 0, pipeline rank 0" "rank 1: replica 1, pipeline 
               "rank 2: replica 0, pipeline rank 1" "rank 3: replica 1, pipeline rank 1"; do
   grep -q "$expect" <<<"$out" || fail "missing layout line '$expect': $out"
 done
-grep -q "rank 1: .*, node 0, host" <<<"$out" || fail "rank 1 not reported on node 0: $out"
-grep -q "rank 2: .*, node 1, host" <<<"$out" || fail "rank 2 not reported on node 1: $out"
+grep -q "rank 1: .*, node 0," <<<"$out" || fail "rank 1 not reported on node 0: $out"
+grep -q "rank 2: .*, node 1," <<<"$out" || fail "rank 2 not reported on node 1: $out"
 across="$(grep -o "stages_across_nodes [0-9.e+]* MB" <<<"$out" | head -1 | cut -d' ' -f2)"
 within="$(grep -o "stages_within_node [0-9.e+]* MB" <<<"$out" | head -1 | cut -d' ' -f2)"
 python3 -c "import sys; a, w = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if 0 < a < w else 1)" \
