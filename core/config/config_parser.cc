@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/config/comm_parser.h"
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/yaml_overrides.h"
@@ -296,7 +297,8 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
 
 Config parse_tree(const ConfigNode& root) {
   root.require_map_with_keys(
-      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "gemm_precision", "seed", "steps"},
+      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "comm", "device", "gemm_precision", "seed",
+       "steps"},
       "the config");
   Config config;
   config.model = parse_model(root.child("model"));
@@ -305,6 +307,7 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
+  if (root.has("comm")) config.comm = parse_comm(root.child("comm"));
   if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);
   if (root.has("gemm_precision")) {
     config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});

@@ -18,6 +18,7 @@
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
 #include "core/runtime/rank_order_choice.h"
+#include "core/runtime/wait_setup.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/validator.h"
@@ -36,6 +37,8 @@ void Trainer::start() {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(world_in_, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
+  // Collective: comm.timeout and comm.wait bound and shape every wait from here on.
+  apply_wait_settings(cfg_.comm, world_in_);
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).
@@ -194,7 +197,7 @@ void Trainer::finish_reductions() {
 
 void Trainer::join_with_error(const std::string& function, const Error& error) {
   if (!started_) throw error;
-  comm::agree_or_throw(mpi_->world(), arguments_of(function), std::optional<Error>(error));
+  comm::agree_or_throw(mpi_->world(), arguments_of(function), std::optional<Error>(error), comm::arrival_deadline());
   throw error;  // not reached: the agreement throws on every rank
 }
 
@@ -216,7 +219,7 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
   std::exception_ptr error;
   if (!problem.empty()) error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, problem));
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
-  comm::agree_or_throw(mpi_->world(), arguments_of(function), error);
+  comm::agree_or_throw(mpi_->world(), arguments_of(function), error, comm::arrival_deadline());
   // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over
   // rows x replicas samples.
   const double mine = static_cast<double>(rows);
