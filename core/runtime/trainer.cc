@@ -11,6 +11,7 @@
 #include "core/model/loss.h"
 #include "core/model/partition.h"
 #include "core/comm/agreement.h"
+#include "core/comm/timeout_as_failure.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
@@ -297,14 +298,16 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     if (window_start) stage->zero_grad();  // later calls of the window add to the partial sums
     stage->reset_peaks();
   }
-  mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
   const auto t0 = std::chrono::steady_clock::now();
-
   const StepData data = training_step_data(inputs, targets, rows);
   counters_ = StepCounters{};
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
-  StepOutcome outcome = executor_->run(data, counters_, tracing_);
-  if (window_end) finish_reductions();
+  StepOutcome outcome = comm::timeout_as_failure([&] {
+    mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
+    StepOutcome run = executor_->run(data, counters_, tracing_);
+    if (window_end) finish_reductions();
+    return run;
+  });
   agree_on_call(outcome, window_start);
 
   StepResult result;
@@ -381,7 +384,7 @@ void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
   data.step = step_;
   data.training = false;
   StepCounters counters;
-  StepOutcome outcome = predictor_->run(data, counters, false);
+  StepOutcome outcome = comm::timeout_as_failure([&] { return predictor_->run(data, counters, false); });
   comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
   // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
   const int last_rank = lowered_.stage_to_rank.back();
