@@ -298,12 +298,13 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     if (window_start) stage->zero_grad();  // later calls of the window add to the partial sums
     stage->reset_peaks();
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   const StepData data = training_step_data(inputs, targets, rows);
   counters_ = StepCounters{};
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = comm::timeout_as_failure([&] {
     mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
+    t0 = std::chrono::steady_clock::now();
     StepOutcome run = executor_->run(data, counters_, tracing_);
     if (window_end) finish_reductions();
     return run;
