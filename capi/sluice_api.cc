@@ -327,7 +327,8 @@ sluice_status sluice_trainer_resume(sluice_trainer* t, const char* dir_or_file, 
       }
     });
     sluice::comm::agree_or_throw(t->trainer->mpi().world(),
-                                 sluice::runtime::Trainer::arguments_of("sluice_trainer_resume"), failure);
+                                 sluice::runtime::Trainer::arguments_of("sluice_trainer_resume"), failure,
+                                 sluice::comm::arrival_deadline());
     t->control->resume_if_any(dir_or_file != nullptr ? dir_or_file : dir);
     *step = static_cast<int64_t>(t->trainer->steps_done());
   });
@@ -346,7 +347,8 @@ sluice_status sluice_stop_requested(sluice_trainer* t, int* stop) {
     std::optional<Error> failure = sluice::comm::capture_failure(
         [&] { require(stop != nullptr, "sluice_stop_requested: stop (int*) is NULL"); });
     sluice::comm::agree_or_throw(t->trainer->mpi().world(),
-                                 sluice::runtime::Trainer::arguments_of("sluice_stop_requested"), failure);
+                                 sluice::runtime::Trainer::arguments_of("sluice_stop_requested"), failure,
+                                 sluice::comm::arrival_deadline());
     *stop = t->control->stop_if_requested().stop ? 1 : 0;
   });
 }

@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "core/comm/request_wait.h"
 #include "core/common/error.h"
 
 namespace sluice::checkpoint {
@@ -14,7 +15,10 @@ std::vector<std::string> allgather_bytes(MPI_Comm comm, const std::string& mine)
   // Sizes travel as 64-bit so an oversized manifest is detected by every rank alike, not just by its owner.
   const long long my_count = static_cast<long long>(mine.size());
   std::vector<long long> wide_counts(static_cast<size_t>(size));
-  MPI_Allgather(&my_count, 1, MPI_LONG_LONG, wide_counts.data(), 1, MPI_LONG_LONG, comm);
+  // Non-blocking collectives and Sluice's bounded wait: a stopped peer is a TIMEOUT, not a busy hang.
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallgather(&my_count, 1, MPI_LONG_LONG, wide_counts.data(), 1, MPI_LONG_LONG, comm, &request);
+  comm::wait_for(request, "checkpoint manifest sizes from " + comm::peers_text(comm));
   std::vector<int> counts(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
     if (wide_counts[static_cast<size_t>(r)] > INT_MAX) {
@@ -32,8 +36,9 @@ std::vector<std::string> allgather_bytes(MPI_Comm comm, const std::string& mine)
   }
   if (total > INT_MAX) throw Error(ErrorCode::kInvalidArgument, "checkpoint manifests of all ranks exceed 2 GiB");
   std::string all(static_cast<size_t>(total), '\0');
-  MPI_Allgatherv(mine.data(), counts[static_cast<size_t>(my_rank)], MPI_CHAR, all.data(), counts.data(),
-                 offsets.data(), MPI_CHAR, comm);
+  MPI_Iallgatherv(mine.data(), counts[static_cast<size_t>(my_rank)], MPI_CHAR, all.data(), counts.data(),
+                  offsets.data(), MPI_CHAR, comm, &request);
+  comm::wait_for(request, "checkpoint manifests from " + comm::peers_text(comm));
 
   std::vector<std::string> per_rank;
   per_rank.reserve(static_cast<size_t>(size));
@@ -48,12 +53,16 @@ std::string broadcast_bytes(MPI_Comm comm, const std::string& bytes_at_root, int
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   unsigned long long length = rank == root ? bytes_at_root.size() : 0;
-  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const std::string from = "checkpoint metadata broadcast from " + comm::world_ranks_text(comm, {root});
+  MPI_Ibcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm, &request);
+  comm::wait_for(request, from);
   if (length > static_cast<unsigned long long>(INT_MAX)) {
     throw Error(ErrorCode::kInvalidArgument, "checkpoint metadata broadcast exceeds 2 GiB");
   }
   std::string bytes = rank == root ? bytes_at_root : std::string(static_cast<size_t>(length), '\0');
-  MPI_Bcast(bytes.data(), static_cast<int>(length), MPI_CHAR, root, comm);
+  MPI_Ibcast(bytes.data(), static_cast<int>(length), MPI_CHAR, root, comm, &request);
+  comm::wait_for(request, from);
   return bytes;
 }
 

@@ -1,6 +1,7 @@
 #include "core/comm/agreement.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -176,6 +177,13 @@ std::optional<std::vector<char>> try_receive(MPI_Comm comm, int source, int tag)
   return bytes;
 }
 
+// "3", "2.5": a deadline as the config wrote it, not "3.000000".
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
 std::string rank_list(const std::vector<int>& ranks) {
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
@@ -221,7 +229,7 @@ Wire decide(const std::vector<std::optional<Report>>& reports, uint64_t sequence
     w.kind = 2;
     w.code = ErrorCode::kTimeout;
     w.message = mine.what + ": no answer from " + rank_list(silent) + " within " +
-                std::to_string(deadline.seconds()) + " s (stopped, hung, or not calling the same collective function)";
+                seconds_text(deadline.seconds()) + " s (stopped, hung, or not calling the same collective function)";
     return w;
   }
   if (!out_of_step.empty()) {
@@ -285,9 +293,11 @@ Wire report_and_wait(MPI_Comm comm, const Report& mine, const Deadline& deadline
     }
     return true;
   };
-  // Rank 0 can only answer once the slowest rank has reported, and it may have entered later than this rank:
-  // wait a little past the deadline so that rank 0's verdict (which names the silent rank) arrives first.
-  const Deadline mine_deadline = deadline.bounded() ? Deadline::after(deadline.seconds() * 1.5 + 1.0) : deadline;
+  // Rank 0 can only answer once the slowest rank has reported, and it may have entered later than this rank (up
+  // to a deadline later, when its own wait for a stopped peer timed out after this rank's) and then waits a full
+  // deadline for the silent one: wait past both so that rank 0's verdict (which names the silent rank) arrives
+  // first.
+  const Deadline mine_deadline = deadline.bounded() ? Deadline::after(deadline.seconds() * 2.5 + 1.0) : deadline;
   const bool answered = wait_until(arrived, mine_deadline);
   int sent = 0;
   MPI_Test(&send, &sent, MPI_STATUS_IGNORE);
@@ -297,7 +307,7 @@ Wire report_and_wait(MPI_Comm comm, const Report& mine, const Deadline& deadline
     w.sequence = mine.sequence;
     w.kind = 2;
     w.code = ErrorCode::kTimeout;
-    w.message = mine.what + ": no answer from rank 0 within " + std::to_string(mine_deadline.seconds()) +
+    w.message = mine.what + ": no answer from rank 0 within " + seconds_text(mine_deadline.seconds()) +
                 " s (rank 0 or another rank is stopped, hung, or not calling the same collective function)";
     return w;
   }
@@ -353,7 +363,13 @@ Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>
     } else {
       w = report_and_wait(comm, report, deadline);
     }
-    return to_verdict(w, rank, what);
+    Verdict v = to_verdict(w, rank, what);
+    // A timeout verdict names the silent rank; what this rank itself timed out waiting for adds where it stuck.
+    if (v.error && v.origin < 0 && mine && mine->code() == ErrorCode::kTimeout && v.error->code() == ErrorCode::kTimeout) {
+      v.error = Error(ErrorCode::kTimeout, std::string(v.error->what()) + "; this rank timed out waiting for: " +
+                                               bounded(mine->what()));
+    }
+    return v;
   } catch (const Error& e) {
     Verdict v;
     v.sequence = report.sequence;

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "core/comm/bounded_wait.h"
+#include "core/comm/wait_settings.h"
 #include "core/common/error.h"
 
 namespace sluice::comm {
@@ -39,18 +40,19 @@ struct Verdict {
 
 // Collective over `comm` (which must return MPI errors, not abort). `what` names the step being agreed on and
 // must be the same text on every rank; `mine` is this rank's failure, if any. `deadline` bounds how long this
-// rank waits for the others (Deadline::none(): no bound, still without spinning). Never throws for the
+// rank waits for the others (by default comm.timeout, wait_settings.h; Deadline::none(): no bound, still
+// without spinning; the agreement that opens a collective call passes arrival_deadline()). Never throws for the
 // protocol's own MPI errors: they become a kComm verdict on the ranks that see them.
 Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
-              const Deadline& deadline = Deadline::none());
+              const Deadline& deadline = step_deadline());
 
 // agree(), then throw on every rank if any rank failed: the failing rank rethrows its own exception (`mine`
 // may hold any exception type; non-Sluice ones count as kInternal for the others), every other rank throws an
 // Error with the first failing rank's code and message, naming that rank and `what`.
 void agree_or_throw(MPI_Comm comm, const std::string& what, const std::exception_ptr& mine,
-                    const Deadline& deadline = Deadline::none());
+                    const Deadline& deadline = step_deadline());
 void agree_or_throw(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
-                    const Deadline& deadline = Deadline::none());
+                    const Deadline& deadline = step_deadline());
 
 // The Error an exception stands for: itself for sluice::Error, kInternal with what() for others.
 std::optional<Error> as_error(const std::exception_ptr& failure);

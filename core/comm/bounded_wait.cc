@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/comm/wait_settings.h"
+
 namespace sluice::comm {
 
 Deadline Deadline::after(double seconds) {
@@ -20,18 +22,25 @@ Deadline Deadline::after(double seconds) {
 bool Deadline::passed() const { return bounded_ && std::chrono::steady_clock::now() >= at_; }
 
 bool wait_until(const std::function<bool()>& done, const Deadline& deadline) {
-  // Most waits are short (a peer finishing the same small step a moment later): yielding for the first
-  // 250 us answers those without a sleep's latency (a sleep lasts at least the kernel's timer slack, 50 us,
-  // and each agreement has two waits), while sched_yield hands the core to any runnable process. Longer waits
-  // back off to 1 ms sleeps, which cost a core almost nothing.
-  constexpr auto kYieldPhase = std::chrono::microseconds(250);
+  return wait_until(done, deadline, wait_settings().policy);
+}
+
+bool wait_until(const std::function<bool()>& done, const Deadline& deadline, WaitPolicy policy) {
+  // Most waits are short (a peer finishing the same small step a moment later): yielding first answers those
+  // without a sleep's latency (a sleep lasts at least the kernel's timer slack, 50 us, and each agreement has
+  // two waits), while sched_yield hands the core to any runnable process. Longer waits back off to sleeps
+  // growing to 1 ms, which cost a core almost nothing. kYield yields longer before backing off; kSpin never
+  // gives the core away (the caller asked for the lowest latency at the price of a busy core).
   constexpr auto kLongestSleep = std::chrono::microseconds(1000);
+  const auto yield_phase = policy == WaitPolicy::kYield ? std::chrono::microseconds(20000)   // 20 ms
+                                                        : std::chrono::microseconds(250);
   const auto start = std::chrono::steady_clock::now();
   auto sleep = std::chrono::microseconds(8);
   for (;;) {
     if (done()) return true;
     if (deadline.passed()) return false;
-    if (std::chrono::steady_clock::now() - start < kYieldPhase) {
+    if (policy == WaitPolicy::kSpin) continue;
+    if (std::chrono::steady_clock::now() - start < yield_phase) {
       sched_yield();
       continue;
     }

@@ -8,6 +8,7 @@
 
 #include "core/comm/mpi_context.h"
 #include "core/comm/ordered_sum.h"
+#include "core/comm/request_wait.h"
 #include "core/common/error.h"
 
 namespace sluice::comm {
@@ -22,7 +23,9 @@ int as_int_count(int64_t count) {
 
 class MpiRequest : public Request {
  public:
-  MpiRequest(MPI_Request req, bool is_receive) : req_(req), is_receive_(is_receive) {}
+  // `what`: what the wait is for, with the peer's world rank, for a TIMEOUT's message.
+  MpiRequest(MPI_Request req, bool is_receive, std::string what)
+      : req_(req), is_receive_(is_receive), what_(std::move(what)) {}
   ~MpiRequest() override {
     // An abandoned request (error path) must not fire into freed memory later. A receive can be cancelled;
     // a send cannot be reliably (MPI-4 deprecates it, and Open MPI may never cancel a large unmatched send),
@@ -32,12 +35,12 @@ class MpiRequest : public Request {
     if (finalized || req_ == MPI_REQUEST_NULL) return;
     if (is_receive_) {
       MPI_Cancel(&req_);
-      MPI_Wait(&req_, MPI_STATUS_IGNORE);
+      finish_or_abandon(req_);  // a cancel completes locally; bounded all the same
     } else {
       MPI_Request_free(&req_);
     }
   }
-  void wait() override { check_mpi(MPI_Wait(&req_, MPI_STATUS_IGNORE), "MPI_Wait"); }
+  void wait() override { wait_for(req_, what_); }
   bool test() override {
     int done = 0;
     check_mpi(MPI_Test(&req_, &done, MPI_STATUS_IGNORE), "MPI_Test");
@@ -47,6 +50,7 @@ class MpiRequest : public Request {
  private:
   MPI_Request req_;
   bool is_receive_;
+  std::string what_;
 };
 
 class CompletedRequest : public Request {
@@ -72,18 +76,24 @@ int tag_upper_bound(MPI_Comm comm) {
 MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), max_tag_(tag_upper_bound(comm)) {
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+  for (int r = 0; r < size_; ++r) world_ranks_.push_back(world_ranks_text(comm, {r}));
 }
 
 std::unique_ptr<Request> MpiTransport::isend(const float* data, int64_t count, int peer, int tag) {
   MPI_Request req;
   check_mpi(MPI_Isend(data, as_int_count(count), MPI_FLOAT, peer, tag, comm_, &req), "MPI_Isend");
-  return std::make_unique<MpiRequest>(req, false);
+  return std::make_unique<MpiRequest>(req, false, "send (tag " + std::to_string(tag) + ") to " + world_rank(peer));
 }
 
 std::unique_ptr<Request> MpiTransport::irecv(float* data, int64_t count, int peer, int tag) {
   MPI_Request req;
   check_mpi(MPI_Irecv(data, as_int_count(count), MPI_FLOAT, peer, tag, comm_, &req), "MPI_Irecv");
-  return std::make_unique<MpiRequest>(req, true);
+  return std::make_unique<MpiRequest>(req, true, "receive (tag " + std::to_string(tag) + ") from " + world_rank(peer));
+}
+
+std::string MpiTransport::world_rank(int peer) const {
+  return peer >= 0 && static_cast<size_t>(peer) < world_ranks_.size() ? world_ranks_[static_cast<size_t>(peer)]
+                                                                      : "rank " + std::to_string(peer);
 }
 
 MpiGroup::MpiGroup(MPI_Comm comm, int64_t max_floats_per_exchange)
@@ -94,6 +104,7 @@ MpiGroup::MpiGroup(MPI_Comm comm, int64_t max_floats_per_exchange)
   }
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+  peers_ = peers_text(comm);
   if (size_ > 1) ordered_sums_ = make_ordered_sum_channel(comm_);
 }
 
@@ -122,16 +133,21 @@ void MpiGroup::ordered_sum(double* data, int64_t count) {
 
 std::vector<double> MpiGroup::all_gather(const double* data, int64_t count) {
   std::vector<double> out(static_cast<size_t>(count) * size_);
-  check_mpi(MPI_Allgather(data, as_int_count(count), MPI_DOUBLE, out.data(), as_int_count(count), MPI_DOUBLE,
-                          comm_),
-            "MPI_Allgather");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgather(data, as_int_count(count), MPI_DOUBLE, out.data(), as_int_count(count), MPI_DOUBLE,
+                           comm_, &request),
+            "MPI_Iallgather");
+  wait_for(request, "all-gather of " + std::to_string(count) + " values from " + peers_);
   return out;
 }
 
 std::vector<std::string> MpiGroup::gather_text(const std::string& mine, int root) {
   const int length = as_int_count(static_cast<int64_t>(mine.size()));
   std::vector<int> lengths(rank_ == root ? size_ : 0);
-  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm_), "MPI_Gather (text lengths)");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm_, &request),
+            "MPI_Igather (text lengths)");
+  wait_for(request, "gather of text lengths among " + peers_);
   std::vector<int> offsets(lengths.size(), 0);
   int64_t total = 0;
   for (size_t r = 0; r < lengths.size(); ++r) {
@@ -139,9 +155,10 @@ std::vector<std::string> MpiGroup::gather_text(const std::string& mine, int root
     total += lengths[r];
   }
   std::vector<char> all(static_cast<size_t>(total) + 1);
-  check_mpi(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
-                        comm_),
-            "MPI_Gatherv (text)");
+  check_mpi(MPI_Igatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
+                         comm_, &request),
+            "MPI_Igatherv (text)");
+  wait_for(request, "gather of texts among " + peers_);
   std::vector<std::string> texts;
   for (size_t r = 0; r < lengths.size(); ++r) texts.emplace_back(all.data() + offsets[r], lengths[r]);
   return texts;
@@ -151,17 +168,25 @@ void MpiGroup::broadcast(float* data, int64_t count, int root) {
   constexpr int64_t kSlice = int64_t{1} << 30;  // MPI counts are ints: large buffers go in slices
   for (int64_t offset = 0; offset < count; offset += kSlice) {
     const int n = static_cast<int>(std::min(kSlice, count - offset));
-    check_mpi(MPI_Bcast(data + offset, n, MPI_FLOAT, root, comm_), "MPI_Bcast");
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibcast(data + offset, n, MPI_FLOAT, root, comm_, &request), "MPI_Ibcast");
+    wait_for(request, "broadcast of " + std::to_string(n) + " floats from " + world_ranks_text(comm_, {root}));
   }
 }
 
 bool MpiGroup::any(bool flag) {
   int local = flag ? 1 : 0;
   int global = 0;
-  check_mpi(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce (flag)");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&local, &global, 1, MPI_INT, MPI_LOR, comm_, &request), "MPI_Iallreduce (flag)");
+  wait_for(request, "agreed flag from " + peers_);
   return global != 0;
 }
 
-void MpiGroup::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiGroup::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  wait_for(request, "barrier with " + peers_);
+}
 
 }  // namespace sluice::comm

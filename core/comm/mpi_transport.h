@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/comm/collectives.h"
 #include "core/comm/transport.h"
@@ -25,7 +27,10 @@ class MpiTransport : public Transport {
   int max_tag() const override { return max_tag_; }
 
  private:
+  std::string world_rank(int peer) const;  // "world rank 3", for messages
+
   MPI_Comm comm_;
+  std::vector<std::string> world_ranks_;  // index: rank of comm_
   int rank_ = 0;
   int size_ = 1;
   int max_tag_ = 32767;
@@ -62,6 +67,7 @@ class MpiGroup : public Group {
   int rank_ = 0;
   int size_ = 1;
   int64_t max_floats_per_exchange_;
+  std::string peers_;  // "world ranks 0, 2": whom this rank's collectives wait for, for messages
   std::shared_ptr<OrderedSumChannel> ordered_sums_;  // null when size_ == 1: nothing to exchange
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/comm/mpi_context.h"
+#include "core/comm/request_wait.h"
 #include "core/common/error.h"
 
 namespace sluice::comm {
@@ -24,8 +25,8 @@ class SliceExchange {
  public:
   enum class Phase { kScattering, kSummed, kGathering, kDone };
 
-  SliceExchange(MPI_Comm comm, int rank, int size, float* data, int count)
-      : comm_(comm), rank_(rank), size_(size), data_(data), counts_(size), offsets_(size) {
+  SliceExchange(MPI_Comm comm, int rank, int size, float* data, int count, const std::string& peers)
+      : comm_(comm), rank_(rank), size_(size), data_(data), counts_(size), offsets_(size), peers_(peers) {
     const int base = count / size;
     const int larger = count % size;  // the first `larger` slices hold one float more
     for (int s = 0; s < size; ++s) {
@@ -42,8 +43,15 @@ class SliceExchange {
               "MPI_Ialltoallv (gradient sum, slice exchange)");
   }
   ~SliceExchange() {
-    // Collectives cannot be cancelled; an abandoned exchange must not write into freed buffers later.
-    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+    // Collectives cannot be cancelled; an abandoned exchange must not write into freed buffers later. After a
+    // TIMEOUT it may never finish: its buffers are then leaked (the process is to end; request_wait.h).
+    if (!finish_or_abandon(req_)) {
+      new std::vector<float>(std::move(received_));  // NOLINT: deliberately leaked, MPI may still write here
+      new std::vector<int>(std::move(counts_));
+      new std::vector<int>(std::move(offsets_));
+      new std::vector<int>(std::move(received_counts_));
+      new std::vector<int>(std::move(received_offsets_));
+    }
   }
   SliceExchange(const SliceExchange&) = delete;
   SliceExchange& operator=(const SliceExchange&) = delete;
@@ -60,7 +68,7 @@ class SliceExchange {
   }
   void wait_slice_summed() {
     if (phase_ != Phase::kScattering) return;
-    check_mpi(MPI_Wait(&req_, MPI_STATUS_IGNORE), "MPI_Wait (gradient sum, slice exchange)");
+    wait_for(req_, "gradient sum (slice exchange) with " + peers_);
     sum_my_slice();
   }
   void start_gather() {
@@ -79,7 +87,7 @@ class SliceExchange {
   }
   void wait_done() {
     if (phase_ == Phase::kDone) return;
-    check_mpi(MPI_Wait(&req_, MPI_STATUS_IGNORE), "MPI_Wait (gradient sum, summed slices)");
+    wait_for(req_, "gradient sum (summed slices) from " + peers_);
     phase_ = Phase::kDone;
   }
 
@@ -103,6 +111,7 @@ class SliceExchange {
   std::vector<int> counts_, offsets_;  // slice s of the chunk: send counts/offsets, and the all-gather layout
   std::vector<float> received_;        // slice `rank_` from every rank, rank-major
   std::vector<int> received_counts_, received_offsets_;
+  std::string peers_;  // "world ranks 1, 3", for a TIMEOUT's message
   MPI_Request req_ = MPI_REQUEST_NULL;
   Phase phase_ = Phase::kScattering;
 };
@@ -118,6 +127,7 @@ class OrderedSumChannel {
  public:
   explicit OrderedSumChannel(MPI_Comm group_comm) {
     check_mpi(MPI_Comm_dup(group_comm, &comm_), "MPI_Comm_dup (gradient sums)");
+    peers_ = peers_text(comm_);
   }
   ~OrderedSumChannel() {
     int finalized = 0;
@@ -128,6 +138,7 @@ class OrderedSumChannel {
   OrderedSumChannel& operator=(const OrderedSumChannel&) = delete;
 
   MPI_Comm comm() const { return comm_; }
+  const std::string& peers() const { return peers_; }
   void enqueue(SliceExchange* exchange) { awaiting_gather_.push_back(exchange); }
   void forget(SliceExchange* exchange) {
     awaiting_gather_.erase(std::remove(awaiting_gather_.begin(), awaiting_gather_.end(), exchange),
@@ -157,6 +168,7 @@ class OrderedSumChannel {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::string peers_;
   std::deque<SliceExchange*> awaiting_gather_;  // phase 1 started, phase 2 not yet: in start order
 };
 
@@ -173,14 +185,16 @@ class OrderedSumRequest : public Request {
     const int64_t chunk = std::min(max_floats_per_exchange, int_safe);
     for (int64_t begin = 0; begin < count; begin += chunk) {
       const int this_chunk = static_cast<int>(std::min(chunk, count - begin));
-      exchanges_.push_back(std::make_unique<SliceExchange>(channel_->comm(), rank, size, data + begin, this_chunk));
+      exchanges_.push_back(std::make_unique<SliceExchange>(channel_->comm(), rank, size, data + begin, this_chunk,
+                                                      channel_->peers()));
       channel_->enqueue(exchanges_.back().get());
     }
   }
   ~OrderedSumRequest() override {
-    // Finishing keeps the other ranks' matching collectives from hanging and the phase-2 order intact.
+    // Finishing keeps the other ranks' matching collectives from hanging and the phase-2 order intact. After a
+    // TIMEOUT in this process, waiting again would only add another comm.timeout before the error is reported.
     try {
-      wait();
+      if (!communication_abandoned()) wait();
     } catch (...) {
     }
     for (auto& exchange : exchanges_) channel_->forget(exchange.get());

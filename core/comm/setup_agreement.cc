@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/comm/mpi_context.h"
+#include "core/comm/request_wait.h"
 
 namespace sluice::comm {
 namespace {
@@ -62,19 +63,20 @@ bool agree_on_setup(MPI_Comm comm, const std::function<SetupState()>& poll, cons
   // 3. Every rank has now stopped polling: count the successes and the notices sent.
   const int mine[2] = {state == SetupState::kDone ? 1 : 0, state == SetupState::kFailed ? 1 : 0};
   int totals[2] = {0, 0};
-  check_mpi(MPI_Allreduce(mine, totals, 2, MPI_INT, MPI_SUM, notices.get()), "MPI_Allreduce (set-up agreement)");
+  MPI_Request request = MPI_REQUEST_NULL;  // non-blocking + Sluice's bounded wait (request_wait.h)
+  check_mpi(MPI_Iallreduce(mine, totals, 2, MPI_INT, MPI_SUM, notices.get(), &request),
+            "MPI_Iallreduce (set-up agreement)");
+  wait_for(request, "set-up agreement (successes and failure notices) with " + peers_text(notices.get()));
 
   // 4. Receive every notice addressed to this rank (probed or not), so none is left pending.
   const int expected = totals[1] - mine[1];
   for (int i = 0; i < expected; ++i) {
     int ignored = 0;
-    check_mpi(MPI_Recv(&ignored, 1, MPI_INT, MPI_ANY_SOURCE, kFailureNotice, notices.get(), MPI_STATUS_IGNORE),
-              "MPI_Recv (set-up failure notice)");
+    check_mpi(MPI_Irecv(&ignored, 1, MPI_INT, MPI_ANY_SOURCE, kFailureNotice, notices.get(), &request),
+              "MPI_Irecv (set-up failure notice)");
+    wait_for(request, "set-up failure notice from a failed rank");
   }
-  if (!sent.empty()) {
-    check_mpi(MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall (set-up failure notices)");
-  }
+  for (MPI_Request& each : sent) wait_for(each, "delivery of this rank's set-up failure notice");
   return totals[0] == size;
 }
 

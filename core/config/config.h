@@ -93,6 +93,14 @@ struct CheckpointSpec {
   int keep = 3;     // how many to keep in `dir`
 };
 
+// Config section `comm`: Sluice's own waits for other ranks (core/comm/wait_settings.h, docs/WAITING.md).
+struct CommSpec {
+  double timeout = 600.0;         // seconds a wait inside a collective call may last; 0 = no bound
+  double arrival_timeout = -1.0;  // seconds to wait for a rank to reach a call; 0 = none; < 0 = not given (the
+                                  // C API then waits without bound, `sluice train` uses `timeout`)
+  std::string wait = "auto";      // auto | spin | yield | block (core/comm/wait_policy.h)
+};
+
 struct Config {
   ModelSpec model;
   PipelineSpec pipeline;
@@ -100,6 +108,7 @@ struct Config {
   OptimizerSpec optimizer;
   DataSpec data;
   CheckpointSpec checkpoint;
+  CommSpec comm;
   // Config key `device`: cpu | cuda for each pipeline stage (a pipeline rank with all its model chunks; its
   // data-parallel replicas use the same device). One entry means every stage (`device: cuda`); otherwise exactly
   // pipeline.stages entries in stage order (`device: [cuda, cuda, cpu, cpu]`). Kept as written, not expanded, so

@@ -12,6 +12,7 @@
 
 #include "core/common/error.h"
 #include "core/common/message_text.h"
+#include "core/config/comm_parser.h"
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/size_bounds.h"
@@ -334,7 +335,8 @@ Config::CpuThreads parse_cpu_threads(const ConfigNode& node) {
 
 Config parse_tree(const ConfigNode& root) {
   root.require_map_with_keys(
-      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "device", "gemm_precision", "cpu_threads", "seed",
+      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "comm", "device", "gemm_precision",
+       "cpu_threads", "seed",
        "steps"},
       "the config");
   Config config;
@@ -344,6 +346,7 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
+  if (root.has("comm")) config.comm = parse_comm(root.child("comm"));
   if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);
   if (root.has("gemm_precision")) {
     config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});

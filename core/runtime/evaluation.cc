@@ -27,7 +27,8 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
       throw Error(ErrorCode::kInvalidArgument, "rank " + rank + " holds the last stage but targets is NULL");
     }
   });
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of("sluice_evaluate"), failure);
+  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of("sluice_evaluate"), failure,
+                       comm::arrival_deadline());
 }
 
 // This rank's sum of per-sample losses: its micro-batches in order, as the training step's last stage adds them.

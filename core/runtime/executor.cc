@@ -149,7 +149,14 @@ kernels::Tensor Executor::take_received(std::map<Key, Pending>& pending, std::ma
                                           " (the schedule lacks its receive)");
   }
   const auto t0 = Clock::now();
-  p->second.request->wait();
+  try {
+    p->second.request->wait();
+  } catch (const Error& e) {
+    // The transport names the peer; only the executor knows what the message carries.
+    if (e.code() != ErrorCode::kTimeout) throw;
+    throw Error(ErrorCode::kTimeout, std::string(what) + " for stage " + std::to_string(key.stage) +
+                                         " micro-batch " + std::to_string(key.mb) + ": " + e.what());
+  }
   counters.wait_seconds += seconds_since(t0);
   kernels::Tensor t = std::move(p->second.buffer);
   pending.erase(p);

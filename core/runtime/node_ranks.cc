@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/comm/mpi_context.h"
+#include "core/comm/request_wait.h"
 #include "core/common/error.h"
 
 namespace sluice::runtime {
@@ -61,10 +62,14 @@ std::vector<int> node_of_each_rank(MPI_Comm comm) {
   comm::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size (node map)");
   const NodeComm node(comm);
   int leader = rank;  // a node's key: its lowest rank
-  comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node.get()), "MPI_Allreduce (node map)");
+  MPI_Request request = MPI_REQUEST_NULL;  // non-blocking + Sluice's bounded wait: no busy hang at start-up
+  comm::check_mpi(MPI_Iallreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node.get(), &request),
+                  "MPI_Iallreduce (node map)");
+  comm::wait_for(request, "node map (lowest rank of the node) from " + comm::peers_text(node.get()));
   const int mine[2] = {from_environment, leader};
   std::vector<int> all(2 * static_cast<size_t>(size));
-  comm::check_mpi(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm), "MPI_Allgather (node map)");
+  comm::check_mpi(MPI_Iallgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm, &request), "MPI_Iallgather (node map)");
+  comm::wait_for(request, "node map from " + comm::peers_text(comm));
   bool every_rank_set_it = true;
   for (int r = 0; r < size; ++r) {
     if (all[2 * r] == kMalformed) {

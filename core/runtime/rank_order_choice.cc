@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/comm/mpi_context.h"
+#include "core/comm/request_wait.h"
 #include "core/model/partition.h"
 #include "core/runtime/node_ranks.h"
 
@@ -63,7 +64,9 @@ config::RankOrderChoice agree_rank_order(
   }
   int64_t wire[4] = {static_cast<int64_t>(choice.order), choice.across_nodes_bytes, choice.within_node_bytes,
                      choice.nodes};
-  comm::check_mpi(MPI_Bcast(wire, 4, MPI_INT64_T, 0, dup.get()), "MPI_Bcast (rank order)");
+  MPI_Request request = MPI_REQUEST_NULL;  // non-blocking + Sluice's bounded wait: no busy hang at start-up
+  comm::check_mpi(MPI_Ibcast(wire, 4, MPI_INT64_T, 0, dup.get(), &request), "MPI_Ibcast (rank order)");
+  comm::wait_for(request, "rank order from " + comm::world_ranks_text(dup.get(), {0}));
   choice.order = static_cast<config::RankOrder>(wire[0]);
   choice.across_nodes_bytes = wire[1];
   choice.within_node_bytes = wire[2];

@@ -12,6 +12,7 @@
 #include "core/model/loss.h"
 #include "core/model/partition.h"
 #include "core/comm/agreement.h"
+#include "core/comm/timeout_as_failure.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
@@ -21,6 +22,7 @@
 #include "core/schedule/forward_only.h"
 #include "core/runtime/cpu_threads.h"
 #include "core/runtime/rank_order_choice.h"
+#include "core/runtime/wait_setup.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/validator.h"
@@ -39,6 +41,8 @@ void Trainer::start() {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(world_in_, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
+  // Collective: comm.timeout and comm.wait bound and shape every wait from here on.
+  apply_wait_settings(cfg_.comm, world_in_);
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).
@@ -202,7 +206,7 @@ void Trainer::finish_reductions() {
 
 void Trainer::join_with_error(const std::string& function, const Error& error) {
   if (!started_) throw error;
-  comm::agree_or_throw(mpi_->world(), arguments_of(function), std::optional<Error>(error));
+  comm::agree_or_throw(mpi_->world(), arguments_of(function), std::optional<Error>(error), comm::arrival_deadline());
   throw error;  // not reached: the agreement throws on every rank
 }
 
@@ -245,7 +249,7 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
   std::exception_ptr error;
   if (!problem.empty()) error = std::make_exception_ptr(Error(code, problem));
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
-  comm::agree_or_throw(mpi_->world(), arguments_of(function), error);
+  comm::agree_or_throw(mpi_->world(), arguments_of(function), error, comm::arrival_deadline());
   // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over
   // rows x replicas samples.
   const double mine = static_cast<double>(rows);
@@ -323,14 +327,17 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     if (window_start) stage->zero_grad();  // later calls of the window add to the partial sums
     stage->reset_peaks();
   }
-  mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
-  const auto t0 = std::chrono::steady_clock::now();
-
+  auto t0 = std::chrono::steady_clock::now();
   const StepData data = training_step_data(inputs, targets, rows);
   counters_ = StepCounters{};
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
-  StepOutcome outcome = executor_->run(data, counters_, tracing_);
-  if (window_end) finish_reductions();
+  StepOutcome outcome = comm::timeout_as_failure([&] {
+    mpi_->pipeline_group().barrier();  // a common start makes the measured bubble meaningful
+    t0 = std::chrono::steady_clock::now();
+    StepOutcome run = executor_->run(data, counters_, tracing_);
+    if (window_end) finish_reductions();
+    return run;
+  });
   if (!outcome.error) {  // a NaN or Inf about to reach the parameters fails the call like any failure
     const bool holds_loss = stages_.count(lowered_.num_stages() - 1) != 0;
     if (std::optional<Error> numeric = non_finite_in_step(stages_, *backend_, outcome.loss_sum, holds_loss)) {

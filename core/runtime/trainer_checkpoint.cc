@@ -116,7 +116,7 @@ void check_path_everywhere(Trainer& trainer, const std::string& path, const char
                                                                             "NULL or empty on rank " +
                                                                             std::to_string(trainer.layout().rank)));
   }
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(what), error);
+  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(what), error, comm::arrival_deadline());
   const uint64_t h = std::hash<std::string>{}(path);
   const double mine[2] = {static_cast<double>(h >> 32), static_cast<double>(h & 0xffffffffu)};
   const std::vector<double> all = trainer.mpi().world_group().all_gather(mine, 2);

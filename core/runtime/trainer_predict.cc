@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/comm/agreement.h"
+#include "core/comm/timeout_as_failure.h"
 #include "core/common/error.h"
 #include "core/runtime/prediction_passes.h"
 #include "core/runtime/trainer.h"
@@ -42,7 +43,8 @@ void Trainer::predict_pass(const float* inputs, float* outputs, int64_t microbat
   data.step = step_;
   data.training = false;
   StepCounters counters;
-  StepOutcome outcome = predictor_for(microbatches).run(data, counters, false);
+  StepOutcome outcome =
+      comm::timeout_as_failure([&] { return predictor_for(microbatches).run(data, counters, false); });
   comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
   // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
   const int last_rank = lowered_.stage_to_rank.back();

@@ -40,7 +40,15 @@ std::ostream& log_stream(const TrainOptions& options) { return options.json ? st
 
 // Errors after MPI is up are agreed (comm::agree): every rank holds the same message, so rank 0 prints it
 // once and every rank ends cleanly (no MPI_Abort, no rank left waiting).
+// A TIMEOUT is different: some rank is stopped or hung, so MPI_Finalize (collective in Open MPI) would wait for
+// it forever, and rank 0 may be the silent one. Every live rank prints the message and leaves without it; the
+// launcher then ends the job (mpirun and srun stop the remaining ranks when one exits without finalizing).
 [[noreturn]] void fail_agreed(const std::exception& e, int rank) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  if (error != nullptr && error->code() == ErrorCode::kTimeout) {
+    std::cerr << "sluice train (rank " << rank << "): " << e.what() << std::endl;
+    throw CommandExit{1};
+  }
   if (rank == 0) std::cerr << "sluice train: " << e.what() << std::endl;
   MPI_Finalize();
   throw CommandExit{1};
@@ -138,6 +146,9 @@ void run_training(const TrainOptions& options) {
   int code = 0;
   try {
     Setup setup = set_up(options, world, rank);
+    // sluice train has no solver of its own between steps: a rank slow to reach a step is as stuck as one slow
+    // inside it, so comm.arrival_timeout defaults to comm.timeout here (the C API's default is no bound).
+    if (setup.cfg.comm.arrival_timeout < 0) setup.cfg.comm.arrival_timeout = setup.cfg.comm.timeout;
     runtime::Trainer trainer(MPI_COMM_WORLD, setup.cfg);
     trainer.start();
     try {

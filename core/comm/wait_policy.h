@@ -1,0 +1,33 @@
+// How Sluice's own waits for other ranks use the core while they wait (config key comm.wait). A waiting rank
+// that spins competes with the simulation's solver and with its peers for the node's cores; one that sleeps
+// answers a little later. The choice is the caller's (spin | yield | block), or `auto`: block when the node's
+// ranks outnumber the cores they may run on, yield otherwise.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sluice::comm {
+
+enum class WaitPolicy {
+  kAuto,   // resolved by choose_wait_policy before any wait
+  kSpin,   // test again at once: lowest latency, one core busy for the whole wait
+  kYield,  // sched_yield between tests (the core goes to any runnable thread); after the first 20 ms of one
+           // wait it backs off like kBlock, so a stopped peer does not cost a core for the whole timeout
+  kBlock,  // sched_yield for the first 250 us, then sleeps growing to 1 ms: almost no CPU while waiting
+};
+
+// The names config files use, in enum order: auto, spin, yield, block.
+const std::vector<std::string>& wait_policy_names();
+std::string wait_policy_name(WaitPolicy policy);
+
+// `auto`'s rule, a pure function: kBlock when `ranks_on_node` > `cores_available` (every spinning rank then
+// takes a core a peer or the solver needs), kYield otherwise. A policy other than kAuto is returned unchanged.
+// Counts below 1 are treated as 1.
+WaitPolicy choose_wait_policy(WaitPolicy requested, int ranks_on_node, int cores_available);
+
+// The cores this process may run on: its CPU affinity mask (what Slurm or mpirun --bind-to gives it), else
+// std::thread::hardware_concurrency(), else 1.
+int cores_available_to_this_process();
+
+}  // namespace sluice::comm

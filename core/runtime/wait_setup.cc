@@ -1,0 +1,28 @@
+#include "core/runtime/wait_setup.h"
+
+#include <algorithm>
+
+#include "core/comm/wait_settings.h"
+#include "core/common/error.h"
+#include "core/runtime/node_ranks.h"
+
+namespace sluice::runtime {
+
+comm::WaitPolicy wait_policy_named(const std::string& name) {
+  const std::vector<std::string>& names = comm::wait_policy_names();
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) throw Error(ErrorCode::kConfig, "config: comm.wait: unknown wait policy \"" + name + "\"");
+  return static_cast<comm::WaitPolicy>(it - names.begin());
+}
+
+void apply_wait_settings(const config::CommSpec& spec, MPI_Comm comm) {
+  const comm::WaitPolicy requested = wait_policy_named(spec.wait);
+  const int ranks_here = ranks_on_this_node(comm);  // collective: every rank asks, whatever its policy
+  comm::WaitSettings settings;
+  settings.timeout_seconds = spec.timeout;
+  settings.arrival_timeout_seconds = std::max(spec.arrival_timeout, 0.0);
+  settings.policy = comm::choose_wait_policy(requested, ranks_here, comm::cores_available_to_this_process());
+  comm::set_wait_settings(settings);
+}
+
+}  // namespace sluice::runtime

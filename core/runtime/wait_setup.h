@@ -1,0 +1,18 @@
+// Installs a config's `comm` section as the process's wait settings (core/comm/wait_settings.h), resolving
+// comm.wait: auto from how many ranks share this node and how many cores this process may use.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/comm/wait_policy.h"
+#include "core/config/config.h"
+
+namespace sluice::runtime {
+
+// comm.wait as a policy (the parser accepted only its names).
+comm::WaitPolicy wait_policy_named(const std::string& name);
+
+// Collective over `comm` (it counts the node's ranks). comm.arrival_timeout < 0 (not given) means no bound.
+void apply_wait_settings(const config::CommSpec& spec, MPI_Comm comm);
+
+}  // namespace sluice::runtime
