@@ -253,6 +253,25 @@ sluice_status sluice_evaluate(sluice_trainer* t, const float* inputs, const floa
   });
 }
 
+// --- training controls: learning rate (sluice.h, "training controls") ------------------------------------------
+
+sluice_status sluice_set_learning_rate(sluice_trainer* t, double lr) {
+  return sluice::capi::guarded("sluice_set_learning_rate", [&] {
+    require_started(t);
+    t->trainer->set_learning_rate(lr);  // checked and agreed inside
+  });
+}
+
+sluice_status sluice_get_learning_rate(const sluice_trainer* t, double* lr) {
+  return sluice::capi::guarded("sluice_get_learning_rate", [&] {
+    require_started(t);
+    require(lr != nullptr, "sluice_get_learning_rate: lr (double*) is NULL");
+    *lr = t->trainer->next_learning_rate();
+  });
+}
+
+// --- end of the learning-rate block ------------------------------------------------------------------------------
+
 sluice_status sluice_join_with_error(sluice_trainer* t, const char* function, sluice_status status,
                                      const char* message) {
   const std::string name = function != nullptr ? function : "";

@@ -310,6 +310,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   StepResult result;
   if (window_end) {
     result.grad_norm = clip_gradients();
+    optimizer_->set_lr(next_learning_rate());
     optimizer_->step();
     ++step_;
     window_position_ = 0;

@@ -121,6 +121,17 @@ class Trainer {
   // configured by start(), saved and loaded with every checkpoint (/samples).
   SampleStore& submitted_samples() { return submitted_samples_; }
   const SampleStore& submitted_samples() const { return submitted_samples_; }
+  // Learning rate (core/runtime/trainer_learning_rate.cc). The next optimizer step's lr: the override when one
+  // is set, else optimizer.lr_schedule at optimizer().step_count().
+  double next_learning_rate() const;
+  // Collective (every rank must pass the same value: agreed, else kInvalidArgument on every rank). lr > 0
+  // replaces the schedule from the next optimizer step on; 0 returns to the schedule (at its current position).
+  // Saved in checkpoints (/train/lr_override_bits).
+  void set_learning_rate(double lr);
+  // Local: the override (0: none), as checkpoints save and load it.
+  double learning_rate_override() const { return lr_override_; }
+  void restore_learning_rate_override(double lr) { lr_override_ = lr; }
+
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -178,6 +189,7 @@ class Trainer {
   // The data-parallel gradient sum (config pipeline.gradient_sum, resolved); null with one replica.
   std::unique_ptr<GradientReducer> reducer_;
   SampleStore submitted_samples_;
+  double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
 };
 
 }  // namespace sluice::runtime
