@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capi/callback_layer.h"
+#include "capi/callback_loss.h"
 #include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
@@ -37,6 +38,7 @@ struct sluice_trainer {
   std::unique_ptr<sluice::runtime::RunControl> control;
   // sluice_register_state's arrays; RunControl and the explicit save/load calls borrow it.
   sluice::runtime::ApplicationState application;
+  sluice::model::CustomLoss custom_loss;  // sluice_trainer_register_loss (loss: custom)
 };
 
 namespace {
@@ -64,6 +66,7 @@ void require_live(const sluice_trainer* t) {
 const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
 const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
 const sluice::capi::SizedStruct kLayoutStruct{"sluice_layout", "SLUICE_LAYOUT_INIT", sizeof(sluice_layout)};
+const sluice::capi::SizedStruct kLossOpsStruct{"sluice_loss_ops", "SLUICE_LOSS_OPS_INIT", sizeof(sluice_loss_ops)};
 
 void require_started(const sluice_trainer* t) {
   require_live(t);
@@ -172,11 +175,24 @@ sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name,
   });
 }
 
+sluice_status sluice_trainer_register_loss(sluice_trainer* t, const sluice_loss_ops* caller_ops) {
+  return sluice::capi::guarded("sluice_trainer_register_loss", [&] {
+    require_live(t);
+    require(caller_ops != nullptr, "ops (sluice_loss_ops*) is NULL");
+    const sluice_loss_ops ops = sluice::capi::read_sized(*caller_ops, kLossOpsStruct);
+    require(ops.loss != nullptr, "sluice_loss_ops: the loss callback is NULL");
+    if (t->trainer) throw Error(ErrorCode::kState, "register the loss before sluice_trainer_start");
+    require(!t->custom_loss, "a loss is already registered (one per trainer)");
+    t->custom_loss = sluice::capi::callback_loss(ops);
+  });
+}
+
 sluice_status sluice_trainer_start(sluice_trainer* t) {
   return sluice::capi::guarded("sluice_trainer_start", [&] {
     require_live(t);
     if (t->trainer) throw Error(ErrorCode::kState, "trainer is already started");
     auto trainer = std::make_unique<sluice::runtime::Trainer>(t->comm, t->config, t->custom_layers);
+    trainer->set_custom_loss(t->custom_loss);
     trainer->start();
     t->control = std::make_unique<sluice::runtime::RunControl>(*trainer, nullptr, sluice::runtime::StepLimit::kIfGiven);
     t->control->set_application_state(&t->application);

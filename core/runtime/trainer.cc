@@ -141,6 +141,7 @@ void Trainer::build_local_state() {
   }
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
   loss_kind_ = cfg_.loss;
+  check_custom_loss();
 }
 
 void Trainer::build_executors() {
@@ -162,7 +163,7 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
                         kernels::Tensor& grad) {
   kernels::Backend& backend = *backend_;
   kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
-  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch);
+  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch, &custom_loss_);
   grad = std::move(r.grad);
   return r.sum;
 }

@@ -132,6 +132,10 @@ class Trainer {
   double learning_rate_override() const { return lr_override_; }
   void restore_learning_rate_override(double lr) { lr_override_ = lr; }
 
+  // Local, before start(): the function `loss: custom` computes (sluice_trainer_register_loss). start() refuses
+  // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
+  void set_custom_loss(model::CustomLoss loss) { custom_loss_ = std::move(loss); }
+
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -154,6 +158,7 @@ class Trainer {
   void finish_reductions();
   double clip_gradients();
   double measure_bubble();
+  void check_custom_loss() const;  // trainer_custom_loss.cc
   double loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch, kernels::Tensor& grad);
 
   MPI_Comm world_in_;
@@ -190,6 +195,7 @@ class Trainer {
   std::unique_ptr<GradientReducer> reducer_;
   SampleStore submitted_samples_;
   double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
+  model::CustomLoss custom_loss_;  // loss: custom
 };
 
 }  // namespace sluice::runtime
