@@ -15,6 +15,7 @@
 #include "core/config/config_parser.h"
 #include "core/runtime/application_state.h"
 #include "core/runtime/evaluation.h"
+#include "core/runtime/layer_params.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
@@ -287,6 +288,32 @@ sluice_status sluice_get_learning_rate(const sluice_trainer* t, double* lr) {
 }
 
 // --- end of the learning-rate block ------------------------------------------------------------------------------
+
+// --- training controls: parameters by layer (core/runtime/layer_params.h) --------------------------------------
+
+sluice_status sluice_layer_param_count(const sluice_trainer* t, int layer, int64_t* count) {
+  return sluice::capi::guarded("sluice_layer_param_count", [&] {
+    require_started(t);
+    require(count != nullptr, "sluice_layer_param_count: count (int64_t*) is NULL");
+    *count = sluice::runtime::layer_param_count(*t->trainer, layer);
+  });
+}
+
+sluice_status sluice_get_layer_params(sluice_trainer* t, int layer, float* out, int64_t count) {
+  return sluice::capi::guarded("sluice_get_layer_params", [&] {
+    require_started(t);
+    sluice::runtime::get_layer_params(*t->trainer, layer, out, count);  // checked and agreed inside
+  });
+}
+
+sluice_status sluice_set_layer_params(sluice_trainer* t, int layer, const float* in, int64_t count) {
+  return sluice::capi::guarded("sluice_set_layer_params", [&] {
+    require_started(t);
+    sluice::runtime::set_layer_params(*t->trainer, layer, in, count);  // checked and agreed inside
+  });
+}
+
+// --- end of the parameters-by-layer block -----------------------------------------------------------------------
 
 sluice_status sluice_join_with_error(sluice_trainer* t, const char* function, sluice_status status,
                                      const char* message) {

@@ -1,7 +1,7 @@
 ! The Fortran binding of `loss: custom` (sluice_loss_ops, sluice_trainer_register_loss): a bind(C) MSE callback
 ! with the built-in's arithmetic trains like `loss: mse` (the same reported loss, bit for bit, every step, and the
 ! same predictions after training), and a callback returning non-zero ends the step on every rank with
-! SLUICE_ERROR_CALLBACK. Built against the installed tree and run with 2 ranks by fortran_program_test.sh.
+! SLUICE_ERROR_CALLBACK; sluice_get/set_layer_params move a layer between trainers. Built against the installed tree and run with 2 ranks by fortran_program_test.sh.
 module custom_loss_callbacks
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_float, c_ptr, c_f_pointer
   implicit none
@@ -33,7 +33,7 @@ contains
 end module custom_loss_callbacks
 
 program fortran_custom_loss
-  use, intrinsic :: iso_c_binding, only: c_int, c_float, c_funloc
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_funloc
   use mpi_f08
   use sluice
   use custom_loss_callbacks
@@ -44,6 +44,8 @@ program fortran_custom_loss
   type(sluice_loss_ops) :: ops
   real(c_float), allocatable :: inputs(:, :), targets(:, :), out_builtin(:, :), out_custom(:, :)
   real(c_float) :: loss_builtin, loss_custom
+  real(c_float), allocatable :: params(:), expected(:)
+  integer(c_int64_t) :: count
   integer :: rank, failures, total_failures, i, step
 
   call MPI_Init()
@@ -67,6 +69,18 @@ program fortran_custom_loss
   call expect(sluice_predict(builtin, inputs, out_builtin), SLUICE_OK, 'predict mse')
   call expect(sluice_predict(custom, inputs, out_custom), SLUICE_OK, 'predict custom')
   if (any(out_builtin /= out_custom)) call fail('predictions after training differ')
+
+  ! Parameters by layer: layer 2 (linear 4 -> 2: 8 weights + 2 biases) is copied from one trainer to the other.
+  call expect(sluice_layer_param_count(custom, 2, count), SLUICE_OK, 'sluice_layer_param_count')
+  if (count /= 10) call fail('layer 2 should have 10 parameters')
+  allocate (params(count))
+  call expect(sluice_get_layer_params(builtin, 2, params), SLUICE_OK, 'sluice_get_layer_params')
+  expected = 2 * params
+  call expect(sluice_set_layer_params(custom, 2, expected), SLUICE_OK, 'sluice_set_layer_params')
+  params = 0
+  call expect(sluice_get_layer_params(custom, 2, params), SLUICE_OK, 'sluice_get_layer_params after set')
+  if (any(params /= expected)) call fail('get after set did not return the values set')
+  call expect(sluice_get_layer_params(builtin, 2, params(1:9)), SLUICE_ERROR_INVALID_ARGUMENT, 'a short array')
 
   fail_next = 7  ! every rank's step fails, also the ranks whose callback is not called
   call expect(sluice_train_step(custom, inputs, targets, loss_custom), SLUICE_ERROR_CALLBACK, 'failing callback')
