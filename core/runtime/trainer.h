@@ -135,6 +135,7 @@ class Trainer {
   // Local, before start(): the function `loss: custom` computes (sluice_trainer_register_loss). start() refuses
   // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
   void set_custom_loss(model::CustomLoss loss) { custom_loss_ = std::move(loss); }
+  const model::CustomLoss& custom_loss() const { return custom_loss_; }
   // The custom layers the model was built with (core/runtime/layer_params.h sizes layers from them).
   const model::CustomLayerRegistry& custom_layers() const { return custom_layers_; }
 

@@ -94,6 +94,12 @@ TEST_P(CustomMse, TrainsBitForBitLikeBuiltInMse) {
   EXPECT_EQ(calls, 4 * kSteps * c.accumulate);
   EXPECT_TRUE(state.calls == 0 || state.calls == calls);
   EXPECT_EQ(0, std::memcmp(losses.data(), expected.data(), losses.size() * sizeof(float))) << "reported losses";
+  std::vector<float> x, y;
+  samples(99, x, y);
+  float eval_builtin = 0, eval_custom = 1;
+  ASSERT_EQ(sluice_evaluate(builtin, x.data(), y.data(), kBatch, &eval_builtin), SLUICE_OK) << sluice_last_error();
+  ASSERT_EQ(sluice_evaluate(custom, x.data(), y.data(), kBatch, &eval_custom), SLUICE_OK) << sluice_last_error();
+  EXPECT_EQ(eval_custom, eval_builtin) << "sluice_evaluate";
   if (world_rank() == 0) {
     const auto a = sluice::capi_test::read_checkpoint_tensors(scratch("mse_" + name + ".h5"));
     const auto b = sluice::capi_test::read_checkpoint_tensors(scratch("custom_" + name + ".h5"));
@@ -127,6 +133,10 @@ TEST(CustomLoss, AFailingCallbackFailsTheStepEverywhereAndTheTrainerGoesOn) {
   EXPECT_NE(std::string(sluice_last_error()).find("loss callback (loss: custom) returned 3"), std::string::npos)
       << sluice_last_error();
   EXPECT_EQ(sluice_train_step(t, x.data(), y.data(), kBatch, nullptr), SLUICE_OK) << sluice_last_error();
+  // sluice_evaluate uses the callback too; a failure there is agreed as well (no rank waits in the loss sum).
+  state.fail_at = state.calls + 2;
+  EXPECT_EQ(sluice_evaluate(t, x.data(), y.data(), kBatch, nullptr), SLUICE_ERROR_CALLBACK);
+  EXPECT_NE(std::string(sluice_last_error()).find("loss callback"), std::string::npos) << sluice_last_error();
   sluice_stats stats = SLUICE_STATS_INIT;
   ASSERT_EQ(sluice_trainer_stats(t, &stats), SLUICE_OK);
   EXPECT_EQ(stats.steps, 2);  // the failed step applied nothing
@@ -160,6 +170,13 @@ TEST(CustomLoss, RegistrationErrors) {
   sluice_loss_ops unsized{};
   EXPECT_EQ(sluice_trainer_register_loss(t, &unsized), SLUICE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sluice_last_error()).find("SLUICE_LOSS_OPS_INIT"), std::string::npos);
+  // A newer caller's struct with a field this library does not know set: refused, not ignored.
+  struct Newer {
+    sluice_loss_ops ops;
+    void* unknown;
+  } newer{mse_loss_callback_ops(&state), &state};
+  newer.ops.struct_size = sizeof(Newer);
+  EXPECT_EQ(sluice_trainer_register_loss(t, &newer.ops), SLUICE_ERROR_UNSUPPORTED);
   sluice_loss_ops no_function = SLUICE_LOSS_OPS_INIT;
   EXPECT_EQ(sluice_trainer_register_loss(t, &no_function), SLUICE_ERROR_INVALID_ARGUMENT);
   ASSERT_EQ(sluice_trainer_register_loss(t, &ops), SLUICE_OK);

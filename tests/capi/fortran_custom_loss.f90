@@ -33,7 +33,7 @@ contains
 end module custom_loss_callbacks
 
 program fortran_custom_loss
-  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_funloc
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_funloc
   use mpi_f08
   use sluice
   use custom_loss_callbacks
@@ -46,6 +46,7 @@ program fortran_custom_loss
   real(c_float) :: loss_builtin, loss_custom
   real(c_float), allocatable :: params(:), expected(:)
   integer(c_int64_t) :: count
+  real(c_double) :: lr
   integer :: rank, failures, total_failures, i, step
 
   call MPI_Init()
@@ -81,6 +82,14 @@ program fortran_custom_loss
   call expect(sluice_get_layer_params(custom, 2, params), SLUICE_OK, 'sluice_get_layer_params after set')
   if (any(params /= expected)) call fail('get after set did not return the values set')
   call expect(sluice_get_layer_params(builtin, 2, params(1:9)), SLUICE_ERROR_INVALID_ARGUMENT, 'a short array')
+
+  ! Learning rate: an override replaces the config's lr and 0 hands back to it.
+  call expect(sluice_set_learning_rate(custom, 0.003_c_double), SLUICE_OK, 'sluice_set_learning_rate')
+  call expect(sluice_get_learning_rate(custom, lr), SLUICE_OK, 'sluice_get_learning_rate')
+  if (lr /= 0.003_c_double) call fail('the learning rate override was not taken')
+  call expect(sluice_set_learning_rate(custom, 0.0_c_double), SLUICE_OK, 'sluice_set_learning_rate 0')
+  call expect(sluice_get_learning_rate(custom, lr), SLUICE_OK, 'sluice_get_learning_rate')
+  if (lr /= 0.01_c_double) call fail('lr 0 did not return to the config''s lr')
 
   fail_next = 7  ! every rank's step fails, also the ranks whose callback is not called
   call expect(sluice_train_step(custom, inputs, targets, loss_custom), SLUICE_ERROR_CALLBACK, 'failing callback')
