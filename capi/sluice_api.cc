@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capi/callback_layer.h"
+#include "capi/callback_loss.h"
 #include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
@@ -14,6 +15,7 @@
 #include "core/config/config_parser.h"
 #include "core/runtime/application_state.h"
 #include "core/runtime/evaluation.h"
+#include "core/runtime/layer_params.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
@@ -37,6 +39,7 @@ struct sluice_trainer {
   std::unique_ptr<sluice::runtime::RunControl> control;
   // sluice_register_state's arrays; RunControl and the explicit save/load calls borrow it.
   sluice::runtime::ApplicationState application;
+  sluice::model::CustomLoss custom_loss;  // sluice_trainer_register_loss (loss: custom)
 };
 
 namespace {
@@ -64,6 +67,7 @@ void require_live(const sluice_trainer* t) {
 const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
 const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
 const sluice::capi::SizedStruct kLayoutStruct{"sluice_layout", "SLUICE_LAYOUT_INIT", sizeof(sluice_layout)};
+const sluice::capi::SizedStruct kLossOpsStruct{"sluice_loss_ops", "SLUICE_LOSS_OPS_INIT", sizeof(sluice_loss_ops)};
 
 void require_started(const sluice_trainer* t) {
   require_live(t);
@@ -173,11 +177,24 @@ sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name,
   });
 }
 
+sluice_status sluice_trainer_register_loss(sluice_trainer* t, const sluice_loss_ops* caller_ops) {
+  return sluice::capi::guarded("sluice_trainer_register_loss", [&] {
+    require_live(t);
+    require(caller_ops != nullptr, "ops (sluice_loss_ops*) is NULL");
+    const sluice_loss_ops ops = sluice::capi::read_sized(*caller_ops, kLossOpsStruct);
+    require(ops.loss != nullptr, "sluice_loss_ops: the loss callback is NULL");
+    if (t->trainer) throw Error(ErrorCode::kState, "register the loss before sluice_trainer_start");
+    require(!t->custom_loss, "a loss is already registered (one per trainer)");
+    t->custom_loss = sluice::capi::callback_loss(ops);
+  });
+}
+
 sluice_status sluice_trainer_start(sluice_trainer* t) {
   return sluice::capi::guarded("sluice_trainer_start", [&] {
     require_live(t);
     if (t->trainer) throw Error(ErrorCode::kState, "trainer is already started");
     auto trainer = std::make_unique<sluice::runtime::Trainer>(t->comm, t->config, t->custom_layers);
+    trainer->set_custom_loss(t->custom_loss);
     trainer->start();
     t->control = std::make_unique<sluice::runtime::RunControl>(*trainer, nullptr, sluice::runtime::StepLimit::kIfGiven);
     t->control->set_application_state(&t->application);
@@ -253,6 +270,51 @@ sluice_status sluice_evaluate(sluice_trainer* t, const float* inputs, const floa
     if (loss != nullptr) *loss = static_cast<float>(mean);
   });
 }
+
+// --- training controls: learning rate (sluice.h, "training controls") ------------------------------------------
+
+sluice_status sluice_set_learning_rate(sluice_trainer* t, double lr) {
+  return sluice::capi::guarded("sluice_set_learning_rate", [&] {
+    require_started(t);
+    t->trainer->set_learning_rate(lr);  // checked and agreed inside
+  });
+}
+
+sluice_status sluice_get_learning_rate(const sluice_trainer* t, double* lr) {
+  return sluice::capi::guarded("sluice_get_learning_rate", [&] {
+    require_started(t);
+    require(lr != nullptr, "sluice_get_learning_rate: lr (double*) is NULL");
+    *lr = t->trainer->next_learning_rate();
+  });
+}
+
+// --- end of the learning-rate block ------------------------------------------------------------------------------
+
+// --- training controls: parameters by layer (core/runtime/layer_params.h) --------------------------------------
+
+sluice_status sluice_layer_param_count(const sluice_trainer* t, int layer, int64_t* count) {
+  return sluice::capi::guarded("sluice_layer_param_count", [&] {
+    require_started(t);
+    require(count != nullptr, "sluice_layer_param_count: count (int64_t*) is NULL");
+    *count = sluice::runtime::layer_param_count(*t->trainer, layer);
+  });
+}
+
+sluice_status sluice_get_layer_params(sluice_trainer* t, int layer, float* out, int64_t count) {
+  return sluice::capi::guarded("sluice_get_layer_params", [&] {
+    require_started(t);
+    sluice::runtime::get_layer_params(*t->trainer, layer, out, count);  // checked and agreed inside
+  });
+}
+
+sluice_status sluice_set_layer_params(sluice_trainer* t, int layer, const float* in, int64_t count) {
+  return sluice::capi::guarded("sluice_set_layer_params", [&] {
+    require_started(t);
+    sluice::runtime::set_layer_params(*t->trainer, layer, in, count);  // checked and agreed inside
+  });
+}
+
+// --- end of the parameters-by-layer block -----------------------------------------------------------------------
 
 sluice_status sluice_join_with_error(sluice_trainer* t, const char* function, sluice_status status,
                                      const char* message) {

@@ -40,6 +40,10 @@ constexpr const char* kAccumulationReplicasDataset = "accumulation_replicas";
 // counter of its seeded permutations). Absent in older files: 0.
 constexpr const char* kSamplesHeldDataset = "samples_held";
 constexpr const char* kSamplesDrawsDataset = "samples_draws";
+// sluice_set_learning_rate's override: the IEEE-754 bits of the double (0 = none: follow optimizer.lr_schedule,
+// whose position is optimizer_steps). Bits, not a rounded decimal, so a restart continues with the same lr.
+// Absent in older files: 0.
+constexpr const char* kLrOverrideBitsDataset = "lr_override_bits";
 
 // Root attributes. format_version is written by save() itself; the others come from the caller's Snapshot.
 constexpr const char* kFormatVersionAttribute = "format_version";

@@ -160,7 +160,8 @@ std::string summary_text(const CheckpointSummary& summary) {
   for (const LayerSummary& layer : summary.layers) {
     int64_t elements = 0;
     for (const TensorSummary& tensor : layer.parameters) elements += tensor.elements;
-    out << "  " << layer_group_name(layer.layer) << ": " << elements << " parameters: "
+    out << "  " << layer_group_name(layer.layer) << (layer.type.empty() ? "" : " (" + layer.type + ")") << ": "
+        << elements << " parameters: "
         << tensors_text(layer.parameters);
     if (!layer.optimizer_state.empty()) out << "; optimizer: " << tensors_text(layer.optimizer_state);
     if (!layer.accumulation.empty()) out << "; accumulation: " << tensors_text(layer.accumulation);
@@ -210,7 +211,8 @@ std::string summary_json(const CheckpointSummary& summary) {
     const LayerSummary& layer = summary.layers[i];
     out << (i ? "," : "") << "{\"index\":" << layer.layer << ",\"parameters\":" << json_tensors(layer.parameters)
         << ",\"optimizer\":" << json_tensors(layer.optimizer_state)
-        << ",\"accumulation\":" << json_tensors(layer.accumulation) << "}";
+        << ",\"accumulation\":" << json_tensors(layer.accumulation)
+        << ",\"type\":" << (layer.type.empty() ? "null" : json_string(layer.type)) << "}";
   }
   out << "],\"application\":[";
   for (size_t i = 0; i < summary.application.size(); ++i) {

@@ -20,6 +20,10 @@ struct TensorSummary {
 
 struct LayerSummary {
   int layer = 0;
+  // The layer's type from the run's config ("linear", "custom:heat_stencil": a custom layer by the name the
+  // application registered it under). summarize() leaves it empty (this module does not parse configs);
+  // `sluice inspect` fills it (tools/sluice/layer_types.h). Printed only when set.
+  std::string type;
   std::vector<TensorSummary> parameters;       // /model/layer_NNNN/...
   std::vector<TensorSummary> optimizer_state;  // /optimizer/layer_NNNN/...
   std::vector<TensorSummary> accumulation;     // /accumulation/layer_NNNN/...

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config/layer_spec.h"
+#include "core/config/lr_schedule_spec.h"
 #include "core/config/rank_order.h"
 #include "core/model/loss_kind.h"
 #include "core/model/recompute_mode.h"
@@ -73,6 +74,8 @@ struct OptimizerSpec {
   // Gradient accumulation across calls: each train_step adds to the gradient and the optimizer steps on every
   // accumulate-th call (core/runtime/trainer.h). 1 = every call is an optimizer step.
   int accumulate = 1;
+  // optimizer.lr_schedule (core/config/lr_schedule_spec.h): lr is the base learning rate the schedule scales.
+  LrScheduleSpec lr_schedule;
 };
 
 struct DataSpec {

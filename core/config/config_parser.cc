@@ -16,6 +16,7 @@
 #include "core/config/config_node.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/size_bounds.h"
+#include "core/config/lr_schedule_parser.h"
 #include "core/config/yaml_overrides.h"
 #include "core/config/yaml_strict.h"
 
@@ -203,11 +204,13 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
   if (!node.is_map()) node.fail("expected the optimizer (a map), got " + node.describe_value());
   optimizer.type = as_enum<OptimizerType>(node.child("type"), optimizer_type_names());
   if (optimizer.type == OptimizerType::kSgd) {
-    node.require_map_with_keys({"type", "lr", "momentum", "weight_decay", "clip_grad_norm", "accumulate"}, "optimizer sgd");
+    node.require_map_with_keys({"type", "lr", "momentum", "weight_decay", "clip_grad_norm", "accumulate", "lr_schedule"},
+                               "optimizer sgd");
     if (node.has("momentum"))
       optimizer.momentum = number_in(node.child("momentum"), 0.0, true, 1.0, "0 <= momentum < 1");
   } else {
-    node.require_map_with_keys({"type", "lr", "beta1", "beta2", "eps", "weight_decay", "clip_grad_norm", "accumulate"},
+    node.require_map_with_keys({"type", "lr", "beta1", "beta2", "eps", "weight_decay", "clip_grad_norm", "accumulate",
+                                "lr_schedule"},
                                "optimizer adamw");
     if (node.has("beta1")) optimizer.beta1 = number_in(node.child("beta1"), 0.0, true, 1.0, "0 <= beta1 < 1");
     if (node.has("beta2")) optimizer.beta2 = number_in(node.child("beta2"), 0.0, true, 1.0, "0 <= beta2 < 1");
@@ -222,6 +225,7 @@ OptimizerSpec parse_optimizer(const ConfigNode& node) {
         number_in(node.child("clip_grad_norm"), 0.0, true, HUGE_VAL, "a non-negative number (0 = no clipping)");
   }
   if (node.has("accumulate")) optimizer.accumulate = positive_int(node.child("accumulate"));
+  if (node.has("lr_schedule")) optimizer.lr_schedule = parse_lr_schedule(node.child("lr_schedule"));
   return optimizer;
 }
 
@@ -358,6 +362,9 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("steps")) {
     config.steps = positive_int(root.child("steps"));
     config.steps_given = true;
+  }
+  if (root.has("optimizer")) {  // the horizon may default to `steps`, parsed last
+    resolve_lr_horizon(root.child("optimizer"), config.steps_given, config.steps, config.optimizer.lr_schedule);
   }
   return config;
 }

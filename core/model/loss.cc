@@ -12,11 +12,27 @@ LossKind parse_loss(const std::string& name) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return static_cast<LossKind>(i);
   }
-  throw Error(ErrorCode::kConfig, "loss must be mse or cross_entropy, got '" + name + "'");
+  throw Error(ErrorCode::kConfig, "loss must be mse, cross_entropy or custom, got '" + name + "'");
 }
 
+namespace {
+
+// The host's loss runs on host copies (a cuda stage's tensors live on the device).
+void custom_loss(kernels::Backend& backend, const CustomLoss& loss, const kernels::Tensor& output,
+                 const kernels::Tensor& target, int64_t global_batch, LossResult& result) {
+  std::vector<float> prediction(static_cast<std::size_t>(output.size()));
+  std::vector<float> targets(prediction.size());
+  std::vector<float> grad(prediction.size(), 0.0f);
+  backend.to_host(output, prediction.data());
+  backend.to_host(target, targets.data());
+  result.sum = loss(prediction.data(), targets.data(), output.rows(), output.cols(), global_batch, grad.data());
+  result.grad = backend.from_host(output.rows(), output.cols(), grad.data());
+}
+
+}  // namespace
+
 LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels::Tensor& output,
-                        const kernels::Tensor& target, int64_t global_batch) {
+                        const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom) {
   if (global_batch < output.rows()) {
     throw Error(ErrorCode::kInvalidArgument, "global batch " + std::to_string(global_batch) +
                                                  " is smaller than the micro-batch's " +
@@ -29,6 +45,14 @@ LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels:
                     std::to_string(output.cols()) + "]");
   }
   LossResult result;
+  if (kind == LossKind::kCustom) {
+    if (custom == nullptr || !*custom) {
+      throw Error(ErrorCode::kConfig, "loss: custom needs a loss function registered with "
+                                      "sluice_trainer_register_loss before sluice_trainer_start");
+    }
+    custom_loss(backend, *custom, output, target, global_batch, result);
+    return result;
+  }
   result.grad = backend.empty(output.rows(), output.cols());
   const double batch = static_cast<double>(global_batch);
   if (kind == LossKind::kMse) {

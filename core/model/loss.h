@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/model/loss_kind.h"
@@ -20,7 +21,16 @@ struct LossResult {
   kernels::Tensor grad;   // dL/dy for the global mean loss L
 };
 
+// A loss the library does not have (`loss: custom`; the C API's sluice_loss_ops). Called on host memory with one
+// micro-batch: `prediction` and `targets` [rows][cols]; it returns the micro-batch's loss SUM (as LossResult::sum:
+// the sum over its rows of each sample's loss) and writes into `grad` [rows][cols] the gradient of the GLOBAL mean
+// loss, i.e. d(sum / global_batch)/d(prediction), like the built-in losses (this code does not rescale it).
+// Throws Error(kCallback) when the host's function fails.
+using CustomLoss = std::function<double(const float* prediction, const float* targets, int64_t rows, int64_t cols,
+                                        int64_t global_batch, float* grad)>;
+
+// `custom` is used (and required: kConfig otherwise) when kind is kCustom.
 LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels::Tensor& output,
-                        const kernels::Tensor& target, int64_t global_batch);
+                        const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom = nullptr);
 
 }  // namespace sluice::model

@@ -29,6 +29,8 @@ class Optimizer {
   int64_t step_count() const { return step_count_; }
   void set_step_count(int64_t count) { step_count_ = count; }
   double lr() const { return lr_; }
+  // The lr of the next step(): the trainer sets it from optimizer.lr_schedule before every step.
+  void set_lr(double lr) { lr_ = lr; }
 
  protected:
   explicit Optimizer(double lr) : lr_(lr) {}

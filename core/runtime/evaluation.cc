@@ -1,5 +1,7 @@
 #include "core/runtime/evaluation.h"
 
+#include <exception>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,7 +45,7 @@ double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const
     const int64_t offset = m * mb_rows * width;
     kernels::Tensor output = backend.from_host(mb_rows, width, outputs.data() + offset);
     kernels::Tensor target = backend.from_host(mb_rows, width, targets + offset);
-    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows).sum;
+    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.custom_loss()).sum;
   }
   return sum;
 }
@@ -56,7 +58,15 @@ double evaluate(Trainer& trainer, const float* inputs, const float* targets, int
   // predict fills the outputs on every rank of the replica; only the last stage's ranks have targets to use.
   std::vector<float> outputs(static_cast<size_t>(rows * trainer.output_features()));
   trainer.predict(inputs, outputs.data(), rows);
-  double sum = local_loss_sum(trainer, outputs, targets, rows);
+  // A loss: custom callback may fail on the last stage's ranks only: agree before the sum, which waits for all.
+  double sum = 0.0;
+  std::exception_ptr error;
+  try {
+    sum = local_loss_sum(trainer, outputs, targets, rows);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  comm::agree_or_throw(trainer.mpi().world(), "sluice_evaluate loss", error);
   trainer.mpi().world_group().ordered_sum(&sum, 1);
   return sum / static_cast<double>(rows * trainer.layout().data_parallel);
 }

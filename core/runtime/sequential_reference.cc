@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/model/lr_schedule.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace sluice::runtime {
@@ -73,6 +74,8 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       for (model::Parameter* p : params) backend.scale(coefficient, p->grad);
     }
   }
+  // The same schedule as the trainer's (no override: the oracle has no C API).
+  optimizer_->set_lr(model::scheduled_lr(cfg_.optimizer.lr_schedule, cfg_.optimizer.lr, optimizer_->step_count()));
   optimizer_->step();
   ++step_;
   return loss_total / static_cast<double>(global_rows);

@@ -150,6 +150,7 @@ void Trainer::build_local_state() {
   }
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
   loss_kind_ = cfg_.loss;
+  check_custom_loss();
 }
 
 void Trainer::build_executors() {
@@ -171,7 +172,7 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
                         kernels::Tensor& grad) {
   kernels::Backend& backend = *backend_;
   kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
-  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch);
+  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch, &custom_loss_);
   grad = std::move(r.grad);
   return r.sum;
 }
@@ -349,6 +350,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   StepResult result;
   if (window_end) {
     result.grad_norm = clip_gradients();
+    optimizer_->set_lr(next_learning_rate());
     optimizer_->step();
     ++step_;
     window_position_ = 0;

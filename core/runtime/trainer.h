@@ -124,6 +124,24 @@ class Trainer {
   // configured by start(), saved and loaded with every checkpoint (/samples).
   SampleStore& submitted_samples() { return submitted_samples_; }
   const SampleStore& submitted_samples() const { return submitted_samples_; }
+  // Learning rate (core/runtime/trainer_learning_rate.cc). The next optimizer step's lr: the override when one
+  // is set, else optimizer.lr_schedule at optimizer().step_count().
+  double next_learning_rate() const;
+  // Collective (every rank must pass the same value: agreed, else kInvalidArgument on every rank). lr > 0
+  // replaces the schedule from the next optimizer step on; 0 returns to the schedule (at its current position).
+  // Saved in checkpoints (/train/lr_override_bits).
+  void set_learning_rate(double lr);
+  // Local: the override (0: none), as checkpoints save and load it.
+  double learning_rate_override() const { return lr_override_; }
+  void restore_learning_rate_override(double lr) { lr_override_ = lr; }
+
+  // Local, before start(): the function `loss: custom` computes (sluice_trainer_register_loss). start() refuses
+  // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
+  void set_custom_loss(model::CustomLoss loss) { custom_loss_ = std::move(loss); }
+  const model::CustomLoss& custom_loss() const { return custom_loss_; }
+  // The custom layers the model was built with (core/runtime/layer_params.h sizes layers from them).
+  const model::CustomLayerRegistry& custom_layers() const { return custom_layers_; }
+
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -151,6 +169,7 @@ class Trainer {
   void finish_reductions();
   double clip_gradients();
   double measure_bubble();
+  void check_custom_loss() const;  // trainer_custom_loss.cc
   double loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch, kernels::Tensor& grad);
 
   MPI_Comm world_in_;
@@ -190,6 +209,8 @@ class Trainer {
   // The data-parallel gradient sum (config pipeline.gradient_sum, resolved); null with one replica.
   std::unique_ptr<GradientReducer> reducer_;
   SampleStore submitted_samples_;
+  double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
+  model::CustomLoss custom_loss_;  // loss: custom
 };
 
 }  // namespace sluice::runtime

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -27,6 +29,27 @@
 
 namespace sluice::runtime {
 namespace {
+
+// sluice_set_learning_rate's override as /train/lr_override_bits stores it: the double's bits, exact.
+int64_t lr_override_bits(double lr) {
+  int64_t bits = 0;
+  std::memcpy(&bits, &lr, sizeof bits);
+  return bits;
+}
+
+// The saved override (0: none, also for files written before it existed).
+double lr_override_of(const checkpoint::Reader& reader) {
+  const auto found = reader.train_ints().find(checkpoint::kLrOverrideBitsDataset);
+  if (found == reader.train_ints().end()) return 0.0;
+  double lr = 0.0;
+  std::memcpy(&lr, &found->second, sizeof lr);
+  if (!(lr >= 0.0 && std::isfinite(lr))) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset /train/" +
+                                            checkpoint::kLrOverrideBitsDataset + ": not a learning rate (" +
+                                            std::to_string(lr) + ")");
+  }
+  return lr;
+}
 
 std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
   std::vector<model::Parameter*> params;
@@ -180,6 +203,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
   snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(trainer.steps_done());
   snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = trainer.optimizer().step_count();
+  snapshot.train_ints[checkpoint::kLrOverrideBitsDataset] = lr_override_bits(trainer.learning_rate_override());
   snapshot.attributes[checkpoint::kConfigAttribute] = cfg.text;
   snapshot.attributes[checkpoint::kCreatedByAttribute] = kSluiceWriter;
   snapshot.attributes[checkpoint::kOptimizerAttribute] = config::optimizer_type_name(cfg.optimizer.type);
@@ -209,6 +233,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   StagedSamples staged_samples;
   std::exception_ptr error;
   int position = 0;
+  double lr_override = 0.0;
   StagedAccumulation sums;
   try {
     check_same_run(reader, trainer.config());
@@ -225,6 +250,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
     staged_samples = stage_samples(reader, trainer.submitted_samples());
+    lr_override = lr_override_of(reader);
   } catch (...) {
     error = std::current_exception();
   }
@@ -245,6 +271,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   trainer.set_accumulation_position(position);
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
   trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
+  trainer.restore_learning_rate_override(lr_override);
 }
 
 std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep,

@@ -382,7 +382,7 @@ TEST(ConfigParser, ValuesParseIntoEnumsAndBack) {
     EXPECT_EQ(config.loss, static_cast<model::LossKind>(i));
     EXPECT_EQ(model::loss_kind_name(config.loss), model::loss_kind_names()[i]);
   }
-  EXPECT_EQ(model::loss_kind_names(), (std::vector<std::string>{"mse", "cross_entropy"}));
+  EXPECT_EQ(model::loss_kind_names(), (std::vector<std::string>{"mse", "cross_entropy", "custom"}));
   for (const std::string& mode : model::recompute_mode_names()) {
     const std::vector<std::string> sets = {"pipeline.recompute=" + mode, "pipeline.recompute_layers=[1]"};
     const Config config = parse_config(kValid, mode == "selective" ? sets : std::vector<std::string>{sets[0]});

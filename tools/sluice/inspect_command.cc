@@ -6,6 +6,7 @@
 
 #include "checkpoint/summary.h"
 #include "core/common/error.h"
+#include "tools/sluice/layer_types.h"
 
 namespace sluice::tools {
 namespace {
@@ -16,7 +17,8 @@ struct InspectOptions {
 };
 
 void run_inspect(const InspectOptions& options) {
-  const checkpoint::CheckpointSummary summary = checkpoint::summarize(options.path);
+  checkpoint::CheckpointSummary summary = checkpoint::summarize(options.path);
+  fill_layer_types(summary);
   if (options.json) {
     std::cout << checkpoint::summary_json(summary) << std::endl;
   } else {
