@@ -5,6 +5,7 @@
 #include <limits>
 #include <queue>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -158,13 +159,17 @@ Schedule lower(const Schedule& compute) {
 Schedule lower(const Schedule& compute, const CostModel& costs) {
   check_cost_model(costs);
   // Neither placement wins everywhere: deferring fixes ZB-V's costed cases and costs interleaved some. Take the one
-  // whose posting-order replay is shorter (ties: the plain one, which posts every SEND earliest).
+  // whose posting-order replay is shorter; on a tie, the one shorter with blocking pairs (MPI rendezvous); on a
+  // tie again the plain one, which posts every SEND earliest.
   TimedCalendar plain_calendar, deferred_calendar;
   Schedule plain = lower_in_time_order(compute, costs, plain_calendar, false);
-  Schedule deferred = lower_in_time_order(compute, costs, deferred_calendar, true);
   if (compute.ranks < 2) return plain;
-  const double plain_time = replay_makespan(plain, costs, TransferMode::kPostingOrder);
-  return replay_makespan(deferred, costs, TransferMode::kPostingOrder) < plain_time ? deferred : plain;
+  Schedule deferred = lower_in_time_order(compute, costs, deferred_calendar, true);
+  auto score = [&](const Schedule& lowered) {
+    return std::make_pair(replay_makespan(lowered, costs, TransferMode::kPostingOrder),
+                          replay_makespan(lowered, costs, TransferMode::kBlocking));
+  };
+  return score(deferred) < score(plain) ? deferred : plain;
 }
 
 }  // namespace schedule

@@ -12,6 +12,7 @@
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/render.h"
+#include "core/schedule/replay.h"
 #include "core/schedule/schedule_io.h"
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
@@ -44,6 +45,20 @@ struct ModelPlan {
   std::vector<double> peak_stash_bytes;  // per rank
 };
 
+// The lowered lists replayed under each transport's rule (core/schedule/replay.h). The makespan above them is the
+// compute-only one; these say what the placement of SEND/RECV costs on NCCL (posting order) and with rendezvous
+// (blocking) messages, so a difference is reported rather than hidden.
+struct TransferMakespans {
+  double posting_order = 0.0;
+  double blocking = 0.0;
+};
+
+TransferMakespans replay_transfers(const Schedule& lowered, const CostModel& costs) {
+  if (!is_lowered(lowered)) return {};
+  return {replay_makespan(lowered, costs, TransferMode::kPostingOrder),
+          replay_makespan(lowered, costs, TransferMode::kBlocking)};
+}
+
 // Simulated time units become milliseconds in the trace viewer, which reads microseconds.
 constexpr double kTraceMicrosecondsPerUnit = 1000.0;
 
@@ -57,12 +72,15 @@ std::string json_array(const std::vector<T>& values) {
 }
 
 void write_json(std::ostream& out, const Schedule& lowered, const SimulationResult& result,
-                const std::optional<ModelPlan>& model) {
+                const TransferMakespans& transfers, const std::optional<ModelPlan>& model) {
   out << std::setprecision(17) << "{\"schedule\":" << json_quote(lowered.name) << ",\"stages\":" << lowered.ranks
       << ",\"microbatches\":" << lowered.microbatches << ",\"chunks\":" << lowered.chunks
       << ",\"virtual_stages\":" << lowered.num_stages() << ",\"makespan\":" << result.makespan
       << ",\"bubble_fraction\":" << result.bubble_fraction << ",\"busy\":" << json_array(result.busy)
       << ",\"idle\":" << json_array(result.idle) << ",\"peak_inflight\":" << json_array(result.peak_inflight);
+  if (is_lowered(lowered))
+    out << ",\"makespan_posting_order\":" << transfers.posting_order
+        << ",\"makespan_blocking\":" << transfers.blocking;
   if (model)
     out << ",\"recompute\":" << json_quote(model->recompute) << ",\"microbatch_rows\":" << model->memory.rows
         << ",\"stash_bytes_per_stage\":" << json_array(model->memory.stash_bytes)
@@ -78,7 +96,7 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
 }
 
 void write_text(std::ostream& out, const Schedule& lowered, const SimulationResult& result, const CostModel& costs,
-                const std::optional<ModelPlan>& model) {
+                const TransferMakespans& transfers, const std::optional<ModelPlan>& model) {
   out << "schedule " << lowered.name << ": " << lowered.ranks << " ranks x " << lowered.chunks << " chunk(s), "
       << lowered.microbatches << " micro-batches (F=" << costs.forward << " I=" << costs.backward_input
       << " W=" << costs.backward_weight << " latency=" << costs.latency << ")\n\n"
@@ -86,6 +104,9 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
       << "makespan " << result.makespan << ", bubble fraction " << std::fixed << std::setprecision(4)
       << result.bubble_fraction << " (" << std::setprecision(2) << 100.0 * result.bubble_fraction << "%)\n"
       << std::defaultfloat << std::setprecision(6);
+  if (is_lowered(lowered))
+    out << "with the lowered SEND/RECV: makespan " << transfers.posting_order << " when transfers complete in posting "
+        << "order (NCCL), " << transfers.blocking << " with blocking send/recv pairs\n";
   if (model)
     out << "recompute " << model->recompute << ", " << model->memory.rows
         << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward (measured per stage "
@@ -148,11 +169,13 @@ void run_plan(PlanOptions options) {
     take_unset_from_config(options, *cfg);
   }
   const Schedule compute = build_schedule(options);
-  const Schedule lowered = lower(compute);
-  validate(lowered);
   std::optional<ModelPlan> model;
   if (cfg) model = plan_model(*cfg, compute, options.costs);
+  // Lowered with the costs the plan simulates, so that RECVs sit where their data arrives (no posting-order loss).
+  const Schedule lowered = lower(compute, options.costs);
+  validate(lowered);
   const SimulationResult result = simulate(compute, options.costs);
+  const TransferMakespans transfers = replay_transfers(lowered, options.costs);
   if (!options.save_schedule_path.empty()) save_schedule(lowered, options.save_schedule_path);
 
   std::ofstream file;
@@ -162,13 +185,13 @@ void run_plan(PlanOptions options) {
   }
   std::ostream& out = options.output.empty() ? std::cout : file;
   if (options.format == "json") {
-    write_json(out, lowered, result, model);
+    write_json(out, lowered, result, transfers, model);
   } else if (options.format == "svg") {
     out << render_svg(result);
   } else if (options.format == "chrome") {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
-    write_text(out, lowered, result, options.costs, model);
+    write_text(out, lowered, result, options.costs, transfers, model);
   }
   out.flush();
   if (!out) throw Error(ErrorCode::kIo, "plan: failed writing output");
