@@ -18,6 +18,7 @@
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
 #include "core/runtime/rank_order_choice.h"
+#include "core/runtime/schedule_choice.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/validator.h"
@@ -36,6 +37,12 @@ void Trainer::start() {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(world_in_, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
+  // Collective: pipeline.schedule auto becomes a concrete schedule before anything reads it (rank 0 decides).
+  if (cfg_.pipeline.schedule == "auto") {
+    const int stages = std::max(1, cfg_.pipeline.stages);
+    const int replicas = cfg_.pipeline.data_parallel > 0 ? cfg_.pipeline.data_parallel : world_size / stages;
+    schedule_choice_report_ = agree_schedule(world_in_, cfg_, custom_layers_, replicas);
+  }
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).

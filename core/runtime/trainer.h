@@ -88,6 +88,8 @@ class Trainer {
   const config::Layout& layout() const { return layout_; }
   // How pipeline.rank_order was resolved at start, with the inter-node bytes of each option (run report).
   const config::RankOrderChoice& rank_order_choice() const { return rank_order_; }
+  // With pipeline.schedule auto: the candidate table the schedule was chosen from (run report); else empty.
+  const std::string& schedule_choice_report() const { return schedule_choice_report_; }
   int64_t input_features() const { return input_features_; }
   int64_t output_features() const { return output_features_; }
   uint64_t steps_done() const { return step_; }
@@ -151,6 +153,7 @@ class Trainer {
   bool started_ = false;
   config::Layout layout_{};
   config::RankOrderChoice rank_order_{};
+  std::string schedule_choice_report_;
   std::unique_ptr<comm::MpiContext> mpi_;
   PipelineTransport pipeline_transport_;  // after mpi_ (may use its transport), before the executors (use it)
   std::map<int, std::unique_ptr<model::StageModule>> stages_;

@@ -17,6 +17,8 @@
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
 #include "core/config/config_parser.h"
+#include "core/model/model_shape.h"
+#include "core/runtime/schedule_choice.h"
 #include "tools/sluice/plan_memory.h"
 
 namespace sluice::tools {
@@ -145,6 +147,18 @@ ModelPlan plan_model(const config::Config& cfg, const Schedule& compute, CostMod
   return plan;
 }
 
+// pipeline.schedule auto in the config (and no --schedule): the trainer's choice, made the same way, replaces it in
+// the config and the options; returns the candidate table that explains it.
+std::string resolve_auto(config::Config& cfg, PlanOptions& options) {
+  const runtime::ScheduleChoice choice = runtime::choose_schedule(
+      cfg, model::model_shape(cfg.model, {}), cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
+  runtime::apply(choice.candidates[choice.chosen], cfg);
+  options.schedule = cfg.pipeline.schedule;  // auto chooses all three, so they replace what the flags said
+  options.chunks = cfg.pipeline.chunks;
+  options.microbatches = cfg.pipeline.microbatches;
+  return choice.report;
+}
+
 Schedule build_schedule(const PlanOptions& options) {
   if (!options.from_file.empty()) {
     const Schedule loaded = load_schedule(options.from_file);
@@ -162,11 +176,13 @@ Schedule build_schedule(const PlanOptions& options) {
 void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
   std::optional<config::Config> cfg;
+  std::string auto_report;
   if (options.config_path.empty() && !options.overrides.empty())
     throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
   if (!options.config_path.empty()) {
     cfg = config::parse_config(options.config_path, options.overrides);
     take_unset_from_config(options, *cfg);
+    if (options.schedule == "auto") auto_report = resolve_auto(*cfg, options);
   }
   const Schedule compute = build_schedule(options);
   std::optional<ModelPlan> model;
@@ -191,6 +207,7 @@ void run_plan(PlanOptions options) {
   } else if (options.format == "chrome") {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
+    out << auto_report;
     write_text(out, lowered, result, options.costs, transfers, model);
   }
   out.flush();
