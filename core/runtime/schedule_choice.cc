@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/comm/mpi_context.h"
+#include "core/model/partition.h"
 #include "core/common/error.h"
 #include "core/schedule/generators.h"
 
@@ -20,6 +21,26 @@ double optimizer_state(const config::Config& cfg) {
   return cfg.optimizer.momentum > 0.0 ? 1.0 : 0.0;
 }
 
+// The stages of the balanced partition (the one a run without pipeline.split uses) into ranks x chunks pieces.
+std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                                              int chunks) {
+  const int stages = cfg.pipeline.stages * chunks;
+  if (static_cast<int>(shapes.size()) < stages) return {};
+  const double state_floats = 2.0 + optimizer_state(cfg);  // parameter + gradient + optimizer state
+  std::vector<schedule::StageSizes> sizes;
+  for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::flops_of(shapes), stages))) {
+    schedule::StageSizes stage;
+    stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(shapes[range.first].in);
+    for (int layer = range.first; layer < range.last; ++layer) {
+      stage.forward_time_per_sample += shapes[layer].flops / 3.0 / kFlopsPerTimeUnit;  // flops counts F + B, B = 2F
+      stage.static_bytes += kBytesPerFloat * state_floats * static_cast<double>(shapes[layer].params);
+      stage.stash_bytes_per_sample += kBytesPerFloat * static_cast<double>(shapes[layer].in);  // each layer's input
+    }
+    sizes.push_back(stage);
+  }
+  return sizes;
+}
+
 }  // namespace
 
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
@@ -28,19 +49,9 @@ schedule::SearchModel search_model(const config::Config& cfg, const std::vector<
   m.ranks = cfg.pipeline.stages;
   const int replicas = std::max(1, data_parallel);
   m.batch = cfg.data.batch > 0 ? static_cast<int>(cfg.data.batch / replicas) : cfg.pipeline.microbatches;
-  double flops = 0.0, params = 0.0, stash = 0.0, widest_input = 0.0;
-  for (const model::LayerShape& layer : shapes) {
-    flops += layer.flops;
-    params += static_cast<double>(layer.params);
-    stash += kBytesPerFloat * static_cast<double>(layer.in);  // each layer keeps its input for backward
-    widest_input = std::max(widest_input, kBytesPerFloat * static_cast<double>(layer.in));
-  }
-  m.forward_time_per_sample = flops / 3.0 / kFlopsPerTimeUnit;  // flops counts F + B, B = 2F
-  m.static_bytes_per_rank = params * kBytesPerFloat * (2.0 + optimizer_state(cfg)) / m.ranks;
-  m.stash_bytes_per_sample = stash;
-  m.input_bytes_per_sample = widest_input;
+  m.stages = [cfg, shapes](int chunks) { return stage_sizes(cfg, shapes, chunks); };
   m.budget_bytes = cfg.pipeline.memory_budget;
-  m.max_chunks = std::max(1, std::min(4, static_cast<int>(shapes.size()) / std::max(1, m.ranks)));
+  m.max_chunks = 4;
   return m;
 }
 
@@ -51,11 +62,6 @@ ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<mode
     throw Error(ErrorCode::kConfig, "pipeline.schedule auto: data.batch is smaller than the replicas");
   ScheduleChoice choice;
   choice.candidates = schedule::evaluate_candidates(model);
-  // A schedule needs at least one layer per chunk: drop shapes the model is too short for.
-  const int layers = static_cast<int>(shapes.size());
-  choice.candidates.erase(std::remove_if(choice.candidates.begin(), choice.candidates.end(),
-                                         [&](const schedule::Candidate& c) { return c.chunks * model.ranks > layers; }),
-                          choice.candidates.end());
   try {
     choice.chosen = schedule::choose_candidate(choice.candidates, model.budget_bytes);
   } catch (const Error& e) {

@@ -21,9 +21,9 @@ struct ScheduleChoice {
   std::string report;  // the candidate table, chosen one marked, and the cost basis
 };
 
-// Costs from the FLOP estimate (time unit: MFLOP per chunk); memory: 4-byte parameters, gradients and optimizer
-// state (AdamW 2, SGD with momentum 1) split evenly over the stages, and a stash of every layer's input per sample
-// (each stage's input alone with full recompute). The batch per replica is data.batch / data_parallel; without
+// Stages of the balanced FLOP partition for each chunk count. Costs from the FLOP estimate (time unit: MFLOP);
+// memory: 4-byte parameters, gradients and optimizer state (AdamW 2, SGD with momentum 1) of the rank's layers, and
+// a stash of every layer's input per sample (each stage's input alone with full recompute). The batch per replica is data.batch / data_parallel; without
 // data.batch (the API passes batches in) only pipeline.microbatches is tried.
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
                                    int data_parallel);

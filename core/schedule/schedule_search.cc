@@ -33,24 +33,37 @@ std::vector<int> divisors(int n) {
   return list;
 }
 
-Candidate evaluate(const SearchModel& model, const Shape& shape, int microbatches, bool recompute) {
-  const int stages = model.ranks * shape.chunks;
+// Each rank's static bytes plus the peak of its stages' stash, whichever rank is largest.
+double peak_bytes(const Schedule& compute, const std::vector<StageSizes>& sizes, double rows, bool recompute) {
+  std::vector<double> stash(sizes.size()), static_bytes(compute.ranks, 0.0);
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    stash[s] = rows * (recompute ? sizes[s].input_bytes_per_sample : sizes[s].stash_bytes_per_sample);
+    static_bytes[compute.rank_of(static_cast<int>(s))] += sizes[s].static_bytes;
+  }
+  const std::vector<double> peaks = peak_stash(compute, stash);
+  double largest = 0.0;
+  for (int r = 0; r < compute.ranks; ++r) largest = std::max(largest, static_bytes[r] + peaks[r]);
+  return largest;
+}
+
+Candidate evaluate(const SearchModel& model, const Shape& shape, const std::vector<StageSizes>& sizes,
+                   int microbatches, bool recompute) {
   const double rows = static_cast<double>(model.batch) / microbatches;
+  double slowest = 0.0;
+  for (const StageSizes& stage : sizes) slowest = std::max(slowest, stage.forward_time_per_sample);
   CostModel costs;
-  costs.forward = model.forward_time_per_sample * rows / stages;
+  costs.forward = slowest * rows;
   costs.backward_input = costs.forward * (recompute ? 2.0 : 1.0);
   costs.backward_weight = costs.forward;
   costs.latency = model.transfer;
   const Schedule compute = make_schedule(shape.schedule, model.ranks, microbatches, shape.chunks);
-  const double stash = rows * (recompute ? model.input_bytes_per_sample : model.stash_bytes_per_sample / stages);
-  const std::vector<double> peaks = peak_stash(compute, std::vector<double>(stages, stash));
   Candidate c;
   c.schedule = shape.schedule;
   c.chunks = shape.chunks;
   c.microbatches = microbatches;
   c.recompute = recompute;
   c.makespan = simulate(compute, costs).makespan;
-  c.peak_bytes = model.static_bytes_per_rank + *std::max_element(peaks.begin(), peaks.end());
+  c.peak_bytes = peak_bytes(compute, sizes, rows, recompute);
   c.fits = model.budget_bytes <= 0 || c.peak_bytes <= model.budget_bytes;
   return c;
 }
@@ -58,12 +71,18 @@ Candidate evaluate(const SearchModel& model, const Shape& shape, int microbatche
 }  // namespace
 
 std::vector<Candidate> evaluate_candidates(const SearchModel& model) {
-  if (model.ranks < 1 || model.batch < 1 || model.max_chunks < 1)
-    throw Error(ErrorCode::kInvalidArgument, "schedule search: ranks, batch and max chunks must be positive");
+  if (model.ranks < 1 || model.batch < 1 || model.max_chunks < 1 || !model.stages)
+    throw Error(ErrorCode::kInvalidArgument, "schedule search: ranks, batch and max chunks must be positive and stage sizes given");
   std::vector<Candidate> table;
-  for (const Shape& shape : shapes(model.ranks, model.max_chunks))
+  for (const Shape& shape : shapes(model.ranks, model.max_chunks)) {
+    const std::vector<StageSizes> sizes = model.stages(shape.chunks);
+    if (sizes.empty()) continue;  // no such partition (fewer layers than stages)
+    if (sizes.size() != static_cast<size_t>(model.ranks * shape.chunks))
+      throw Error(ErrorCode::kInvalidArgument, "schedule search: " + std::to_string(sizes.size()) + " stage sizes for " +
+                                                   std::to_string(model.ranks * shape.chunks) + " stages");
     for (int m : divisors(model.batch))
-      for (bool recompute : {false, true}) table.push_back(evaluate(model, shape, m, recompute));
+      for (bool recompute : {false, true}) table.push_back(evaluate(model, shape, sizes, m, recompute));
+  }
   return table;
 }
 

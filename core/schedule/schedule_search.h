@@ -4,6 +4,7 @@
 // model's shape (core/model/model_shape.h) or from measured costs.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,17 +13,23 @@
 namespace sluice {
 namespace schedule {
 
+// One pipeline stage (model chunk) of a partition, in plain numbers.
+struct StageSizes {
+  double forward_time_per_sample = 0;  // any time unit; I and W each cost as much again (B = 2F, split evenly)
+  double static_bytes = 0;             // parameters + gradients + optimizer state
+  double stash_bytes_per_sample = 0;   // what the stage keeps for backward per sample, no recompute
+  double input_bytes_per_sample = 0;   // the stage's input per sample (all that full recompute keeps)
+};
+
 struct SearchModel {
-  int ranks = 1;                       // pipeline ranks P
-  int batch = 1;                       // samples per step per replica; a micro-batch count must divide it
-  double forward_time_per_sample = 1;  // the whole model's forward for one sample (any time unit); I and W each
-                                       // cost as much again (the usual B = 2F, split evenly)
-  double static_bytes_per_rank = 0;    // parameters + gradients + optimizer state held by one rank
-  double stash_bytes_per_sample = 0;   // what the whole model keeps for backward per sample, no recompute
-  double input_bytes_per_sample = 0;   // one stage's input per sample (all that full recompute keeps)
-  double budget_bytes = 0;             // per rank; 0 = no limit
-  int max_chunks = 4;                  // interleaved tries v = 2..max_chunks
-  double transfer = 0;                 // time one activation takes between ranks
+  int ranks = 1;        // pipeline ranks P
+  int batch = 1;        // samples per step per replica; a micro-batch count must divide it
+  // The P·chunks stages of the partition a run with `chunks` chunks per rank would use, in stage order; empty when
+  // the model cannot be cut that finely (those candidates are left out).
+  std::function<std::vector<StageSizes>(int chunks)> stages;
+  double budget_bytes = 0;  // per rank; 0 = no limit
+  int max_chunks = 4;       // interleaved tries v = 2..max_chunks
+  double transfer = 0;      // time one activation takes between ranks
 };
 
 struct Candidate {
@@ -31,12 +38,13 @@ struct Candidate {
   int microbatches = 1;
   bool recompute = false;  // full recompute
   double makespan = 0;     // simulated step, compute only (the costed lowering keeps posting order within 1%)
-  double peak_bytes = 0;   // static bytes + the largest rank's simulated peak stash
+  double peak_bytes = 0;   // the largest over ranks of its stages' static bytes + its simulated peak stash
   bool fits = true;
 };
 
-// Every candidate, simulated. Stages are taken as equal (a balanced partition): per chunk, F = forward time of
-// the micro-batch / (P·v), full recompute adds F to I.
+// Every candidate, simulated. The simulator takes one cost per kind, so F is the slowest stage's forward of one
+// micro-batch (a balanced partition keeps the others close); full recompute adds F to I. Memory is per rank, from
+// the stages the schedule places there.
 std::vector<Candidate> evaluate_candidates(const SearchModel& model);
 
 // The shortest fitting candidate (ties: fewer peak bytes, then table order). Throws Error(kInvalidArgument) naming
