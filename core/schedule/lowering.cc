@@ -13,6 +13,7 @@
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/message_calendar.h"
 #include "core/schedule/replay.h"
+#include "core/schedule/simulator.h"
 
 namespace sluice {
 namespace schedule {
@@ -164,12 +165,15 @@ Schedule lower(const Schedule& compute, const CostModel& costs) {
   TimedCalendar plain_calendar, deferred_calendar;
   Schedule plain = lower_in_time_order(compute, costs, plain_calendar, false);
   if (compute.ranks < 2) return plain;
-  Schedule deferred = lower_in_time_order(compute, costs, deferred_calendar, true);
   auto score = [&](const Schedule& lowered) {
     return std::make_pair(replay_makespan(lowered, costs, TransferMode::kPostingOrder),
                           replay_makespan(lowered, costs, TransferMode::kBlocking));
   };
-  return score(deferred) < score(plain) ? deferred : plain;
+  const auto plain_score = score(plain);
+  const double ideal = simulate(compute, costs).makespan;
+  if (plain_score.first <= ideal && plain_score.second <= ideal) return plain;  // nothing left to gain
+  Schedule deferred = lower_in_time_order(compute, costs, deferred_calendar, true);
+  return score(deferred) < plain_score ? deferred : plain;
 }
 
 }  // namespace schedule

@@ -17,11 +17,13 @@ struct Message {
   double send_post = -1.0;
   double recv_post = -1.0;
   double complete = -1.0;
+  int waiter = -1;  // a rank stopped until this message completes
 };
 
-// Walks every rank's list in order under one transfer mode. Ranks advance as far as they can in turn; a rank
-// stops at a compute action whose input has not arrived, or (blocking) at an unmatched SEND/RECV. Messages are
-// numbered by (sender stage, direction, micro-batch), so both ends find the same one without a search.
+// Walks every rank's list in order under one transfer mode. A rank advances as far as it can; it stops at a
+// compute action whose input has not arrived, or (blocking) at an unmatched SEND/RECV, and is queued again only
+// when that message completes, so the replay is linear in the actions (p=512 stays fast). Messages are numbered by
+// (sender stage, direction, micro-batch), so both ends find the same one without a search.
 class Replayer {
  public:
   Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode)
@@ -31,10 +33,12 @@ class Replayer {
         fifo_(schedule.ranks) {}
 
   double run() {
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (int rank = 0; rank < s_.ranks; ++rank) progress |= advance(rank);
-      if (mode_ == TransferMode::kPostingOrder) progress |= complete_heads();
+    for (int rank = 0; rank < s_.ranks; ++rank) ready_.push_back(rank);
+    while (!ready_.empty()) {
+      const int rank = ready_.back();
+      ready_.pop_back();
+      advance(rank);
+      if (mode_ == TransferMode::kPostingOrder) settle(rank);
     }
     double makespan = 0.0;
     for (int rank = 0; rank < s_.ranks; ++rank) {
@@ -65,7 +69,7 @@ class Replayer {
     return s_.rank_of(toward_next ? a.stage + 1 : a.stage - 1);
   }
   // The message a compute action waits for, or nullptr when its input is produced on this rank.
-  const Message* input_of(int rank, const Action& a) const {
+  Message* input_of(int rank, const Action& a) {
     if (a.kind == ActionKind::F && a.stage > 0 && s_.rank_of(a.stage - 1) != rank)
       return &messages_[key(a.stage - 1, true, a.microbatch)];
     if (detail::produces_input_gradient(a.kind) && a.stage < s_.num_stages() - 1 && s_.rank_of(a.stage + 1) != rank)
@@ -81,21 +85,27 @@ class Replayer {
     }
   }
 
-  // Runs `rank` until it must wait; true if it moved.
-  bool advance(int rank) {
-    bool moved = false;
+  void wake(Message& m) {
+    if (m.waiter >= 0) ready_.push_back(m.waiter);
+    m.waiter = -1;
+  }
+
+  // Runs `rank` until it must wait, registering it with the message it waits for.
+  void advance(int rank) {
     const std::vector<Action>& list = s_.actions[rank];
-    for (size_t& i = cursor_[rank]; i < list.size(); ++i, moved = true) {
+    for (size_t& i = cursor_[rank]; i < list.size(); ++i) {
       const Action& a = list[i];
       if (is_compute(a.kind)) {
-        const Message* input = input_of(rank, a);
-        if (input && input->complete < 0.0) return moved;
+        Message* input = input_of(rank, a);
+        if (input && input->complete < 0.0) {
+          input->waiter = rank;
+          return;
+        }
         clock_[rank] = std::max(clock_[rank], input ? input->complete : 0.0) + cost_of(a.kind);
       } else if (!post(rank, a)) {
-        return moved;
+        return;
       }
     }
-    return moved;
   }
 
   // Posts a SEND/RECV at the rank's clock; false while a blocking post waits for its other end.
@@ -109,16 +119,25 @@ class Replayer {
       return true;
     }
     const double theirs = sending ? m.recv_post : m.send_post;
-    if (theirs < 0.0) return false;
-    if (m.complete < 0.0) m.complete = std::max(m.send_post, m.recv_post) + transfer_;
+    if (theirs < 0.0) {
+      m.waiter = rank;
+      return false;
+    }
+    if (m.complete < 0.0) {
+      m.complete = std::max(m.send_post, m.recv_post) + transfer_;
+      wake(m);  // the other end is stopped at its post
+    }
     clock_[rank] = std::max(clock_[rank], m.complete);
     return true;
   }
 
-  // Posting order: a message completes once it is the oldest open one on both of its ranks.
-  bool complete_heads() {
-    bool any = false;
-    for (int rank = 0; rank < s_.ranks; ++rank) {
+  // Posting order: a message completes once it is the oldest open one on both of its ranks. Completing one can
+  // make the next ones on both ranks complete too, hence the stack of ranks to look at.
+  void settle(int first) {
+    std::vector<int> look{first};
+    while (!look.empty()) {
+      const int rank = look.back();
+      look.pop_back();
       while (!fifo_[rank].empty()) {
         const Action& a = *fifo_[rank].front();
         const int peer = peer_of(a);
@@ -129,10 +148,10 @@ class Replayer {
         last_done_[rank] = last_done_[peer] = m.complete;
         fifo_[rank].pop_front();
         fifo_[peer].pop_front();
-        any = true;
+        wake(m);
+        look.push_back(peer);
       }
     }
-    return any;
   }
 
   const Schedule& s_;
@@ -144,6 +163,7 @@ class Replayer {
   std::vector<double> clock_;      // when the rank's last compute (or blocking transfer) ends
   std::vector<double> last_done_;  // when the rank's last completed message completed
   std::vector<std::deque<const Action*>> fifo_;  // posting order: open messages, oldest first
+  std::vector<int> ready_;                       // ranks that may be able to move
 };
 
 }  // namespace
