@@ -1,6 +1,8 @@
 // Times generation + lowering + validation at production scale (default p = 512, m = 4096) and reports each
 // schedule's peak resident memory and CPU time. Each schedule runs in a forked child so its peak RSS is its own.
-// Goal: under 2 s and 1 GiB per schedule. Usage: schedule_bench [P M]
+// Goal: under 2 s and 1 GiB per schedule. Usage: schedule_bench [P M [costed]]
+// With `costed`: the lowering `sluice plan` uses, timed by F=2 I=1 W=0.5 (lower(compute, costs)), and its
+// posting-order replay in the validate column's place.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
+#include "core/schedule/replay.h"
 #include "core/schedule/validator.h"
 
 namespace {
@@ -23,14 +26,20 @@ double seconds_since(Clock::time_point start) {
 }
 
 // Runs in the child; prints one table row.
-void run_one(const std::string& name, int ranks, int microbatches, int chunks) {
+void run_one(const std::string& name, int ranks, int microbatches, int chunks, bool costed) {
   using namespace sluice::schedule;
+  CostModel costs;
+  costs.forward = 2;
+  costs.backward_weight = 0.5;
   const auto start = Clock::now();
   const Schedule compute = make_schedule(name, ranks, microbatches, chunks);
   const double generated = seconds_since(start);
-  const Schedule lowered = lower(compute);
+  const Schedule lowered = costed ? lower(compute, costs) : lower(compute);
   const double after_lowering = seconds_since(start);
-  validate(lowered);
+  if (costed)
+    replay_makespan(lowered, costs, TransferMode::kPostingOrder);
+  else
+    validate(lowered);
   const double total = seconds_since(start);
   size_t actions = 0;
   for (const auto& list : lowered.actions) actions += list.size();
@@ -44,6 +53,7 @@ void run_one(const std::string& name, int ranks, int microbatches, int chunks) {
 int main(int argc, char** argv) {
   const int ranks = argc > 2 ? std::atoi(argv[1]) : 512;
   const int microbatches = argc > 2 ? std::atoi(argv[2]) : 4096;
+  const bool costed = argc > 3 && std::string(argv[3]) == "costed";
   std::printf("p = %d, m = %d (times in seconds; RSS = peak resident set of the run)\n\n", ranks, microbatches);
   std::printf("| schedule    | v | actions    | generate | lower    | validate | total    | cpu      | peak RSS MiB |\n");
   std::printf("|-------------|---|------------|----------|----------|----------|----------|----------|--------------|\n");
@@ -57,7 +67,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);  // the child must not inherit (and re-print) buffered rows
     const pid_t child = fork();
     if (child == 0) {
-      run_one(c.name, ranks, microbatches, c.chunks);
+      run_one(c.name, ranks, microbatches, c.chunks, costed);
       std::_Exit(0);
     }
     int status = 0;

@@ -41,7 +41,11 @@ struct ModelSpec {
 
 struct PipelineSpec {
   int stages = 1;                    // pipeline ranks P
-  std::string schedule = "1f1b";     // gpipe | 1f1b | interleaved | zb-h1 | zb-v (names of `sluice plan`)
+  std::string schedule = "1f1b";     // gpipe | 1f1b | interleaved | zb-h1 | zb-v (names of `sluice plan`) | auto
+  // auto: schedule, chunks, micro-batches and recompute chosen at start as the shortest simulated step whose peak
+  // bytes per rank (parameters, gradients, optimizer state, stash) fit this budget; 0 = no limit
+  // (core/runtime/schedule_choice.h).
+  double memory_budget = 0;
   int chunks = 1;                    // model chunks per rank V
   int microbatches = 1;              // M per optimizer step (per data-parallel replica)
   model::RecomputeMode recompute = model::RecomputeMode::kNone;  // none | full | selective

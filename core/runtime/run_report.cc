@@ -67,6 +67,7 @@ std::string layout_description(Trainer& trainer) {
       << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.transport_summary();
   if (!trainer.gradient_sum_name().empty()) out << ", gradient sum " << trainer.gradient_sum_name();
   out << "\n  " << describe(trainer.rank_order_choice(), cfg.pipeline.rank_order) << "\n";
+  if (!trainer.schedule_choice_report().empty()) out << trainer.schedule_choice_report();
   for (const std::string& line : lines) out << "  " << line << "\n";
   return out.str();
 }

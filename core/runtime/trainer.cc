@@ -23,6 +23,7 @@
 #include "core/runtime/cpu_threads.h"
 #include "core/runtime/rank_order_choice.h"
 #include "core/runtime/wait_setup.h"
+#include "core/runtime/schedule_choice.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/validator.h"
@@ -43,6 +44,12 @@ void Trainer::start() {
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
   // Collective: comm.timeout and comm.wait bound and shape every wait from here on.
   apply_wait_settings(cfg_.comm, world_in_);
+  // Collective: pipeline.schedule auto becomes a concrete schedule before anything reads it (rank 0 decides).
+  if (cfg_.pipeline.schedule == "auto") {
+    const int stages = std::max(1, cfg_.pipeline.stages);
+    const int replicas = cfg_.pipeline.data_parallel > 0 ? cfg_.pipeline.data_parallel : world_size / stages;
+    schedule_choice_report_ = agree_schedule(world_in_, cfg_, custom_layers_, replicas);
+  }
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).

@@ -91,6 +91,8 @@ class Trainer {
   const config::RankOrderChoice& rank_order_choice() const { return rank_order_; }
   // The BLAS threads this rank's cpu kernels run with, after config.cpu_threads was applied at start.
   int blas_threads() const { return blas_threads_; }
+  // With pipeline.schedule auto: the candidate table the schedule was chosen from (run report); else empty.
+  const std::string& schedule_choice_report() const { return schedule_choice_report_; }
   int64_t input_features() const { return input_features_; }
   int64_t output_features() const { return output_features_; }
   uint64_t steps_done() const { return step_; }
@@ -179,6 +181,7 @@ class Trainer {
   config::Layout layout_{};
   config::RankOrderChoice rank_order_{};
   int blas_threads_ = 1;
+  std::string schedule_choice_report_;
   std::unique_ptr<comm::MpiContext> mpi_;
   PipelineTransport pipeline_transport_;  // after mpi_ (may use its transport), before the executors (use it)
   std::map<int, std::unique_ptr<model::StageModule>> stages_;

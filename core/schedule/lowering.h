@@ -2,6 +2,7 @@
 // lists that cannot deadlock even with blocking (rendezvous) send/recv.
 #pragma once
 
+#include "core/schedule/cost_model.h"
 #include "core/schedule/schedule.h"
 
 namespace sluice {
@@ -13,6 +14,11 @@ namespace schedule {
 // global time-ordered serialization (a unit-cost dependency run), so any two ranks see their messages in the
 // same relative order. Throws sluice::Error(kInvalidArgument) if `compute` is already lowered or cannot run.
 Schedule lower(const Schedule& compute);
+
+// The same with the serialization timed by `costs` (the ones the step will really have): each RECV then sits where
+// its data arrives in that timeline, so a transport that completes transfers in posting order (NCCL) loses nothing
+// to a RECV posted early (see replay.h). lower(compute) is this with unit costs, on a faster whole-number calendar.
+Schedule lower(const Schedule& compute, const CostModel& costs);
 
 }  // namespace schedule
 }  // namespace sluice

@@ -21,6 +21,18 @@ assert len(plan["actions"]) == 4
 PY
 
 "$SLUICE" plan --schedule zb-h1 --stages 4 --microbatches 8 | grep -q "rank 3 |" || fail "text timeline missing"
+# Issue 15's first repro: the unit-cost lowering replayed 41.5 in posting order against 35.5 compute only. `plan`
+# lowers with the costs it simulates and reports the replayed makespans next to the compute-only one.
+repro="$("$SLUICE" plan --schedule zb-h1 --stages 4 --microbatches 8 --cost-f 2 --cost-i 1 --cost-w 0.5 --format json)" \
+  || fail "repro run exited $?"
+python3 - "$repro" <<'PY' || fail "posting-order makespan of the zb-h1 repro"
+import json, sys
+plan = json.loads(sys.argv[1])
+assert plan["makespan"] == 35.5, plan["makespan"]
+assert plan["makespan_posting_order"] <= 35.5 * 1.01, plan["makespan_posting_order"]
+assert plan["makespan_blocking"] >= plan["makespan"], plan["makespan_blocking"]
+PY
+"$SLUICE" plan --schedule zb-h1 --stages 4 --microbatches 8 | grep -q "posting order (NCCL)" || fail "text lacks transfers"
 trace="$(mktemp -d)/trace.json"
 "$SLUICE" plan --schedule zb-v --stages 2 --microbatches 4 --format chrome --output "$trace" || fail "chrome run"
 grep -q '"traceEvents"' "$trace" || fail "chrome trace lacks traceEvents"

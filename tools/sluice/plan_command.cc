@@ -12,10 +12,13 @@
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/render.h"
+#include "core/schedule/replay.h"
 #include "core/schedule/schedule_io.h"
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
 #include "core/config/config_parser.h"
+#include "core/model/model_shape.h"
+#include "core/runtime/schedule_choice.h"
 #include "tools/sluice/plan_memory.h"
 
 namespace sluice::tools {
@@ -44,6 +47,20 @@ struct ModelPlan {
   std::vector<double> peak_stash_bytes;  // per rank
 };
 
+// The lowered lists replayed under each transport's rule (core/schedule/replay.h). The makespan above them is the
+// compute-only one; these say what the placement of SEND/RECV costs on NCCL (posting order) and with rendezvous
+// (blocking) messages, so a difference is reported rather than hidden.
+struct TransferMakespans {
+  double posting_order = 0.0;
+  double blocking = 0.0;
+};
+
+TransferMakespans replay_transfers(const Schedule& lowered, const CostModel& costs) {
+  if (!is_lowered(lowered)) return {};
+  return {replay_makespan(lowered, costs, TransferMode::kPostingOrder),
+          replay_makespan(lowered, costs, TransferMode::kBlocking)};
+}
+
 // Simulated time units become milliseconds in the trace viewer, which reads microseconds.
 constexpr double kTraceMicrosecondsPerUnit = 1000.0;
 
@@ -57,12 +74,15 @@ std::string json_array(const std::vector<T>& values) {
 }
 
 void write_json(std::ostream& out, const Schedule& lowered, const SimulationResult& result,
-                const std::optional<ModelPlan>& model) {
+                const TransferMakespans& transfers, const std::optional<ModelPlan>& model) {
   out << std::setprecision(17) << "{\"schedule\":" << json_quote(lowered.name) << ",\"stages\":" << lowered.ranks
       << ",\"microbatches\":" << lowered.microbatches << ",\"chunks\":" << lowered.chunks
       << ",\"virtual_stages\":" << lowered.num_stages() << ",\"makespan\":" << result.makespan
       << ",\"bubble_fraction\":" << result.bubble_fraction << ",\"busy\":" << json_array(result.busy)
       << ",\"idle\":" << json_array(result.idle) << ",\"peak_inflight\":" << json_array(result.peak_inflight);
+  if (is_lowered(lowered))
+    out << ",\"makespan_posting_order\":" << transfers.posting_order
+        << ",\"makespan_blocking\":" << transfers.blocking;
   if (model)
     out << ",\"recompute\":" << json_quote(model->recompute) << ",\"microbatch_rows\":" << model->memory.rows
         << ",\"stash_bytes_per_stage\":" << json_array(model->memory.stash_bytes)
@@ -78,7 +98,7 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
 }
 
 void write_text(std::ostream& out, const Schedule& lowered, const SimulationResult& result, const CostModel& costs,
-                const std::optional<ModelPlan>& model) {
+                const TransferMakespans& transfers, const std::optional<ModelPlan>& model) {
   out << "schedule " << lowered.name << ": " << lowered.ranks << " ranks x " << lowered.chunks << " chunk(s), "
       << lowered.microbatches << " micro-batches (F=" << costs.forward << " I=" << costs.backward_input
       << " W=" << costs.backward_weight << " latency=" << costs.latency << ")\n\n"
@@ -86,6 +106,9 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
       << "makespan " << result.makespan << ", bubble fraction " << std::fixed << std::setprecision(4)
       << result.bubble_fraction << " (" << std::setprecision(2) << 100.0 * result.bubble_fraction << "%)\n"
       << std::defaultfloat << std::setprecision(6);
+  if (is_lowered(lowered))
+    out << "with the lowered SEND/RECV: makespan " << transfers.posting_order << " when transfers complete in posting "
+        << "order (NCCL), " << transfers.blocking << " with blocking send/recv pairs\n";
   if (model)
     out << "recompute " << model->recompute << ", " << model->memory.rows
         << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward (measured per stage "
@@ -124,6 +147,18 @@ ModelPlan plan_model(const config::Config& cfg, const Schedule& compute, CostMod
   return plan;
 }
 
+// pipeline.schedule auto in the config (and no --schedule): the trainer's choice, made the same way, replaces it in
+// the config and the options; returns the candidate table that explains it.
+std::string resolve_auto(config::Config& cfg, PlanOptions& options) {
+  const runtime::ScheduleChoice choice = runtime::choose_schedule(
+      cfg, model::model_shape(cfg.model, {}), cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
+  runtime::apply(choice.candidates[choice.chosen], cfg);
+  options.schedule = cfg.pipeline.schedule;  // auto chooses all three, so they replace what the flags said
+  options.chunks = cfg.pipeline.chunks;
+  options.microbatches = cfg.pipeline.microbatches;
+  return choice.report;
+}
+
 Schedule build_schedule(const PlanOptions& options) {
   if (!options.from_file.empty()) {
     const Schedule loaded = load_schedule(options.from_file);
@@ -141,18 +176,22 @@ Schedule build_schedule(const PlanOptions& options) {
 void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
   std::optional<config::Config> cfg;
+  std::string auto_report;
   if (options.config_path.empty() && !options.overrides.empty())
     throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
   if (!options.config_path.empty()) {
     cfg = config::parse_config(options.config_path, options.overrides);
     take_unset_from_config(options, *cfg);
+    if (options.schedule == "auto") auto_report = resolve_auto(*cfg, options);
   }
   const Schedule compute = build_schedule(options);
-  const Schedule lowered = lower(compute);
-  validate(lowered);
   std::optional<ModelPlan> model;
   if (cfg) model = plan_model(*cfg, compute, options.costs);
+  // Lowered with the costs the plan simulates, so that RECVs sit where their data arrives (no posting-order loss).
+  const Schedule lowered = lower(compute, options.costs);
+  validate(lowered);
   const SimulationResult result = simulate(compute, options.costs);
+  const TransferMakespans transfers = replay_transfers(lowered, options.costs);
   if (!options.save_schedule_path.empty()) save_schedule(lowered, options.save_schedule_path);
 
   std::ofstream file;
@@ -162,13 +201,14 @@ void run_plan(PlanOptions options) {
   }
   std::ostream& out = options.output.empty() ? std::cout : file;
   if (options.format == "json") {
-    write_json(out, lowered, result, model);
+    write_json(out, lowered, result, transfers, model);
   } else if (options.format == "svg") {
     out << render_svg(result);
   } else if (options.format == "chrome") {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
-    write_text(out, lowered, result, options.costs, model);
+    out << auto_report;
+    write_text(out, lowered, result, options.costs, transfers, model);
   }
   out.flush();
   if (!out) throw Error(ErrorCode::kIo, "plan: failed writing output");

@@ -1,0 +1,118 @@
+#include "core/runtime/schedule_choice.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "core/comm/mpi_context.h"
+#include "core/model/partition.h"
+#include "core/common/error.h"
+#include "core/schedule/generators.h"
+
+namespace sluice::runtime {
+namespace {
+
+constexpr double kBytesPerFloat = 4.0;
+constexpr double kFlopsPerTimeUnit = 1e6;  // the table's time unit: MFLOP
+
+// Floats of optimizer state per parameter.
+double optimizer_state(const config::Config& cfg) {
+  if (cfg.optimizer.type == config::OptimizerType::kAdamW) return 2.0;
+  return cfg.optimizer.momentum > 0.0 ? 1.0 : 0.0;
+}
+
+// The stages of the balanced partition (the one a run without pipeline.split uses) into ranks x chunks pieces.
+std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                                              int chunks) {
+  const int stages = cfg.pipeline.stages * chunks;
+  if (static_cast<int>(shapes.size()) < stages) return {};
+  const double state_floats = 2.0 + optimizer_state(cfg);  // parameter + gradient + optimizer state
+  std::vector<schedule::StageSizes> sizes;
+  for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::flops_of(shapes), stages))) {
+    schedule::StageSizes stage;
+    stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(shapes[range.first].in);
+    for (int layer = range.first; layer < range.last; ++layer) {
+      stage.forward_time_per_sample += shapes[layer].flops / 3.0 / kFlopsPerTimeUnit;  // flops counts F + B, B = 2F
+      stage.static_bytes += kBytesPerFloat * state_floats * static_cast<double>(shapes[layer].params);
+      stage.stash_bytes_per_sample += kBytesPerFloat * static_cast<double>(shapes[layer].in);  // each layer's input
+    }
+    sizes.push_back(stage);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                                   int data_parallel) {
+  schedule::SearchModel m;
+  m.ranks = cfg.pipeline.stages;
+  const int replicas = std::max(1, data_parallel);
+  m.batch = cfg.data.batch > 0 ? static_cast<int>(cfg.data.batch / replicas) : cfg.pipeline.microbatches;
+  m.stages = [cfg, shapes](int chunks) { return stage_sizes(cfg, shapes, chunks); };
+  m.budget_bytes = cfg.pipeline.memory_budget;
+  m.max_chunks = 4;
+  return m;
+}
+
+ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                               int data_parallel) {
+  const schedule::SearchModel model = search_model(cfg, shapes, data_parallel);
+  if (cfg.data.batch > 0 && model.batch < 1)
+    throw Error(ErrorCode::kConfig, "pipeline.schedule auto: data.batch is smaller than the replicas");
+  ScheduleChoice choice;
+  choice.candidates = schedule::evaluate_candidates(model);
+  try {
+    choice.chosen = schedule::choose_candidate(choice.candidates, model.budget_bytes);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kConfig, e.what());
+  }
+  choice.report = schedule::format_candidates(choice.candidates, choice.chosen, model.budget_bytes) +
+                  "(costs from the FLOP estimate, time unit MFLOP; bytes: 4-byte parameters, gradients, optimizer "
+                  "state and each layer's input per stashed sample)\n";
+  return choice;
+}
+
+void apply(const schedule::Candidate& chosen, config::Config& cfg) {
+  cfg.pipeline.schedule = chosen.schedule;
+  cfg.pipeline.chunks = chosen.chunks;
+  cfg.pipeline.microbatches = chosen.microbatches;
+  cfg.pipeline.recompute = chosen.recompute ? model::RecomputeMode::kFull : model::RecomputeMode::kNone;
+  cfg.pipeline.split.clear();  // an explicit split was for the chunks of another schedule
+}
+
+std::string agree_schedule(MPI_Comm world, config::Config& cfg, const model::CustomLayerRegistry& custom_layers,
+                           int data_parallel) {
+  int rank = 0;
+  comm::check_mpi(MPI_Comm_rank(world, &rank), "MPI_Comm_rank");
+  // Rank 0's verdict: {ok, schedule name index, chunks, micro-batches, recompute}, then its message/report.
+  std::array<int, 5> verdict{0, 0, 0, 0, 0};
+  std::string text;
+  if (rank == 0) {
+    try {
+      const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, custom_layers), data_parallel);
+      const schedule::Candidate& c = choice.candidates[choice.chosen];
+      const std::vector<std::string>& names = schedule::schedule_names();
+      verdict = {1, static_cast<int>(std::find(names.begin(), names.end(), c.schedule) - names.begin()), c.chunks,
+                 c.microbatches, c.recompute ? 1 : 0};
+      text = choice.report;
+    } catch (const std::exception& e) {
+      text = e.what();
+    }
+  }
+  comm::check_mpi(MPI_Bcast(verdict.data(), 5, MPI_INT, 0, world), "MPI_Bcast");
+  int length = static_cast<int>(text.size());
+  comm::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, world), "MPI_Bcast");
+  text.resize(length);
+  comm::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, world), "MPI_Bcast");
+  if (!verdict[0]) throw Error(ErrorCode::kConfig, text + " (decided on rank 0)");
+  schedule::Candidate chosen;
+  chosen.schedule = schedule::schedule_names()[verdict[1]];
+  chosen.chunks = verdict[2];
+  chosen.microbatches = verdict[3];
+  chosen.recompute = verdict[4] != 0;
+  apply(chosen, cfg);
+  return text;
+}
+
+}  // namespace sluice::runtime

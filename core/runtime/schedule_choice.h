@@ -1,0 +1,44 @@
+// Resolves `pipeline.schedule: auto` (with `pipeline.memory_budget`): the model's shape (core/model/model_shape.h)
+// becomes the plain numbers of core/schedule/schedule_search.h, whose table of simulated candidates picks the
+// schedule, chunks, micro-batch count and recompute policy. `sluice plan CONFIG` prints the table; the trainer
+// resolves it at start, before anything is built, with rank 0's choice broadcast to all.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/model/model_shape.h"
+#include "core/schedule/schedule_search.h"
+
+namespace sluice::runtime {
+
+struct ScheduleChoice {
+  std::vector<schedule::Candidate> candidates;
+  size_t chosen = 0;
+  std::string report;  // the candidate table, chosen one marked, and the cost basis
+};
+
+// Stages of the balanced FLOP partition for each chunk count. Costs from the FLOP estimate (time unit: MFLOP);
+// memory: 4-byte parameters, gradients and optimizer state (AdamW 2, SGD with momentum 1) of the rank's layers, and
+// a stash of every layer's input per sample (each stage's input alone with full recompute). The batch per replica is data.batch / data_parallel; without
+// data.batch (the API passes batches in) only pipeline.microbatches is tried.
+schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                                   int data_parallel);
+
+// Throws Error(kConfig) when no candidate fits the budget.
+ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
+                               int data_parallel);
+
+// Writes the chosen candidate into `cfg.pipeline` in place of auto.
+void apply(const schedule::Candidate& chosen, config::Config& cfg);
+
+// Collective over `world`: world rank 0 runs choose_schedule and broadcasts the result, which every rank applies
+// to `cfg`; returns the report (rank 0's table). If rank 0 fails (nothing fits, a custom layer it cannot size),
+// every rank throws Error(kConfig) with its message, so no rank goes on alone.
+std::string agree_schedule(MPI_Comm world, config::Config& cfg, const model::CustomLayerRegistry& custom_layers,
+                           int data_parallel);
+
+}  // namespace sluice::runtime

@@ -1,0 +1,195 @@
+#include "core/schedule/replay.h"
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+#include "core/common/error.h"
+#include "core/schedule/kind_traits.h"
+#include "core/schedule/simulator.h"
+
+namespace sluice {
+namespace schedule {
+namespace {
+
+// Both ends of one message; a time < 0 means "not yet".
+struct Message {
+  double send_post = -1.0;
+  double recv_post = -1.0;
+  double complete = -1.0;
+  int waiter = -1;  // a rank stopped until this message completes
+};
+
+// Walks every rank's list in order under one transfer mode. A rank advances as far as it can; it stops at a
+// compute action whose input has not arrived, or (blocking) at an unmatched SEND/RECV, and is queued again only
+// when that message completes, so the replay is linear in the actions (p=512 stays fast). Messages are numbered by
+// (sender stage, direction, micro-batch), so both ends find the same one without a search.
+class Replayer {
+ public:
+  Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode)
+      : s_(schedule), costs_(costs), mode_(mode), transfer_(transfer_time(costs)),
+        messages_(static_cast<size_t>(schedule.num_stages()) * 2 * schedule.microbatches),
+        cursor_(schedule.ranks, 0), clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0),
+        fifo_(schedule.ranks) {}
+
+  double run() {
+    for (int rank = 0; rank < s_.ranks; ++rank) ready_.push_back(rank);
+    while (!ready_.empty()) {
+      const int rank = ready_.back();
+      ready_.pop_back();
+      advance(rank);
+      if (mode_ == TransferMode::kPostingOrder) settle(rank);
+    }
+    double makespan = 0.0;
+    for (int rank = 0; rank < s_.ranks; ++rank) {
+      if (cursor_[rank] < s_.actions[rank].size() || !fifo_[rank].empty())
+        throw Error(ErrorCode::kInvalidArgument,
+                    "replay of schedule '" + s_.name + "' under " + transfer_mode_name(mode_) +
+                        " deadlocks: rank " + std::to_string(rank) + " stops at action " +
+                        std::to_string(cursor_[rank]));
+      makespan = std::max({makespan, clock_[rank], last_done_[rank]});
+    }
+    return makespan;
+  }
+
+ private:
+  size_t key(int sender_stage, bool forward, int microbatch) const {
+    return (static_cast<size_t>(sender_stage) * 2 + (forward ? 0 : 1)) * s_.microbatches + microbatch;
+  }
+  size_t key_of(const Action& a) const {  // a SEND or RECV
+    switch (a.kind) {
+      case ActionKind::SEND_F: return key(a.stage, true, a.microbatch);
+      case ActionKind::RECV_F: return key(a.stage - 1, true, a.microbatch);
+      case ActionKind::SEND_B: return key(a.stage, false, a.microbatch);
+      default: return key(a.stage + 1, false, a.microbatch);
+    }
+  }
+  int peer_of(const Action& a) const {
+    const bool toward_next = a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_B;
+    return s_.rank_of(toward_next ? a.stage + 1 : a.stage - 1);
+  }
+  // The message a compute action waits for, or nullptr when its input is produced on this rank.
+  Message* input_of(int rank, const Action& a) {
+    if (a.kind == ActionKind::F && a.stage > 0 && s_.rank_of(a.stage - 1) != rank)
+      return &messages_[key(a.stage - 1, true, a.microbatch)];
+    if (detail::produces_input_gradient(a.kind) && a.stage < s_.num_stages() - 1 && s_.rank_of(a.stage + 1) != rank)
+      return &messages_[key(a.stage + 1, false, a.microbatch)];
+    return nullptr;
+  }
+  double cost_of(ActionKind kind) const {
+    switch (kind) {
+      case ActionKind::F: return costs_.forward;
+      case ActionKind::I: return costs_.backward_input;
+      case ActionKind::W: return costs_.backward_weight;
+      default: return costs_.backward_input + costs_.backward_weight;  // B
+    }
+  }
+
+  void wake(Message& m) {
+    if (m.waiter >= 0) ready_.push_back(m.waiter);
+    m.waiter = -1;
+  }
+
+  // Runs `rank` until it must wait, registering it with the message it waits for.
+  void advance(int rank) {
+    const std::vector<Action>& list = s_.actions[rank];
+    for (size_t& i = cursor_[rank]; i < list.size(); ++i) {
+      const Action& a = list[i];
+      if (is_compute(a.kind)) {
+        Message* input = input_of(rank, a);
+        if (input && input->complete < 0.0) {
+          input->waiter = rank;
+          return;
+        }
+        clock_[rank] = std::max(clock_[rank], input ? input->complete : 0.0) + cost_of(a.kind);
+      } else if (!post(rank, a)) {
+        return;
+      }
+    }
+  }
+
+  // Posts a SEND/RECV at the rank's clock; false while a blocking post waits for its other end.
+  bool post(int rank, const Action& a) {
+    Message& m = messages_[key_of(a)];
+    const bool sending = a.kind == ActionKind::SEND_F || a.kind == ActionKind::SEND_B;
+    double& mine = sending ? m.send_post : m.recv_post;
+    if (mine < 0.0) mine = clock_[rank];
+    if (mode_ == TransferMode::kPostingOrder) {
+      fifo_[rank].push_back(&a);
+      return true;
+    }
+    const double theirs = sending ? m.recv_post : m.send_post;
+    if (theirs < 0.0) {
+      m.waiter = rank;
+      return false;
+    }
+    if (m.complete < 0.0) {
+      m.complete = std::max(m.send_post, m.recv_post) + transfer_;
+      wake(m);  // the other end is stopped at its post
+    }
+    clock_[rank] = std::max(clock_[rank], m.complete);
+    return true;
+  }
+
+  // Posting order: a message completes once it is the oldest open one on both of its ranks. Completing one can
+  // make the next ones on both ranks complete too, hence the stack of ranks to look at.
+  void settle(int first) {
+    std::vector<int> look{first};
+    while (!look.empty()) {
+      const int rank = look.back();
+      look.pop_back();
+      while (!fifo_[rank].empty()) {
+        const Action& a = *fifo_[rank].front();
+        const int peer = peer_of(a);
+        if (fifo_[peer].empty() || key_of(*fifo_[peer].front()) != key_of(a)) break;
+        Message& m = messages_[key_of(a)];
+        // The transfer starts once both ends are posted; it completes no earlier than either rank's older ones.
+        m.complete = std::max({std::max(m.send_post, m.recv_post) + transfer_, last_done_[rank], last_done_[peer]});
+        last_done_[rank] = last_done_[peer] = m.complete;
+        fifo_[rank].pop_front();
+        fifo_[peer].pop_front();
+        wake(m);
+        look.push_back(peer);
+      }
+    }
+  }
+
+  const Schedule& s_;
+  const CostModel costs_;
+  const TransferMode mode_;
+  const double transfer_;
+  std::vector<Message> messages_;
+  std::vector<size_t> cursor_;
+  std::vector<double> clock_;      // when the rank's last compute (or blocking transfer) ends
+  std::vector<double> last_done_;  // when the rank's last completed message completed
+  std::vector<std::deque<const Action*>> fifo_;  // posting order: open messages, oldest first
+  std::vector<int> ready_;                       // ranks that may be able to move
+};
+
+}  // namespace
+
+const char* transfer_mode_name(TransferMode mode) {
+  switch (mode) {
+    case TransferMode::kComputeOnly: return "compute_only";
+    case TransferMode::kPostingOrder: return "posting_order";
+    default: return "blocking";
+  }
+}
+
+TransferMode parse_transfer_mode(const std::string& text) {
+  for (TransferMode mode : {TransferMode::kComputeOnly, TransferMode::kPostingOrder, TransferMode::kBlocking})
+    if (text == transfer_mode_name(mode)) return mode;
+  throw Error(ErrorCode::kInvalidArgument,
+              "unknown transfer mode '" + text + "' (expected compute_only, posting_order or blocking)");
+}
+
+double replay_makespan(const Schedule& lowered, const CostModel& costs, TransferMode mode) {
+  check_cost_model(costs);
+  if (!is_lowered(lowered) && lowered.ranks > 1)
+    throw Error(ErrorCode::kInvalidArgument, "replay: schedule '" + lowered.name + "' has no SEND/RECV; lower() it");
+  if (mode == TransferMode::kComputeOnly) return simulate(lowered, costs).makespan;
+  return Replayer(lowered, costs, mode).run();
+}
+
+}  // namespace schedule
+}  // namespace sluice
