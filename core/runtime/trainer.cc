@@ -218,6 +218,28 @@ void Trainer::join_with_error(const std::string& function, const Error& error) {
   throw error;  // not reached: the agreement throws on every rank
 }
 
+// A training call's data: a batch whose host copy cannot exist, else the first non-finite value this rank reads.
+std::exception_ptr Trainer::training_data_problem(const float* inputs, const float* targets, int64_t rows) const {
+  // Only a batch whose host copy can exist is read: a rows x features that overflows or exceeds this process's
+  // memory is the bad size the step itself would report (kInvalidArgument naming the bytes), found before any of
+  // the caller's rows are touched. The probe is not written to, so it costs an allocation, not a fill.
+  const int64_t features = std::max(input_features_, output_features_);
+  try {
+    kernels::Tensor::host_uninitialized(rows, features);
+  } catch (const Error& e) {
+    return std::make_exception_ptr(Error(ErrorCode::kInvalidArgument,
+                                         "a batch of " + std::to_string(rows) + " rows x " + std::to_string(features) +
+                                             " features (4 bytes each) cannot be held in memory: " + e.what()));
+  }
+  std::string problem = first_non_finite(stages_.count(0) ? inputs : nullptr, rows, input_features_, "inputs");
+  if (problem.empty() && stages_.count(lowered_.num_stages() - 1)) {
+    problem = first_non_finite(targets, rows, output_features_, "targets");
+  }
+  if (problem.empty()) return nullptr;
+  return std::make_exception_ptr(
+      Error(ErrorCode::kNumeric, problem + " on rank " + std::to_string(layout_.rank) + " (no update applied)"));
+}
+
 void Trainer::check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
                                 bool targets_everywhere, bool any_batch) {
   std::string problem;
@@ -233,29 +255,12 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
     problem = targets_everywhere ? "outputs is NULL on rank " + std::to_string(layout_.rank)
                                  : "rank " + std::to_string(layout_.rank) + " holds the last stage but targets is NULL";
   }
-  ErrorCode code = ErrorCode::kInvalidArgument;
-  if (problem.empty() && !targets_everywhere) {  // a training call: its data must be finite (numeric_check.h)
-    // Only a batch whose host copy can exist is read: a rows x features that overflows or exceeds this process's
-    // memory is the bad size the step itself would report (kInvalidArgument naming the bytes), found before any of
-    // the caller's rows are touched. The probe is not written to, so it costs an allocation, not a fill.
-    try {
-      kernels::Tensor::host_uninitialized(rows, std::max(input_features_, output_features_));
-    } catch (const Error& e) {
-      problem = e.what();
-    }
-  }
-  if (problem.empty() && !targets_everywhere) {
-    problem = first_non_finite(stages_.count(0) ? inputs : nullptr, rows, input_features_, "inputs");
-    if (problem.empty() && stages_.count(lowered_.num_stages() - 1)) {
-      problem = first_non_finite(targets, rows, output_features_, "targets");
-    }
-    if (!problem.empty()) {
-      code = ErrorCode::kNumeric;
-      problem += " on rank " + std::to_string(layout_.rank) + " (no update applied)";
-    }
-  }
   std::exception_ptr error;
-  if (!problem.empty()) error = std::make_exception_ptr(Error(code, problem));
+  if (!problem.empty()) {
+    error = std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, problem));
+  } else if (!targets_everywhere) {  // a training call: its data must be finite (numeric_check.h)
+    error = training_data_problem(inputs, targets, rows);
+  }
   // Agree before any message is sent, so a bad argument on one rank cannot leave the others waiting.
   comm::agree_or_throw(mpi_->world(), arguments_of(function), error, comm::arrival_deadline());
   // Every rank must pass the same batch: the messages are sized by it and the loss is a mean over

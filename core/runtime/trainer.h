@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -160,6 +161,7 @@ class Trainer {
   // Collective: agrees on the call's outcome; on failure drops the window's partial sums on every rank, throws.
   void agree_on_call(const StepOutcome& outcome, bool window_start);
   // `any_batch`: any rows >= 1 (predict), else a positive multiple of pipeline.microbatches.
+  std::exception_ptr training_data_problem(const float* inputs, const float* targets, int64_t rows) const;
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
                          bool targets_everywhere, bool any_batch = false);
   // Prediction (trainer_predict.cc): the executor of a forward-only pass of `microbatches` micro-batches (built on
