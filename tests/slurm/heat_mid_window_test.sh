@@ -87,7 +87,9 @@ submit() {  # JOB_NAME CONFIG [submit options] -- ARGS
 
 # --- 1. the uninterrupted job -----------------------------------------------------------------------------
 start_s=$SECONDS
-submit reference reference.yaml --wait -- "$time_steps" > "$work/submit_ref.log" 2>&1 ||
+# Every wait below is bounded well inside Bazel's 300 s, so a stuck job fails with its logs printed (cleanup).
+timeout 90 bash -c "$(declare -f submit); work='$work' sluice='$sluice' submit reference reference.yaml --wait -- $time_steps" \
+  > "$work/submit_ref.log" 2>&1 ||
   fail "reference job: sluice submit --wait exited $?: $(cat "$work/submit_ref.log")"
 log_ref="$work/job/reference-$(job_id_of "$work/submit_ref.log").out"
 grep -q "^heat_surrogate: first time step 1\$" "$log_ref" || fail "reference job did not start fresh"
@@ -102,7 +104,17 @@ job="$(job_id_of "$work/submit.log")"
 log="$work/job/preempted-$job.out"
 poll 90 grep -qs "^heat_surrogate: holding after time step $hold_at\$" "$log" ||
   fail "the job did not reach time step $hold_at within 90 s"
-scancel --batch --signal=USR1 "$job"
+# USR1 again every 3 s until the job says it stopped: a signal that reaches the batch script while it is busy
+# can be lost (2 of 6 loaded runs once held until the program's 120 s limit and Bazel's timeout). The job flags a
+# repeated USR1 only once, and no USR1 is sent after "preempted" appears, so the requeued run never gets one.
+signal_deadline=$((SECONDS + 60))
+until grep -qs "^heat_surrogate: preempted after time step $hold_at" "$log"; do
+  [ "$SECONDS" -lt "$signal_deadline" ] || fail "the job did not stop within 60 s of USR1 (sent every 3 s)"
+  scancel --batch --signal=USR1 "$job"
+  poll 3 grep -qs "^heat_surrogate: preempted after time step $hold_at" "$log" && break
+done
+for _ in $(seq 1200); do kill -0 "$submit_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$submit_pid" 2>/dev/null && fail "the preempted job (both runs) did not finish within 120 s of the signal"
 set +e
 wait "$submit_pid"
 submit_status=$?
