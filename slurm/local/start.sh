@@ -4,7 +4,8 @@
 # Usage: slurm/local/start.sh DIR        then: source DIR/env.sh; sbatch ...; slurm/local/stop.sh DIR
 # Everything (munge key and socket, slurm.conf, state, spool, logs, pid files) lives under DIR, so nothing of
 # the machine's own Slurm/munge setup is touched. Works as root (SlurmUser is whoever runs this script).
-# Ports: SLUICE_SLURM_PORT (default 6817) for slurmctld and the next one for slurmd.
+# Ports: SLUICE_SLURM_PORT (default 6817) for slurmctld and the next one for slurmd, or the next free pair after
+# them.
 # Needs apt packages: slurmd slurmctld slurm-client munge (slurm-wlm-basic-plugins comes with them).
 set -euo pipefail
 
@@ -17,7 +18,15 @@ for program in munged mungekey slurmctld slurmd sinfo; do
 done
 mkdir -p "$1"
 dir="$(cd "$1" && pwd)"
+# True when TCP ports $1 and $1+1 can both be bound now (no listener, no connection lingering on them): a busy
+# port made slurmd fail with "Address already in use" and the node never became idle (seen in CI).
+ports_free() {
+  python3 -c 'import socket, sys
+for port in (int(sys.argv[1]), int(sys.argv[1]) + 1):
+    s = socket.socket(); s.bind(("", port)); s.close()' "$1" 2>/dev/null
+}
 ctld_port="${SLUICE_SLURM_PORT:-6817}"
+for _ in $(seq 50); do ports_free "$ctld_port" && break; ctld_port=$((ctld_port + 2)); done
 slurmd_port=$((ctld_port + 1))
 user="$(id -un)"
 mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" "$dir/pids" "$dir/tmpfs"

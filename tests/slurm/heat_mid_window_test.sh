@@ -78,7 +78,7 @@ export TMPDIR="$work/tmp"
 # its /dev/shm segments after the job; a shared name crashed the other job's ranks in vader (seen, not guessed).
 export OMPI_MCA_btl_vader_backing_directory="$work/tmp"
 export OMPI_MCA_mpi_yield_when_idle=1
-SLUICE_SLURM_PORT=$((20000 + RANDOM % 20000)) "$start_slurm" "$work/slurm"
+SLUICE_SLURM_PORT=$((20000 + RANDOM % 10000)) "$start_slurm" "$work/slurm"
 source "$work/slurm/env.sh"
 submit() {  # JOB_NAME CONFIG [submit options] -- ARGS
   (cd "$work" && "$sluice" submit --program bin/heat_surrogate --config "$2" --nodes 1 --time 00:05:00 \

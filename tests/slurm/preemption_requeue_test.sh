@@ -40,7 +40,7 @@ export OMPI_MCA_btl_vader_backing_directory="$work/tmp"
 # 4 ranks share 2 cores here: without yielding, Open MPI ranks busy-poll each other off the CPU (mpirun
 # --oversubscribe turns this on by itself; under srun Open MPI cannot tell it is oversubscribed).
 export OMPI_MCA_mpi_yield_when_idle=1
-SLUICE_SLURM_PORT=$((20000 + RANDOM % 20000)) "$start_slurm" "$work/slurm"
+SLUICE_SLURM_PORT=$((20000 + RANDOM % 10000)) "$start_slurm" "$work/slurm"
 source "$work/slurm/env.sh"
 
 common=(--set "steps=$steps" --set "checkpoint.every=$steps" --set checkpoint.keep=3)
