@@ -4,31 +4,20 @@
 #include <thread>
 #include <vector>
 
+#include "core/comm/duplicate_comm.h"
 #include "core/comm/mpi_context.h"
 #include "core/comm/request_wait.h"
 
 namespace sluice::comm {
 namespace {
 
-// A private copy of `comm` for the notices, so they can never match another message on the caller's one.
-class DuplicateComm {
- public:
-  explicit DuplicateComm(MPI_Comm comm) { check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (set-up agreement)"); }
-  ~DuplicateComm() { MPI_Comm_free(&comm_); }
-  DuplicateComm(const DuplicateComm&) = delete;
-  DuplicateComm& operator=(const DuplicateComm&) = delete;
-  MPI_Comm get() const { return comm_; }
-
- private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
-
 constexpr int kFailureNotice = 1;
 
 }  // namespace
 
 bool agree_on_setup(MPI_Comm comm, const std::function<SetupState()>& poll, const std::function<void()>& abort) {
-  const DuplicateComm notices(comm);
+  // A private copy for the notices, so they can never match another message on the caller's one.
+  const DuplicateComm notices(comm, "set-up agreement");
   int rank = 0, size = 1;
   check_mpi(MPI_Comm_rank(notices.get(), &rank), "MPI_Comm_rank (set-up agreement)");
   check_mpi(MPI_Comm_size(notices.get(), &size), "MPI_Comm_size (set-up agreement)");

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/comm/duplicate_comm.h"
 #include "core/comm/mpi_context.h"
 #include "core/comm/request_wait.h"
 #include "core/model/partition.h"
@@ -29,27 +30,10 @@ config::StepTraffic step_traffic(const config::Config& cfg, const std::vector<mo
   return traffic;
 }
 
-namespace {
-
-// A private duplicate for the duration of the choice: Sluice never communicates on the host's communicator.
-class DuplicateComm {
- public:
-  explicit DuplicateComm(MPI_Comm comm) { comm::check_mpi(MPI_Comm_dup(comm, &dup_), "MPI_Comm_dup (rank order)"); }
-  ~DuplicateComm() { MPI_Comm_free(&dup_); }
-  DuplicateComm(const DuplicateComm&) = delete;
-  DuplicateComm& operator=(const DuplicateComm&) = delete;
-  MPI_Comm get() const { return dup_; }
-
- private:
-  MPI_Comm dup_ = MPI_COMM_NULL;
-};
-
-}  // namespace
-
 config::RankOrderChoice agree_rank_order(
     MPI_Comm world, config::RankOrder requested,
     const std::function<config::RankOrderChoice(const std::vector<int>& node_of_rank)>& decide) {
-  const DuplicateComm dup(world);
+  const comm::DuplicateComm dup(world, "rank order");
   const std::vector<int> nodes = node_of_each_rank(dup.get());
   int rank = 0;
   comm::check_mpi(MPI_Comm_rank(dup.get(), &rank), "MPI_Comm_rank (rank order)");
