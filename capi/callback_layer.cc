@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "capi/layer_call.h"
 #include "core/common/error.h"
 
 namespace sluice::capi {
@@ -36,6 +37,17 @@ void CallbackLayer::init(uint64_t /*seed*/) {
   }
 }
 
+sluice_layer_call CallbackLayer::call_info(int64_t rows) const {
+  sluice_layer_call call = SLUICE_LAYER_CALL_INIT;
+  call.in_features = ops_.in_features;
+  call.out_features = ops_.out_features;
+  call.rows = rows;
+  call.num_params = ops_.num_params;
+  call.layer = global_index();
+  call.name = name_.c_str();
+  return call;
+}
+
 void CallbackLayer::check(int rc, const char* callback) const {
   if (rc != 0) {
     throw Error(ErrorCode::kCallback, "custom layer '" + name_ + "' (model.layers[" +
@@ -48,6 +60,8 @@ kernels::Tensor CallbackLayer::forward(kernels::Tensor x, const model::ForwardCo
                                        model::LayerSaved& saved) {
   kernels::Tensor y = kernels::Tensor::host(x.rows(), ops_.out_features);
   const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
+  const sluice_layer_call call = call_info(x.rows());
+  const LayerCallScope scope(call);
   check(ops_.forward(user_data_, params, x.data(), y.data(), x.rows()), "forward");
   saved.tensors.clear();
   saved.tensors.push_back(std::move(x));
@@ -58,6 +72,8 @@ kernels::Tensor CallbackLayer::backward_input(const kernels::Tensor& dy, model::
   const kernels::Tensor& x = saved.tensors.at(0);
   kernels::Tensor dx = kernels::Tensor::host(x.rows(), ops_.in_features);
   const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
+  const sluice_layer_call call = call_info(x.rows());
+  const LayerCallScope scope(call);
   check(ops_.backward_input(user_data_, params, x.data(), dy.data(), dx.data(), x.rows()), "backward_input");
   return dx;
 }
@@ -65,6 +81,8 @@ kernels::Tensor CallbackLayer::backward_input(const kernels::Tensor& dy, model::
 void CallbackLayer::backward_weight(const kernels::Tensor& dy, model::LayerSaved& saved) {
   if (ops_.num_params == 0) return;
   const kernels::Tensor& x = saved.tensors.at(0);
+  const sluice_layer_call call = call_info(x.rows());
+  const LayerCallScope scope(call);
   check(ops_.backward_weight(user_data_, params_.value.data(), x.data(), dy.data(), params_.grad.data(), x.rows()),
         "backward_weight");
 }
@@ -75,6 +93,8 @@ kernels::Tensor CallbackLayer::backward(const kernels::Tensor& dy, model::LayerS
   kernels::Tensor dx = kernels::Tensor::host(x.rows(), ops_.in_features);
   float* grads = ops_.num_params > 0 ? params_.grad.data() : nullptr;
   const float* params = ops_.num_params > 0 ? params_.value.data() : nullptr;
+  const sluice_layer_call call = call_info(x.rows());
+  const LayerCallScope scope(call);
   check(ops_.backward(user_data_, params, x.data(), dy.data(), dx.data(), grads, x.rows()), "backward");
   return dx;
 }

@@ -34,6 +34,8 @@ class CallbackLayer : public model::Layer {
 
  private:
   void check(int rc, const char* callback) const;
+  // What sluice_layer_call_info answers while a callback of this layer runs on a micro-batch of `rows` rows.
+  sluice_layer_call call_info(int64_t rows) const;
 
   std::string name_;
   sluice_layer_ops ops_;
