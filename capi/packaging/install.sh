@@ -4,7 +4,8 @@
 # Usage: bazel run //capi:install -- PREFIX
 #   (Bazel passes the tarball built by //capi:install_tree as the first argument.)
 # Afterwards: PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs sluice
-#             cmake -DCMAKE_PREFIX_PATH=PREFIX ...   (find_package(Sluice), target Sluice::sluice)
+#             cmake -DCMAKE_PREFIX_PATH=PREFIX ...   (find_package(sluice), target Sluice::sluice)
+#             PREFIX/bin/sluice submit ...           (the command, optimized, naming itself in batch scripts)
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then

@@ -2,18 +2,20 @@
 # Lays out Sluice's install tree and packs it into a tarball (run by the //capi:install_tree genrule).
 #
 # Usage: make_install_tree.sh OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A
-#                             SLUICE_MOD TEMPLATE...
+#                             SLUICE_MOD SLUICE_F90 SLUICE_BIN TEMPLATE...
 #
 # The tree is relocatable: the .pc files locate the prefix from ${pcfiledir} and the CMake package from its own
 # directory, so unpacking it anywhere (bazel run //capi:install -- PREFIX, or tar -x) gives a working install.
 set -euo pipefail
 
-if [[ $# -lt 7 ]]; then
-  echo "usage: $0 OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A SLUICE_MOD TEMPLATE..." >&2
+if [[ $# -lt 9 ]]; then
+  echo "usage: $0 OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A SLUICE_MOD" \
+    "SLUICE_F90 SLUICE_BIN TEMPLATE..." >&2
   exit 2
 fi
 out_tar="$1" header="$2" shared="$3" static="$4" fortran_shared="$5" fortran_static="$6" module="$7"
-shift 7
+module_source="$8" command="$9"
+shift 9
 template_dir=""
 for template in "$@"; do template_dir="$(dirname "$template")"; done
 
@@ -31,9 +33,13 @@ mpi_module_flags="$(mpifort --showme:compile)"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 chmod 0755 "$stage"  # mktemp makes it 0700, and tar would give that mode to the user's PREFIX
-mkdir -p "$stage/include/sluice" "$stage/lib/pkgconfig" "$stage/lib/cmake/Sluice"
+mkdir -p "$stage/bin" "$stage/include/sluice" "$stage/lib/pkgconfig" "$stage/lib/cmake/sluice" \
+  "$stage/share/sluice/fortran"
+install -m 0755 "$command" "$stage/bin/sluice"
 install -m 0644 "$header" "$stage/include/sluice/sluice.h"
 install -m 0644 "$module" "$stage/include/sluice/sluice.mod"
+# The module's source: other Fortran compilers (and the CMake package, for the user's compiler) build it themselves.
+install -m 0644 "$module_source" "$stage/share/sluice/fortran/sluice.f90"
 install -m 0755 "$shared" "$stage/lib/libsluice.so"
 install -m 0644 "$static" "$stage/lib/libsluice.a"
 install -m 0755 "$fortran_shared" "$stage/lib/libsluice_fortran.so"
@@ -44,8 +50,8 @@ fill() {
 }
 fill "$template_dir/sluice.pc.in" "$stage/lib/pkgconfig/sluice.pc"
 fill "$template_dir/sluice-fortran.pc.in" "$stage/lib/pkgconfig/sluice-fortran.pc"
-install -m 0644 "$template_dir/SluiceConfig.cmake" "$stage/lib/cmake/Sluice/SluiceConfig.cmake"
-fill "$template_dir/SluiceConfigVersion.cmake.in" "$stage/lib/cmake/Sluice/SluiceConfigVersion.cmake"
+install -m 0644 "$template_dir/sluice-config.cmake" "$stage/lib/cmake/sluice/sluice-config.cmake"
+fill "$template_dir/sluice-config-version.cmake.in" "$stage/lib/cmake/sluice/sluice-config-version.cmake"
 
 # Fixed owner and mtime so the tarball is the same on every build.
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2024-01-01 00:00:00' -C "$stage" -cf "$out_tar" .

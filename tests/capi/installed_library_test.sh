@@ -30,7 +30,8 @@ bash "$install_sh" "$tarball" "$prefix"
 
 for file in include/sluice/sluice.h include/sluice/sluice.mod lib/libsluice.so lib/libsluice.a \
     lib/libsluice_fortran.so lib/libsluice_fortran.a lib/pkgconfig/sluice.pc lib/pkgconfig/sluice-fortran.pc \
-    lib/cmake/Sluice/SluiceConfig.cmake lib/cmake/Sluice/SluiceConfigVersion.cmake; do
+    lib/cmake/sluice/sluice-config.cmake lib/cmake/sluice/sluice-config-version.cmake bin/sluice \
+    share/sluice/fortran/sluice.f90; do
   [[ -f "$prefix/$file" ]] || fail "install tree lacks $file"
 done
 
@@ -115,11 +116,13 @@ pkg-config --exists 'sluice-fortran' || fail "pkg-config cannot resolve sluice-f
 [[ "$(pkg-config --modversion sluice)" == "$version" ]] ||
   fail "sluice.pc has version $(pkg-config --modversion sluice), VERSION has $version"
 [[ "$(pkg-config --modversion sluice-fortran)" == "$version" ]] || fail "sluice-fortran.pc's version is not $version"
-grep -q "set(PACKAGE_VERSION \"$version\")" "$prefix/lib/cmake/Sluice/SluiceConfigVersion.cmake" ||
-  fail "SluiceConfigVersion.cmake does not say $version"
+grep -q "set(PACKAGE_VERSION \"$version\")" "$prefix/lib/cmake/sluice/sluice-config-version.cmake" ||
+  fail "sluice-config-version.cmake does not say $version"
 installed_version="$(for part in MAJOR MINOR PATCH; do
   sed -n "s/^#define SLUICE_VERSION_$part \([0-9][0-9]*\)$/\1/p" "$prefix/include/sluice/sluice.h"; done | paste -sd.)"
 [[ "$installed_version" == "$version" ]] || fail "installed sluice.h says $installed_version, VERSION has $version"
+command_version="$("$prefix/bin/sluice" --version)" || fail "bin/sluice --version exited non-zero"
+[[ "$command_version" == "sluice $version "* ]] || fail "bin/sluice --version says '$command_version', VERSION has $version"
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed" >&2

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "core/common/error.h"
+#include "tools/sluice/build_info.h"
 #include "tools/sluice/command_exit.h"
 #include "tools/sluice/inspect_command.h"
 #include "tools/sluice/plan_command.h"
@@ -17,6 +18,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"sluice: pipeline-parallel training for C and Fortran simulation codes"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", sluice::tools::version_text(), "Print the version and how this binary was built");
   sluice::tools::register_plan_command(app);
   sluice::tools::register_train_command(app);
   sluice::tools::register_inspect_command(app);
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "sluice: " << e.what() << "\n";

@@ -37,10 +37,27 @@ std::string default_job_name(const std::string& config_path) {
   return "sluice-" + std::regex_replace(fs::path(config_path).stem().string(), std::regex("[^A-Za-z0-9_.-]"), "_");
 }
 
+// Whether `path` lies in a Bazel output tree (bazel-bin, bazel-out, the execroot under ~/.cache/bazel): a binary
+// there is replaced by the next build, may be a debug build, and often sits on a disk compute nodes do not see.
+bool in_bazel_output_tree(const std::string& path) {
+  for (const char* marker : {"/bazel-out/", "/execroot/", "/_bazel_", "/bazel-bin/"}) {
+    if (path.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The path the job runs `sluice` from when --sluice is not given: this very binary, resolved through /proc/self/exe
+// (so an installed PREFIX/bin/sluice writes PREFIX/bin/sluice into the script).
 std::string this_executable() {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (error) throw Error(ErrorCode::kIo, "cannot find the sluice binary's path (/proc/self/exe); pass --sluice PATH");
+  if (in_bazel_output_tree(self.string())) {
+    std::cerr << "sluice submit: warning: this sluice runs from Bazel's output tree (" << self.string()
+              << "), which the next build replaces and compute nodes may not see: install it with "
+                 "`bazel run //capi:install -- PREFIX` and run PREFIX/bin/sluice submit, or pass --sluice PATH"
+              << std::endl;
+  }
   return self.string();
 }
 
