@@ -11,17 +11,17 @@ module layer_call_callbacks
   integer :: calls_seen = 0, mismatches = 0
 contains
   ! The current call's shapes, checked against what the callback knows itself (its batch argument, the model).
-  logical function shapes(batch, call) result(ok)
+  logical function shapes(batch, info) result(ok)
     integer(c_int64_t), intent(in) :: batch
-    type(sluice_layer_call), intent(out) :: call
-    ok = sluice_layer_call_info(call) == SLUICE_OK
+    type(sluice_layer_call), intent(out) :: info
+    ok = sluice_layer_call_info(info) == SLUICE_OK
     calls_seen = calls_seen + 1
     if (.not. ok) then
       mismatches = mismatches + 1
       return
     end if
-    if (call%rows /= batch .or. call%in_features /= width .or. call%out_features /= width .or. &
-        call%num_params /= 1 .or. call%layer /= 0 .or. sluice_layer_call_name(call) /= 'scale') then
+    if (info%rows /= batch .or. info%in_features /= width .or. info%out_features /= width .or. &
+        info%num_params /= 1 .or. info%layer /= 0 .or. sluice_layer_call_name(info) /= 'scale') then
       mismatches = mismatches + 1
     end if
   end function shapes
@@ -29,13 +29,13 @@ contains
   integer(c_int) function asked_forward(user_data, params, x, y, batch) bind(C) result(status)
     type(c_ptr), value :: user_data, params, x, y
     integer(c_int64_t), value :: batch
-    type(sluice_layer_call) :: call
+    type(sluice_layer_call) :: info
     real(c_float), pointer :: p(:), xa(:, :), ya(:, :)
     status = 1
-    if (.not. shapes(batch, call)) return
-    call c_f_pointer(params, p, [call%num_params])
-    call c_f_pointer(x, xa, [call%in_features, call%rows])
-    call c_f_pointer(y, ya, [call%out_features, call%rows])
+    if (.not. shapes(batch, info)) return
+    call c_f_pointer(params, p, [info%num_params])
+    call c_f_pointer(x, xa, [info%in_features, info%rows])
+    call c_f_pointer(y, ya, [info%out_features, info%rows])
     ya = p(1) * xa
     status = 0
   end function asked_forward
@@ -43,13 +43,13 @@ contains
   integer(c_int) function asked_backward_input(user_data, params, x, dy, dx, batch) bind(C) result(status)
     type(c_ptr), value :: user_data, params, x, dy, dx
     integer(c_int64_t), value :: batch
-    type(sluice_layer_call) :: call
+    type(sluice_layer_call) :: info
     real(c_float), pointer :: p(:), dya(:, :), dxa(:, :)
     status = 1
-    if (.not. shapes(batch, call)) return
-    call c_f_pointer(params, p, [call%num_params])
-    call c_f_pointer(dy, dya, [call%out_features, call%rows])
-    call c_f_pointer(dx, dxa, [call%in_features, call%rows])
+    if (.not. shapes(batch, info)) return
+    call c_f_pointer(params, p, [info%num_params])
+    call c_f_pointer(dy, dya, [info%out_features, info%rows])
+    call c_f_pointer(dx, dxa, [info%in_features, info%rows])
     dxa = p(1) * dya
     status = 0
   end function asked_backward_input
@@ -57,13 +57,13 @@ contains
   integer(c_int) function asked_backward_weight(user_data, params, x, dy, grads, batch) bind(C) result(status)
     type(c_ptr), value :: user_data, params, x, dy, grads
     integer(c_int64_t), value :: batch
-    type(sluice_layer_call) :: call
+    type(sluice_layer_call) :: info
     real(c_float), pointer :: g(:), xa(:, :), dya(:, :)
     status = 1
-    if (.not. shapes(batch, call)) return
-    call c_f_pointer(grads, g, [call%num_params])
-    call c_f_pointer(x, xa, [call%in_features, call%rows])
-    call c_f_pointer(dy, dya, [call%out_features, call%rows])
+    if (.not. shapes(batch, info)) return
+    call c_f_pointer(grads, g, [info%num_params])
+    call c_f_pointer(x, xa, [info%in_features, info%rows])
+    call c_f_pointer(dy, dya, [info%out_features, info%rows])
     g(1) = g(1) + sum(xa * dya)
     status = 0
   end function asked_backward_weight
