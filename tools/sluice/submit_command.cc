@@ -52,13 +52,16 @@ std::string this_executable() {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (error) throw Error(ErrorCode::kIo, "cannot find the sluice binary's path (/proc/self/exe); pass --sluice PATH");
-  if (in_bazel_output_tree(self.string())) {
-    std::cerr << "sluice submit: warning: this sluice runs from Bazel's output tree (" << self.string()
-              << "), which the next build replaces and compute nodes may not see: install it with "
-                 "`bazel run //capi:install -- PREFIX` and run PREFIX/bin/sluice submit, or pass --sluice PATH"
-              << std::endl;
-  }
   return self.string();
+}
+
+// Said once the script is made (a refused config gets its one-line error alone).
+void warn_if_in_bazel_output_tree(const std::string& sluice_path) {
+  if (!in_bazel_output_tree(sluice_path)) return;
+  std::cerr << "sluice submit: warning: this sluice runs from Bazel's output tree (" << sluice_path
+            << "), which the next build replaces and compute nodes may not see: install it with "
+               "`bazel run //capi:install -- PREFIX` and run PREFIX/bin/sluice submit, or pass --sluice PATH"
+            << std::endl;
 }
 
 // Sorts the command line's words into the config and the program's arguments: `submit CONFIG` or
@@ -108,6 +111,8 @@ void submit(SubmitOptions& options) {
 
   const config::Config config = config::parse_config(request.config_path, request.overrides);
   const std::string script = slurm::render_sbatch_script(request, config);
+  // Only a `sluice train` job runs this binary; a --program job runs the program.
+  if (options.sluice_path.empty() && request.program_path.empty()) warn_if_in_bazel_output_tree(request.sluice_path);
   if (config.checkpoint.every == 0) {
     // Allowed (a job may only need to survive preemption), but a crash or node failure then loses all progress.
     std::cerr << "sluice submit: warning: checkpoint.every is 0: only preemption checkpoints will be written "
