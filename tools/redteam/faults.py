@@ -59,6 +59,22 @@ def inject(proc, fault, rng):
     return f"{fault} (pid {victim if fault.endswith('_rank') else proc.pid})"
 
 
+def where_live_ranks_wait(proc):
+    """Names the library a live rank of a hung run waits in (gdb's backtrace), e.g. parallel HDF5 inside a save,
+    which docs/WAITING.md lists as not bounded."""
+    for pid in children(proc.pid):
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                continue
+        trace = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread 1", "-ex", "bt 30"],
+                               capture_output=True, text=True, errors="replace").stdout
+        if "H5F" in trace or "H5AC" in trace or "MPI_File" in trace:
+            return "live rank waits inside parallel HDF5 / MPI-IO of a checkpoint save or load"
+        frames = [line.split(" in ")[-1][:60] for line in trace.splitlines() if line.startswith("#")]
+        return "live rank waits in " + " < ".join(frames[:4])
+    return "no live rank left"
+
+
 def cleanup(proc):
     """Nothing of a trial may survive it: stopped ranks are continued and the whole group killed."""
     for pid in children(proc.pid) + [proc.pid]:
@@ -92,7 +108,7 @@ def one_trial(ctx, row, index, fault):
         except subprocess.TimeoutExpired:
             row.tried += 1
             row.hangs += 1
-            row.note("hang", what + f" [log: {log}]")
+            row.note("hang", what + f" ({where_live_ranks_wait(proc)}) [log: {log}]")
             return
     finally:
         cleanup(proc)
