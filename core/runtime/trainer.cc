@@ -158,6 +158,8 @@ void Trainer::build_local_state() {
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
   loss_kind_ = cfg_.loss;
   check_custom_loss();
+  // The output width is known here even with a custom last layer: given statistics must match it (kConfig).
+  normalization_.configure(cfg_.normalization, input_features_, output_features_);
 }
 
 void Trainer::build_executors() {
@@ -333,6 +335,8 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   check_step_inputs("sluice_train_step", inputs, targets, rows, false);
   check_window_batch(rows);
+  if (normalization_.pending()) compute_auto_normalization(inputs, targets, rows);  // collective, first call
+  const NormalizedBatch batch = normalized_batch(inputs, targets, rows);
   const int K = cfg_.optimizer.accumulate;
   const bool window_start = window_position_ == 0;
   const bool window_end = window_position_ + 1 == K;
@@ -341,7 +345,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     stage->reset_peaks();
   }
   auto t0 = std::chrono::steady_clock::now();
-  const StepData data = training_step_data(inputs, targets, rows);
+  const StepData data = training_step_data(batch.in_ptr, batch.target_ptr, rows);
   counters_ = StepCounters{};
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = comm::timeout_as_failure([&] {
