@@ -35,6 +35,7 @@ std::vector<double> parse_values(const ConfigNode& list, bool positive, int64_t 
   return values;
 }
 
+// inputs / targets: the mode, and a given side's lists (both, or neither when normalization.file holds them).
 NormalizationSide parse_side(const ConfigNode& node, const std::string& side, int64_t features,
                              const std::string& what) {
   NormalizationSide result;
@@ -44,21 +45,23 @@ NormalizationSide parse_side(const ConfigNode& node, const std::string& side, in
       if (normalization_mode_names()[i] == name) result.mode = static_cast<NormalizationMode>(i);
     }
   }
-  for (const std::string& stat : {std::string("mean"), std::string("std")}) {
-    const std::string key = side + "_" + stat;
-    if (!node.has(key)) {
-      if (result.mode == NormalizationMode::kGiven) {
-        node.fail(side + ": given needs " + key + " (a list of " + std::to_string(features) + " numbers, one per " +
-                  what + ")");
-      }
-      continue;
-    }
+  const bool given = result.mode == NormalizationMode::kGiven;
+  const std::string mean_key = side + "_mean", std_key = side + "_std";
+  for (const std::string& key : {mean_key, std_key}) {
+    if (!node.has(key)) continue;
     const ConfigNode list = node.child(key);
-    if (result.mode != NormalizationMode::kGiven) {
+    if (!given) {
       list.fail(key + " only applies with " + side + ": given (" + side + " is " +
                 normalization_mode_name(result.mode) + ")");
     }
-    (stat == "mean" ? result.mean : result.std) = parse_values(list, stat == "std", features, key, what);
+    (key == mean_key ? result.mean : result.std) = parse_values(list, key == std_key, features, key, what);
+  }
+  if (given && node.has(mean_key) != node.has(std_key)) {
+    node.fail(side + ": given needs both " + mean_key + " and " + std_key + " (or neither, with normalization.file)");
+  }
+  if (given && !node.has(mean_key) && !node.has("file")) {
+    node.fail(side + ": given needs " + mean_key + " and " + std_key + " (lists of " + std::to_string(features) +
+              " numbers, one per " + what + ") or normalization.file");
   }
   return result;
 }
@@ -68,7 +71,7 @@ NormalizationSide parse_side(const ConfigNode& node, const std::string& side, in
 NormalizationSpec parse_normalization(const ConfigNode& node, int64_t input_features, int64_t output_features,
                                       model::LossKind loss) {
   node.require_map_with_keys(
-      {"inputs", "targets", "samples", "inputs_mean", "inputs_std", "targets_mean", "targets_std"}, "normalization");
+      {"inputs", "targets", "samples", "file", "inputs_mean", "inputs_std", "targets_mean", "targets_std"}, "normalization");
   NormalizationSpec spec;
   spec.inputs = parse_side(node, "inputs", input_features, "input feature");
   spec.targets = parse_side(node, "targets", output_features, "model output");
@@ -76,6 +79,14 @@ NormalizationSpec parse_normalization(const ConfigNode& node, int64_t input_feat
     node.child("targets").fail("targets: " + normalization_mode_name(spec.targets.mode) +
                                " cannot be used with loss: cross_entropy (its targets are class probabilities); "
                                "use targets: none");
+  }
+  if (node.has("file")) {
+    const ConfigNode file = node.child("file");
+    spec.file = file.as_string();
+    if (spec.file.empty()) file.fail("expected the path of an HDF5 file of statistics");
+    const bool given_from_file = (spec.inputs.mode == NormalizationMode::kGiven && spec.inputs.mean.empty()) ||
+                                 (spec.targets.mode == NormalizationMode::kGiven && spec.targets.mean.empty());
+    if (!given_from_file) file.fail("file only applies when inputs or targets is given without lists");
   }
   if (node.has("samples")) {
     const ConfigNode samples = node.child("samples");

@@ -34,6 +34,9 @@ struct NormalizationSpec {
   NormalizationSide inputs;
   NormalizationSide targets;
   int64_t samples = 1024;  // auto: how many of the first training samples the statistics come from
+  // given without lists: an HDF5 file with datasets <side>_mean and <side>_std, read when the trainer starts
+  // (core/data/normalization_file.h), not here: a checkpoint's stored config never needs the file again.
+  std::string file;
   bool any() const {
     return inputs.mode != NormalizationMode::kNone || targets.mode != NormalizationMode::kNone;
   }

@@ -10,13 +10,16 @@
 namespace sluice::runtime {
 namespace {
 
-FeatureScaling given(const config::NormalizationSide& side, const std::string& name, int64_t features) {
+FeatureScaling given(const config::NormalizationSide& side, const std::string& name, int64_t features,
+                     const std::string& file) {
   const std::string what = name == "inputs" ? "input feature" : "model output";
   for (const auto& [key, values] :
        {std::make_pair(name + "_mean", &side.mean), std::make_pair(name + "_std", &side.std)}) {
     if (values->size() != static_cast<std::size_t>(features)) {
       throw Error(ErrorCode::kConfig, "config: normalization." + key + ": expected " + std::to_string(features) +
-                                          " entries (one per " + what + "), got " + std::to_string(values->size()));
+                                          " entries (one per " + what + "), got " + std::to_string(values->size()) +
+                                          (file.empty() ? "" : " (from the config's list or normalization.file \"" +
+                                                                   file + "\")"));
     }
   }
   FeatureScaling scaling;
@@ -76,8 +79,8 @@ void Normalization::configure(const config::NormalizationSpec& spec, int64_t inp
                               int64_t output_features) {
   using config::NormalizationMode;
   FeatureScaling inputs, targets;
-  if (spec.inputs.mode == NormalizationMode::kGiven) inputs = given(spec.inputs, "inputs", input_features);
-  if (spec.targets.mode == NormalizationMode::kGiven) targets = given(spec.targets, "targets", output_features);
+  if (spec.inputs.mode == NormalizationMode::kGiven) inputs = given(spec.inputs, "inputs", input_features, spec.file);
+  if (spec.targets.mode == NormalizationMode::kGiven) targets = given(spec.targets, "targets", output_features, spec.file);
   spec_ = spec;
   input_features_ = input_features;
   output_features_ = output_features;

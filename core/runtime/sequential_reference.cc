@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/data/normalization_file.h"
 #include "core/model/lr_schedule.h"
 #include "kernels/cpu/cpu_backend.h"
 
@@ -17,7 +18,8 @@ SequentialReference::SequentialReference(const config::Config& cfg, int data_par
   model::init_layers(layers, cfg_.seed);
   stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
   optimizer_ = model::make_optimizer(cfg_.optimizer, stage_->parameters(), backend);
-  normalization_.configure(cfg_.normalization, stage_->in_features(), stage_->out_features());
+  normalization_.configure(data::with_file_statistics(cfg_.normalization), stage_->in_features(),
+                           stage_->out_features());
 }
 
 double SequentialReference::train_step(const float* inputs, const float* targets, int64_t global_rows) {

@@ -21,6 +21,7 @@
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
 #include "core/runtime/cpu_threads.h"
+#include "core/data/normalization_file.h"
 #include "core/runtime/rank_order_choice.h"
 #include "core/runtime/wait_setup.h"
 #include "core/runtime/schedule_choice.h"
@@ -159,7 +160,7 @@ void Trainer::build_local_state() {
   loss_kind_ = cfg_.loss;
   check_custom_loss();
   // The output width is known here even with a custom last layer: given statistics must match it (kConfig).
-  normalization_.configure(cfg_.normalization, input_features_, output_features_);
+  normalization_.configure(data::with_file_statistics(cfg_.normalization), input_features_, output_features_);
 }
 
 void Trainer::build_executors() {

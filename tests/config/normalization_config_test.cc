@@ -78,6 +78,20 @@ TEST(NormalizationConfigTest, RefusesKeysThatDoNotApply) {
   EXPECT_NE(mode.find("none, given, auto"), std::string::npos) << mode;
 }
 
+TEST(NormalizationConfigTest, GivenStatisticsMayComeFromAFile) {
+  const Config cfg = parse_config(config_with("{inputs: given, targets: given, targets_mean: [1, 2], "
+                                              "targets_std: [3, 4], file: stats.h5}"));
+  EXPECT_EQ(cfg.normalization.file, "stats.h5");  // read by the trainer at start, not here
+  EXPECT_TRUE(cfg.normalization.inputs.mean.empty());
+  EXPECT_EQ(cfg.normalization.targets.std, (std::vector<double>{3.0, 4.0}));
+  const std::string unused = config_error(config_with("{inputs: auto, file: stats.h5}"));
+  EXPECT_NE(unused.find("normalization.file"), std::string::npos) << unused;
+  const std::string neither = config_error(config_with("{inputs: given}"));
+  EXPECT_NE(neither.find("normalization.file"), std::string::npos) << neither;
+  const std::string half = config_error(config_with("{inputs: given, inputs_mean: [0, 0, 0], file: stats.h5}"));
+  EXPECT_NE(half.find("both inputs_mean and inputs_std"), std::string::npos) << half;
+}
+
 TEST(NormalizationConfigTest, RefusesBadValues) {
   const std::string zero = config_error(config_with("{inputs: given, inputs_mean: [0, 0, 0], inputs_std: [1, 0, 1]}"));
   EXPECT_NE(zero.find("normalization.inputs_std.1"), std::string::npos) << zero;

@@ -6,8 +6,10 @@
 // - predict before auto has statistics is refused on every rank;
 // - sluice_predict's de-normalized outputs equal the inference-only model's bit for bit, given and auto statistics
 //   are saved in the checkpoint (and shown by its summary), and a resume keeps them and continues exactly;
+// - given statistics may come from an HDF5 file (normalization.file), and a wrong length there is a CONFIG error;
 // - on targets of order 1e4 a few steps reach a much lower de-normalized prediction error with normalization.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <cmath>
@@ -203,6 +205,44 @@ TEST(NormalizationTest, PredictEqualsInferenceModelAndCheckpointKeepsStatistics)
   EXPECT_EQ(resumed.normalization().targets().mean, summary.normalization.at("targets_mean"));
   EXPECT_EQ(resumed.normalization().targets().std, summary.normalization.at("targets_std"));
   EXPECT_EQ(train_call(resumed, 3).loss, next);
+}
+
+// Writes 1-D float64 datasets `name` -> values into a new HDF5 file (rank 0; the others wait).
+void write_statistics_file(const std::string& path, const std::map<std::string, std::vector<double>>& datasets) {
+  if (sluice::testing::world_rank() == 0) {
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    for (const auto& [name, values] : datasets) {
+      const hsize_t count = values.size();
+      const hid_t space = H5Screate_simple(1, &count, nullptr);
+      const hid_t set = H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+      H5Dclose(set);
+      H5Sclose(space);
+    }
+    H5Fclose(file);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(NormalizationTest, GivenStatisticsFromAFile) {
+  const std::string path = shared_path("statistics.h5");
+  write_statistics_file(path, {{"inputs_mean", {0, 1000, 3, -0.5, 40}}, {"inputs_std", {1, 300, 1, 0.02, 5}}});
+  const std::string section = "{inputs: given, file: \"" + path + "\", targets: auto}";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(section));
+  trainer.start();
+  EXPECT_EQ(trainer.normalization().inputs().mean, (std::vector<float>{0, 1000, 3, -0.5f, 40}));
+  EXPECT_EQ(trainer.normalization().inputs().std, (std::vector<float>{1, 300, 1, 0.02f, 5}));
+  // A file whose statistics do not match the model: CONFIG on every rank, naming the key.
+  write_statistics_file(path, {{"inputs_mean", {0, 0, 0, 0}}, {"inputs_std", {1, 1, 1, 1}}});
+  runtime::Trainer wrong(MPI_COMM_WORLD, make_config(section));
+  try {
+    wrong.start();
+    FAIL() << "statistics of 4 features accepted for a model of 5 inputs";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConfig);
+    EXPECT_NE(std::string(e.what()).find("normalization.inputs_mean"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected 5 entries"), std::string::npos) << e.what();
+  }
 }
 
 // Mean squared error of the de-normalized predictions on held-out samples after `steps` training calls.
