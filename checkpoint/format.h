@@ -25,6 +25,15 @@ constexpr const char* kApplicationGroup = "/application";
 constexpr const char* kSamplesGroup = "/samples";
 constexpr const char* kSamplesInputsDataset = "inputs";
 constexpr const char* kSamplesTargetsDataset = "targets";
+// Per-feature normalization statistics (config `normalization`, core/runtime/normalization.h):
+// /normalization/inputs_mean and inputs_std [input_features], /normalization/targets_mean and targets_std
+// [output_features], float32, for each side that is normalized (written by world rank 0). Readers do not require
+// them: a side without its datasets (every file written before normalization existed) is not normalized.
+constexpr const char* kNormalizationGroup = "/normalization";
+constexpr const char* kNormalizationInputsMean = "inputs_mean";
+constexpr const char* kNormalizationInputsStd = "inputs_std";
+constexpr const char* kNormalizationTargetsMean = "targets_mean";
+constexpr const char* kNormalizationTargetsStd = "targets_std";
 
 // Datasets of /train (Snapshot::train_ints, /train/<name>; build the path with train_path()). A load requires
 // step and optimizer_steps.

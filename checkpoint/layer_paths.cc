@@ -114,6 +114,11 @@ std::string application_path(const std::string& name, int rank) {
   return application_path(name) + "/rank_" + std::to_string(rank);
 }
 
+std::string normalization_path(const std::string& name) {
+  validate_name(name, "normalization dataset name");
+  return std::string(kNormalizationGroup) + "/" + name;
+}
+
 std::string samples_path(const std::string& name) {
   validate_name(name, "samples dataset name");
   return std::string(kSamplesGroup) + "/" + name;
@@ -159,6 +164,8 @@ void validate_entry_path(const std::string& path) {
     problem = application_path_problem(parts);
   } else if (!parts.empty() && "/" + parts[0] == kSamplesGroup) {
     if (parts.size() != 2) problem = "needs /samples/<name>";
+  } else if (!parts.empty() && "/" + parts[0] == kNormalizationGroup) {
+    if (parts.size() != 2) problem = "needs /normalization/<name>";
   } else {
     problem = state_path_problem(parts);
   }

@@ -24,12 +24,14 @@ std::string application_path(const std::string& name, int rank);                
 bool is_application_path(const std::string& path);
 // Submitted samples the trainer holds (sluice_submit_samples): /samples/inputs, /samples/targets.
 std::string samples_path(const std::string& name);                                           // /samples/inputs
+// Normalization statistics (config `normalization`): /normalization/inputs_mean, ...
+std::string normalization_path(const std::string& name);                                     // /normalization/inputs_std
 
 // The global layer index of a /model, /optimizer or /accumulation path; nullopt for anything else.
 std::optional<int> layer_index_of(const std::string& path);
 
 // Throws Error(kInvalidArgument) naming the path unless it is /{model,optimizer,accumulation}/layer_NNNN/<name>[/...]
-// or /application/<name>[/rank_N] or /samples/<name>, with non-empty components made of [A-Za-z0-9_.-].
+// or /application/<name>[/rank_N] or /samples/<name> or /normalization/<name>, with non-empty components made of [A-Za-z0-9_.-].
 void validate_entry_path(const std::string& path);
 
 // Throws Error(kInvalidArgument) unless name is one non-empty [A-Za-z0-9_.-] component (a /train dataset name or

@@ -27,11 +27,11 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 bool is_float_group(const std::string& top) {
   return "/" + top == kModelGroup || "/" + top == kOptimizerGroup || "/" + top == kAccumulationGroup ||
-         "/" + top == kSamplesGroup;
+         "/" + top == kSamplesGroup || "/" + top == kNormalizationGroup;
 }
 
 struct DatasetNames {
-  std::vector<std::string> state;  // /model, /optimizer, /accumulation, /samples
+  std::vector<std::string> state;  // /model, /optimizer, /accumulation, /samples, /normalization
   std::vector<std::string> train;  // /train
   std::vector<std::string> application;  // /application
 };

@@ -32,7 +32,7 @@ class Reader {
   // The /train/<name> value; Error(kCheckpoint) naming file and dataset if the file has none.
   int64_t train_int(const std::string& name) const;
 
-  // Every float dataset (/model, /optimizer, /accumulation, /samples), sorted by path.
+  // Every float dataset (/model, /optimizer, /accumulation, /samples, /normalization), sorted by path.
   std::vector<std::string> paths() const;
   bool contains(const std::string& path) const { return dims_.count(path) != 0; }
   // Error(kCheckpoint) naming file and dataset if the file has no such dataset.

@@ -214,7 +214,7 @@ class CheckpointFileWriter {
 
     write_root_attributes(file.get(), metadata);
     for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup, kApplicationGroup,
-                              kSamplesGroup}) {
+                              kSamplesGroup, kNormalizationGroup}) {
       Hdf5Handle created(check_hdf5(H5Gcreate2(file.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file_,
                                     std::string("group ") + group, "creating"),
                          H5Gclose);

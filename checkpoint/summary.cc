@@ -1,5 +1,6 @@
 #include "checkpoint/summary.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -70,6 +71,27 @@ std::string json_tensors(const std::vector<TensorSummary>& tensors) {
   return text + "]";
 }
 
+// A float as JSON: 9 significant digits (enough to round-trip float32); null for a non-finite value.
+std::string json_number(float value) {
+  if (!std::isfinite(value)) return "null";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", static_cast<double>(value));
+  return text;
+}
+
+// The first few values of a normalization statistic, for the text summary (the JSON has them all).
+std::string values_text(const std::vector<float>& values) {
+  constexpr size_t kShown = 8;
+  std::string text;
+  for (size_t i = 0; i < values.size() && i < kShown; ++i) {
+    char value[32];
+    std::snprintf(value, sizeof(value), "%.6g", static_cast<double>(values[i]));
+    text += (i ? " " : "") + std::string(value);
+  }
+  if (values.size() > kShown) text += " ...";
+  return text;
+}
+
 std::string tensors_text(const std::vector<TensorSummary>& tensors) {
   std::string text;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -93,6 +115,17 @@ CheckpointSummary summarize(const std::string& path) {
   for (const std::string& dataset : reader.paths()) {
     const auto layer = layer_index_of(dataset);
     if (!layer) {
+      const std::string normalization_prefix = std::string(kNormalizationGroup) + "/";
+      if (dataset.compare(0, normalization_prefix.size(), normalization_prefix) == 0) {
+        std::vector<float> values;
+        try {
+          values = reader.read(dataset).data;
+        } catch (const Error&) {  // verify_all below reports it
+        }
+        summary.normalization[dataset.substr(normalization_prefix.size())] = std::move(values);
+        ++summary.datasets;
+        continue;
+      }
       if (dataset.compare(0, std::string(kSamplesGroup).size() + 1, std::string(kSamplesGroup) + "/") != 0) continue;
       TensorSummary held{dataset.substr(std::string(kSamplesGroup).size() + 1), reader.dims(dataset), 0};
       held.elements = element_count(held.dims);
@@ -176,6 +209,9 @@ std::string summary_text(const CheckpointSummary& summary) {
     out << "\n";
   }
   if (!summary.samples.empty()) out << "samples:         " << tensors_text(summary.samples) << "\n";
+  for (const auto& [name, values] : summary.normalization) {
+    out << "normalization:   " << name << " [" << values.size() << "]: " << values_text(values) << "\n";
+  }
   out << "checksums:       "
       << (summary.checksums_verified ? "all " + std::to_string(summary.datasets) + " verified"
                                      : "FAILED: " + summary.checksum_error)
@@ -221,6 +257,15 @@ std::string summary_json(const CheckpointSummary& summary) {
         << ",\"dims\":" << json_dims(array.dims) << ",\"elements\":" << array.elements << "}";
   }
   out << "],\"samples\":" << json_tensors(summary.samples);
+  out << ",\"normalization\":{";
+  bool first_statistic = true;
+  for (const auto& [name, values] : summary.normalization) {
+    out << (first_statistic ? "" : ",") << json_string(name) << ":[";
+    for (size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << json_number(values[i]);
+    out << "]";
+    first_statistic = false;
+  }
+  out << "}";
   out << ",\"checksums_verified\":" << (summary.checksums_verified ? "true" : "false");
   out << ",\"checksum_error\":" << (summary.checksums_verified ? "null" : json_string(summary.checksum_error));
   out << "}";

@@ -47,6 +47,9 @@ struct CheckpointSummary {
   std::vector<LayerSummary> layers;
   std::vector<ApplicationArraySummary> application;  // sorted by name
   std::vector<TensorSummary> samples;  // /samples/inputs, /samples/targets (held submitted samples), sorted
+  // /normalization/<name> (inputs_mean, inputs_std, targets_mean, targets_std) with their values; empty when the
+  // run normalized nothing. Values are those of a dataset whose checksum verified (else left empty).
+  std::map<std::string, std::vector<float>> normalization;
   int64_t parameter_elements = 0;  // sum over /model
   int64_t datasets = 0;  // layer datasets, application arrays and held samples
   bool checksums_verified = false;

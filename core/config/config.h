@@ -10,6 +10,7 @@
 
 #include "core/config/layer_spec.h"
 #include "core/config/lr_schedule_spec.h"
+#include "core/config/normalization_spec.h"
 #include "core/config/rank_order.h"
 #include "core/model/loss_kind.h"
 #include "core/model/recompute_mode.h"
@@ -116,6 +117,8 @@ struct Config {
   DataSpec data;
   CheckpointSpec checkpoint;
   CommSpec comm;
+  // Config section `normalization` (core/config/normalization_spec.h, core/runtime/normalization.h).
+  NormalizationSpec normalization;
   // Config key `device`: cpu | cuda for each pipeline stage (a pipeline rank with all its model chunks; its
   // data-parallel replicas use the same device). One entry means every stage (`device: cuda`); otherwise exactly
   // pipeline.stages entries in stage order (`device: [cuda, cuda, cpu, cpu]`). Kept as written, not expanded, so

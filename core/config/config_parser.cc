@@ -17,6 +17,7 @@
 #include "core/config/layer_spec_parser.h"
 #include "core/config/size_bounds.h"
 #include "core/config/lr_schedule_parser.h"
+#include "core/config/normalization_parser.h"
 #include "core/config/yaml_overrides.h"
 #include "core/config/yaml_strict.h"
 
@@ -343,7 +344,7 @@ Config parse_tree(const ConfigNode& root) {
   root.require_map_with_keys(
       {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "comm", "device", "gemm_precision",
        "cpu_threads", "seed",
-       "steps"},
+       "steps", "normalization"},
       "the config");
   Config config;
   config.model = parse_model(root.child("model"));
@@ -351,6 +352,10 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("loss")) config.loss = as_enum<model::LossKind>(root.child("loss"), model::loss_kind_names());
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));
+  if (root.has("normalization")) {
+    config.normalization = parse_normalization(root.child("normalization"), config.model.inputs,
+                                               output_width(config.model.layers, config.model.inputs), config.loss);
+  }
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
   if (root.has("comm")) config.comm = parse_comm(root.child("comm"));
   if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);

@@ -7,42 +7,11 @@
 #include "core/common/error.h"
 #include "core/common/message_text.h"
 #include "core/common/hdf5_lock.h"
+#include "core/data/hdf5_support.h"
 
 namespace sluice::data {
 
 namespace {
-
-// Our checks produce the error messages; HDF5's own stack dump to stderr would only bury them.
-class SilenceHdf5Errors {
- public:
-  SilenceHdf5Errors() {
-    H5Eget_auto2(H5E_DEFAULT, &previous_, &previous_data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~SilenceHdf5Errors() { H5Eset_auto2(H5E_DEFAULT, previous_, previous_data_); }
-  SilenceHdf5Errors(const SilenceHdf5Errors&) = delete;
-  SilenceHdf5Errors& operator=(const SilenceHdf5Errors&) = delete;
-
- private:
-  H5E_auto2_t previous_ = nullptr;
-  void* previous_data_ = nullptr;
-};
-
-// Closes an HDF5 dataspace or type handle at scope exit.
-class ScopedHid {
- public:
-  ScopedHid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~ScopedHid() {
-    if (id_ >= 0) close_(id_);
-  }
-  ScopedHid(const ScopedHid&) = delete;
-  ScopedHid& operator=(const ScopedHid&) = delete;
-  hid_t get() const { return id_; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
 
 herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* names) {
   static_cast<std::vector<std::string>*>(names)->push_back(name);

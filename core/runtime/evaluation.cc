@@ -56,8 +56,13 @@ double evaluate(Trainer& trainer, const float* inputs, const float* targets, int
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_arguments(trainer, targets, rows);
   // predict fills the outputs on every rank of the replica; only the last stage's ranks have targets to use.
+  // In the model's units: the loss compares them with normalized targets, as train_step's does.
   std::vector<float> outputs(static_cast<size_t>(rows * trainer.output_features()));
-  trainer.predict(inputs, outputs.data(), rows);
+  trainer.predict_model_units(inputs, outputs.data(), rows);
+  const bool last_stage = trainer.stages().count(trainer.lowered_schedule().num_stages() - 1) != 0;
+  const std::vector<float> normalized_targets =
+      last_stage ? normalized(targets, rows, trainer.normalization().targets()) : std::vector<float>();
+  if (!normalized_targets.empty()) targets = normalized_targets.data();
   // A loss: custom callback may fail on the last stage's ranks only: agree before the sum, which waits for all.
   double sum = 0.0;
   std::exception_ptr error;

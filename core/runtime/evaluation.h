@@ -13,7 +13,8 @@ namespace sluice::runtime {
 // `targets` ([rows][output_features]) on the last stage's; other ranks may pass NULL. Returns the mean loss over
 // rows x replicas samples, the same on every rank and, for a model without dropout, bit for bit the loss
 // train_step reports for the same samples before it updates. Dropout is off (as in predict).
-// Throws kState before start and kInvalidArgument (agreed on every rank) for a bad rows or a missing array.
+// With normalization (normalization.h) the loss is in normalized target units, as train_step's.
+// Throws kState before start (and while an auto normalization has no statistics yet) and kInvalidArgument (agreed on every rank) for a bad rows or a missing array.
 double evaluate(Trainer& trainer, const float* inputs, const float* targets, int64_t rows);
 
 }  // namespace sluice::runtime

@@ -9,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/common/hdf5_lock.h"
 #include "core/config/config_parser.h"
+#include "core/runtime/normalization_checkpoint.h"
 #include "core/runtime/prediction_passes.h"
 #include "kernels/backend_registry.h"
 
@@ -64,6 +65,7 @@ void InferenceModel::load(const std::string& path) {
   kernels::Backend& backend = kernels::backend_for({"cpu", 0});
   config::Config cfg;
   std::vector<std::unique_ptr<model::Layer>> layers;
+  SavedNormalization normalization;
   {
     // The process-wide HDF5 lock (core/common/hdf5_lock.h), held until the reader has closed the file: loads of
     // distinct models, and a trainer's saves and loads, take turns inside HDF5.
@@ -74,6 +76,8 @@ void InferenceModel::load(const std::string& path) {
     layers = model::build_layers(cfg.model, backend, custom_layers_);
     if (layers.empty()) throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': model has no layers");
     read_parameters(reader, layers, backend);
+    // The statistics the run normalized with (none in a file without them, whatever its config says).
+    normalization = read_normalization(reader, layers.front()->in_features(), layers.back()->out_features());
   }
   const int64_t in = layers.front()->in_features();
   const int64_t out = layers.back()->out_features();
@@ -82,6 +86,7 @@ void InferenceModel::load(const std::string& path) {
   cfg_ = std::move(cfg);
   input_features_ = in;
   output_features_ = out;
+  normalization_ = std::move(normalization);
 }
 
 void InferenceModel::predict(const float* inputs, float* outputs, int64_t rows) {
@@ -91,6 +96,9 @@ void InferenceModel::predict(const float* inputs, float* outputs, int64_t rows) 
   model::StepInfo info;
   info.seed = cfg_.seed;
   info.training = false;  // dropout is the identity
+  // Normalized as Trainer::predict normalizes them (the same function, the same bits).
+  const std::vector<float> normalized_inputs = normalized(inputs, rows, normalization_.inputs);
+  if (!normalized_inputs.empty()) inputs = normalized_inputs.data();
   int64_t done = 0;
   for (const PredictionPass& pass : prediction_passes(rows, cfg_.pipeline.microbatches)) {
     for (int m = 0; m < pass.microbatches; ++m, done += pass.microbatch_rows) {
@@ -109,6 +117,7 @@ void InferenceModel::predict(const float* inputs, float* outputs, int64_t rows) 
       }
     }
   }
+  denormalize(outputs, rows, normalization_.targets);
 }
 
 }  // namespace sluice::runtime

@@ -16,6 +16,7 @@
 #include "core/config/config.h"
 #include "core/model/builder.h"
 #include "core/model/stage_module.h"
+#include "core/runtime/normalization_checkpoint.h"
 
 namespace sluice::runtime {
 
@@ -38,6 +39,8 @@ class InferenceModel {
 
   // Forward pass (dropout off) of `rows` >= 1 samples: inputs [rows][input_features] -> outputs
   // [rows][output_features]. Error(kState) before load; a custom layer's failing callback throws kCallback.
+  // With the checkpoint's normalization statistics (/normalization) the inputs are normalized and the outputs
+  // de-normalized exactly as Trainer::predict does.
   void predict(const float* inputs, float* outputs, int64_t rows);
 
  private:
@@ -46,6 +49,7 @@ class InferenceModel {
   std::unique_ptr<model::StageModule> stage_;  // the whole model as one stage
   int64_t input_features_ = 0;
   int64_t output_features_ = 0;
+  SavedNormalization normalization_;  // the checkpoint's statistics; empty sides are not normalized
 };
 
 }  // namespace sluice::runtime

@@ -1,8 +1,10 @@
 #include "core/runtime/sequential_reference.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/common/error.h"
+#include "core/data/normalization_file.h"
 #include "core/model/lr_schedule.h"
 #include "kernels/cpu/cpu_backend.h"
 
@@ -16,6 +18,8 @@ SequentialReference::SequentialReference(const config::Config& cfg, int data_par
   model::init_layers(layers, cfg_.seed);
   stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
   optimizer_ = model::make_optimizer(cfg_.optimizer, stage_->parameters(), backend);
+  normalization_.configure(data::with_file_statistics(cfg_.normalization), stage_->in_features(),
+                           stage_->out_features());
 }
 
 double SequentialReference::train_step(const float* inputs, const float* targets, int64_t global_rows) {
@@ -27,6 +31,15 @@ double SequentialReference::train_step(const float* inputs, const float* targets
   const int64_t replica_rows = global_rows / data_parallel_;
   const int64_t mb_rows = replica_rows / M;
   const int64_t in = input_features(), out = output_features();
+  // Normalization as the Trainer applies it: auto statistics from the first call's first samples, then the
+  // same element-wise function on the whole batch.
+  const int64_t used = std::min<int64_t>(cfg_.normalization.samples, global_rows);
+  if (normalization_.inputs_pending()) normalization_.set_inputs(statistics_of(inputs, used, in));
+  if (normalization_.targets_pending()) normalization_.set_targets(statistics_of(targets, used, out));
+  const std::vector<float> normalized_inputs = normalized(inputs, global_rows, normalization_.inputs());
+  const std::vector<float> normalized_targets = normalized(targets, global_rows, normalization_.targets());
+  if (!normalized_inputs.empty()) inputs = normalized_inputs.data();
+  if (!normalized_targets.empty()) targets = normalized_targets.data();
   std::vector<model::Parameter*> params = parameters();
   // Each replica's gradients, kept apart and then added in replica order (as the ordered DP sum does).
   std::vector<std::vector<std::vector<float>>> replica_grads(data_parallel_);

@@ -13,6 +13,7 @@
 #include "core/model/loss.h"
 #include "core/model/optimizer.h"
 #include "core/model/stage_module.h"
+#include "core/runtime/normalization.h"
 
 namespace sluice::runtime {
 
@@ -32,6 +33,8 @@ class SequentialReference {
   uint64_t steps_done() const { return step_; }
   void set_steps_done(uint64_t step) { step_ = step; }
   model::Optimizer& optimizer() { return *optimizer_; }
+  // The config's normalization, applied as the Trainer applies it (auto: from the first call's samples).
+  const Normalization& normalization() const { return normalization_; }
 
  private:
   config::Config cfg_;
@@ -40,6 +43,7 @@ class SequentialReference {
   std::unique_ptr<model::Optimizer> optimizer_;
   model::LossKind loss_kind_;
   uint64_t step_ = 0;
+  Normalization normalization_;
 };
 
 }  // namespace sluice::runtime

@@ -21,6 +21,7 @@
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
 #include "core/runtime/cpu_threads.h"
+#include "core/data/normalization_file.h"
 #include "core/runtime/rank_order_choice.h"
 #include "core/runtime/wait_setup.h"
 #include "core/runtime/schedule_choice.h"
@@ -158,6 +159,8 @@ void Trainer::build_local_state() {
   optimizer_ = model::make_optimizer(cfg_.optimizer, params, backend);
   loss_kind_ = cfg_.loss;
   check_custom_loss();
+  // The output width is known here even with a custom last layer: given statistics must match it (kConfig).
+  normalization_.configure(data::with_file_statistics(cfg_.normalization), input_features_, output_features_);
 }
 
 void Trainer::build_executors() {
@@ -333,6 +336,8 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   check_step_inputs("sluice_train_step", inputs, targets, rows, false);
   check_window_batch(rows);
+  if (normalization_.pending()) compute_auto_normalization(inputs, targets, rows);  // collective, first call
+  const NormalizedBatch batch = normalized_batch(inputs, targets, rows);
   const int K = cfg_.optimizer.accumulate;
   const bool window_start = window_position_ == 0;
   const bool window_end = window_position_ + 1 == K;
@@ -341,7 +346,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     stage->reset_peaks();
   }
   auto t0 = std::chrono::steady_clock::now();
-  const StepData data = training_step_data(inputs, targets, rows);
+  const StepData data = training_step_data(batch.in_ptr, batch.target_ptr, rows);
   counters_ = StepCounters{};
   reduce_this_call_ = window_end;  // the data-parallel sum runs once per window, on its full sums
   StepOutcome outcome = comm::timeout_as_failure([&] {

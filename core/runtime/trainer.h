@@ -27,6 +27,7 @@
 #include "core/model/stage_module.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/gradient_reducer.h"
+#include "core/runtime/normalization.h"
 #include "core/runtime/pipeline_transport.h"
 #include "core/runtime/sample_store.h"
 #include "core/runtime/step_counters.h"
@@ -70,12 +71,24 @@ class Trainer {
   //
   // Failure: a call that fails on any rank throws on every rank (the step agreement) and DROPS THE WINDOW: the
   // gradients of its earlier calls are zeroed too and the next call starts a new window. No update is applied.
+  //
+  // Normalization (config `normalization`, normalization.h): the inputs are normalized before the first layer and
+  // the targets before the loss, so StepResult::loss is in normalized target units. With `auto`, the first call
+  // computes the statistics (collective, the same on every rank) from the first normalization.samples samples of
+  // its global batch; they stay fixed from then on and are saved in checkpoints.
   StepResult train_step(const float* inputs, const float* targets, int64_t rows);
 
   // Collective. Pipelined forward only (dropout off); `outputs` ([rows][output_features]) is filled on
   // every rank of the replica. Any rows >= 1: the batch runs in the passes of prediction_passes.h (the rule the
   // inference-only model follows too), each a forward-only order of the training layout (trainer_predict.cc).
+  //
+  // Normalization (config `normalization`, normalization.h): inputs are normalized before the first layer and the
+  // outputs de-normalized (y * std + mean) before they are returned. Error(kState) on every rank while an auto side
+  // has no statistics yet (before the first training call).
   void predict(const float* inputs, float* outputs, int64_t rows);
+  // Collective. As predict, but the outputs stay in the model's units (normalized targets): what the loss sees
+  // (evaluation.cc).
+  void predict_model_units(const float* inputs, float* outputs, int64_t rows);
 
   // Collective: stands in for this rank's call of `function` (e.g. "sluice_train_step") when the caller found
   // its arguments bad before reaching it (the Fortran wrappers check array extents). Joins the argument
@@ -145,6 +158,11 @@ class Trainer {
   // The custom layers the model was built with (core/runtime/layer_params.h sizes layers from them).
   const model::CustomLayerRegistry& custom_layers() const { return custom_layers_; }
 
+  // The normalization statistics in use (configured at start; auto ones after the first training call; a
+  // checkpoint load restores the saved ones through the mutable access).
+  const Normalization& normalization() const { return normalization_; }
+  Normalization& normalization() { return normalization_; }
+
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -174,6 +192,16 @@ class Trainer {
   double clip_gradients();
   double measure_bubble();
   void check_custom_loss() const;  // trainer_custom_loss.cc
+  // Normalization (trainer_normalization.cc). Collective: auto statistics from the first training call's samples.
+  void compute_auto_normalization(const float* inputs, const float* targets, int64_t rows);
+  // The caller's arrays normalized for this rank's stages: copies in `inputs`/`targets` when a side is normalized
+  // (read where the first / last stage lives), else empty; in_ptr/target_ptr point at what the executor reads.
+  struct NormalizedBatch {
+    std::vector<float> inputs, targets;
+    const float* in_ptr = nullptr;
+    const float* target_ptr = nullptr;
+  };
+  NormalizedBatch normalized_batch(const float* inputs, const float* targets, int64_t rows) const;
   double loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch, kernels::Tensor& grad);
 
   MPI_Comm world_in_;
@@ -216,6 +244,7 @@ class Trainer {
   SampleStore submitted_samples_;
   double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
   model::CustomLoss custom_loss_;  // loss: custom
+  Normalization normalization_;
 };
 
 }  // namespace sluice::runtime

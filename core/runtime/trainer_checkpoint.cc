@@ -25,6 +25,7 @@
 #include "core/comm/agreement.h"
 #include "core/runtime/accumulation_restore.h"
 #include "core/runtime/checkpoint_slots.h"
+#include "core/runtime/normalization_checkpoint.h"
 #include "core/runtime/sample_checkpoint.h"
 
 namespace sluice::runtime {
@@ -178,6 +179,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot);
+  add_normalization_entries(trainer.normalization(), trainer.layout().rank, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
     for (const Slot& s : slots_of(local_parameters(trainer), trainer.optimizer())) {
@@ -234,6 +236,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   std::exception_ptr error;
   int position = 0;
   double lr_override = 0.0;
+  SavedNormalization normalization;
   StagedAccumulation sums;
   try {
     check_same_run(reader, trainer.config());
@@ -251,6 +254,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
     staged_samples = stage_samples(reader, trainer.submitted_samples());
     lr_override = lr_override_of(reader);
+    normalization = read_normalization(reader, trainer.input_features(), trainer.output_features());
   } catch (...) {
     error = std::current_exception();
   }
@@ -272,6 +276,11 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
   trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
   trainer.restore_learning_rate_override(lr_override);
+  // The file's statistics win (the saved parameters were trained with them); a side it lacks is as the config
+  // says: given statistics, auto still to compute, or none.
+  trainer.normalization().reset();
+  trainer.normalization().set_inputs(std::move(normalization.inputs));
+  trainer.normalization().set_targets(std::move(normalization.targets));
 }
 
 std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep,

@@ -57,9 +57,19 @@ void Trainer::predict_pass(const float* inputs, float* outputs, int64_t microbat
 }
 
 void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
+  predict_model_units(inputs, outputs, rows);
+  denormalize(outputs, rows, normalization_.targets());  // every rank holds the outputs and the statistics
+}
+
+void Trainer::predict_model_units(const float* inputs, float* outputs, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   // Outputs are filled on every rank; the batch is agreed (equal everywhere), so every rank cuts it alike.
   check_step_inputs("sluice_predict", inputs, outputs, rows, true, true);
+  // Statistics are the same on every rank (given, agreed auto, or one checkpoint's), so is this refusal.
+  normalization_.require_ready("sluice_predict");
+  const std::vector<float> normalized_inputs =
+      stages_.count(0) != 0 ? normalized(inputs, rows, normalization_.inputs()) : std::vector<float>();
+  if (!normalized_inputs.empty()) inputs = normalized_inputs.data();
   int64_t done = 0;
   for (const PredictionPass& pass : prediction_passes(rows, cfg_.pipeline.microbatches)) {
     const float* pass_inputs = inputs != nullptr ? inputs + done * input_features_ : nullptr;
