@@ -106,5 +106,15 @@ echo "$huge_stderr" | grep -q "pipeline.stages is 2147483647, more than plan can
   fail "huge pipeline.stages not named: $huge_stderr"
 ! echo "$huge_stderr" | grep -q -- "-[0-9]" || fail "a negative (overflowed) number in: $huge_stderr"
 
+# A mistyped, enormous config name (here 120 000 characters, near the kernel's limit for one argument) is
+# shortened in every command's error, not echoed whole.
+long_path="/tmp/$(head -c 120000 /dev/zero | tr '\0' 'e')"
+for command in "plan $long_path" "train $long_path" "submit $long_path --nodes 1 --dry-run"; do
+  # shellcheck disable=SC2086  # the words of $command are the arguments
+  long_stderr="$("$SLUICE" $command 2>&1 >/dev/null)" && fail "'${command:0:12}...' accepted a missing config"
+  [ "${#long_stderr}" -lt 1000 ] || fail "'${command:0:12}...' printed ${#long_stderr} characters: ${long_stderr:0:300}"
+  echo "$long_stderr" | grep -q "characters cut" || fail "'${command:0:12}...' did not shorten the name: ${long_stderr:0:300}"
+done
+
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan_cli_test: all checks passed"

@@ -1,5 +1,6 @@
 #include "tools/sluice/plan_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
@@ -127,6 +129,15 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
   }
 }
 
+// CLI::ExistingFile, whose message repeats the whole name (a mistyped one can be megabytes long).
+const CLI::Validator kExistingFileShortMessage(
+    [](std::string& path) {
+      std::error_code not_checked;
+      if (std::filesystem::is_regular_file(path, not_checked)) return std::string();
+      return "file does not exist: " + shorten_for_message(path);
+    },
+    "FILE");
+
 // The largest schedule `plan` draws: the --stages and --microbatches flags' ranges, also applied to the values a
 // config gives (`--set pipeline.stages=2147483647` once ended in std::bad_alloc).
 constexpr int kMaxPlanStages = 1 << 20;
@@ -238,12 +249,12 @@ void register_plan_command(CLI::App& app) {
   plan->add_option("config", options->config_path,
                    "Training config (YAML): schedule, stages, chunks and micro-batches from its pipeline section "
                    "(flags override), per-stage activation stash from its model and recompute policy")
-      ->check(CLI::ExistingFile);
+      ->check(kExistingFileShortMessage);
   plan->add_option("--set", options->overrides, "With CONFIG: override a config key, key.path=value (repeatable)");
   plan->add_option("--schedule", options->schedule, "Schedule to generate")
       ->check(CLI::IsMember(schedule::schedule_names()));
   plan->add_option("--from-file", options->from_file, "Load a schedule (text, or CSV by .csv extension) instead")
-      ->check(CLI::ExistingFile);
+      ->check(kExistingFileShortMessage);
   plan->add_option("--stages", options->stages, "Pipeline ranks P")->check(CLI::Range(1, kMaxPlanStages));
   plan->add_option("--microbatches", options->microbatches, "Micro-batches M")->check(CLI::Range(1, kMaxPlanMicrobatches));
   plan->add_option("--chunks", options->chunks, "Virtual stages per rank V (default 2 for interleaved/zb-v, else 1)")
