@@ -18,6 +18,9 @@
 # 1 s would kill a rank still writing its checkpoint. The price: after any non-zero exit (75 included) mpirun
 # waits twice that period before it returns.
 #
+# SIGINT comes from Ctrl-C in a terminal. A script that starts this launcher in the background (`&`, no job
+# control) starts it with SIGINT ignored, which bash cannot undo: send SIGTERM there.
+#
 # Exit status: mpirun's, i.e. the ranks' (75 = stopped with a checkpoint: run the same command to resume).
 set -u
 if [ $# -eq 0 ]; then
