@@ -1,5 +1,6 @@
 #include "slurm/sbatch_script.h"
 
+#include <limits>
 #include <map>
 #include <regex>
 
@@ -67,6 +68,16 @@ void require_sbatch_word(const std::string& value, const std::string& option) {
           option + " \"" + value + "\" cannot go on an #SBATCH line: use only letters, digits and _ . / : + , -");
 }
 
+// An MPI world size is an int: a product beyond it names the numbers (in 64 bits), not a wrapped-around count.
+int checked_task_count(const config::Config& config) {
+  const int64_t tasks = job_task_count(config);
+  require(tasks <= std::numeric_limits<int>::max(),
+          "pipeline.stages (" + std::to_string(config.pipeline.stages) + ") x pipeline.data_parallel (" +
+              std::to_string(std::max(config.pipeline.data_parallel, 1)) + ") = " + std::to_string(tasks) +
+              " tasks, more than an MPI job can have (" + std::to_string(std::numeric_limits<int>::max()) + ")");
+  return static_cast<int>(tasks);
+}
+
 void check_request(const SbatchRequest& request, const config::Config& config, int tasks, int per_node) {
   require(request.nodes >= 1, "--nodes must be at least 1, got " + std::to_string(request.nodes));
   require(request.tasks_per_node >= 0,
@@ -78,7 +89,7 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
                                   ") = " + std::to_string(tasks) + " tasks";
   require(static_cast<long>(request.nodes) * per_node >= tasks,
           task_origin + " do not fit --nodes " + std::to_string(request.nodes) + " x --tasks-per-node " +
-              std::to_string(per_node) + " = " + std::to_string(request.nodes * per_node) + " slots");
+              std::to_string(per_node) + " = " + std::to_string(static_cast<int64_t>(request.nodes) * per_node) + " slots");
   require(request.nodes <= tasks,
           "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin + ": some nodes would idle");
   require(std::regex_match(request.time, std::regex("([0-9]+-)?[0-9]+:[0-5][0-9]:[0-5][0-9]")),
@@ -116,8 +127,8 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
 
 }  // namespace
 
-int job_task_count(const config::Config& config) {
-  return config.pipeline.stages * std::max(config.pipeline.data_parallel, 1);
+int64_t job_task_count(const config::Config& config) {
+  return static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1);
 }
 
 int tasks_per_node_for(const SbatchRequest& request, int tasks) {
@@ -126,7 +137,7 @@ int tasks_per_node_for(const SbatchRequest& request, int tasks) {
 }
 
 std::string render_sbatch_script(const SbatchRequest& request, const config::Config& config) {
-  const int tasks = job_task_count(config);
+  const int tasks = checked_task_count(config);
   const int per_node = tasks_per_node_for(request, tasks);
   check_request(request, config, tasks, per_node);
   std::map<std::string, std::string> values = {
@@ -146,7 +157,7 @@ std::string render_sbatch_script(const SbatchRequest& request, const config::Con
 }
 
 std::string mpirun_command(const SbatchRequest& request, const config::Config& config) {
-  std::string command = "mpirun --mca odls_base_sigkill_timeout 30 -np " + std::to_string(job_task_count(config)) + " ";
+  std::string command = "mpirun --mca odls_base_sigkill_timeout 30 -np " + std::to_string(checked_task_count(config)) + " ";
   if (!request.program_path.empty()) {
     command = "SLUICE_CONFIG=" + shell_quote(request.config_path) + " " + command + shell_quote(request.program_path);
     for (const std::string& argument : request.program_args) command += " " + shell_quote(argument);

@@ -2,6 +2,8 @@
 // templates in slurm/templates/ (compiled in). Pure: no file system, no Slurm; `sluice submit` does the I/O.
 #pragma once
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -30,7 +32,7 @@ struct SbatchRequest {
 };
 
 // MPI ranks the job needs: pipeline.stages x pipeline.data_parallel (data_parallel 0, "derive it", counts as 1).
-int job_task_count(const config::Config& config);
+int64_t job_task_count(const config::Config& config);  // in 64 bits: the product may not fit an int
 
 // Ranks per node the script asks for: request.tasks_per_node, or ceil(tasks / nodes) when that is 0.
 int tasks_per_node_for(const SbatchRequest& request, int tasks);

@@ -15,7 +15,10 @@ run_tmp=$(mktemp -d /tmp/sluice-main.XXXXXX)
 trap 'rm -rf "$run_tmp"' EXIT
 export TMPDIR="$run_tmp" OMPI_MCA_orte_tmpdir_base="$run_tmp" OMPI_MCA_btl_vader_backing_directory="$run_tmp"
 
+# tools/sluice_mpirun.sh, not mpirun: SIGTERM/SIGINT (Ctrl-C) then reach the ranks as the preemption warning,
+# so a run given checkpoint.dir stops with a checkpoint and exit 75 (it also sets mpirun's SIGKILL grace period,
+# 30 s). See docs/SLURM.md "With mpirun".
 root_flag=()
 [ "$(id -u)" -eq 0 ] && root_flag=(--allow-run-as-root)
-mpirun "${root_flag[@]}" --oversubscribe -np 4 --mca btl self,vader \
+tools/sluice_mpirun.sh "${root_flag[@]}" --oversubscribe -np 4 --mca btl self,vader \
   bazel-bin/tools/sluice/sluice train examples/configs/mlp.yaml "$@"

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 
 namespace sluice::config {
 
@@ -62,7 +63,7 @@ std::string ConfigNode::describe_value() const {
   if (!node_.IsDefined() || node_.IsNull()) return "nothing";
   if (node_.IsMap()) return "a map";
   if (node_.IsSequence()) return "a sequence";
-  return "\"" + node_.Scalar() + "\"";
+  return "\"" + shorten_for_message(node_.Scalar()) + "\"";  // a config file's name, mistyped, may be huge
 }
 
 bool ConfigNode::has(const std::string& key) const {

@@ -1,5 +1,6 @@
 #include "core/config/config_parser.h"
 
+#include <yaml-cpp/depthguard.h>  // YAML::DeepRecursion, not included by yaml.h in 0.7
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -66,6 +67,12 @@ YAML::Node load_yaml(const Source& source) {
     YAML::Node root = load_one_document(source.text, where);
     require_unique_keys(root, "", where);
     return root;
+  } catch (const YAML::DeepRecursion& error) {
+    // yaml-cpp's guard against stack exhaustion says only "bad file": name what is wrong.
+    const std::string where = source.file.empty() ? "" : " in \"" + shorten_for_message(source.file) + "\"";
+    fail("YAML nested too deeply" + where + ": lists/maps inside one another beyond the parser's depth limit at line " +
+         std::to_string(error.mark.line + 1) + ", column " + std::to_string(error.mark.column + 1) +
+         " (a config needs a handful of levels)");
   } catch (const YAML::Exception& error) {
     const std::string where = source.file.empty() ? "" : " in \"" + shorten_for_message(source.file) + "\"";
     fail("YAML syntax error" + where + " at line " + std::to_string(error.mark.line + 1) + ", column " +

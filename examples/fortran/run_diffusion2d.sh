@@ -42,6 +42,10 @@ export OPENBLAS_NUM_THREADS=1
 mpi_tmp="$(mktemp -d /tmp/sluice-demo.XXXXXX)"
 trap 'rm -rf "$mpi_tmp"' EXIT
 export TMPDIR="$mpi_tmp" OMPI_MCA_orte_tmpdir_base="$mpi_tmp" OMPI_MCA_btl_vader_backing_directory="$mpi_tmp"
+# Grace period between mpirun's SIGTERM and SIGKILL to the ranks (Open MPI's default, 1 s, is too short to write a
+# checkpoint; docs/SLURM.md "With mpirun"). To stop a run and keep its progress, send SIGUSR1 to mpirun (it
+# forwards it to the ranks) or use tools/sluice_mpirun.sh, which turns SIGTERM/SIGINT into that.
+export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-30}"
 root_flag=()
 [[ "$(id -u)" -eq 0 ]] && root_flag=(--allow-run-as-root)
 # run4 [MPIRUN_OPTION...] -- PROGRAM_ARGS...: the program on 4 ranks, in the run directory.
@@ -56,7 +60,9 @@ run4() {
 echo "== phase 1: train, preempted after time step $stop_at"
 status=0
 # --quiet: exit 75 is the expected outcome here, not worth mpirun's "a process returned non-zero" banner.
-run4 --quiet -- train diffusion2d.yaml "$time_steps" "$stop_at" || status=$?
+# A 2 s grace here: this stop is the program's own (no signal), its ranks exit only after the checkpoint is
+# renamed into place (a collective step), and mpirun waits twice the grace after any non-zero exit, 75 included.
+run4 --quiet --mca odls_base_sigkill_timeout 2 -- train diffusion2d.yaml "$time_steps" "$stop_at" || status=$?
 if [[ $status -ne 75 ]]; then
   echo "$0: phase 1 should stop with exit 75 (preempted, checkpoint written), got $status" >&2
   exit 1

@@ -444,6 +444,16 @@ TEST(ConfigParser, SplitMustCoverStagesTimesChunksAndAllLayers) {
             std::string::npos);
 }
 
+// yaml-cpp stops deep nesting (before the stack does) with the message "bad file": the error says what it is.
+TEST(ConfigParser, DeepNestingIsNamedAsSuch) {
+  const std::string message = config_error("model: " + std::string(5000, '[') + std::string(5000, ']') + "\n");
+  EXPECT_NE(message.find("config: YAML nested too deeply: lists/maps inside one another beyond the parser's depth "
+                         "limit at line 1, column "),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("bad file"), std::string::npos) << message;
+}
+
 TEST(ConfigParser, SyntaxErrorGivesTheLine) {
   const std::string message = config_error(replace(kValid, "loss: mse", "loss: mse: l1"));
   EXPECT_NE(message.find("config: YAML syntax error at line 13, column 10: illegal map value"), std::string::npos)

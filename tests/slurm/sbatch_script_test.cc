@@ -61,6 +61,17 @@ TEST(JobTaskCount, StagesTimesDataParallel) {
   EXPECT_EQ(job_task_count(pipeline_config(4, 3)), 12);
 }
 
+// `--set pipeline.stages=2147483647` once printed "= -2 tasks": the product is named in 64 bits and refused.
+TEST(JobTaskCount, ProductBeyondAnIntIsRefusedWithItsNumbers) {
+  EXPECT_EQ(job_task_count(pipeline_config(2147483647, 2)), 4294967294LL);
+  const std::string message = render_error(basic_request(), pipeline_config(2147483647, 2));
+  EXPECT_NE(message.find("pipeline.stages (2147483647) x pipeline.data_parallel (2) = 4294967294 tasks, more than an "
+                         "MPI job can have (2147483647)"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("-2"), std::string::npos) << message;
+}
+
 TEST(TasksPerNode, DefaultSpreadsEvenlyRoundingUp) {
   SbatchRequest request = basic_request();
   request.nodes = 3;

@@ -98,6 +98,23 @@ expect_exit_2 plan --schedule interleaved --stages 4 --microbatches 6 --chunks 1
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --format pdf
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --latency -1
 expect_exit_2 plan --schedule 1f1b --stages 4 --microbatches 8 --set pipeline.stages=2
+# A config's huge stage count is refused by name, like the --stages flag's (it once ended in std::bad_alloc).
+huge_stderr="$("$SLUICE" plan "$config_dir/none.yaml" --set pipeline.stages=2147483647 2>&1 >/dev/null)"
+huge_code=$?
+[ "$huge_code" -eq 2 ] || fail "plan with pipeline.stages=2147483647 exited $huge_code, expected 2: $huge_stderr"
+echo "$huge_stderr" | grep -q "pipeline.stages is 2147483647, more than plan can simulate (at most 1048576)" ||
+  fail "huge pipeline.stages not named: $huge_stderr"
+! echo "$huge_stderr" | grep -q -- "-[0-9]" || fail "a negative (overflowed) number in: $huge_stderr"
+
+# A mistyped, enormous config name (here 120 000 characters, near the kernel's limit for one argument) is
+# shortened in every command's error, not echoed whole.
+long_path="/tmp/$(head -c 120000 /dev/zero | tr '\0' 'e')"
+for command in "plan $long_path" "train $long_path" "submit $long_path --nodes 1 --dry-run"; do
+  # shellcheck disable=SC2086  # the words of $command are the arguments
+  long_stderr="$("$SLUICE" $command 2>&1 >/dev/null)" && fail "'${command:0:12}...' accepted a missing config"
+  [ "${#long_stderr}" -lt 1000 ] || fail "'${command:0:12}...' printed ${#long_stderr} characters: ${long_stderr:0:300}"
+  echo "$long_stderr" | grep -q "characters cut" || fail "'${command:0:12}...' did not shorten the name: ${long_stderr:0:300}"
+done
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan_cli_test: all checks passed"

@@ -1,5 +1,6 @@
 #include "tools/sluice/plan_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
@@ -127,11 +129,36 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
   }
 }
 
+// CLI::ExistingFile, whose message repeats the whole name (a mistyped one can be megabytes long).
+const CLI::Validator kExistingFileShortMessage(
+    [](std::string& path) {
+      std::error_code not_checked;
+      if (std::filesystem::is_regular_file(path, not_checked)) return std::string();
+      return "file does not exist: " + shorten_for_message(path);
+    },
+    "FILE");
+
+// The largest schedule `plan` draws: the --stages and --microbatches flags' ranges, also applied to the values a
+// config gives (`--set pipeline.stages=2147483647` once ended in std::bad_alloc).
+constexpr int kMaxPlanStages = 1 << 20;
+constexpr int kMaxPlanMicrobatches = 1 << 24;
+
+int within_plan_limit(int value, int limit, const char* key) {
+  if (value > limit) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("plan: ") + key + " is " + std::to_string(value) +
+                                                 ", more than plan can simulate (at most " + std::to_string(limit) +
+                                                 "); give a smaller value, or --stages/--microbatches");
+  }
+  return value;
+}
+
 // Fills what the flags left unset from the config's pipeline section (flags override the config).
 void take_unset_from_config(PlanOptions& options, const config::Config& cfg) {
   if (options.schedule.empty() && options.from_file.empty()) options.schedule = cfg.pipeline.schedule;
-  if (options.stages == 0) options.stages = cfg.pipeline.stages;
-  if (options.microbatches == 0) options.microbatches = cfg.pipeline.microbatches;
+  if (options.stages == 0) options.stages = within_plan_limit(cfg.pipeline.stages, kMaxPlanStages, "pipeline.stages");
+  if (options.microbatches == 0) {
+    options.microbatches = within_plan_limit(cfg.pipeline.microbatches, kMaxPlanMicrobatches, "pipeline.microbatches");
+  }
   // The config's chunk count belongs to its schedule; another schedule from --schedule gets its own default.
   if (options.chunks == 0 && options.schedule == cfg.pipeline.schedule) options.chunks = cfg.pipeline.chunks;
 }
@@ -222,14 +249,14 @@ void register_plan_command(CLI::App& app) {
   plan->add_option("config", options->config_path,
                    "Training config (YAML): schedule, stages, chunks and micro-batches from its pipeline section "
                    "(flags override), per-stage activation stash from its model and recompute policy")
-      ->check(CLI::ExistingFile);
+      ->check(kExistingFileShortMessage);
   plan->add_option("--set", options->overrides, "With CONFIG: override a config key, key.path=value (repeatable)");
   plan->add_option("--schedule", options->schedule, "Schedule to generate")
       ->check(CLI::IsMember(schedule::schedule_names()));
   plan->add_option("--from-file", options->from_file, "Load a schedule (text, or CSV by .csv extension) instead")
-      ->check(CLI::ExistingFile);
-  plan->add_option("--stages", options->stages, "Pipeline ranks P")->check(CLI::Range(1, 1 << 20));
-  plan->add_option("--microbatches", options->microbatches, "Micro-batches M")->check(CLI::Range(1, 1 << 24));
+      ->check(kExistingFileShortMessage);
+  plan->add_option("--stages", options->stages, "Pipeline ranks P")->check(CLI::Range(1, kMaxPlanStages));
+  plan->add_option("--microbatches", options->microbatches, "Micro-batches M")->check(CLI::Range(1, kMaxPlanMicrobatches));
   plan->add_option("--chunks", options->chunks, "Virtual stages per rank V (default 2 for interleaved/zb-v, else 1)")
       ->check(CLI::Range(1, 64));
   plan->add_option("--cost-f", options->costs.forward, "Forward cost per chunk")->check(CLI::NonNegativeNumber);

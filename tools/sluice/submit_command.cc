@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "core/config/config_parser.h"
 #include "slurm/sbatch_runner.h"
 #include "slurm/sbatch_script.h"
@@ -95,8 +96,9 @@ void resolve_words(SubmitOptions& options) {
 
 void submit(SubmitOptions& options) {
   resolve_words(options);
-  if (!fs::is_regular_file(options.config)) {
-    throw Error(ErrorCode::kInvalidArgument, "config file \"" + options.config + "\" does not exist");
+  std::error_code not_checked;  // a name the file system refuses (too long, ...) is a missing file too
+  if (!fs::is_regular_file(options.config, not_checked)) {
+    throw Error(ErrorCode::kInvalidArgument, "config file \"" + shorten_for_message(options.config) + "\" does not exist");
   }
   slurm::SbatchRequest& request = options.request;
   request.config_path = fs::absolute(options.config).lexically_normal().string();

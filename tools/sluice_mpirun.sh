@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# mpirun for runs that must survive being stopped: SIGTERM or SIGINT sent to this script reaches the ranks as
+# the preemption warning, so they checkpoint at the next step boundary and exit 75, and so does this script.
+#
+#   tools/sluice_mpirun.sh [MPIRUN OPTIONS...] -np N sluice train CONFIG --auto-resume
+#
+# Why not mpirun alone (Open MPI 4.1, measured; docs/SLURM.md "With mpirun"): on SIGTERM or SIGINT, mpirun
+# sends the ranks SIGCONT, sleeps odls_base_sigkill_timeout seconds, then SIGTERM, sleeps again, then SIGKILL,
+# and exits 1 whatever the ranks did. Its sleeps block its event loop, so it stops reading the ranks' output: a
+# rank that prints (one line per step) fills the pipe and blocks, never reaches its checkpoint, and is killed.
+# SIGUSR1, by contrast, mpirun forwards to every rank at once and keeps running; a rank's exit status 75 is
+# then mpirun's own. So this script turns SIGTERM/SIGINT into SIGUSR1 for mpirun, and a second SIGTERM/SIGINT
+# into SIGTERM (mpirun's own hard stop).
+#
+# It also sets the grace period odls_base_sigkill_timeout (default 30 s, like Slurm's KillWait; an
+# OMPI_MCA_odls_base_sigkill_timeout already in the environment wins): when a signal reaches the ranks
+# directly and one of them exits, mpirun stops the others with that SIGCONT/SIGTERM/SIGKILL sequence, and
+# 1 s would kill a rank still writing its checkpoint. The price: after any non-zero exit (75 included) mpirun
+# waits twice that period before it returns.
+#
+# SIGINT comes from Ctrl-C in a terminal. A script that starts this launcher in the background (`&`, no job
+# control) starts it with SIGINT ignored, which bash cannot undo: send SIGTERM there.
+#
+# Exit status: mpirun's, i.e. the ranks' (75 = stopped with a checkpoint: run the same command to resume).
+set -u
+if [ $# -eq 0 ]; then
+  echo "usage: $0 [MPIRUN OPTIONS...] -np N PROGRAM ARGS..." >&2
+  exit 2
+fi
+export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-30}"
+
+status_file="$(mktemp "${TMPDIR:-/tmp}/sluice-mpirun-status.XXXXXX")" ||
+  { echo "$0: cannot create a temporary file in ${TMPDIR:-/tmp}" >&2; exit 1; }
+trap 'rm -f "$status_file"' EXIT
+launcher_pid=""
+stops_asked=0
+# mpirun is the recording subshell's only child.
+ask_ranks_to_stop() {
+  stops_asked=$((stops_asked + 1))
+  [ -n "$launcher_pid" ] || return 0
+  if [ "$stops_asked" -eq 1 ]; then
+    echo "sluice_mpirun: $1 received: asking the ranks to checkpoint and stop (again to stop at once)" >&2
+    pkill -USR1 -P "$launcher_pid"
+  else
+    echo "sluice_mpirun: $1 received again: stopping mpirun without waiting for a checkpoint" >&2
+    pkill -TERM -P "$launcher_pid"
+  fi
+}
+trap 'ask_ranks_to_stop SIGTERM' TERM
+trap 'ask_ranks_to_stop SIGINT' INT
+(
+  # Ignored here (not trapped, so it stays ignored for nothing but this subshell: mpirun installs its own
+  # handlers): a signal to the whole process group, such as Ctrl-C, must not end the subshell that records
+  # mpirun's status. setsid keeps such a signal away from mpirun itself, which would otherwise abort the job.
+  trap '' TERM INT
+  setsid mpirun "$@"
+  echo "$?" > "$status_file"
+) &
+launcher_pid=$!
+
+# A trapped signal makes `wait` return early while mpirun keeps running; bash's `wait` can also lose the status
+# when the signal lands as mpirun ends, hence the file.
+while kill -0 "$launcher_pid" 2>/dev/null; do
+  wait "$launcher_pid"
+done
+status="$(cat "$status_file")"
+if [ -z "$status" ]; then
+  echo "sluice_mpirun: mpirun ended without recording its exit status (killed?)" >&2
+  status=1
+fi
+exit "$status"
