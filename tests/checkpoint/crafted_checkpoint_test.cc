@@ -241,6 +241,32 @@ TEST_F(CraftedCheckpointTest, GroupBeyondTheManifestIsRefused) {
   expect_refused(file, {"group /model/layer_0009", "not expected"});
 }
 
+TEST_F(CraftedCheckpointTest, VersionTwoFileWithoutItsManifestIsRefused) {
+  // Without /manifest the file would otherwise read like a version-1 file with unbound checksums.
+  const std::string file = craft("no_manifest", [](hid_t h) { ASSERT_GE(H5Ldelete(h, "/manifest", H5P_DEFAULT), 0); });
+  expect_refused(file, {"dataset /manifest", "missing"});
+}
+
+TEST_F(CraftedCheckpointTest, ManifestEditedWithoutItsChecksumIsRefused) {
+  // A dataset deleted together with its manifest line, the manifest's own crc32 left as it was.
+  const std::string file = craft("edited_manifest", [](hid_t h) {
+    const std::string victim = "/optimizer/layer_0003/bias/exp_avg|float32|1,2\n";
+    const hid_t manifest = H5Dopen2(h, "/manifest", H5P_DEFAULT);
+    const hid_t type = H5Dget_type(manifest);
+    std::string text(H5Tget_size(type), '\0');
+    ASSERT_GE(H5Dread(manifest, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), 0);
+    const size_t at = text.find(victim);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.erase(at, victim.size());
+    text.append(victim.size(), '\0');  // same fixed size, shorter string
+    ASSERT_GE(H5Dwrite(manifest, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), 0);
+    H5Tclose(type);
+    H5Dclose(manifest);
+    ASSERT_GE(H5Ldelete(h, "/optimizer/layer_0003/bias/exp_avg", H5P_DEFAULT), 0);
+  });
+  expect_refused(file, {"dataset /manifest", "checksum mismatch"});
+}
+
 TEST_F(CraftedCheckpointTest, VersionOneFileWithNegativeStepIsRefused) {
   // The range checks apply to version-1 files too; their checksum covers the value's bytes alone.
   const std::string file = craft("v1_negative_step", testing::testdata_path("v1_1rank_ckpt_00000003.h5"),
