@@ -52,6 +52,8 @@ class VersionOneCompatibility : public ::testing::TestWithParam<std::string> {
 TEST_P(VersionOneCompatibility, InspectsWithTheVersionOneRules) {
   const CheckpointSummary summary = summarize(file_);
   EXPECT_EQ(summary.format_version, 1);
+  EXPECT_FALSE(summary.manifest_verified);
+  EXPECT_THAT(summary_text(summary), ::testing::HasSubstr("format_version:  1 (no manifest"));
   EXPECT_TRUE(summary.checksums_verified) << summary.checksum_error;
   EXPECT_EQ(summary.train_ints.at("step"), kSavedStep);
   EXPECT_EQ(summary.layers.size(), 3u);  // linear, layernorm, linear (gelu has no parameters)
@@ -81,6 +83,10 @@ TEST_P(VersionOneCompatibility, ResumesAndTrainingContinuesAsTheUninterruptedRun
   EXPECT_EQ(reader.format_version(), 2);
   EXPECT_TRUE(reader.has_manifest());
   reader.verify_all();
+  const CheckpointSummary summary = summarize(saved);
+  EXPECT_TRUE(summary.manifest_verified);
+  EXPECT_TRUE(summary.checksums_verified) << summary.checksum_error;
+  EXPECT_THAT(summary_json(summary), ::testing::HasSubstr("\"format_version\":2,\"manifest_verified\":true"));
 }
 
 TEST_P(VersionOneCompatibility, DeploysThroughTheInferenceModel) {
