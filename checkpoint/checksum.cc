@@ -10,4 +10,6 @@ uint32_t crc32_of(const void* bytes, size_t size) {
   return libdeflate_crc32(0, bytes, size);
 }
 
+uint32_t crc32_continue(uint32_t crc, const void* bytes, size_t size) { return libdeflate_crc32(crc, bytes, size); }
+
 }  // namespace sluice::checkpoint

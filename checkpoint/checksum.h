@@ -8,5 +8,7 @@
 namespace sluice::checkpoint {
 
 uint32_t crc32_of(const void* bytes, size_t size);
+// The CRC-32 of (the bytes `crc` was computed over) followed by `bytes`: zlib.crc32(bytes, crc).
+uint32_t crc32_continue(uint32_t crc, const void* bytes, size_t size);
 
 }  // namespace sluice::checkpoint

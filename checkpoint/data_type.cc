@@ -22,4 +22,14 @@ const char* data_type_name(DataType type) {
   return "unknown";
 }
 
+bool data_type_from_name(const std::string& name, DataType& type) {
+  for (DataType candidate : {DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64}) {
+    if (name == data_type_name(candidate)) {
+      type = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace sluice::checkpoint

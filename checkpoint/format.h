@@ -6,8 +6,15 @@
 
 namespace sluice::checkpoint {
 
-// Bump when a reader of the previous version could misread a new file; readers refuse any other version.
-constexpr int64_t kFormatVersion = 1;
+// The one source of the format version (docs/CHECKPOINT_FORMAT.md, "Compatibility rule"). save() writes
+// kFormatVersion; readers accept kOldestReadableFormatVersion .. kFormatVersion and refuse anything else.
+// Version 2 binds every dataset's crc32 to its path, element type and shape, and stores a manifest (/manifest)
+// that the file's structure is verified against; version 1 files (plain crc32, no manifest) are still read, with
+// the version-1 rules.
+constexpr int64_t kFormatVersion = 2;
+constexpr int64_t kOldestReadableFormatVersion = 1;
+// The first version whose files carry /manifest and bound checksums (manifest.h).
+constexpr int64_t kFirstManifestFormatVersion = 2;
 
 // Top-level groups. Every checkpoint has all four, even when one is empty, so readers can rely on them.
 constexpr const char* kModelGroup = "/model";
@@ -60,7 +67,14 @@ constexpr const char* kConfigAttribute = "config";
 constexpr const char* kCreatedByAttribute = "created_by";
 constexpr const char* kOptimizerAttribute = "optimizer";  // optimizer.type at save time
 
-// Per-dataset attribute holding the CRC-32 (as zlib.crc32 computes it) of the dataset's bytes as stored (little-endian, row-major).
+// Per-dataset attribute holding a CRC-32 (as zlib.crc32 computes it). Version 1: of the dataset's bytes as stored
+// (little-endian, row-major). Version 2: of the dataset's manifest line "path|type|dims" followed by those bytes
+// (manifest.h, bound_crc32), so a dataset moved to another path or rewritten with another type or shape fails.
 constexpr const char* kChecksumAttribute = "crc32";
+
+// Version 2: the root dataset listing every other dataset of the file, one "path|type|dims" line each (manifest.h).
+// A scalar fixed-length string; its crc32 attribute covers kManifestChecksumHeader followed by the text.
+constexpr const char* kManifestDataset = "/manifest";
+constexpr const char* kManifestChecksumHeader = "/manifest|text|";
 
 }  // namespace sluice::checkpoint

@@ -1,7 +1,11 @@
 #include "checkpoint/manifest.h"
 
+#include <algorithm>
 #include <cstring>
+#include <sstream>
 
+#include "checkpoint/checksum.h"
+#include "checkpoint/format.h"
 #include "core/common/error.h"
 
 namespace sluice::checkpoint {
@@ -50,7 +54,72 @@ class ByteCursor {
   size_t offset_ = 0;
 };
 
+Error manifest_error(const std::string& file, const std::string& line, const std::string& problem) {
+  return Error(ErrorCode::kCheckpoint, "checkpoint '" + file + "', dataset " + kManifestDataset + ": line '" + line +
+                                           "' " + problem);
+}
+
+// "6,4" -> {6, 4}; "" -> {} (a scalar). Each dimension is a non-negative decimal integer.
+bool parse_dims(const std::string& text, std::vector<int64_t>& dims) {
+  if (text.empty()) return true;
+  std::istringstream fields(text);
+  for (std::string field; std::getline(fields, field, ',');) {
+    if (field.empty() || field.size() > 18 || field.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    dims.push_back(std::stoll(field));
+  }
+  return text.back() != ',';
+}
+
+ManifestLine parse_line(const std::string& text, const std::string& file) {
+  const size_t first = text.find('|');
+  const size_t second = first == std::string::npos ? first : text.find('|', first + 1);
+  if (second == std::string::npos || text.find('|', second + 1) != std::string::npos) {
+    throw manifest_error(file, text, "is not 'path|type|dims'");
+  }
+  ManifestLine line;
+  line.path = text.substr(0, first);
+  if (line.path.size() < 2 || line.path[0] != '/') throw manifest_error(file, text, "has no absolute dataset path");
+  if (!data_type_from_name(text.substr(first + 1, second - first - 1), line.type)) {
+    throw manifest_error(file, text, "names an unknown element type (float32, float64, int32, int64)");
+  }
+  if (!parse_dims(text.substr(second + 1), line.dims)) {
+    throw manifest_error(file, text, "has dimensions that are not non-negative integers separated by ','");
+  }
+  return line;
+}
+
 }  // namespace
+
+std::string manifest_line(const ManifestLine& line) {
+  std::string text = line.path + "|" + data_type_name(line.type) + "|";
+  for (size_t i = 0; i < line.dims.size(); ++i) text += (i ? "," : "") + std::to_string(line.dims[i]);
+  return text;
+}
+
+uint32_t bound_crc32(const ManifestLine& line, const void* bytes, size_t size) {
+  const std::string header = manifest_line(line);
+  return crc32_continue(crc32_of(header.data(), header.size()), bytes, size);
+}
+
+std::string manifest_text(std::vector<ManifestLine> lines) {
+  std::sort(lines.begin(), lines.end(), [](const ManifestLine& a, const ManifestLine& b) { return a.path < b.path; });
+  std::string text;
+  for (const ManifestLine& line : lines) text += manifest_line(line) + "\n";
+  return text;
+}
+
+std::map<std::string, ManifestLine> parse_manifest_text(const std::string& text, const std::string& file) {
+  std::map<std::string, ManifestLine> lines;
+  std::istringstream input(text);
+  for (std::string raw; std::getline(input, raw);) {
+    ManifestLine line = parse_line(raw, file);
+    const std::string path = line.path;
+    if (!lines.emplace(path, std::move(line)).second) throw manifest_error(file, raw, "lists its path a second time");
+  }
+  return lines;
+}
 
 std::string serialize_manifest(const std::vector<ManifestItem>& items) {
   std::string out;

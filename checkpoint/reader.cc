@@ -9,9 +9,11 @@
 #include "checkpoint/checksum.h"
 #include "core/comm/agreement.h"
 #include "checkpoint/directory.h"
+#include "checkpoint/file_structure.h"
 #include "checkpoint/format.h"
 #include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/layer_paths.h"
+#include "checkpoint/value_ranges.h"
 #include "core/common/checked_math.h"
 #include "core/common/error.h"
 #include "core/common/hdf5_lock.h"
@@ -30,38 +32,6 @@ bool is_float_group(const std::string& top) {
          "/" + top == kSamplesGroup || "/" + top == kNormalizationGroup;
 }
 
-struct DatasetNames {
-  std::vector<std::string> state;  // /model, /optimizer, /accumulation, /samples, /normalization
-  std::vector<std::string> train;  // /train
-  std::vector<std::string> application;  // /application
-};
-
-herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* data) {
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  const std::string path = std::string("/") + name;
-  const std::string top = path.substr(1, path.find('/', 1) - 1);
-  auto* names = static_cast<DatasetNames*>(data);
-  if (is_float_group(top)) names->state.push_back(path);
-  if ("/" + top == kTrainGroup) names->train.push_back(path);
-  if ("/" + top == kApplicationGroup) names->application.push_back(path);
-  return 0;
-}
-
-std::vector<int64_t> dataset_dims(hid_t dataset, const std::string& file, const std::string& object) {
-  Hdf5Handle space(check_hdf5(H5Dget_space(dataset), file, object, "reading dataspace"), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 0) check_hdf5(static_cast<herr_t>(rank), file, object, "reading rank");
-  std::vector<hsize_t> extents(static_cast<size_t>(rank));
-  if (rank > 0) H5Sget_simple_extent_dims(space.get(), extents.data(), nullptr);
-  for (hsize_t extent : extents) {
-    if (extent > static_cast<hsize_t>(INT64_MAX)) {
-      throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, "has a dimension of " +
-                                                                              std::to_string(extent) + " elements"));
-    }
-  }
-  return std::vector<int64_t>(extents.begin(), extents.end());
-}
-
 void require_type(hid_t dataset, H5T_class_t expected_class, size_t expected_size, const char* expected_name,
                   const std::string& file, const std::string& object) {
   Hdf5Handle type(check_hdf5(H5Dget_type(dataset), file, object, "reading type"), H5Tclose);
@@ -70,14 +40,17 @@ void require_type(hid_t dataset, H5T_class_t expected_class, size_t expected_siz
   }
 }
 
-void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::string& file,
-                      const std::string& object) {
+// `header` is what the crc32 covers before the bytes: the dataset's manifest line in a version-2 file (the checksum
+// is bound to path, type and shape), nothing in a version-1 file.
+void require_checksum(hid_t dataset, const std::string& header, const void* bytes, size_t size,
+                      const std::string& file, const std::string& object) {
   const uint32_t stored = read_uint32_attribute(dataset, kChecksumAttribute, file, object);
-  const uint32_t computed = crc32_of(bytes, size);
+  const uint32_t computed = crc32_continue(crc32_of(header.data(), header.size()), bytes, size);
   if (stored != computed) {
-    char detail[96];
-    std::snprintf(detail, sizeof(detail), "checksum mismatch (stored crc32 %08x, data has %08x): file is corrupted",
-                  stored, computed);
+    char detail[192];
+    std::snprintf(detail, sizeof(detail), "checksum mismatch (stored crc32 %08x, data has %08x): %s", stored, computed,
+                  header.empty() ? "file is corrupted"
+                                 : "the data is corrupted or does not belong to this path, type and shape");
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, detail));
   }
 }
@@ -85,7 +58,7 @@ void require_checksum(hid_t dataset, const void* bytes, size_t size, const std::
 // Reads dataset `path` (stored with `stored_dims`) whole into `destination`, which has room for `count` values of
 // `value_bytes` each, as `native` type: the count must match, `check_type` may refuse the opened dataset, and the
 // data must match its stored checksum. Every refusal is kCheckpoint naming file and dataset.
-void read_checked(hid_t file_handle, const std::string& file, const std::string& path,
+void read_checked(hid_t file_handle, const std::string& file, const std::string& path, const std::string& header,
                   const std::vector<int64_t>& stored_dims, hid_t native, size_t value_bytes, void* destination,
                   size_t count, const std::function<void(hid_t)>& check_type) {
   const Hdf5Lock lock;  // every dataset read of the Reader comes through here
@@ -108,21 +81,7 @@ void read_checked(hid_t file_handle, const std::string& file, const std::string&
     check_hdf5(H5Dread(dataset.get(), native, H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), file, object,
                "reading data");
   }
-  require_checksum(dataset.get(), destination, count * value_bytes, file, object);
-}
-
-// The application type of a stored dataset, from its class, size and sign; nullopt for anything else.
-std::optional<DataType> stored_data_type(hid_t dataset, const std::string& file, const std::string& object) {
-  Hdf5Handle type(check_hdf5(H5Dget_type(dataset), file, object, "reading type"), H5Tclose);
-  const H5T_class_t type_class = H5Tget_class(type.get());
-  const size_t size = H5Tget_size(type.get());
-  if (type_class == H5T_FLOAT && size == 4) return DataType::kFloat32;
-  if (type_class == H5T_FLOAT && size == 8) return DataType::kFloat64;
-  if (type_class == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_2) {
-    if (size == 4) return DataType::kInt32;
-    if (size == 8) return DataType::kInt64;
-  }
-  return std::nullopt;
+  require_checksum(dataset.get(), header, destination, count * value_bytes, file, object);
 }
 
 hid_t native_type(DataType type) {
@@ -165,11 +124,12 @@ void Reader::open_and_index() {
                 checkpoint_message(file_, "root attribute format_version", "missing: not a Sluice checkpoint"));
   }
   format_version_ = read_int64_attribute(handle_.get(), kFormatVersionAttribute, file_, "root");
-  if (format_version_ != kFormatVersion) {
+  if (format_version_ < kOldestReadableFormatVersion || format_version_ > kFormatVersion) {
     throw Error(ErrorCode::kCheckpoint,
                 checkpoint_message(file_, "root attribute format_version",
                                    "unsupported version " + std::to_string(format_version_) +
-                                       " (this build reads version " + std::to_string(kFormatVersion) + ")"));
+                                       " (this build reads versions " + std::to_string(kOldestReadableFormatVersion) +
+                                       " to " + std::to_string(kFormatVersion) + ")"));
   }
   attributes_ = read_string_attributes(handle_.get(), file_, "root");
   for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup}) {
@@ -177,42 +137,61 @@ void Reader::open_and_index() {
       throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, std::string("group ") + group, "missing"));
     }
   }
-  index_datasets();
+  const FileObjects objects = list_objects(handle_.get(), file_);
+  if (format_version_ >= kFirstManifestFormatVersion) {
+    manifest_ = read_manifest(handle_.get(), file_);
+    verify_structure(handle_.get(), file_, objects, *manifest_);
+  }
+  index_datasets(objects.datasets);
 }
 
-void Reader::index_datasets() {
-  DatasetNames names;
-  check_hdf5(H5Ovisit(handle_.get(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names), file_, "file",
-             "listing datasets");
-  for (const std::string& path : names.state) {
+std::string Reader::checksum_header(const std::string& path) const {
+  if (!manifest_) return "";  // version 1: the crc32 covers the bytes alone
+  return manifest_line(manifest_->at(path));
+}
+
+void Reader::index_datasets(const std::vector<std::string>& datasets) {
+  for (const std::string& path : datasets) {
     const std::string object = "dataset " + path;
+    const std::string top = "/" + path.substr(1, path.find('/', 1) - 1);
+    if (top == kManifestDataset) continue;
+    // Version 2: every dataset is listed (verify_structure), so any group a later format adds is indexed as state
+    // without a change here. Version 1: only the groups that version had.
+    if (!manifest_ && !is_float_group(top.substr(1)) && top != kTrainGroup && top != kApplicationGroup) continue;
     Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
                        H5Dclose);
-    dims_[path] = dataset_dims(dataset.get(), file_, object);
-  }
-  for (const std::string& path : names.train) {
-    const std::string object = "dataset " + path;
-    Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
-                       H5Dclose);
-    require_type(dataset.get(), H5T_INTEGER, sizeof(int64_t), "a 64-bit integer", file_, object);
-    int64_t value = 0;
-    check_hdf5(H5Dread(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), file_, object,
-               "reading");
-    require_checksum(dataset.get(), &value, sizeof(value), file_, object);
-    train_ints_[path.substr(std::string(kTrainGroup).size() + 1)] = value;
-  }
-  for (const std::string& path : names.application) {
-    const std::string object = "dataset " + path;
-    Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
-                       H5Dclose);
-    const std::optional<DataType> type = stored_data_type(dataset.get(), file_, object);
-    if (!type) {
-      throw Error(ErrorCode::kCheckpoint,
-                  checkpoint_message(file_, object, "is not float32, float64, int32 or int64"));
+    if (top == kTrainGroup) {
+      index_train_value(dataset.get(), path);
+    } else if (top == kApplicationGroup) {
+      const std::optional<DataType> type = stored_data_type(dataset.get(), file_, object);
+      if (!type) {
+        throw Error(ErrorCode::kCheckpoint,
+                    checkpoint_message(file_, object, "is not float32, float64, int32 or int64"));
+      }
+      application_types_[path] = *type;
+      application_dims_[path] = dataset_dims(dataset.get(), file_, object);
+    } else {
+      dims_[path] = dataset_dims(dataset.get(), file_, object);
     }
-    application_types_[path] = *type;
-    application_dims_[path] = dataset_dims(dataset.get(), file_, object);
   }
+}
+
+// A /train value: a checksum-verified int64 scalar inside its allowed range (value_ranges.h).
+void Reader::index_train_value(hid_t dataset, const std::string& path) {
+  const std::string object = "dataset " + path;
+  require_type(dataset, H5T_INTEGER, sizeof(int64_t), "a 64-bit integer", file_, object);
+  const std::vector<int64_t> dims = dataset_dims(dataset, file_, object);
+  if (!dims.empty() && !(dims.size() == 1 && dims[0] == 1)) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, object, "is not a single value"));
+  }
+  int64_t value = 0;
+  check_hdf5(H5Dread(dataset, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), file_, object, "reading");
+  require_checksum(dataset, checksum_header(path), &value, sizeof(value), file_, object);
+  const std::string name = path.substr(std::string(kTrainGroup).size() + 1);
+  if (const std::optional<ValueRange> range = train_value_range(name)) {
+    require_in_range(value, *range, file_, object);
+  }
+  train_ints_[name] = value;
 }
 
 std::vector<std::string> Reader::application_paths() const {
@@ -242,8 +221,8 @@ void Reader::read_application(const std::string& path, DataType type, void* dest
                                                                               ", expected " + data_type_name(type)));
   }
   // The stored type was checked above, from the index.
-  read_checked(handle_.get(), file_, path, application_dims(path), native_type(type), data_type_size(type),
-               destination, count, [](hid_t) {});
+  read_checked(handle_.get(), file_, path, checksum_header(path), application_dims(path), native_type(type),
+               data_type_size(type), destination, count, [](hid_t) {});
 }
 
 int64_t Reader::train_int(const std::string& name) const {
@@ -298,8 +277,8 @@ void Reader::read_into(const std::string& path, float* destination, size_t count
   auto float32_only = [&](hid_t dataset) {
     require_type(dataset, H5T_FLOAT, sizeof(float), "float32", file_, "dataset " + path);
   };
-  read_checked(handle_.get(), file_, path, dims(path), H5T_NATIVE_FLOAT, sizeof(float), destination, count,
-               float32_only);
+  read_checked(handle_.get(), file_, path, checksum_header(path), dims(path), H5T_NATIVE_FLOAT, sizeof(float),
+               destination, count, float32_only);
 }
 
 Entry Reader::read(const std::string& path, const std::vector<int64_t>& expected_dims) const {

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "checkpoint/hdf5_handle.h"
+#include "checkpoint/manifest.h"
 #include "checkpoint/snapshot.h"
 
 namespace sluice::checkpoint {
@@ -20,19 +22,24 @@ class Reader {
  public:
   // Collective over comm: rank 0 resolves path (a directory means its latest checkpoint), every rank opens that
   // file, and all ranks throw the same Error(kCheckpoint) if any rank cannot open it, the file is truncated or not
-  // HDF5, the format_version is not kFormatVersion, or the /train values fail their checksum.
+  // HDF5, the format_version is not one this build reads (format.h), a /train value fails its checksum or lies
+  // outside its range (value_ranges.h), or (version 2) the file's datasets and groups do not match its manifest
+  // (file_structure.h). Each error names the file and the dataset.
   Reader(MPI_Comm comm, const std::string& path);
   // The same for a single process (e.g. `sluice inspect`).
   explicit Reader(const std::string& path);
 
   const std::string& file() const { return file_; }
   int64_t format_version() const { return format_version_; }
+  // True for version-2 files: structure verified against /manifest, checksums bound to path, type and shape.
+  bool has_manifest() const { return manifest_.has_value(); }
   const std::map<std::string, std::string>& attributes() const { return attributes_; }
   const std::map<std::string, int64_t>& train_ints() const { return train_ints_; }
   // The /train/<name> value; Error(kCheckpoint) naming file and dataset if the file has none.
   int64_t train_int(const std::string& name) const;
 
-  // Every float dataset (/model, /optimizer, /accumulation, /samples, /normalization), sorted by path.
+  // Every float dataset (/model, /optimizer, /accumulation, /samples, and in a version-2 file any other listed
+  // dataset outside /train and /application), sorted by path.
   std::vector<std::string> paths() const;
   bool contains(const std::string& path) const { return dims_.count(path) != 0; }
   // Error(kCheckpoint) naming file and dataset if the file has no such dataset.
@@ -68,7 +75,10 @@ class Reader {
 
  private:
   void open_and_index();
-  void index_datasets();
+  void index_datasets(const std::vector<std::string>& datasets);
+  void index_train_value(hid_t dataset, const std::string& path);
+  // What a dataset's crc32 covers before its bytes: its manifest line (version 2) or nothing (version 1).
+  std::string checksum_header(const std::string& path) const;
 
   std::string file_;
   Hdf5Handle handle_;
@@ -78,6 +88,8 @@ class Reader {
   std::map<std::string, std::vector<int64_t>> dims_;
   std::map<std::string, std::vector<int64_t>> application_dims_;
   std::map<std::string, DataType> application_types_;
+  // Version 2 files: /manifest, which the structure was verified against on open. Empty for version 1.
+  std::optional<std::map<std::string, ManifestLine>> manifest_;
 };
 
 // Collective over comm: every float dataset's and application array's checksum is verified, the work split across ranks; all ranks throw

@@ -67,7 +67,9 @@ std::vector<ManifestItem> describe_entries(const Snapshot& mine) {
                                                    std::to_string(count) + " values but data has " +
                                                    std::to_string(entry.value_bytes() / element_size));
     }
-    ManifestItem item{entry.path, entry.dims, crc32_of(entry.values(), entry.value_bytes())};
+    // Bound to path, type and shape (format_version 2): the same bytes under another name do not verify.
+    ManifestItem item{entry.path, entry.dims,
+                      bound_crc32({entry.path, entry.type, entry.dims}, entry.values(), entry.value_bytes())};
     item.type = entry.type;
     items.push_back(item);
   }
@@ -220,6 +222,7 @@ class CheckpointFileWriter {
                          H5Gclose);
     }
     write_train_values(file.get(), metadata.train_ints);
+    write_manifest(file.get(), all, metadata.train_ints);
 
     std::vector<Hdf5Handle> datasets;
     datasets.reserve(all.size());
@@ -250,11 +253,37 @@ class CheckpointFileWriter {
                                                H5P_DEFAULT, H5P_DEFAULT),
                                     file_, object, "creating"),
                          H5Dclose);
-      write_uint32_attribute(dataset.get(), kChecksumAttribute, crc32_of(&value, sizeof(value)), file_, object);
+      write_uint32_attribute(dataset.get(), kChecksumAttribute,
+                             bound_crc32({path, DataType::kInt64, {}}, &value, sizeof(value)), file_, object);
       if (rank_ == 0) {
         check_hdf5(H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), file_, object,
                    "writing");
       }
+    }
+  }
+
+  // /manifest: every dataset written above and below, so a reader can verify the file's structure. Generic: it
+  // lists whatever the Snapshot entries and train values are, so new datasets need no change here.
+  void write_manifest(hid_t file, const std::vector<ManifestItem>& all, const std::map<std::string, int64_t>& train) {
+    std::vector<ManifestLine> lines;
+    for (const ManifestItem& item : all) lines.push_back({item.path, item.type, item.dims});
+    for (const auto& [name, value] : train) lines.push_back({train_path(name), DataType::kInt64, {}});
+    const std::string text = manifest_text(std::move(lines));
+    const std::string object = std::string("dataset ") + kManifestDataset;
+    Hdf5Handle type(check_hdf5(H5Tcopy(H5T_C_S1), file_, object, "creating string type"), H5Tclose);
+    check_hdf5(H5Tset_size(type.get(), text.size() + 1), file_, object, "sizing string type");
+    check_hdf5(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), file_, object, "setting string padding");
+    Hdf5Handle space = make_dataspace({}, file_, object);
+    Hdf5Handle dataset(check_hdf5(H5Dcreate2(file, kManifestDataset, type.get(), space.get(), H5P_DEFAULT,
+                                             H5P_DEFAULT, H5P_DEFAULT),
+                                  file_, object, "creating"),
+                       H5Dclose);
+    std::string checked = std::string(kManifestChecksumHeader) + text;
+    write_uint32_attribute(dataset.get(), kChecksumAttribute, crc32_of(checked.data(), checked.size()), file_,
+                           object);
+    if (rank_ == 0) {
+      check_hdf5(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.c_str()), file_, object,
+                 "writing");
     }
   }
 

@@ -13,6 +13,8 @@ constexpr const char* kDataParallel = "layout_data_parallel";
 constexpr const char* kChunks = "layout_chunks";
 constexpr const char* kWorld = "layout_world";
 constexpr const char* kSchedule = "layout_schedule";
+// More stages, replicas, chunks or ranks than any machine has: a crafted or corrupted attribute.
+constexpr int kMaxLayoutValue = 1 << 20;
 
 int parse_positive(const std::map<std::string, std::string>& attributes, const char* name, const std::string& file) {
   const auto found = attributes.find(name);
@@ -26,9 +28,11 @@ int parse_positive(const std::map<std::string, std::string>& attributes, const c
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != found->second.size() || value < 1) {
-    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, std::string("attribute ") + name,
-                                                           "'" + found->second + "' is not a positive integer"));
+  if (used != found->second.size() || value < 1 || value > kMaxLayoutValue) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file, std::string("attribute ") + name,
+                                   "'" + found->second + "' is not an integer in the allowed range [1, " +
+                                       std::to_string(kMaxLayoutValue) + "]"));
   }
   return value;
 }

@@ -16,6 +16,8 @@ enum class DataType : uint8_t { kFloat32 = 0, kFloat64 = 1, kInt32 = 2, kInt64 =
 // Bytes per element of `type`, and its name as docs and messages spell it ("float32", "int64", ...).
 size_t data_type_size(DataType type);
 const char* data_type_name(DataType type);
+// The inverse of data_type_name; false (type untouched) for any other text.
+bool data_type_from_name(const std::string& name, DataType& type);
 
 // One named array, e.g. path "/model/layer_0003/weight" with dims {out, in} (row-major). Build paths with
 // layer_paths.h so they follow the layout; dims may be empty for a scalar (then data has one value).

@@ -107,6 +107,7 @@ CheckpointSummary summarize(const std::string& path) {
   CheckpointSummary summary;
   summary.file = reader.file();
   summary.format_version = reader.format_version();
+  summary.manifest_verified = reader.has_manifest();
   summary.train_ints = reader.train_ints();
   summary.attributes = reader.attributes();
   summary.layout = layout_from_attributes(reader.attributes(), reader.file());
@@ -173,7 +174,8 @@ CheckpointSummary summarize(const std::string& path) {
 std::string summary_text(const CheckpointSummary& summary) {
   std::ostringstream out;
   out << "checkpoint:      " << summary.file << "\n";
-  out << "format_version:  " << summary.format_version << "\n";
+  out << "format_version:  " << summary.format_version
+      << (summary.manifest_verified ? " (structure matches /manifest)" : " (no manifest: version-1 checks)") << "\n";
   const auto step = summary.train_ints.find(kStepDataset);
   out << "step:            " << (step != summary.train_ints.end() ? std::to_string(step->second) : "(none)") << "\n";
   out << "train values:   ";
@@ -221,7 +223,8 @@ std::string summary_text(const CheckpointSummary& summary) {
 
 std::string summary_json(const CheckpointSummary& summary) {
   std::ostringstream out;
-  out << "{\"file\":" << json_string(summary.file) << ",\"format_version\":" << summary.format_version;
+  out << "{\"file\":" << json_string(summary.file) << ",\"format_version\":" << summary.format_version
+      << ",\"manifest_verified\":" << (summary.manifest_verified ? "true" : "false");
   const auto step = summary.train_ints.find(kStepDataset);
   out << ",\"step\":" << (step != summary.train_ints.end() ? std::to_string(step->second) : "null");
   out << ",\"train\":{";

@@ -41,6 +41,8 @@ struct ApplicationArraySummary {
 struct CheckpointSummary {
   std::string file;
   int64_t format_version = 0;
+  // Version 2: the file's datasets and groups matched its /manifest on open (a mismatch is an Error instead).
+  bool manifest_verified = false;
   std::map<std::string, int64_t> train_ints;
   std::optional<SaveLayout> layout;
   std::map<std::string, std::string> attributes;  // every root string attribute (config text included)

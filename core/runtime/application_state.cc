@@ -7,6 +7,7 @@
 #include "checkpoint/byte_exchange.h"
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
+#include "checkpoint/save_layout.h"
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
 
@@ -54,13 +55,10 @@ int rank_of(MPI_Comm comm) {
 // The world size that wrote a file's per-rank arrays: the layout_world attribute (every trainer checkpoint has it),
 // else how many rank_R datasets the array has.
 int64_t saved_world(const checkpoint::Reader& reader, const std::string& name) {
-  const auto world = reader.attributes().find("layout_world");
-  if (world != reader.attributes().end()) {
-    try {
-      return std::stoll(world->second);
-    } catch (const std::exception&) {
-      // not a number: fall back to counting
-    }
+  // layout_from_attributes refuses a layout_world that is not an integer in its allowed range (save_layout.h).
+  if (const std::optional<checkpoint::SaveLayout> layout =
+          checkpoint::layout_from_attributes(reader.attributes(), reader.file())) {
+    return layout->world;
   }
   const std::string prefix = checkpoint::application_path(name) + "/rank_";
   int64_t count = 0;

@@ -19,13 +19,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A file the Reader accepts (format_version, the four groups) with /model/layer_0000/weight of dims
-// [2^40, 2^40]: chunked and never written, so it takes no space on disk.
+// A file the Reader accepts (format_version 1, which has no manifest, and the four groups) with
+// /model/layer_0000/weight of dims [2^40, 2^40]: chunked and never written, so it takes no space on disk.
 void write_file_with_huge_dataset(const std::string& file) {
   const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   const hid_t scalar = H5Screate(H5S_SCALAR);
   const hid_t version = H5Acreate2(f, kFormatVersionAttribute, H5T_STD_I64LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
-  const int64_t one = kFormatVersion;
+  const int64_t one = 1;
   H5Awrite(version, H5T_NATIVE_INT64, &one);
   H5Aclose(version);
   for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup}) {

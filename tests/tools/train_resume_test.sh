@@ -47,11 +47,16 @@ done
 value() { h5dump "$@" "$ck" | grep -m1 -A1 "DATA {" | tail -1 | sed 's/.*: *//; s/"//g; s/ *$//'; }
 [ "$(value -d /train/step)" = "6" ] || fail "/train/step is $(value -d /train/step), expected 6"
 [ "$(value -a /layout_stages)" = "4" ] || fail "layout_stages is $(value -a /layout_stages), expected 4"
-# The per-dataset checksum is the standard CRC-32 of the stored bytes: a user can recompute it.
+# The per-dataset checksum (format_version 2) is the standard CRC-32 of the dataset's manifest line
+# "path|type|dims" followed by the stored bytes: a user can recompute it (docs/CHECKPOINT_FORMAT.md).
+[ "$(value -a /format_version)" = "2" ] || fail "format_version is $(value -a /format_version), expected 2"
 h5dump -d /model/layer_0000/weight -b LE -o "$work/w.bin" "$ck" >/dev/null || fail "h5dump -b failed"
+dims="$(h5dump -H -d /model/layer_0000/weight "$ck" | sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9, ]*\) ).*/\1/p' | tr -d ' ')"
+h5dump -d /manifest "$ck" | grep -qF "/model/layer_0000/weight|float32|$dims" || fail "/manifest does not list the weight as float32 [$dims]"
 crc_file="$(value -a /model/layer_0000/weight/crc32)"
-crc_here="$(python3 -c "import sys, zlib; print(zlib.crc32(open(sys.argv[1], 'rb').read()))" "$work/w.bin")"
-[ "$crc_file" = "$crc_here" ] || fail "crc32 attribute $crc_file != zlib.crc32 of the data $crc_here"
+crc_here="$(python3 -c "import sys, zlib; print(zlib.crc32(open(sys.argv[1], 'rb').read(), zlib.crc32(sys.argv[2].encode())))" \
+  "$work/w.bin" "/model/layer_0000/weight|float32|$dims")"
+[ "$crc_file" = "$crc_here" ] || fail "crc32 attribute $crc_file != zlib.crc32 of the manifest line and the data $crc_here"
 # Resharded restart: 2 stages x 2 replicas from the 4-stage checkpoint runs and finishes.
 train --set steps=6 --set pipeline.stages=2 --resume "$work/b/ckpt_00000003.h5" >"$work/r.log" 2>&1 || fail "reshard: $(cat "$work/r.log")"
 grep -q "^step 6 " "$work/r.log" || fail "resharded run did not finish"

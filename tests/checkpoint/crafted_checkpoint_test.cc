@@ -1,0 +1,278 @@
+// Crafted checkpoints must not load silently (docs/CHECKPOINT_FORMAT.md, version 2). Each attack is made with the
+// HDF5 C API on a freshly saved checkpoint of a real trainer, and must be refused -- with a message naming the
+// dataset -- by `sluice inspect`, by a directory resume (load_newest_valid) and by a file resume (load_checkpoint).
+// The unmodified file passes all three, so every expectation here can fail. Checksums the attacks forge are computed
+// here from the documented recipe (libdeflate's CRC-32 = zlib.crc32), not with the code under test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <libdeflate.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/directory.h"
+#include "core/common/error.h"
+#include "core/runtime/resume_fallback.h"
+#include "core/runtime/trainer_checkpoint.h"
+#include "tests/checkpoint/checkpoint_test_support.h"
+#include "tests/checkpoint/tiny_run.h"
+#include "tools/sluice/inspect_command.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kSavedStep = 2;
+
+uint32_t crc_of(const std::string& header, const void* bytes, size_t size) {
+  const uint32_t after_header = libdeflate_crc32(0, header.data(), header.size());
+  return libdeflate_crc32(after_header, bytes, size);
+}
+
+void set_crc(hid_t dataset, uint32_t crc) {
+  if (H5Aexists(dataset, "crc32") > 0) ASSERT_GE(H5Adelete(dataset, "crc32"), 0);
+  const hid_t scalar = H5Screate(H5S_SCALAR);
+  const hid_t attribute = H5Acreate2(dataset, "crc32", H5T_STD_U32LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(attribute, 0);
+  ASSERT_GE(H5Awrite(attribute, H5T_NATIVE_UINT32, &crc), 0);
+  H5Aclose(attribute);
+  H5Sclose(scalar);
+}
+
+// Replaces a float32 dataset by one of float64 holding the same values, with a crc32 over the float64 bytes alone
+// (the version-1 recipe).
+void rewrite_as_float64(hid_t file, const std::string& path) {
+  const hid_t old = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
+  const hid_t space = H5Dget_space(old);
+  const auto count = static_cast<size_t>(H5Sget_simple_extent_npoints(space));
+  std::vector<double> values(count);
+  ASSERT_GE(H5Dread(old, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  H5Dclose(old);
+  ASSERT_GE(H5Ldelete(file, path.c_str(), H5P_DEFAULT), 0);
+  const hid_t wide = H5Dcreate2(file, path.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(wide, 0);
+  ASSERT_GE(H5Dwrite(wide, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  set_crc(wide, crc_of("", values.data(), values.size() * sizeof(double)));
+  H5Dclose(wide);
+  H5Sclose(space);
+}
+
+// Writes `value` into a /train scalar with a crc32 that matches under `header` ("" for version 1).
+void forge_train_value(hid_t file, const std::string& path, int64_t value, const std::string& header) {
+  const hid_t dataset = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
+  ASSERT_GE(dataset, 0);
+  ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), 0);
+  set_crc(dataset, crc_of(header, &value, sizeof value));
+  H5Dclose(dataset);
+}
+
+// A float32 [1, 6] dataset the manifest does not list, with a checksum that matches the version-2 recipe.
+void add_unlisted_dataset(hid_t file, const std::string& path) {
+  const hsize_t dims[2] = {1, 6};
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  const hid_t space = H5Screate_simple(2, dims, nullptr);
+  const hid_t dataset = H5Dcreate2(file, path.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(dataset, 0);
+  ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  set_crc(dataset, crc_of(path + "|float32|1,6", values.data(), values.size() * sizeof(float)));
+  H5Dclose(dataset);
+  H5Sclose(space);
+}
+
+void swap_links(hid_t file, const std::string& a, const std::string& b) {
+  ASSERT_GE(H5Lmove(file, a.c_str(), file, "/swap_in_progress", H5P_DEFAULT, H5P_DEFAULT), 0);
+  ASSERT_GE(H5Lmove(file, b.c_str(), file, a.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0);
+  ASSERT_GE(H5Lmove(file, "/swap_in_progress", file, b.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0);
+}
+
+class CraftedCheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::make_shared_temp_dir(MPI_COMM_WORLD);
+    pristine_ = dir_ + "/pristine.h5";
+    auto trainer = testing::tiny_trainer(kSavedStep);
+    testing::train_to_end(*trainer);
+    runtime::save_checkpoint(*trainer, pristine_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A directory holding one checkpoint: `source` after `attack` (HDF5 C API, file opened read-write).
+  std::string craft(const std::string& name, const std::string& source, const std::function<void(hid_t)>& attack) {
+    const std::string dir = dir_ + "/" + name;
+    std::filesystem::create_directory(dir);
+    const std::string file = dir + "/" + checkpoint_file_name(kSavedStep);
+    std::filesystem::copy_file(source, file);
+    std::filesystem::permissions(file, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+    const hid_t handle = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    EXPECT_GE(handle, 0) << file;
+    attack(handle);
+    EXPECT_GE(H5Fclose(handle), 0);
+    return file;
+  }
+  std::string craft(const std::string& name, const std::function<void(hid_t)>& attack) {
+    return craft(name, pristine_, attack);
+  }
+
+  // `sluice inspect FILE`: what the command line would print and throw.
+  static void inspect(const std::string& file) {
+    CLI::App app;
+    tools::register_inspect_command(app);
+    std::vector<std::string> args = {file, "inspect"};  // CLI11 takes the vector form in reverse order
+    ::testing::internal::CaptureStdout();
+    try {
+      app.parse(args);
+    } catch (...) {
+      ::testing::internal::GetCapturedStdout();
+      throw;
+    }
+    ::testing::internal::GetCapturedStdout();
+  }
+
+  static void expect_message(const std::function<void()>& action, const std::vector<std::string>& needles,
+                             const std::string& who) {
+    try {
+      action();
+      ADD_FAILURE() << who << " accepted the crafted checkpoint";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::kCheckpoint) << who << ": " << error.what();
+      for (const std::string& needle : needles) EXPECT_THAT(error.what(), HasSubstr(needle)) << who;
+    }
+  }
+
+  // Refused by inspect, by a resume from its directory and by a resume from the file, each naming `needles`.
+  void expect_refused(const std::string& file, const std::vector<std::string>& needles) {
+    expect_message([&] { inspect(file); }, needles, "inspect");
+    const std::string dir = std::filesystem::path(file).parent_path().string();
+    auto trainer = testing::tiny_trainer(kSavedStep + 1);
+    expect_message([&] { runtime::load_newest_valid(*trainer, dir, nullptr); }, needles, "directory resume");
+    expect_message([&] { runtime::load_checkpoint(*trainer, file); }, needles, "file resume");
+    EXPECT_EQ(trainer->steps_done(), 0u) << "a refused load changed the trainer";
+  }
+
+  std::string dir_;
+  std::string pristine_;
+};
+
+TEST_F(CraftedCheckpointTest, UnmodifiedFilePassesInspectAndResumes) {
+  const std::string file = craft("unmodified", [](hid_t) {});
+  inspect(file);
+  auto trainer = testing::tiny_trainer(kSavedStep + 1);
+  EXPECT_EQ(runtime::load_newest_valid(*trainer, std::filesystem::path(file).parent_path().string(), nullptr), file);
+  EXPECT_EQ(trainer->steps_done(), static_cast<uint64_t>(kSavedStep));
+  runtime::load_checkpoint(*trainer, file);
+  testing::train_to_end(*trainer);
+  EXPECT_EQ(trainer->steps_done(), static_cast<uint64_t>(kSavedStep + 1));
+}
+
+TEST_F(CraftedCheckpointTest, SwappedSameShapeDatasetsWithTheirChecksumsAreRefused) {
+  // gamma and beta of the layernorm are both [1, 6]; each keeps its own (valid) crc32 attribute.
+  const std::string file = craft("swapped", [](hid_t h) {
+    swap_links(h, "/model/layer_0002/gamma", "/model/layer_0002/beta");
+  });
+  expect_refused(file, {"dataset /model/layer_0002/", "checksum mismatch", "does not belong to this path"});
+}
+
+TEST_F(CraftedCheckpointTest, SwappedOptimizerStatesAreRefused) {
+  const std::string file = craft("swapped_state", [](hid_t h) {
+    swap_links(h, "/optimizer/layer_0000/weight/exp_avg", "/optimizer/layer_0000/weight/exp_avg_sq");
+  });
+  expect_refused(file, {"dataset /optimizer/layer_0000/weight/exp_avg", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, RenamedDatasetIsRefused) {
+  const std::string file = craft("renamed", [](hid_t h) {
+    ASSERT_GE(H5Lmove(h, "/model/layer_0000/weight", h, "/model/layer_0000/weights", H5P_DEFAULT, H5P_DEFAULT), 0);
+  });
+  expect_refused(file, {"dataset /model/layer_0000/weight", "manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, ChangedDatatypeIsRefused) {
+  const std::string file = craft("float64", [](hid_t h) { rewrite_as_float64(h, "/model/layer_0000/weight"); });
+  expect_refused(file, {"dataset /model/layer_0000/weight", "float64", "the manifest lists float32"});
+}
+
+TEST_F(CraftedCheckpointTest, NegativeStepWithMatchingChecksumIsRefused) {
+  const std::string file = craft("negative_step", [](hid_t h) {
+    forge_train_value(h, "/train/step", -5, "/train/step|int64|");
+  });
+  expect_refused(file, {"dataset /train/step", "value -5", "allowed range [0, "});
+}
+
+TEST_F(CraftedCheckpointTest, AbsurdReplicaCountWithMatchingChecksumIsRefused) {
+  const std::string file = craft("zero_replicas", [](hid_t h) {
+    forge_train_value(h, "/train/accumulation_replicas", 0, "/train/accumulation_replicas|int64|");
+  });
+  expect_refused(file, {"dataset /train/accumulation_replicas", "value 0", "allowed range [1, "});
+}
+
+TEST_F(CraftedCheckpointTest, NegativeLearningRateOverrideIsRefused) {
+  const std::string file = craft("negative_lr", [](hid_t h) {
+    const double lr = -0.5;
+    int64_t bits = 0;
+    std::memcpy(&bits, &lr, sizeof bits);
+    forge_train_value(h, "/train/lr_override_bits", bits, "/train/lr_override_bits|int64|");
+  });
+  expect_refused(file, {"dataset /train/lr_override_bits", "outside the allowed range"});
+}
+
+TEST_F(CraftedCheckpointTest, DatasetMissingFromTheFileIsRefused) {
+  const std::string file = craft("missing", [](hid_t h) {
+    ASSERT_GE(H5Ldelete(h, "/optimizer/layer_0003/bias/exp_avg", H5P_DEFAULT), 0);
+  });
+  expect_refused(file, {"dataset /optimizer/layer_0003/bias/exp_avg", "listed in the manifest but missing"});
+}
+
+TEST_F(CraftedCheckpointTest, DatasetBeyondTheManifestIsRefused) {
+  const std::string file = craft("added", [](hid_t h) { add_unlisted_dataset(h, "/model/layer_0000/extra"); });
+  expect_refused(file, {"dataset /model/layer_0000/extra", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, GroupBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_group", [](hid_t h) {
+    H5Gclose(H5Gcreate2(h, "/model/layer_0009", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  });
+  expect_refused(file, {"group /model/layer_0009", "not expected"});
+}
+
+TEST_F(CraftedCheckpointTest, VersionTwoFileWithoutItsManifestIsRefused) {
+  // Without /manifest the file would otherwise read like a version-1 file with unbound checksums.
+  const std::string file = craft("no_manifest", [](hid_t h) { ASSERT_GE(H5Ldelete(h, "/manifest", H5P_DEFAULT), 0); });
+  expect_refused(file, {"dataset /manifest", "missing"});
+}
+
+TEST_F(CraftedCheckpointTest, ManifestEditedWithoutItsChecksumIsRefused) {
+  // A dataset deleted together with its manifest line, the manifest's own crc32 left as it was.
+  const std::string file = craft("edited_manifest", [](hid_t h) {
+    const std::string victim = "/optimizer/layer_0003/bias/exp_avg|float32|1,2\n";
+    const hid_t manifest = H5Dopen2(h, "/manifest", H5P_DEFAULT);
+    const hid_t type = H5Dget_type(manifest);
+    std::string text(H5Tget_size(type), '\0');
+    ASSERT_GE(H5Dread(manifest, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), 0);
+    const size_t at = text.find(victim);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.erase(at, victim.size());
+    text.append(victim.size(), '\0');  // same fixed size, shorter string
+    ASSERT_GE(H5Dwrite(manifest, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), 0);
+    H5Tclose(type);
+    H5Dclose(manifest);
+    ASSERT_GE(H5Ldelete(h, "/optimizer/layer_0003/bias/exp_avg", H5P_DEFAULT), 0);
+  });
+  expect_refused(file, {"dataset /manifest", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, VersionOneFileWithNegativeStepIsRefused) {
+  // The range checks apply to version-1 files too; their checksum covers the value's bytes alone.
+  const std::string file = craft("v1_negative_step", testing::testdata_path("v1_1rank_ckpt_00000003.h5"),
+                                 [](hid_t h) { forge_train_value(h, "/train/step", -5, ""); });
+  expect_refused(file, {"dataset /train/step", "value -5", "allowed range [0, "});
+}
+
+}  // namespace
+}  // namespace sluice::checkpoint

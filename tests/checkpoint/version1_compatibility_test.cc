@@ -1,0 +1,115 @@
+// Version-1 checkpoints (written by the build before format_version 2; tests/checkpoint/testdata/README.md) still
+// inspect, resume and deploy. Training resumed from one continues exactly as the uninterrupted run of today's code:
+// the file's parameters equal that run's at step 3 bit for bit, and after two more steps so do the trainers'.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "checkpoint/directory.h"
+#include "checkpoint/reader.h"
+#include "checkpoint/summary.h"
+#include "core/runtime/inference_model.h"
+#include "core/runtime/resume_fallback.h"
+#include "core/runtime/trainer_checkpoint.h"
+#include "tests/checkpoint/checkpoint_test_support.h"
+#include "tests/checkpoint/tiny_run.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+constexpr int kSavedStep = 3;  // the step both committed files hold
+constexpr int kLastStep = 5;
+
+void expect_same_bits(const std::map<std::string, std::vector<float>>& a,
+                      const std::map<std::string, std::vector<float>>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (const auto& [name, values] : a) {
+    const auto other = b.find(name);
+    ASSERT_NE(other, b.end()) << what << ": " << name;
+    ASSERT_EQ(values.size(), other->second.size()) << what << ": " << name;
+    EXPECT_EQ(0, std::memcmp(values.data(), other->second.data(), values.size() * sizeof(float)))
+        << what << ": " << name << " differs";
+  }
+}
+
+class VersionOneCompatibility : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    file_ = testing::testdata_path(GetParam());
+    dir_ = testing::make_shared_temp_dir(MPI_COMM_WORLD);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string file_;
+  std::string dir_;
+};
+
+TEST_P(VersionOneCompatibility, InspectsWithTheVersionOneRules) {
+  const CheckpointSummary summary = summarize(file_);
+  EXPECT_EQ(summary.format_version, 1);
+  EXPECT_FALSE(summary.manifest_verified);
+  EXPECT_THAT(summary_text(summary), ::testing::HasSubstr("format_version:  1 (no manifest"));
+  EXPECT_TRUE(summary.checksums_verified) << summary.checksum_error;
+  EXPECT_EQ(summary.train_ints.at("step"), kSavedStep);
+  EXPECT_EQ(summary.layers.size(), 3u);  // linear, layernorm, linear (gelu has no parameters)
+  EXPECT_FALSE(Reader(file_).has_manifest());
+}
+
+TEST_P(VersionOneCompatibility, ResumesAndTrainingContinuesAsTheUninterruptedRun) {
+  auto at_saved_step = testing::tiny_trainer(kSavedStep);
+  testing::train_to_end(*at_saved_step);
+  auto uninterrupted = testing::tiny_trainer(kLastStep);
+  testing::train_to_end(*uninterrupted);
+
+  const std::string copy = dir_ + "/" + checkpoint_file_name(kSavedStep);
+  std::filesystem::copy_file(file_, copy);
+  auto resumed = testing::tiny_trainer(kLastStep);
+  EXPECT_EQ(runtime::load_newest_valid(*resumed, dir_, nullptr), copy);
+  ASSERT_EQ(resumed->steps_done(), static_cast<uint64_t>(kSavedStep));
+  expect_same_bits(testing::parameters_of(*resumed), testing::parameters_of(*at_saved_step), "loaded parameters");
+  testing::train_to_end(*resumed);
+  EXPECT_EQ(resumed->steps_done(), static_cast<uint64_t>(kLastStep));
+  expect_same_bits(testing::parameters_of(*resumed), testing::parameters_of(*uninterrupted), "after resuming");
+
+  // What the resumed run saves is a version-2 file.
+  const std::string saved = dir_ + "/" + checkpoint_file_name(kLastStep);
+  runtime::save_checkpoint(*resumed, saved);
+  const Reader reader(saved);
+  EXPECT_EQ(reader.format_version(), 2);
+  EXPECT_TRUE(reader.has_manifest());
+  reader.verify_all();
+  const CheckpointSummary summary = summarize(saved);
+  EXPECT_TRUE(summary.manifest_verified);
+  EXPECT_TRUE(summary.checksums_verified) << summary.checksum_error;
+  EXPECT_THAT(summary_json(summary), ::testing::HasSubstr("\"format_version\":2,\"manifest_verified\":true"));
+}
+
+TEST_P(VersionOneCompatibility, DeploysThroughTheInferenceModel) {
+  runtime::InferenceModel model;
+  model.load(file_);
+  ASSERT_EQ(model.input_features(), 4);
+  ASSERT_EQ(model.output_features(), 2);
+  constexpr int64_t kRows = 5;
+  std::vector<float> inputs(kRows * 4);
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  std::vector<float> deployed(kRows * 2);
+  model.predict(inputs.data(), deployed.data(), kRows);
+
+  // The same model trained to the same step by today's trainer predicts the same.
+  auto trainer = testing::tiny_trainer(kSavedStep);
+  testing::train_to_end(*trainer);
+  std::vector<float> trained(kRows * 2);
+  trainer->predict(inputs.data(), trained.data(), kRows);
+  for (size_t i = 0; i < trained.size(); ++i) EXPECT_NEAR(deployed[i], trained[i], 1e-6) << "output " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(CommittedFiles, VersionOneCompatibility,
+                         ::testing::Values("v1_1rank_ckpt_00000003.h5", "v1_2stages_ckpt_00000003.h5"));
+
+}  // namespace
+}  // namespace sluice::checkpoint
