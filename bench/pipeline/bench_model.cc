@@ -18,8 +18,11 @@ std::string bench_yaml(const BenchModel& model, const std::string& schedule) {
   }
   yaml << "pipeline: {stages: " << model.stages << ", schedule: " << schedule << ", chunks: " << chunks_for(schedule)
        << ", microbatches: " << model.microbatches << ", recompute: none}\n";
-  // Plain SGD keeps the optimizer step (outside the pipeline, counted as idle by the measured bubble) cheap.
-  yaml << "loss: mse\noptimizer: {type: sgd, lr: 1.0e-4}\n";
+  // Plain SGD (the default) keeps the optimizer step (outside the pipeline) cheap; adamw is the optimizer of the
+  // PyTorch comparison (torch_pipeline.py: AdamW, lr 1e-4, no weight decay, which are Sluice's adamw defaults).
+  yaml << "loss: mse\noptimizer: {type: " << model.optimizer << ", lr: 1.0e-4}\n";
+  if (model.cpu_threads > 0) yaml << "cpu_threads: " << model.cpu_threads << "\n";
+  yaml << "comm: {wait: " << model.wait << "}\n";
   yaml << "data: {type: synthetic, batch: " << model.batch << "}\nseed: 1\nsteps: 1\n";
   return yaml.str();
 }

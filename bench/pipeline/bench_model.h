@@ -15,6 +15,9 @@ struct BenchModel {
   int batch = 256;         // global batch rows per optimizer step
   int microbatches = 8;    // M
   int stages = 2;          // pipeline ranks P
+  std::string optimizer = "sgd";  // sgd | adamw (config optimizer.type; the PyTorch comparison uses adamw)
+  int cpu_threads = 0;     // config cpu_threads (BLAS threads per rank); 0 = not set, the process's setting
+  std::string wait = "auto";  // config comm.wait: how a rank waits for a message (auto | spin | yield | block)
 };
 
 // Model chunks per rank the schedule runs with: 2 for interleaved and zb-v (the V needs exactly 2), else 1.

@@ -32,6 +32,22 @@ TEST(BenchConfig, ParsesIntoTheRequestedModelAndPipeline) {
   EXPECT_EQ(cfg.pipeline.microbatches, 4);
   EXPECT_EQ(cfg.pipeline.stages, 2);
   EXPECT_EQ(cfg.data.batch, 32);
+  EXPECT_EQ(cfg.optimizer.type, config::OptimizerType::kSgd);
+  EXPECT_EQ(cfg.cpu_threads.mode, config::Config::CpuThreads::Mode::kDefault);
+  EXPECT_EQ(cfg.comm.wait, "auto");
+}
+
+TEST(BenchConfig, CarriesTheOptimizerAndBlasThreadsOfTheComparison) {
+  BenchModel model;
+  model.optimizer = "adamw";
+  model.cpu_threads = 2;
+  model.wait = "yield";
+  const config::Config cfg = bench_config(model, "1f1b");
+  EXPECT_EQ(cfg.comm.wait, "yield");
+  EXPECT_EQ(cfg.optimizer.type, config::OptimizerType::kAdamW);
+  EXPECT_EQ(cfg.optimizer.weight_decay, 0.0);
+  EXPECT_EQ(cfg.cpu_threads.mode, config::Config::CpuThreads::Mode::kFixed);
+  EXPECT_EQ(cfg.cpu_threads.count, 2);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "bench/pipeline/message_latency.h"
 #include "bench/pipeline/results_table.h"
 #include "bench/pipeline/schedule_timing.h"
+#include "core/comm/wait_settings.h"
 #include "core/common/error.h"
 #include "core/data/synthetic_data.h"
 #include "core/runtime/sequential_reference.h"
@@ -35,6 +36,7 @@ struct BenchOptions {
   int warmup = 3;
   int steps = 15;
   std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"};
+  std::string trace_dir;  // where each rank writes its last timed step's action timeline per schedule
 };
 
 struct Batch {
@@ -99,6 +101,9 @@ std::vector<ScheduleResult> run_all(const BenchOptions& options, const Batch& ba
   double seq_seconds = rank == 0 ? median(seq_times, "sequential step times") : 0.0;
   MPI_Bcast(&seq_seconds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   for (auto& timing : timings) timing->time_optimizer(5);
+  if (!options.trace_dir.empty()) {
+    for (auto& timing : timings) timing->write_timeline(options.trace_dir, rank);
+  }
   std::vector<ScheduleResult> rows;
   for (const auto& timing : timings) rows.push_back(timing->summarize(latency, seq_seconds));
   return rows;
@@ -126,16 +131,23 @@ int run(int argc, char** argv) {
   app.add_option("--steps", options.steps, "timed steps per schedule (median)")->check(CLI::PositiveNumber);
   app.add_option("--schedules", options.schedules, "schedules to time")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"}));
+  app.add_option("--optimizer", options.model.optimizer, "optimizer of every run (adamw: the PyTorch comparison's)")
+      ->check(CLI::IsMember({"sgd", "adamw"}));
+  app.add_option("--cpu-threads", options.model.cpu_threads,
+                 "config cpu_threads: BLAS threads per rank (default: the process's, OPENBLAS_NUM_THREADS)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--wait", options.model.wait, "config comm.wait of every run")
+      ->check(CLI::IsMember({"auto", "spin", "yield", "block"}));
+  app.add_option("--trace-dir", options.trace_dir,
+                 "write each rank's action timeline of the last timed step to DIR/<schedule>.rank<r>.csv")
+      ->check(CLI::ExistingDirectory);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return rank == 0 ? app.exit(error) : (error.get_exit_code() == 0 ? 0 : 1);
   }
-  if (ranks < 2) {
-    throw sluice::Error(sluice::ErrorCode::kInvalidArgument,
-                        "pipeline_bench needs at least 2 MPI ranks (one per pipeline stage), got " +
-                            std::to_string(ranks));
-  }
+  // One rank runs every schedule as a single stage (no messages): the one-process side of the comparison of
+  // 1 rank x 2 BLAS threads with 2 ranks x 1 thread.
   options.model.stages = ranks;
   if (options.model.batch % options.model.microbatches != 0) {
     throw sluice::Error(sluice::ErrorCode::kInvalidArgument,
@@ -145,19 +157,27 @@ int run(int argc, char** argv) {
 
   const Batch batch = make_batch(options.model);
   const int64_t message_floats = int64_t{options.model.batch} / options.model.microbatches * options.model.width;
-  const double latency = sluice::bench::one_way_message_seconds(MPI_COMM_WORLD, 0, 1, message_floats);
+  const double latency =
+      ranks > 1 ? sluice::bench::one_way_message_seconds(MPI_COMM_WORLD, 0, 1, message_floats) : 0.0;
   const std::vector<ScheduleResult> rows = run_all(options, batch, latency, rank);
 
   if (rank == 0) {
     const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
     std::cout << "p=" << ranks << " ranks, " << options.model.layers << " x (linear " << options.model.width
               << " + gelu), batch " << options.model.batch << ", M=" << options.model.microbatches
-              << ", SGD; schedules round-robin, warm-up " << options.warmup
+              << ", " << options.model.optimizer << "; schedules round-robin, warm-up " << options.warmup
               << ", median of " << options.steps << " steps; OPENBLAS_NUM_THREADS=" << (blas_threads ? blas_threads : "unset")
-              << "; one-way message " << 1e6 * latency << " us; load average at end " << load_average() << "\n\n";
+              << "; comm.wait " << options.model.wait << " (resolved: "
+              << sluice::comm::wait_policy_name(sluice::comm::wait_settings().policy) << "); one-way message "
+              << 1e6 * latency << " us; load average at end " << load_average() << "\n\n";
     sluice::bench::print_markdown_table(std::cout, rows, ranks);
     std::cout << "\n";
     sluice::bench::print_breakdown_table(std::cout, rows);
+    // One line per run for scripts (bench/pipeline/side_by_side.sh), in torch_pipeline.py's format.
+    std::cout << "\nschedule sequential median_ms " << rows.front().seq_ms << "\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::cout << "schedule " << options.schedules[i] << " median_ms " << rows[i].pipe_ms << "\n";
+    }
   }
   return 0;
 }

@@ -1,6 +1,10 @@
 #include "bench/pipeline/schedule_timing.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iomanip>
+
+#include "core/common/error.h"
 
 #include "core/schedule/simulator.h"
 
@@ -38,6 +42,8 @@ void ScheduleTiming::step(const float* inputs, const float* targets, int64_t row
   double wait = counters.wait_seconds;
   MPI_Allreduce(MPI_IN_PLACE, &wait, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (!timed) return;
+  last_timeline_ = counters.timeline;
+  last_start_steady_us_ = counters.start_steady_us;
   double busy_total = 0.0;
   for (double b : busy) busy_total += b;
   step_seconds_.push_back(step_seconds);
@@ -90,6 +96,19 @@ ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seco
   result.i_ms = 1e3 * costs.backward_input;
   result.w_ms = 1e3 * costs.backward_weight;
   return result;
+}
+
+void ScheduleTiming::write_timeline(const std::string& dir, int rank) const {
+  const std::string path = dir + "/" + schedule_ + ".rank" + std::to_string(rank) + ".csv";
+  std::ofstream out(path);
+  out << std::fixed << std::setprecision(1) << "action,start_us,duration_us,gap_before_us\n";
+  double previous_end = 0.0;
+  for (const runtime::TimedAction& a : last_timeline_) {
+    out << a.name << "," << last_start_steady_us_ + a.start_us << "," << a.duration_us << ","
+        << a.start_us - previous_end << "\n";
+    previous_end = a.start_us + a.duration_us;
+  }
+  if (!out) throw Error(ErrorCode::kIo, "cannot write the timeline file " + path);
 }
 
 }  // namespace sluice::bench

@@ -33,6 +33,12 @@ class ScheduleTiming {
   // (one-way seconds per message). Same answer on every rank. Throws sluice::Error if no step was timed.
   ScheduleResult summarize(double latency_seconds, double seq_seconds) const;
 
+  // This rank's action timeline of the last timed step as CSV (action,start_us,duration_us,gap_before_us: the
+  // gap since the previous compute action ended, which holds its receive waits and message calls; start_us on the
+  // node's steady clock, so ranks line up), written to `dir`/<schedule>.rank<rank>.csv. Throws
+  // sluice::Error(kIo) naming the file if it cannot be written.
+  void write_timeline(const std::string& dir, int rank) const;
+
  private:
   std::string schedule_;
   std::unique_ptr<runtime::Trainer> trainer_;
@@ -43,6 +49,8 @@ class ScheduleTiming {
   std::vector<double> wait_seconds_;      // blocked in receives, mean over ranks
   std::vector<double> outside_seconds_;   // step time minus the executor's compute span (slowest ranks)
   double optimizer_seconds_ = 0.0;
+  std::vector<runtime::TimedAction> last_timeline_;  // of the last timed step
+  double last_start_steady_us_ = 0.0;                 // its zero on the steady clock
 };
 
 }  // namespace sluice::bench

@@ -373,6 +373,7 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
   StepOutcome outcome;
   if (!data.training) outcome.outputs.resize(microbatches_);
   Step step{data, counters, outcome, model::StepInfo{data.seed, data.step, data.training}, Clock::now()};
+  counters.start_steady_us = std::chrono::duration<double, std::micro>(step.start.time_since_epoch()).count();
   for (size_t i = 0; i < actions_.size(); ++i) {
     post_receives_ahead(i);
     execute(actions_[i], step, trace);

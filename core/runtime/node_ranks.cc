@@ -1,8 +1,12 @@
 #include "core/runtime/node_ranks.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -88,6 +92,22 @@ int ranks_on_this_node(MPI_Comm comm) {
   int size = 1;
   comm::check_mpi(MPI_Comm_size(node.get(), &size), "MPI_Comm_size (ranks per node)");
   return size;
+}
+
+int cores_of_node_ranks(MPI_Comm comm) {
+  const NodeComm node(comm);
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) std::memset(&mask, 0xff, sizeof mask);  // unknown: any core
+  unsigned char bits[sizeof mask];
+  std::memcpy(bits, &mask, sizeof mask);
+  MPI_Request request = MPI_REQUEST_NULL;
+  comm::check_mpi(MPI_Iallreduce(MPI_IN_PLACE, bits, static_cast<int>(sizeof bits), MPI_BYTE, MPI_BOR, node.get(),
+                                 &request),
+                  "MPI_Iallreduce (cores of the node's ranks)");
+  comm::wait_for(request, "cores of the node's ranks from " + comm::peers_text(node.get()));
+  std::memcpy(&mask, bits, sizeof mask);
+  return std::max(CPU_COUNT(&mask), 1);
 }
 
 int rank_among_node_peers(MPI_Comm comm, bool member) {

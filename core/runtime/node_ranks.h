@@ -11,6 +11,11 @@ namespace sluice::runtime {
 // Collective over `comm`: how many of its ranks share this rank's node.
 int ranks_on_this_node(MPI_Comm comm);
 
+// Collective over `comm`: how many cores the ranks of this rank's node may run on together, the union of their CPU
+// affinity masks. Two ranks bound to a core each (mpirun --bind-to core, Slurm task binding) have 2 between them
+// although each sees 1; a rank whose mask cannot be read counts as able to run on every core (at least 1).
+int cores_of_node_ranks(MPI_Comm comm);
+
 // Collective over `comm`: this rank's index among the ranks of its node for which `member` is true, numbered in
 // `comm` rank order; -1 when `member` is false. With member = "my stage runs on cuda" it is the rank's place among
 // the node's GPU-driving ranks, so cpu ranks of a mixed pipeline take no GPU.

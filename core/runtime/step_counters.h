@@ -24,6 +24,9 @@ struct StepCounters {
   double wait_seconds = 0.0;     // blocked in receive waits
   double pipeline_seconds = 0.0;  // wall time of the action list (the schedule's makespan on this rank)
   double step_seconds = 0.0;      // the whole optimizer step: pipeline + gradient sums + optimizer
+  // When the action list started, in microseconds of std::chrono::steady_clock: the timeline's zero. Ranks on one
+  // node share that clock, so their timelines line up (bench/pipeline/timeline_gaps.py matches sends to receives).
+  double start_steady_us = 0.0;
   int peak_stash_microbatches = 0;
   size_t peak_stash_bytes = 0;
   std::vector<TimedAction> timeline;  // filled only when tracing is on

@@ -21,7 +21,11 @@ void apply_wait_settings(const config::CommSpec& spec, MPI_Comm comm) {
   comm::WaitSettings settings;
   settings.timeout_seconds = spec.timeout;
   settings.arrival_timeout_seconds = std::max(spec.arrival_timeout, 0.0);
-  settings.policy = comm::choose_wait_policy(requested, ranks_here, comm::cores_available_to_this_process());
+  // The cores the node's ranks may use together, not this rank's own: two ranks bound to a core each do not
+  // compete for a core (issue 17: counting one core per bound rank made auto block, whose sleeps answered up to
+  // 1 ms late, on every message a rank waited for).
+  const int cores_here = cores_of_node_ranks(comm);  // collective too
+  settings.policy = comm::choose_wait_policy(requested, ranks_here, cores_here);
   comm::set_wait_settings(settings);
 }
 

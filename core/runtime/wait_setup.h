@@ -1,5 +1,5 @@
 // Installs a config's `comm` section as the process's wait settings (core/comm/wait_settings.h), resolving
-// comm.wait: auto from how many ranks share this node and how many cores this process may use.
+// comm.wait: auto from how many ranks share this node and how many cores they may use together.
 #pragma once
 
 #include <mpi.h>
