@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -12,26 +13,13 @@
 #include "core/schedule/dependency_engine.h"
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/message_calendar.h"
+#include "core/schedule/rendezvous_placement.h"
 #include "core/schedule/replay.h"
 #include "core/schedule/simulator.h"
 
 namespace sluice {
 namespace schedule {
 namespace {
-
-// The hand-over `action` (run on `rank`) starts, as its SEND end; false when the data stays on the rank.
-bool message_after(const Schedule& compute, int rank, const Action& action, detail::PendingMessage& message) {
-  const int s = action.stage;
-  if (action.kind == ActionKind::F && s < compute.num_stages() - 1 && compute.rank_of(s + 1) != rank) {
-    message = {rank, s, action.microbatch, ActionKind::SEND_F};
-    return true;
-  }
-  if (detail::produces_input_gradient(action.kind) && s > 0 && compute.rank_of(s - 1) != rank) {
-    message = {rank, s, action.microbatch, ActionKind::SEND_B};
-    return true;
-  }
-  return false;
-}
 
 // The lowered schedule's header with each rank's list reserved at its exact final length (compute actions plus
 // the SENDs and RECVs it will get), so that the lists are written once, never copied or regrown.
@@ -41,7 +29,7 @@ Schedule empty_lowered(const Schedule& compute) {
     for (const Action& action : compute.actions[rank]) {
       ++lengths[rank];
       detail::PendingMessage message;
-      if (!message_after(compute, rank, action, message)) continue;
+      if (!detail::message_after(compute, rank, action, message)) continue;
       ++lengths[rank];
       ++lengths[compute.rank_of(message.send_kind == ActionKind::SEND_F ? action.stage + 1 : action.stage - 1)];
     }
@@ -136,7 +124,7 @@ Schedule lower_in_time_order(const Schedule& compute, const CostModel& costs, Ca
     detail::PendingMessage message;
     // Placed `transfer` before the data is ready (never before its producer): the RECV is then posted in time for
     // the transfer to start when the data is ready, as the compute-only timeline assumes.
-    if (message_after(compute, started.rank, started.action, message))
+    if (detail::message_after(compute, started.rank, started.action, message))
       pending.add(std::max(started.start, started.end - transfer), message);
   }
   if (const auto stall = run.stall())
@@ -159,21 +147,31 @@ Schedule lower(const Schedule& compute) {
 
 Schedule lower(const Schedule& compute, const CostModel& costs) {
   check_cost_model(costs);
-  // Neither placement wins everywhere: deferring fixes ZB-V's costed cases and costs interleaved some. Take the one
-  // whose posting-order replay is shorter; on a tie, the one shorter with blocking pairs (MPI rendezvous); on a
-  // tie again the plain one, which posts every SEND earliest.
+  // No placement wins everywhere: deferring fixes ZB-V's costed cases and costs interleaved some; blocking pairs
+  // need the rendezvous play where no moment suits both ends. Prefer the one that keeps posting order (NCCL) within
+  // 1% of compute only, then blocking pairs (MPI rendezvous) too, then the shorter posting-order and blocking
+  // replays; on a full tie the earlier candidate.
   TimedCalendar plain_calendar, deferred_calendar;
-  Schedule plain = lower_in_time_order(compute, costs, plain_calendar, false);
-  if (compute.ranks < 2) return plain;
-  auto score = [&](const Schedule& lowered) {
-    return std::make_pair(replay_makespan(lowered, costs, TransferMode::kPostingOrder),
-                          replay_makespan(lowered, costs, TransferMode::kBlocking));
-  };
-  const auto plain_score = score(plain);
+  Schedule best = lower_in_time_order(compute, costs, plain_calendar, false);
+  if (compute.ranks < 2) return best;
   const double ideal = simulate(compute, costs).makespan;
-  if (plain_score.first <= ideal && plain_score.second <= ideal) return plain;  // nothing left to gain
-  Schedule deferred = lower_in_time_order(compute, costs, deferred_calendar, true);
-  return score(deferred) < plain_score ? deferred : plain;
+  auto score = [&](const Schedule& lowered) {
+    const double posting = replay_makespan(lowered, costs, TransferMode::kPostingOrder);
+    const double blocking = replay_makespan(lowered, costs, TransferMode::kBlocking);
+    return std::make_tuple(posting > ideal * 1.01, blocking > ideal * 1.01, posting, blocking);
+  };
+  auto best_score = score(best);
+  auto reached = [&] { return std::get<2>(best_score) <= ideal && std::get<3>(best_score) <= ideal; };
+  auto consider = [&](Schedule candidate) {
+    const auto candidate_score = score(candidate);
+    if (candidate_score < best_score) best = std::move(candidate), best_score = candidate_score;
+  };
+  if (reached()) return best;  // nothing left to gain
+  consider(lower_in_time_order(compute, costs, deferred_calendar, true));
+  if (reached()) return best;
+  Schedule played = empty_lowered(compute);
+  if (detail::place_by_rendezvous(compute, costs, ideal, played)) consider(std::move(played));
+  return best;
 }
 
 }  // namespace schedule
