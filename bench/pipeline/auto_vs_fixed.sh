@@ -46,13 +46,13 @@ for round in $(seq "$rounds"); do
            --set pipeline.chunks="$v" --set pipeline.microbatches="$m" --set pipeline.recompute="$rc" \
            --set pipeline.costs="$work/costs.txt" --json 2>/dev/null </dev/null | grep '"step"' | tail -n +2 |
            grep -o '"seconds": [0-9.e-]*' | cut -d' ' -f2 | tr '\n' ' ')"
-    times[$name]="${times[$name]:-} $out"
+    times[$name.$v]="${times[$name.$v]:-} $out"
   done <<<"$runs"
 done
 echo "| schedule | v | M | recompute | simulated step s | peak bytes/rank (plan) | measured step ms (median) |"
 echo "|---|---:|---:|---|---:|---:|---:|"
 while IFS='|' read -r name v m rc sim peak; do
-  median="$(echo ${times[$name]} | tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2) * 1000}')"
+  median="$(echo ${times[$name.$v]} | tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2) * 1000}')"
   echo "| $name | $v | $m | $rc | $sim | $peak | $median |"
 done <<<"$runs"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
