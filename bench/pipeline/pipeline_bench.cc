@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/pipeline/bench_model.h"
-#include "bench/pipeline/measured_costs.h"
-#include "bench/pipeline/message_latency.h"
+#include "core/runtime/measured_costs.h"
+#include "core/runtime/message_latency.h"
 #include "bench/pipeline/results_table.h"
 #include "bench/pipeline/schedule_timing.h"
 #include "core/comm/wait_settings.h"
@@ -29,7 +29,7 @@ namespace {
 
 using sluice::bench::BenchModel;
 using sluice::bench::ScheduleResult;
-using sluice::bench::median;
+using sluice::runtime::median;
 
 struct BenchOptions {
   BenchModel model;
@@ -158,7 +158,7 @@ int run(int argc, char** argv) {
   const Batch batch = make_batch(options.model);
   const int64_t message_floats = int64_t{options.model.batch} / options.model.microbatches * options.model.width;
   const double latency =
-      ranks > 1 ? sluice::bench::one_way_message_seconds(MPI_COMM_WORLD, 0, 1, message_floats) : 0.0;
+      ranks > 1 ? sluice::runtime::one_way_message_seconds(MPI_COMM_WORLD, 0, 1, message_floats) : 0.0;
   const std::vector<ScheduleResult> rows = run_all(options, batch, latency, rank);
 
   if (rank == 0) {

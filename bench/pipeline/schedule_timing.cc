@@ -35,7 +35,7 @@ ScheduleTiming::ScheduleTiming(const std::string& schedule, config::Config cfg)
 void ScheduleTiming::step(const float* inputs, const float* targets, int64_t rows, bool timed) {
   const runtime::StepResult result = trainer_->train_step(inputs, targets, rows);
   const runtime::StepCounters& counters = trainer_->last_counters();
-  KindSeconds busy = counters.busy_seconds;
+  runtime::KindSeconds busy = counters.busy_seconds;
   MPI_Allreduce(MPI_IN_PLACE, busy.data(), static_cast<int>(busy.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   const double step_seconds = max_over_ranks(result.seconds);
   const double span = max_over_ranks(executor_span_seconds(counters));
@@ -61,35 +61,35 @@ void ScheduleTiming::time_optimizer(int repetitions) {
     trainer_->optimizer().step();
     times.push_back(MPI_Wtime() - t0);
   }
-  optimizer_seconds_ = max_over_ranks(median(times, "optimizer step times"));
+  optimizer_seconds_ = max_over_ranks(runtime::median(times, "optimizer step times"));
 }
 
 ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seconds) const {
-  KindSeconds typical{};
+  runtime::KindSeconds typical{};
   for (size_t k = 0; k < typical.size(); ++k) {
     std::vector<double> values;
-    for (const KindSeconds& busy : busy_) values.push_back(busy[k]);
-    typical[k] = median(values, "busy seconds");
+    for (const runtime::KindSeconds& busy : busy_) values.push_back(busy[k]);
+    typical[k] = runtime::median(values, "busy seconds");
   }
   const schedule::Schedule compute = schedule::compute_only(trainer_->lowered_schedule());
-  const schedule::CostModel costs = costs_from_busy(typical, count_compute_actions(compute), latency_seconds);
+  const schedule::CostModel costs = runtime::costs_from_busy(typical, runtime::count_compute_actions(compute), latency_seconds);
 
   ScheduleResult result;
   result.schedule = compute.chunks > 1 ? schedule_ + " (v=" + std::to_string(compute.chunks) + ")" : schedule_;
-  result.pipe_ms = 1e3 * median(step_seconds_, "pipelined step times");
+  result.pipe_ms = 1e3 * runtime::median(step_seconds_, "pipelined step times");
   result.seq_ms = 1e3 * seq_seconds;
   result.simulated_bubble = schedule::simulate(compute, costs).bubble_fraction;
-  result.measured_bubble = median(measured_bubbles_, "measured bubbles");
-  result.executor_bubble = median(executor_bubbles_, "executor bubbles");
+  result.measured_bubble = runtime::median(measured_bubbles_, "measured bubbles");
+  result.executor_bubble = runtime::median(executor_bubbles_, "executor bubbles");
   std::vector<double> busy_per_rank;
-  for (const KindSeconds& busy : busy_) {
+  for (const runtime::KindSeconds& busy : busy_) {
     double total = 0.0;
     for (double b : busy) total += b;
     busy_per_rank.push_back(total / trainer_->layout().stages);
   }
-  result.busy_ms = 1e3 * median(busy_per_rank, "busy seconds per rank");
-  result.wait_ms = 1e3 * median(wait_seconds_, "wait seconds");
-  result.outside_ms = 1e3 * median(outside_seconds_, "seconds outside the executor");
+  result.busy_ms = 1e3 * runtime::median(busy_per_rank, "busy seconds per rank");
+  result.wait_ms = 1e3 * runtime::median(wait_seconds_, "wait seconds");
+  result.outside_ms = 1e3 * runtime::median(outside_seconds_, "seconds outside the executor");
   result.optimizer_ms = 1e3 * optimizer_seconds_;
   result.simulated_ms = 1e3 * schedule::simulate(compute, costs).makespan;
   result.f_ms = 1e3 * costs.forward;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/pipeline/measured_costs.h"
+#include "core/runtime/measured_costs.h"
 #include "bench/pipeline/results_table.h"
 #include "core/config/config.h"
 #include "core/runtime/trainer.h"
@@ -45,7 +45,7 @@ class ScheduleTiming {
   std::vector<double> step_seconds_;      // slowest rank
   std::vector<double> measured_bubbles_;  // Trainer::last_bubble_fraction()
   std::vector<double> executor_bubbles_;  // over the executor's compute span
-  std::vector<KindSeconds> busy_;         // per kind, summed over ranks
+  std::vector<runtime::KindSeconds> busy_;         // per kind, summed over ranks
   std::vector<double> wait_seconds_;      // blocked in receives, mean over ranks
   std::vector<double> outside_seconds_;   // step time minus the executor's compute span (slowest ranks)
   double optimizer_seconds_ = 0.0;

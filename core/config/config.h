@@ -47,6 +47,9 @@ struct PipelineSpec {
   // bytes per rank (parameters, gradients, optimizer state, stash) fit this budget; 0 = no limit
   // (core/runtime/schedule_choice.h).
   double memory_budget = 0;
+  // A measured cost profile (`sluice train --profile FILE`, core/schedule/cost_profile.h): auto simulates with it
+  // instead of the FLOP estimate, and the trainer lowers its schedule with those costs. Empty: FLOP estimates.
+  std::string costs;
   int chunks = 1;                    // model chunks per rank V
   int microbatches = 1;              // M per optimizer step (per data-parallel replica)
   model::RecomputeMode recompute = model::RecomputeMode::kNone;  // none | full | selective

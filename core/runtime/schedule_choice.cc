@@ -7,6 +7,7 @@
 #include "core/comm/mpi_context.h"
 #include "core/model/partition.h"
 #include "core/common/error.h"
+#include "core/schedule/cost_profile.h"
 #include "core/schedule/generators.h"
 
 namespace sluice::runtime {
@@ -41,6 +42,25 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
   return sizes;
 }
 
+// A measured profile (pipeline.costs) replaces the FLOP estimate's scale and its I = W = F: the stages keep their
+// FLOP shares of the model's forward, scaled so that they add up to the measured seconds per sample.
+void use_measured_costs(const schedule::CostProfile& profile, const std::vector<model::LayerShape>& shapes,
+                        schedule::SearchModel& m) {
+  double model_forward = 0.0;  // the FLOP estimate of one sample's forward, in the table's unit
+  for (const model::LayerShape& shape : shapes) model_forward += shape.flops / 3.0 / kFlopsPerTimeUnit;
+  if (!(model_forward > 0.0)) return;
+  const double seconds_per_unit = profile.forward_per_sample / model_forward;
+  auto estimate = m.stages;
+  m.stages = [estimate, seconds_per_unit](int chunks) {
+    std::vector<schedule::StageSizes> sizes = estimate(chunks);
+    for (schedule::StageSizes& stage : sizes) stage.forward_time_per_sample *= seconds_per_unit;
+    return sizes;
+  };
+  m.input_ratio = profile.backward_input_per_sample / profile.forward_per_sample;
+  m.weight_ratio = profile.backward_weight_per_sample / profile.forward_per_sample;
+  m.transfer = profile.message_seconds;
+}
+
 }  // namespace
 
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
@@ -52,6 +72,7 @@ schedule::SearchModel search_model(const config::Config& cfg, const std::vector<
   m.stages = [cfg, shapes](int chunks) { return stage_sizes(cfg, shapes, chunks); };
   m.budget_bytes = cfg.pipeline.memory_budget;
   m.max_chunks = 4;
+  if (!cfg.pipeline.costs.empty()) use_measured_costs(schedule::load_cost_profile(cfg.pipeline.costs), shapes, m);
   return m;
 }
 
@@ -67,10 +88,20 @@ ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<mode
   } catch (const Error& e) {
     throw Error(ErrorCode::kConfig, e.what());
   }
-  choice.report = schedule::format_candidates(choice.candidates, choice.chosen, model.budget_bytes) +
-                  "(costs from the FLOP estimate, time unit MFLOP; bytes: 4-byte parameters, gradients, optimizer "
-                  "state and each layer's input per stashed sample)\n";
+  const std::string basis = cfg.pipeline.costs.empty()
+                                ? "costs from the FLOP estimate, time unit MFLOP"
+                                : "costs measured in " + cfg.pipeline.costs + ", time unit seconds";
+  choice.report = schedule::format_candidates(choice.candidates, choice.chosen, model.budget_bytes) + "(" + basis +
+                  "; bytes: 4-byte parameters, gradients, optimizer state and each layer's input per stashed sample)\n";
   return choice;
+}
+
+std::optional<schedule::CostModel> planned_costs(const config::Config& cfg, int data_parallel) {
+  if (cfg.pipeline.costs.empty()) return std::nullopt;
+  const double per_replica = cfg.data.batch > 0 ? static_cast<double>(cfg.data.batch) / std::max(1, data_parallel) : 0.0;
+  const double rows = per_replica > 0.0 ? per_replica / cfg.pipeline.microbatches : 1.0;
+  return schedule::costs_for(schedule::load_cost_profile(cfg.pipeline.costs),
+                             cfg.pipeline.stages * cfg.pipeline.chunks, rows);
 }
 
 void apply(const schedule::Candidate& chosen, config::Config& cfg) {

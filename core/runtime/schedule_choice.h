@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ schedule::SearchModel search_model(const config::Config& cfg, const std::vector<
 // Throws Error(kConfig) when no candidate fits the budget.
 ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
                                int data_parallel);
+
+// The per-action costs of cfg.pipeline's layout from its measured profile (pipeline.costs), which the trainer lowers
+// its schedule with, as `sluice plan` does; nullopt without a profile (then the unit-cost lowering). Rows per
+// micro-batch: data.batch / replicas / micro-batches (one row when data.batch is not set). Throws Error(kIo /
+// kInvalidArgument) naming the file when it cannot be read.
+std::optional<schedule::CostModel> planned_costs(const config::Config& cfg, int data_parallel);
 
 // Writes the chosen candidate into `cfg.pipeline` in place of auto.
 void apply(const schedule::Candidate& chosen, config::Config& cfg);

@@ -123,7 +123,10 @@ void Trainer::build_local_state() {
   // Schedule first: a bad (schedule, P, M, V) combination is a config error worth reporting before
   // anything is allocated.
   schedule::Schedule compute = schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, V);
-  lowered_ = schedule::lower(compute);
+  // Lowered with the costs it was planned with (pipeline.costs), so the SEND/RECVs sit as `sluice plan` shows them;
+  // the compute order, hence every result bit, is the same either way.
+  const auto costs = planned_costs(cfg_, layout_.data_parallel);
+  lowered_ = costs ? schedule::lower(compute, *costs) : schedule::lower(compute);
   schedule::validate(lowered_);
 
   // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).

@@ -15,9 +15,10 @@ namespace schedule {
 // same relative order. Throws sluice::Error(kInvalidArgument) if `compute` is already lowered or cannot run.
 Schedule lower(const Schedule& compute);
 
-// The same with the serialization timed by `costs` (the ones the step will really have): each RECV then sits where
-// its data arrives in that timeline, so a transport that completes transfers in posting order (NCCL) loses nothing
-// to a RECV posted early (see replay.h). lower(compute) is this with unit costs, on a faster whole-number calendar.
+// The placement for the step's real `costs`: of the rendezvous play (rendezvous_placement.h), the time-ordered
+// placement (each RECV where its data arrives in the timeline timed by `costs`) and its deferred form, the first
+// whose posting-order (NCCL) and blocking (rendezvous) replays (replay.h) equal the compute-only makespan, else the
+// best of them (posting order within 1% first, then blocking within 1%). The compute order is `compute`'s.
 Schedule lower(const Schedule& compute, const CostModel& costs);
 
 }  // namespace schedule

@@ -9,6 +9,8 @@
 
 #include "core/common/error.h"
 #include "core/schedule/action.h"
+#include "core/schedule/kind_traits.h"
+#include "core/schedule/schedule.h"
 
 namespace sluice {
 namespace schedule {
@@ -22,6 +24,20 @@ struct PendingMessage {
   int microbatch;
   ActionKind send_kind;  // SEND_F or SEND_B
 };
+
+// The hand-over `action` (run on `rank`) starts, as its SEND end; false when the data stays on the rank.
+inline bool message_after(const Schedule& compute, int rank, const Action& action, PendingMessage& message) {
+  const int s = action.stage;
+  if (action.kind == ActionKind::F && s < compute.num_stages() - 1 && compute.rank_of(s + 1) != rank) {
+    message = {rank, s, action.microbatch, ActionKind::SEND_F};
+    return true;
+  }
+  if (produces_input_gradient(action.kind) && s > 0 && compute.rank_of(s - 1) != rank) {
+    message = {rank, s, action.microbatch, ActionKind::SEND_B};
+    return true;
+  }
+  return false;
+}
 
 // A ring of per-time-step slots: messages are added at most `max_delay` steps after the last drained time, so
 // the live steps never share a slot and slots keep their capacity instead of being allocated every step.

@@ -1,7 +1,6 @@
 #include "core/schedule/replay.h"
 
 #include <algorithm>
-#include <deque>
 #include <vector>
 
 #include "core/common/error.h"
@@ -30,7 +29,7 @@ class Replayer {
       : s_(schedule), costs_(costs), mode_(mode), transfer_(transfer_time(costs)),
         messages_(static_cast<size_t>(schedule.num_stages()) * 2 * schedule.microbatches),
         cursor_(schedule.ranks, 0), clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0),
-        fifo_(schedule.ranks) {}
+        oldest_(schedule.ranks, 0) {}
 
   double run() {
     for (int rank = 0; rank < s_.ranks; ++rank) ready_.push_back(rank);
@@ -42,7 +41,8 @@ class Replayer {
     }
     double makespan = 0.0;
     for (int rank = 0; rank < s_.ranks; ++rank) {
-      if (cursor_[rank] < s_.actions[rank].size() || !fifo_[rank].empty())
+      if (cursor_[rank] < s_.actions[rank].size() ||
+          (mode_ == TransferMode::kPostingOrder && oldest_open(rank) != nullptr))
         throw Error(ErrorCode::kInvalidArgument,
                     "replay of schedule '" + s_.name + "' under " + transfer_mode_name(mode_) +
                         " deadlocks: rank " + std::to_string(rank) + " stops at action " +
@@ -114,10 +114,7 @@ class Replayer {
     const bool sending = a.kind == ActionKind::SEND_F || a.kind == ActionKind::SEND_B;
     double& mine = sending ? m.send_post : m.recv_post;
     if (mine < 0.0) mine = clock_[rank];
-    if (mode_ == TransferMode::kPostingOrder) {
-      fifo_[rank].push_back(&a);
-      return true;
-    }
+    if (mode_ == TransferMode::kPostingOrder) return true;  // open from now on: oldest_open() finds it
     const double theirs = sending ? m.recv_post : m.send_post;
     if (theirs < 0.0) {
       m.waiter = rank;
@@ -131,25 +128,34 @@ class Replayer {
     return true;
   }
 
+  // The rank's oldest posted, not yet completed SEND/RECV (posting order), or nullptr.
+  const Action* oldest_open(int rank) {
+    const std::vector<Action>& list = s_.actions[rank];
+    size_t& i = oldest_[rank];
+    while (i < cursor_[rank] && is_compute(list[i].kind)) ++i;
+    return i < cursor_[rank] ? &list[i] : nullptr;
+  }
+
   // Posting order: a message completes once it is the oldest open one on both of its ranks. Completing one can
   // make the next ones on both ranks complete too, hence the stack of ranks to look at.
   void settle(int first) {
-    std::vector<int> look{first};
-    while (!look.empty()) {
-      const int rank = look.back();
-      look.pop_back();
-      while (!fifo_[rank].empty()) {
-        const Action& a = *fifo_[rank].front();
+    look_.assign(1, first);  // a member, so that this per-advance call does not allocate
+    while (!look_.empty()) {
+      const int rank = look_.back();
+      look_.pop_back();
+      while (const Action* oldest = oldest_open(rank)) {
+        const Action& a = *oldest;
         const int peer = peer_of(a);
-        if (fifo_[peer].empty() || key_of(*fifo_[peer].front()) != key_of(a)) break;
+        const Action* theirs = oldest_open(peer);
+        if (theirs == nullptr || key_of(*theirs) != key_of(a)) break;
         Message& m = messages_[key_of(a)];
         // The transfer starts once both ends are posted; it completes no earlier than either rank's older ones.
         m.complete = std::max({std::max(m.send_post, m.recv_post) + transfer_, last_done_[rank], last_done_[peer]});
         last_done_[rank] = last_done_[peer] = m.complete;
-        fifo_[rank].pop_front();
-        fifo_[peer].pop_front();
+        ++oldest_[rank];
+        ++oldest_[peer];
         wake(m);
-        look.push_back(peer);
+        look_.push_back(peer);
       }
     }
   }
@@ -162,8 +168,11 @@ class Replayer {
   std::vector<size_t> cursor_;
   std::vector<double> clock_;      // when the rank's last compute (or blocking transfer) ends
   std::vector<double> last_done_;  // when the rank's last completed message completed
-  std::vector<std::deque<const Action*>> fifo_;  // posting order: open messages, oldest first
+  // Posting order: a rank's open messages are the SEND/RECVs it has posted (before its cursor) and not completed,
+  // which complete in list order, so the oldest one's position is all that needs keeping.
+  std::vector<size_t> oldest_;
   std::vector<int> ready_;                       // ranks that may be able to move
+  std::vector<int> look_;                        // settle(): ranks whose oldest open message may complete
 };
 
 }  // namespace

@@ -53,8 +53,8 @@ Candidate evaluate(const SearchModel& model, const Shape& shape, const std::vect
   for (const StageSizes& stage : sizes) slowest = std::max(slowest, stage.forward_time_per_sample);
   CostModel costs;
   costs.forward = slowest * rows;
-  costs.backward_input = costs.forward * (recompute ? 2.0 : 1.0);
-  costs.backward_weight = costs.forward;
+  costs.backward_input = costs.forward * (model.input_ratio + (recompute ? 1.0 : 0.0));
+  costs.backward_weight = costs.forward * model.weight_ratio;
   costs.latency = model.transfer;
   const Schedule compute = make_schedule(shape.schedule, model.ranks, microbatches, shape.chunks);
   Candidate c;

@@ -30,6 +30,9 @@ struct SearchModel {
   double budget_bytes = 0;  // per rank; 0 = no limit
   int max_chunks = 4;       // interleaved tries v = 2..max_chunks
   double transfer = 0;      // time one activation takes between ranks
+  // I and W as multiples of F (the FLOP estimate: 1 and 1; a measured profile: its own ratios).
+  double input_ratio = 1;
+  double weight_ratio = 1;
 };
 
 struct Candidate {

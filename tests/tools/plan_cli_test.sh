@@ -33,6 +33,17 @@ assert plan["makespan_posting_order"] <= 35.5 * 1.01, plan["makespan_posting_ord
 assert plan["makespan_blocking"] >= plan["makespan"], plan["makespan_blocking"]
 PY
 "$SLUICE" plan --schedule zb-h1 --stages 4 --microbatches 8 | grep -q "posting order (NCCL)" || fail "text lacks transfers"
+# Issue 15's blocking repro: interleaved p=8 m=32 with unit costs replayed 294-296 with blocking pairs against 213
+# compute only; the costed lowering reaches 213 both ways, so plan reports no shortfall.
+interleaved="$("$SLUICE" plan --schedule interleaved --stages 8 --microbatches 32 --chunks 2)" || fail "interleaved run"
+echo "$interleaved" | grep -q "makespan 213 when transfers complete in posting order (NCCL), 213 with blocking" ||
+  fail "interleaved p=8 m=32 blocking replay: $(echo "$interleaved" | grep 'lowered SEND/RECV')"
+echo "$interleaved" | grep -q "no SEND/RECV placement" && fail "interleaved p=8 m=32 reports a shortfall"
+# With a message latency a blocking sender waits out every transfer: no placement reaches 1%, and plan says by how much.
+latency="$("$SLUICE" plan --schedule 1f1b --stages 4 --microbatches 8 --latency 0.25)" || fail "latency run"
+echo "$latency" | grep -q "no SEND/RECV placement found within 1% of compute only for blocking send/recv pairs: " ||
+  fail "latency case lacks the blocking shortfall line"
+echo "$latency" | grep -q "for posting order (NCCL)" && fail "latency case reports a posting-order shortfall"
 trace="$(mktemp -d)/trace.json"
 "$SLUICE" plan --schedule zb-v --stages 2 --microbatches 4 --format chrome --output "$trace" || fail "chrome run"
 grep -q '"traceEvents"' "$trace" || fail "chrome trace lacks traceEvents"

@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "core/common/error.h"
 #include "core/common/message_text.h"
 #include "core/schedule/chrome_trace.h"
+#include "core/schedule/cost_profile.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/render.h"
@@ -37,6 +39,7 @@ struct PlanOptions {
   int microbatches = 0;
   int chunks = 0;  // 0: the schedule's natural choice (2 for interleaved and zb-v, else 1)
   CostModel costs;
+  std::string costs_path;  // a measured profile (sluice train --profile) instead of --cost-* and --latency
   std::string format = "text";
   std::string output;
   std::string save_schedule_path;
@@ -99,6 +102,19 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
   out << "]}\n";
 }
 
+// The costed lowering keeps both replays within 1% of compute only where it finds a placement that does; where it
+// does not (blocking pairs with a message latency always cost the sender the transfer), say by how much.
+void write_transfer_shortfall(std::ostream& out, double compute_only, const TransferMakespans& transfers) {
+  const std::pair<const char*, double> replays[] = {{"posting order (NCCL)", transfers.posting_order},
+                                                    {"blocking send/recv pairs", transfers.blocking}};
+  for (const auto& [mode, makespan] : replays) {
+    if (compute_only <= 0.0 || makespan <= compute_only * 1.01) continue;
+    out << "no SEND/RECV placement found within 1% of compute only for " << mode << ": " << makespan << " vs "
+        << compute_only << " (+" << std::fixed << std::setprecision(1) << 100.0 * (makespan / compute_only - 1.0)
+        << "%)\n" << std::defaultfloat << std::setprecision(6);
+  }
+}
+
 void write_text(std::ostream& out, const Schedule& lowered, const SimulationResult& result, const CostModel& costs,
                 const TransferMakespans& transfers, const std::optional<ModelPlan>& model) {
   out << "schedule " << lowered.name << ": " << lowered.ranks << " ranks x " << lowered.chunks << " chunk(s), "
@@ -111,6 +127,7 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
   if (is_lowered(lowered))
     out << "with the lowered SEND/RECV: makespan " << transfers.posting_order << " when transfers complete in posting "
         << "order (NCCL), " << transfers.blocking << " with blocking send/recv pairs\n";
+  if (is_lowered(lowered)) write_transfer_shortfall(out, result.makespan, transfers);
   if (model)
     out << "recompute " << model->recompute << ", " << model->memory.rows
         << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward (measured per stage "
@@ -186,6 +203,18 @@ std::string resolve_auto(config::Config& cfg, PlanOptions& options) {
   return choice.report;
 }
 
+// The profile's per-sample costs for this layout: rows per micro-batch from the config's batch when there is one,
+// else those of the run that measured them.
+CostModel measured_costs(const std::string& path, const Schedule& compute, const std::optional<config::Config>& cfg) {
+  const CostProfile profile = load_cost_profile(path);
+  double rows = profile.microbatch_rows;
+  if (cfg && cfg->data.batch > 0) {
+    const int replicas = cfg->pipeline.data_parallel > 0 ? cfg->pipeline.data_parallel : 1;
+    rows = static_cast<double>(cfg->data.batch) / replicas / compute.microbatches;
+  }
+  return costs_for(profile, compute.num_stages(), rows);
+}
+
 Schedule build_schedule(const PlanOptions& options) {
   if (!options.from_file.empty()) {
     const Schedule loaded = load_schedule(options.from_file);
@@ -208,10 +237,13 @@ void run_plan(PlanOptions options) {
     throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
   if (!options.config_path.empty()) {
     cfg = config::parse_config(options.config_path, options.overrides);
+    if (!options.costs_path.empty()) cfg->pipeline.costs = options.costs_path;  // auto chooses with them too
+    options.costs_path = cfg->pipeline.costs;
     take_unset_from_config(options, *cfg);
     if (options.schedule == "auto") auto_report = resolve_auto(*cfg, options);
   }
   const Schedule compute = build_schedule(options);
+  if (!options.costs_path.empty()) options.costs = measured_costs(options.costs_path, compute, cfg);
   std::optional<ModelPlan> model;
   if (cfg) model = plan_model(*cfg, compute, options.costs);
   // Lowered with the costs the plan simulates, so that RECVs sit where their data arrives (no posting-order loss).
@@ -263,6 +295,10 @@ void register_plan_command(CLI::App& app) {
   plan->add_option("--cost-i", options->costs.backward_input, "Backward-for-input cost")->check(CLI::NonNegativeNumber);
   plan->add_option("--cost-w", options->costs.backward_weight, "Backward-for-weight cost")->check(CLI::NonNegativeNumber);
   plan->add_option("--latency", options->costs.latency, "Per-message latency")->check(CLI::NonNegativeNumber);
+  plan->add_option("--costs", options->costs_path,
+                   "Measured cost profile (sluice train --profile FILE) instead of --cost-* and --latency; with "
+                   "CONFIG it also replaces pipeline.costs")
+      ->check(CLI::ExistingFile);
   plan->add_option("--bytes", options->costs.bytes_per_message, "Bytes per message")->check(CLI::NonNegativeNumber);
   plan->add_option("--bandwidth", options->costs.bandwidth, "Bytes per time unit")->check(CLI::NonNegativeNumber);
   plan->add_option("--format", options->format, "Output format")

@@ -1,14 +1,14 @@
-#include "bench/pipeline/measured_costs.h"
+#include "core/runtime/measured_costs.h"
 
 #include <algorithm>
 #include <string>
 
 #include "core/common/error.h"
 
-namespace sluice::bench {
+namespace sluice::runtime {
 namespace {
 
-int index_of(runtime::ComputeKind kind) { return static_cast<int>(kind); }
+int index_of(ComputeKind kind) { return static_cast<int>(kind); }
 
 }  // namespace
 
@@ -17,10 +17,10 @@ KindCounts count_compute_actions(const schedule::Schedule& schedule) {
   for (const auto& list : schedule.actions) {
     for (const schedule::Action& a : list) {
       switch (a.kind) {
-        case schedule::ActionKind::F: ++counts[index_of(runtime::ComputeKind::kF)]; break;
-        case schedule::ActionKind::B: ++counts[index_of(runtime::ComputeKind::kB)]; break;
-        case schedule::ActionKind::I: ++counts[index_of(runtime::ComputeKind::kI)]; break;
-        case schedule::ActionKind::W: ++counts[index_of(runtime::ComputeKind::kW)]; break;
+        case schedule::ActionKind::F: ++counts[index_of(ComputeKind::kF)]; break;
+        case schedule::ActionKind::B: ++counts[index_of(ComputeKind::kB)]; break;
+        case schedule::ActionKind::I: ++counts[index_of(ComputeKind::kI)]; break;
+        case schedule::ActionKind::W: ++counts[index_of(ComputeKind::kW)]; break;
         default: break;  // communication costs come from the measured latency
       }
     }
@@ -29,8 +29,8 @@ KindCounts count_compute_actions(const schedule::Schedule& schedule) {
 }
 
 schedule::CostModel costs_from_busy(const KindSeconds& busy, const KindCounts& counts, double latency) {
-  const int f = index_of(runtime::ComputeKind::kF), b = index_of(runtime::ComputeKind::kB),
-            i = index_of(runtime::ComputeKind::kI), w = index_of(runtime::ComputeKind::kW);
+  const int f = index_of(ComputeKind::kF), b = index_of(ComputeKind::kB),
+            i = index_of(ComputeKind::kI), w = index_of(ComputeKind::kW);
   if (counts[f] == 0) throw Error(ErrorCode::kInvalidArgument, "measured costs: the schedule has no F action");
   if (counts[i] != counts[w]) {
     throw Error(ErrorCode::kInvalidArgument, "measured costs: the schedule has " + std::to_string(counts[i]) +
@@ -62,4 +62,4 @@ double median(std::vector<double> values, const char* what) {
   return 0.5 * (lower + upper);
 }
 
-}  // namespace sluice::bench
+}  // namespace sluice::runtime

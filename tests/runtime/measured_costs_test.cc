@@ -1,4 +1,4 @@
-#include "bench/pipeline/measured_costs.h"
+#include "core/runtime/measured_costs.h"
 
 #include <gtest/gtest.h>
 
@@ -6,13 +6,13 @@
 #include "core/schedule/generators.h"
 #include "core/schedule/simulator.h"
 
-namespace sluice::bench {
+namespace sluice::runtime {
 namespace {
 
-constexpr int kF = static_cast<int>(runtime::ComputeKind::kF);
-constexpr int kB = static_cast<int>(runtime::ComputeKind::kB);
-constexpr int kI = static_cast<int>(runtime::ComputeKind::kI);
-constexpr int kW = static_cast<int>(runtime::ComputeKind::kW);
+constexpr int kF = static_cast<int>(ComputeKind::kF);
+constexpr int kB = static_cast<int>(ComputeKind::kB);
+constexpr int kI = static_cast<int>(ComputeKind::kI);
+constexpr int kW = static_cast<int>(ComputeKind::kW);
 
 // Every (stage, micro-batch) runs one forward and one backward: P*V*M of each.
 TEST(CountComputeActions, FusedScheduleHasOneForwardAndOneBackwardPerStageAndMicrobatch) {
@@ -112,4 +112,4 @@ TEST(Median, OfNothingNamesWhatWasMissing) {
 }
 
 }  // namespace
-}  // namespace sluice::bench
+}  // namespace sluice::runtime

@@ -1,13 +1,13 @@
-#include "bench/pipeline/message_latency.h"
+#include "core/runtime/message_latency.h"
 
 #include <string>
 #include <vector>
 
-#include "bench/pipeline/measured_costs.h"
+#include "core/runtime/measured_costs.h"
 #include "core/comm/mpi_context.h"
 #include "core/common/error.h"
 
-namespace sluice::bench {
+namespace sluice::runtime {
 
 double one_way_message_seconds(MPI_Comm comm, int a, int b, int64_t floats, int repetitions) {
   int size = 0, rank = 0;
@@ -44,4 +44,4 @@ double one_way_message_seconds(MPI_Comm comm, int a, int b, int64_t floats, int 
   return result;
 }
 
-}  // namespace sluice::bench
+}  // namespace sluice::runtime

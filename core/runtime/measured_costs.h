@@ -10,11 +10,11 @@
 #include "core/schedule/cost_model.h"
 #include "core/schedule/schedule.h"
 
-namespace sluice::bench {
+namespace sluice::runtime {
 
-// Number of compute actions of each kind (indexed by runtime::ComputeKind) in the whole schedule.
-using KindCounts = std::array<int, runtime::kNumComputeKinds>;
-using KindSeconds = std::array<double, runtime::kNumComputeKinds>;
+// Number of compute actions of each kind (indexed by ComputeKind) in the whole schedule.
+using KindCounts = std::array<int, kNumComputeKinds>;
+using KindSeconds = std::array<double, kNumComputeKinds>;
 
 KindCounts count_compute_actions(const schedule::Schedule& schedule);
 
@@ -33,4 +33,4 @@ schedule::CostModel costs_from_busy(const KindSeconds& busy, const KindCounts& c
 // naming `what` if `values` is empty.
 double median(std::vector<double> values, const char* what);
 
-}  // namespace sluice::bench
+}  // namespace sluice::runtime

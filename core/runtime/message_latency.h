@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace sluice::bench {
+namespace sluice::runtime {
 
 // Collective over `comm`. Ranks `a` and `b` exchange `floats`-sized messages `repetitions` times after a
 // warm-up; every rank returns the median one-way time in seconds (half a round trip). Other ranks idle.
@@ -14,4 +14,4 @@ namespace sluice::bench {
 // are not positive.
 double one_way_message_seconds(MPI_Comm comm, int a, int b, int64_t floats, int repetitions = 50);
 
-}  // namespace sluice::bench
+}  // namespace sluice::runtime

@@ -1,0 +1,83 @@
+// Measured cost profiles (cost_profile.h): the text round-trips, per-sample figures scale to any layout, and a
+// malformed file is refused naming what is wrong.
+#include "core/schedule/cost_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/common/error.h"
+
+namespace sluice {
+namespace schedule {
+namespace {
+
+CostModel measured() {
+  CostModel costs;
+  costs.forward = 0.003;
+  costs.backward_input = 0.0025;
+  costs.backward_weight = 0.0015;
+  costs.latency = 1.7e-5;
+  return costs;
+}
+
+TEST(CostProfileTest, ProfileOfALayoutGivesItsOwnCostsBackAndScalesWithRowsAndStages) {
+  const CostProfile profile = profile_from(measured(), 4, 32, "1f1b stages 4 chunks 1");
+  const CostModel same = costs_for(profile, 4, 32);
+  EXPECT_DOUBLE_EQ(same.forward, 0.003);
+  EXPECT_DOUBLE_EQ(same.backward_input, 0.0025);
+  EXPECT_DOUBLE_EQ(same.backward_weight, 0.0015);
+  EXPECT_DOUBLE_EQ(same.latency, 1.7e-5);
+  // Twice the rows, twice the stages (each holding half as many layers): the same per-action cost.
+  EXPECT_DOUBLE_EQ(costs_for(profile, 8, 64).forward, 0.003);
+  // Half the rows on the same stages: half the cost; the message time does not scale.
+  EXPECT_DOUBLE_EQ(costs_for(profile, 4, 16).backward_weight, 0.00075);
+  EXPECT_DOUBLE_EQ(costs_for(profile, 4, 16).latency, 1.7e-5);
+  EXPECT_THROW(costs_for(profile, 0, 16), Error);
+  EXPECT_THROW(costs_for(profile, 4, 0), Error);
+}
+
+TEST(CostProfileTest, TextRoundTripsExactly) {
+  const CostProfile profile = profile_from(measured(), 3, 7, "zb-v stages 3 chunks 2");
+  const CostProfile back = parse_cost_profile(to_text(profile));
+  EXPECT_EQ(back.forward_per_sample, profile.forward_per_sample);
+  EXPECT_EQ(back.backward_input_per_sample, profile.backward_input_per_sample);
+  EXPECT_EQ(back.backward_weight_per_sample, profile.backward_weight_per_sample);
+  EXPECT_EQ(back.message_seconds, profile.message_seconds);
+  EXPECT_EQ(back.microbatch_rows, 7);
+  EXPECT_EQ(back.measured_with, "zb-v stages 3 chunks 2");
+  EXPECT_EQ(to_text(back), to_text(profile));
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    parse_cost_profile(text, "p.txt");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(CostProfileTest, MalformedProfilesNameTheProblem) {
+  const std::string good =
+      "sluice_cost_profile 1\nforward_seconds_per_sample 1e-5\nbackward_input_seconds_per_sample 1e-5\n"
+      "backward_weight_seconds_per_sample 5e-6\nmessage_seconds 2e-5\n";
+  EXPECT_EQ(refusal(good), "accepted");
+  EXPECT_EQ(parse_cost_profile(good + "# a comment\n").microbatch_rows, 1);
+  EXPECT_NE(refusal(good + "forward_seconds_per_sample 1\n").find("line 6: duplicate key"), std::string::npos);
+  EXPECT_NE(refusal(good + "speed 3\n").find("unknown key 'speed'"), std::string::npos);
+  EXPECT_NE(refusal(good + "microbatch_rows 0\n").find("microbatch_rows must be positive"), std::string::npos);
+  EXPECT_NE(refusal("sluice_cost_profile 2\n").find("unsupported version"), std::string::npos);
+  EXPECT_NE(refusal("forward_seconds_per_sample 1\n").find("missing the 'sluice_cost_profile 1' line"),
+            std::string::npos);
+  EXPECT_NE(refusal("sluice_cost_profile 1\nforward_seconds_per_sample -1\n").find("finite number >= 0"),
+            std::string::npos);
+  EXPECT_NE(refusal("sluice_cost_profile 1\nforward_seconds_per_sample 1\n").find("missing backward_input"),
+            std::string::npos);
+  EXPECT_NE(refusal("sluice_cost_profile 1\n").find("cost profile p.txt: missing"), std::string::npos);
+  EXPECT_THROW(load_cost_profile("/nonexistent/profile.txt"), Error);
+}
+
+}  // namespace
+}  // namespace schedule
+}  // namespace sluice
