@@ -44,7 +44,8 @@ run_suite() {
   log=$(mktemp /tmp/sluice-test.XXXXXX)
   started=$(date +%s)
   echo "=== ${name} configuration: bazel test $*"
-  bazel test "$@" --test_summary=short 2>&1 | tee "$log"
+  # Flags first: the asan suite ends its arguments with "-- PATTERNS", after which everything is a pattern.
+  bazel test --test_summary=short "$@" 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
   failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY)' "$log" || true)
