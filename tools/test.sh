@@ -7,9 +7,10 @@
 #   default  `bazel test //...`                                         every test target
 #   cuda     `bazel build --config=cuda //...`, then `bazel test --config=cuda` of the tests whose code differs
 #            under cuda: the test targets that depend on a target with a select() on //:cuda_enabled (69 of 148).
-#            CUT TO FIT CI's 90 MINUTES: with asan, fuzz and mpich added, running all 148 again under cuda did not
-#            fit a cold run (docs/CI.md, "Time budget"); the other tests run the same code as the default
-#            configuration. SLUICE_CUDA_TESTS=all runs every test. Only when the CUDA toolkit is installed
+#            CUT TO FIT CI's 90 MINUTES: with asan, fuzz and mpich added, a cold run is estimated at ~75 min on 2
+#            cores (docs/CI.md, "Time budget"; not measured end to end), too close to 90 to run all 148 tests again
+#            under cuda; the other tests run the same code as the default configuration. SLUICE_CUDA_TESTS=all
+#            runs every test. Only when the CUDA toolkit is installed
 #            (/usr/local/cuda/bin/nvcc; it comes with the machine image, not from apt, so without it this part is
 #            skipped and says why); without a GPU the GPU tests skip with their reason.
 #   asan     `bazel test --config=asan --build_tests_only --test_tag_filters=-no_asan -- //... -//tests/slurm/...`
