@@ -1,6 +1,7 @@
 #include "checkpoint/reader.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <set>
@@ -264,10 +265,31 @@ std::vector<std::string> Reader::paths_of_layer(int layer) const {
   return result;
 }
 
+namespace {
+
+// The dims come from the file: a damaged or crafted header must not make the reader allocate (and zero) more
+// memory than the file could hold, which ends in an OOM kill rather than an error. Sluice writes every dataset
+// uncompressed, so a dataset's data is never larger than its file (found by //tests/fuzz:checkpoint_inspect_fuzzer).
+void require_fits_in_file(const std::string& file, const std::string& object, int64_t count, size_t element_size) {
+  const int64_t bytes =
+      checked_mul(count, static_cast<int64_t>(element_size), "checkpoint dataset byte count", ErrorCode::kCheckpoint);
+  std::error_code error;
+  const std::uintmax_t file_bytes = std::filesystem::file_size(file, error);
+  if (!error && static_cast<std::uintmax_t>(bytes) > file_bytes) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file, object,
+                                   "its dims claim " + std::to_string(bytes) + " bytes, more than the file's " +
+                                       std::to_string(file_bytes) + " (damaged or not written by Sluice)"));
+  }
+}
+
+}  // namespace
+
 Entry Reader::read(const std::string& path) const {
   Entry entry{path, dims(path), {}};
   int64_t count = 1;
   for (int64_t dim : entry.dims) count = checked_mul(count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
+  require_fits_in_file(file_, "dataset " + path, count, sizeof(float));
   entry.data.resize(static_cast<size_t>(count));
   read_into(path, entry.data.data(), entry.data.size());
   return entry;
@@ -299,6 +321,7 @@ void verify_application(const Reader& reader, const std::string& path) {
     count = checked_mul(count, dim, "checkpoint application array element count", ErrorCode::kCheckpoint);
   }
   const DataType type = reader.application_type(path);
+  require_fits_in_file(reader.file(), "dataset " + path, count, data_type_size(type));
   std::vector<unsigned char> scratch(static_cast<size_t>(count) * data_type_size(type));
   reader.read_application(path, type, scratch.data(), static_cast<size_t>(count));
 }

@@ -29,6 +29,20 @@ export TMPDIR="$private_tmp"
 export OMPI_MCA_orte_tmpdir_base="$private_tmp"
 export OMPI_MCA_btl_vader_backing_directory="$private_tmp"
 
-# Tests run as root in containers and may ask for more ranks than cores (2 here); shared memory is the only
-# transport a single-node test needs.
-mpirun --allow-run-as-root --oversubscribe -np "$ranks" --mca btl self,vader "$binary" "$@"
+# SLUICE_MPI_FLAVOR (set by --config=mpich in .bazelrc): which MPI the binary was built against, hence which
+# launcher starts it; a binary must be launched by its own MPI's mpiexec.
+case "${SLUICE_MPI_FLAVOR:-openmpi}" in
+  openmpi)
+    # Tests run as root in containers and may ask for more ranks than cores (2 here); shared memory is the only
+    # transport a single-node test needs.
+    mpirun --allow-run-as-root --oversubscribe -np "$ranks" --mca btl self,vader "$binary" "$@"
+    ;;
+  mpich)
+    # Hydra's fork launcher: every rank on this machine, no ssh; MPICH runs as root and oversubscribes as is.
+    mpiexec.mpich -launcher fork -n "$ranks" "$binary" "$@"
+    ;;
+  *)
+    echo "$0: SLUICE_MPI_FLAVOR must be openmpi or mpich, got '${SLUICE_MPI_FLAVOR}'" >&2
+    exit 2
+    ;;
+esac

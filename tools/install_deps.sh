@@ -10,6 +10,12 @@ packages=(
   libopenblas-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev libdeflate-dev
   python3 valgrind procps patchelf
   slurmd slurmctld slurm-client munge
+  # --config=fuzz (tests/fuzz): clang 14; libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer*.a) and the
+  # clang sanitizer runtimes; llvm-14 has llvm-symbolizer, which turns sanitizer reports into file:line.
+  clang-14 libclang-rt-14-dev llvm-14
+  # --config=mpich: the second MPI and its parallel HDF5. They install beside Open MPI's; Debian's alternatives
+  # keep Open MPI as mpicc/mpirun (priority 50 against 40).
+  libmpich-dev mpich libhdf5-mpich-dev
 )
 
 missing=()

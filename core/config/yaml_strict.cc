@@ -1,6 +1,9 @@
 #include "core/config/yaml_strict.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "core/common/error.h"
@@ -21,16 +24,53 @@ std::string child_path(const std::string& parent, const std::string& key) {
   throw Error(ErrorCode::kConfig, "config: " + (where.empty() ? "" : where + ": ") + problem);
 }
 
+// Parser events that only note where each document's root node starts (no nodes are built): the line that
+// YAML::LoadAll's documents[i].Mark() gave.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> roots;
+
+  void OnDocumentStart(const YAML::Mark&) override { root_pending_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { note(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { note(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    note(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    note(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& mark) {
+    if (root_pending_) roots.push_back(mark);
+    root_pending_ = false;
+  }
+  bool root_pending_ = false;
+};
+
 }  // namespace
 
 YAML::Node load_one_document(const std::string& text, const std::string& where) {
-  const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-  if (documents.empty()) return YAML::Node();
-  if (documents.size() > 1) {
-    fail(where, "a second YAML document starts at line " + line_of(documents[1].Mark()) +
+  // Not YAML::LoadAll: on some malformed text yaml-cpp 0.7's parser keeps reporting new empty documents without
+  // moving on, and LoadAll then loops for ever, growing (found by //tests/fuzz:config_parser_fuzzer; reproducer
+  // tests/fuzz/corpus/config_parser/loadall_endless_documents.yaml). Asking the parser for at most two
+  // documents is all the "one document" rule needs.
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  if (!parser.HandleNextDocument(starts)) return YAML::Node();
+  if (parser.HandleNextDocument(starts)) {
+    fail(where, "a second YAML document starts at line " + line_of(starts.roots.size() > 1 ? starts.roots[1] : YAML::Mark::null_mark()) +
                     " (after \"---\"); a config is one document, and the second would be ignored");
   }
-  return documents[0];
+  return YAML::Load(text);
 }
 
 void require_unique_keys(const YAML::Node& node, const std::string& path, const std::string& where) {
