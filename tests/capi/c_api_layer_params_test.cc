@@ -74,7 +74,8 @@ std::vector<float> get(sluice_trainer* t, int layer) {
 bool same_everywhere(const std::vector<float>& values) {
   std::vector<float> root = values;
   MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  int same = std::memcmp(root.data(), values.data(), values.size() * sizeof(float)) == 0 ? 1 : 0;
+  // An empty vector's data() may be null, which memcmp must not get even for 0 bytes.
+  int same = values.empty() || std::memcmp(root.data(), values.data(), values.size() * sizeof(float)) == 0 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return same == 1;
 }
