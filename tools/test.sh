@@ -2,8 +2,8 @@
 # The whole test suite: installs what is missing, builds everything, runs every test target, and ends with
 # the line "N passed, N failed" (counts of test targets, summed over the configurations below).
 #
-# Five configurations, one after the other, each in its own output folder (--platform_suffix in .bazelrc), so
-# none evicts another's outputs (docs/CI.md has what each one checks and measured times):
+# Five configurations, run in the order default, cuda, fuzz, mpich, asan, each in its own output folder
+# (--platform_suffix in .bazelrc), so none evicts another's outputs (docs/CI.md has what each one checks and measured times):
 #   default  `bazel test //...`                                         every test target
 #   cuda     `bazel build --config=cuda //...`, then `bazel test --config=cuda` of the tests whose code differs
 #            under cuda: the test targets that depend on a target with a select() on //:cuda_enabled (69 of 148).

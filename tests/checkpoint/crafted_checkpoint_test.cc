@@ -37,7 +37,9 @@ uint32_t crc_of(const std::string& header, const void* bytes, size_t size) {
 }
 
 void set_crc(hid_t dataset, uint32_t crc) {
-  if (H5Aexists(dataset, "crc32") > 0) ASSERT_GE(H5Adelete(dataset, "crc32"), 0);
+  if (H5Aexists(dataset, "crc32") > 0) {
+    ASSERT_GE(H5Adelete(dataset, "crc32"), 0);
+  }
   const hid_t scalar = H5Screate(H5S_SCALAR);
   const hid_t attribute = H5Acreate2(dataset, "crc32", H5T_STD_U32LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(attribute, 0);
