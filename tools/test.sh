@@ -2,7 +2,7 @@
 # The whole test suite: installs what is missing, builds everything, runs every test target, and ends with
 # the line "N passed, N failed" (counts of test targets, summed over the configurations below).
 #
-# Five configurations, run in the order default, cuda, fuzz, mpich, asan, each in its own output folder
+# Five configurations, run in the order default, asan, fuzz, mpich, cuda, each in its own output folder
 # (--platform_suffix in .bazelrc), so none evicts another's outputs (docs/CI.md has what each one checks and measured times):
 #   default  `bazel test //...`                                         every test target
 #   cuda     `bazel build --config=cuda //...`, then `bazel test --config=cuda` of the tests whose code differs
@@ -27,7 +27,8 @@
 # SLUICE_TIME_BUDGET_S set) every configuration after the first gets only what is left of the budget (82 min
 # from the start of this script by default): one that would start with less than 5 minutes left is skipped, and one
 # that runs out is stopped; both are reported as such on their summary line and counted neither passed nor failed.
-# The order puts the cheapest checks of the most code first: default, cuda, fuzz, mpich, asan.
+# The order: default, asan, fuzz, mpich, cuda; cuda last because without a GPU it mostly re-runs the default
+# configuration's tests against a build that differs only in the GPU code (which it still compiles).
 set -uo pipefail
 readonly script_started=$(date +%s)
 if [ -n "${SLUICE_TIME_BUDGET_S:-}" ]; then
@@ -105,6 +106,13 @@ wanted() { [[ " $configs " == *" $1 "* ]]; }
 
 wanted default && run_suite default //...
 
+if wanted asan; then
+  skipped_by_tag no_asan //...
+  # Absolute path: tests run in their runfiles tree, where the suppression file is not.
+  run_suite asan --config=asan --build_tests_only --test_tag_filters=-no_asan \
+    --test_env=LSAN_OPTIONS="suppressions=$PWD/tools/ci/lsan.supp:print_suppressions=0" "${not_slurm[@]}"
+fi
+
 if wanted cuda; then
   if [ "${SLUICE_SKIP_CUDA:-0}" = 1 ]; then
     summaries+=("cuda configuration: skipped (SLUICE_SKIP_CUDA=1)")
@@ -135,12 +143,6 @@ if wanted mpich; then
   run_suite mpich --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...
 fi
 
-if wanted asan; then
-  skipped_by_tag no_asan //...
-  # Absolute path: tests run in their runfiles tree, where the suppression file is not.
-  run_suite asan --config=asan --build_tests_only --test_tag_filters=-no_asan \
-    --test_env=LSAN_OPTIONS="suppressions=$PWD/tools/ci/lsan.supp:print_suppressions=0" "${not_slurm[@]}"
-fi
 
 printf '%s\n' "${summaries[@]}"
 echo "${total_passed} passed, ${total_failed} failed"
