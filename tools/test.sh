@@ -113,6 +113,17 @@ if wanted asan; then
     --test_env=LSAN_OPTIONS="suppressions=$PWD/tools/ci/lsan.supp:print_suppressions=0" "${not_slurm[@]}"
 fi
 
+
+if wanted fuzz; then
+  SLUICE_FUZZ_SECONDS="${SLUICE_FUZZ_SECONDS:-60}" run_suite fuzz --config=fuzz //tests/fuzz/...
+fi
+
+if wanted mpich; then
+  skipped_by_tag no_mpich //tests/capi/...
+  run_suite mpich --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...
+fi
+
+
 if wanted cuda; then
   if [ "${SLUICE_SKIP_CUDA:-0}" = 1 ]; then
     summaries+=("cuda configuration: skipped (SLUICE_SKIP_CUDA=1)")
@@ -132,17 +143,6 @@ if wanted cuda; then
     run_suite cuda --config=cuda //...
   fi
 fi
-
-
-if wanted fuzz; then
-  SLUICE_FUZZ_SECONDS="${SLUICE_FUZZ_SECONDS:-60}" run_suite fuzz --config=fuzz //tests/fuzz/...
-fi
-
-if wanted mpich; then
-  skipped_by_tag no_mpich //tests/capi/...
-  run_suite mpich --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...
-fi
-
 
 printf '%s\n' "${summaries[@]}"
 echo "${total_passed} passed, ${total_failed} failed"
