@@ -113,7 +113,6 @@ if wanted asan; then
     --test_env=LSAN_OPTIONS="suppressions=$PWD/tools/ci/lsan.supp:print_suppressions=0" "${not_slurm[@]}"
 fi
 
-
 if wanted fuzz; then
   SLUICE_FUZZ_SECONDS="${SLUICE_FUZZ_SECONDS:-60}" run_suite fuzz --config=fuzz //tests/fuzz/...
 fi
@@ -123,7 +122,6 @@ if wanted mpich; then
   run_suite mpich --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...
 fi
 
-
 if wanted cuda; then
   if [ "${SLUICE_SKIP_CUDA:-0}" = 1 ]; then
     summaries+=("cuda configuration: skipped (SLUICE_SKIP_CUDA=1)")
@@ -131,9 +129,18 @@ if wanted cuda; then
     summaries+=("cuda configuration: skipped (no CUDA toolkit: $nvcc not found; it comes with the machine image)")
   elif [ "${SLUICE_CUDA_TESTS:-affected}" = affected ]; then
     # Building everything first makes a target that fails to compile under cuda a failure even if no test uses it.
-    if bazel build --config=cuda //...; then
+    # Under the time budget the build gets what is left (run_suite then finds how much remains for the tests).
+    cuda_build_limit=()
+    if [ "$budget_s" -gt 0 ]; then
+      cuda_build_limit=(timeout --signal=INT --kill-after=60 $((budget_s - ($(date +%s) - script_started))))
+    fi
+    if [ "$budget_s" -gt 0 ] && [ $((budget_s - ($(date +%s) - script_started))) -lt 300 ]; then
+      summaries+=("cuda configuration: skipped, under 300 s left of the ${budget_s} s time budget (not counted)")
+    elif "${cuda_build_limit[@]}" bazel build --config=cuda //...; then
       mapfile -t affected < <(cuda_affected_tests)
       run_suite cuda --config=cuda "${affected[@]}"
+    elif [ "${#cuda_build_limit[@]}" -gt 0 ] && [ $((budget_s - ($(date +%s) - script_started))) -le 0 ]; then
+      summaries+=("cuda configuration: build stopped by the ${budget_s} s time budget (not counted)")
     else
       all_ok=0
       total_failed=$((total_failed + 1))
