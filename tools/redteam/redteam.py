@@ -5,7 +5,7 @@ Four campaigns, each counting crashes, hangs and silent acceptances:
   configs      mutated YAML configs and --set overrides through `sluice train` (1 rank; a share on 4 ranks)
   checkpoints  corrupted checkpoint files through `sluice inspect` and `sluice train --resume`
   datafiles    corrupted HDF5 data files through `sluice train` with data.type = hdf5
-  faults       kill -9 / SIGSTOP / SIGTERM of one rank or of mpirun during a 4-rank run with checkpoints
+  faults       kill -9 / SIGSTOP / SIGTERM of one rank, SIGTERM of the launcher (tools/sluice_mpirun.sh), kill -9 of mpirun during a 4-rank run with checkpoints
 
 A *crash* is a death by signal or a crash marker on stderr (sanitizer report, std::terminate, "please report").
 A *hang* is a run that outlives its bound. A *silent acceptance* is a run that succeeds on input that is
