@@ -51,9 +51,18 @@ def wait_first_save(directory):
 
 
 def mpirun_pid(proc):
-    """The launcher's child (mpirun runs in its own session under it)."""
-    found = children(proc.pid)
-    return found[0] if found else None
+    """mpirun among the launcher's descendants (the launcher runs it from a subshell, in a session of its own)."""
+    pending = children(proc.pid)
+    while pending:
+        pid = pending.pop()
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "mpirun":
+                    return pid
+        except OSError:
+            continue
+        pending += children(pid)
+    return None
 
 
 def inject(proc, fault, rng):
