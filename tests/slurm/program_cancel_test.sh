@@ -19,31 +19,8 @@ steps=400
 delay_ms=20  # ~8 s of steps per run on an idle machine: the signals land mid-run
 
 work="$(mktemp -d /tmp/sl-prog.XXXXXX)"
-cleanup() {
-  local status=$?
-  "$stop_slurm" "$work/slurm" || true
-  if [ "$status" -ne 0 ]; then
-    for f in "$work"/job/*.out "$work"/job/*.err "$work"/*.log; do
-      [ -f "$f" ] && { echo "---- $f ----" >&2; tail -n 40 "$f" >&2; }
-    done
-    echo "---- slurmctld ----" >&2; tail -n 30 "$work/slurm/log/slurmctld.log" >&2 2>/dev/null || true
-  fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# poll SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds; fails after SECONDS.
-poll() {
-  local limit=$(( $1 * 10 )); shift
-  for _ in $(seq "$limit"); do "$@" && return 0; sleep 0.1; done
-  return 1
-}
-steps_in() { local n; n="$(grep -c '^step ' "$1" 2>/dev/null)" || true; echo "${n:-0}"; }
-has_steps() { [ "$(steps_in "$1")" -ge "$2" ]; }
-job_gone() { ! scontrol show job "$1" > /dev/null 2>&1; }
-job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# cleanup/fail/poll and the job queries (cancel_test_lib.sh)
+source "$(dirname "$0")/cancel_test_lib.sh"
 job_id_of() { sed -n 's/^Submitted batch job \([0-9][0-9]*\)$/\1/p' "$1"; }
 
 # --- the program, built against the installed library ----------------------------------------------------
