@@ -12,6 +12,7 @@
 #include "capi/status.h"
 #include "core/common/log.h"
 #include "core/comm/agreement.h"
+#include "core/comm/request_wait.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/application_state.h"
 #include "core/runtime/evaluation.h"
@@ -25,11 +26,7 @@
 struct sluice_trainer {
   MPI_Comm comm = MPI_COMM_NULL;            // the host's communicator, handed to the trainer
   MPI_Comm agreement_comm = MPI_COMM_NULL;  // Sluice's duplicate for the create-time agreement
-  ~sluice_trainer() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && agreement_comm != MPI_COMM_NULL) MPI_Comm_free(&agreement_comm);
-  }
+  ~sluice_trainer() { sluice::comm::release_communicator(agreement_comm); }
   sluice::config::Config config;
   sluice::model::CustomLayerRegistry custom_layers;
   std::map<std::string, int64_t> custom_out_features;  // for sluice_trainer_features before start

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/comm/request_wait.h"
+
 namespace sluice::comm {
 namespace {
 
@@ -364,6 +366,9 @@ Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>
       w = report_and_wait(comm, report, deadline);
     }
     Verdict v = to_verdict(w, rank, what);
+    // Messages of this call (or of the step before it) may still arrive from the silent rank: its communicators
+    // must not be freed for reuse (request_wait.h, release_communicator).
+    if (v.error && v.error->code() == ErrorCode::kTimeout) note_communication_abandoned();
     // A timeout verdict names the silent rank; what this rank itself timed out waiting for adds where it stuck.
     if (v.error && v.origin < 0 && mine && mine->code() == ErrorCode::kTimeout && v.error->code() == ErrorCode::kTimeout) {
       v.error = Error(ErrorCode::kTimeout, std::string(v.error->what()) + "; this rank timed out waiting for: " +

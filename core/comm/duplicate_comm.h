@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/comm/mpi_context.h"
+#include "core/comm/request_wait.h"
 
 namespace sluice::comm {
 
@@ -16,7 +17,7 @@ class DuplicateComm {
   DuplicateComm(MPI_Comm comm, const char* what) {
     check_mpi(MPI_Comm_dup(comm, &comm_), ("MPI_Comm_dup (" + std::string(what) + ")").c_str());
   }
-  ~DuplicateComm() { MPI_Comm_free(&comm_); }
+  ~DuplicateComm() { release_communicator(comm_); }
   DuplicateComm(const DuplicateComm&) = delete;
   DuplicateComm& operator=(const DuplicateComm&) = delete;
   MPI_Comm get() const { return comm_; }

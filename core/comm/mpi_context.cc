@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/comm/mpi_transport.h"
+#include "core/comm/request_wait.h"
 #include "core/common/error.h"
 
 namespace sluice::comm {
@@ -40,12 +41,9 @@ MpiContext::MpiContext(MPI_Comm world, int stages, int stage_rank, int replica) 
 }
 
 MpiContext::~MpiContext() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
-  if (dp_comm_ != MPI_COMM_NULL) MPI_Comm_free(&dp_comm_);
-  if (pipeline_comm_ != MPI_COMM_NULL) MPI_Comm_free(&pipeline_comm_);
-  if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+  release_communicator(dp_comm_);
+  release_communicator(pipeline_comm_);
+  release_communicator(world_);
 }
 
 }  // namespace sluice::comm

@@ -129,11 +129,7 @@ class OrderedSumChannel {
     check_mpi(MPI_Comm_dup(group_comm, &comm_), "MPI_Comm_dup (gradient sums)");
     peers_ = peers_text(comm_);
   }
-  ~OrderedSumChannel() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&comm_);
-  }
+  ~OrderedSumChannel() { release_communicator(comm_); }
   OrderedSumChannel(const OrderedSumChannel&) = delete;
   OrderedSumChannel& operator=(const OrderedSumChannel&) = delete;
 

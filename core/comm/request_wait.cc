@@ -55,6 +55,16 @@ bool finish_or_abandon(MPI_Request& request) {
 
 bool communication_abandoned() { return g_abandoned; }
 
+void note_communication_abandoned() { g_abandoned = true; }
+
+void release_communicator(MPI_Comm& comm) {
+  if (comm == MPI_COMM_NULL) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && !g_abandoned) MPI_Comm_free(&comm);
+  comm = MPI_COMM_NULL;
+}
+
 std::string world_ranks_text(MPI_Comm comm, const std::vector<int>& ranks) {
   std::vector<int> world(ranks.size(), MPI_UNDEFINED);
   MPI_Group mine = MPI_GROUP_NULL, everyone = MPI_GROUP_NULL;

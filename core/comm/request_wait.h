@@ -29,6 +29,18 @@ bool finish_or_abandon(MPI_Request& request);
 // Whether some wait of this process has timed out (its requests may still be pending inside MPI).
 bool communication_abandoned();
 
+// Notes a timeout seen outside wait_for (the failure agreement's own deadline, a TIMEOUT verdict from rank 0):
+// from then on communication_abandoned() is true.
+void note_communication_abandoned();
+
+// Frees a communicator Sluice created (MPI_Comm_dup/split), unless MPI is finalized or some exchange of this
+// process was abandoned. Why the second: a silent peer that wakes up later still delivers the messages of the
+// abandoned exchange, and MPICH gives a freed communicator's context id to the next one at once, so those
+// messages would match a new trainer's receives ("rank 1 in call #7" in the next trainer's agreement). Such a
+// communicator is leaked instead (one handle per communicator alive at the timeout). Sets `comm` to
+// MPI_COMM_NULL either way; never throws.
+void release_communicator(MPI_Comm& comm);
+
 // "world rank 2" / "world ranks 0, 1, 3": ranks of `comm` as ranks of MPI_COMM_WORLD, for messages.
 std::string world_ranks_text(MPI_Comm comm, const std::vector<int>& ranks);
 // Every rank of `comm` but the caller, as world_ranks_text: the peers a collective waits for.
