@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -15,18 +16,19 @@
 #include <vector>
 
 #include "checkpoint/byte_exchange.h"
+#include "checkpoint/checkpoint_file_writer.h"
 #include "checkpoint/checksum.h"
-#include "core/comm/agreement.h"
+#include "checkpoint/dataset_chunks.h"
+#include "checkpoint/dataset_transfer.h"
 #include "checkpoint/directory.h"
 #include "checkpoint/format.h"
-#include "checkpoint/hdf5_attributes.h"
 #include "checkpoint/hdf5_handle.h"
-#include "checkpoint/mpi_io_name.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/manifest.h"
+#include "core/comm/agreement.h"
 #include "core/common/error.h"
-#include "core/common/message_text.h"
 #include "core/common/hdf5_lock.h"
+#include "core/common/message_text.h"
 
 namespace sluice::checkpoint {
 namespace {
@@ -37,10 +39,27 @@ int rank_of(MPI_Comm comm) {
   return rank;
 }
 
+// Runs `step` on this rank, then agrees on its outcome (the failing rank rethrows its own exception). Two statements
+// on purpose: as arguments of one agree_or_throw call, its default deadline (comm.timeout from now) may be evaluated
+// before the step runs, so a step that takes longer than the timeout (writing a big file) would meet a deadline
+// already past and name every rank that had not reported yet.
+template <typename Step>
+void run_and_agree(MPI_Comm comm, const std::string& what, Step&& step) {
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  comm::agree_or_throw(comm, what, failure);
+}
+
 int64_t element_count(const std::vector<int64_t>& dims, const std::string& path) {
   int64_t count = 1;
   for (int64_t dim : dims) {
-    if (dim < 0) throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + shorten_for_message(path) + "' has a negative dimension");
+    if (dim < 0)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "checkpoint entry '" + shorten_for_message(path) + "' has a negative dimension");
     count *= dim;
   }
   return count;
@@ -57,7 +76,8 @@ std::vector<ManifestItem> describe_entries(const Snapshot& mine) {
     }
     if (entry.type != DataType::kFloat32 && !is_application_path(entry.path)) {
       throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + entry.path + "' is " +
-                                                   data_type_name(entry.type) + "; only /application arrays may be "
+                                                   data_type_name(entry.type) +
+                                                   "; only /application arrays may be "
                                                    "other than float32");
     }
     const int64_t count = element_count(entry.dims, entry.path);
@@ -93,11 +113,6 @@ std::vector<ManifestItem> merge_manifests(const std::vector<std::string>& per_ra
   return all;
 }
 
-struct JobMetadata {
-  std::map<std::string, int64_t> train_ints;
-  std::map<std::string, std::string> attributes;
-};
-
 void validate_job_metadata(const JobMetadata& metadata) {
   for (const auto& [name, value] : metadata.train_ints) validate_name(name, "train value name");
   for (const auto& [name, value] : metadata.attributes) {
@@ -109,44 +124,52 @@ void validate_job_metadata(const JobMetadata& metadata) {
   }
 }
 
-// Rank 0's train values and attributes, checked against what the other ranks passed (nothing, or the same).
-JobMetadata share_job_metadata(MPI_Comm comm, const Snapshot& mine) {
+// Every rank's manifest items (merged and checked afterwards, identically everywhere) and rank 0's train values and
+// attributes, checked against what the other ranks passed (nothing, or the same). The exchanges run inside the
+// agreement's step, so a rank that times out in one (a stopped peer) takes its TIMEOUT to the agreement, which
+// names the silent rank on every live rank.
+std::vector<ManifestItem> share_metadata(MPI_Comm comm, const Snapshot& mine, const std::vector<ManifestItem>& my_items,
+                                         JobMetadata& shared) {
   const bool is_root = rank_of(comm) == 0;
-  JobMetadata shared;
-  shared.train_ints = deserialize_int_map(broadcast_bytes(comm, is_root ? serialize_int_map(mine.train_ints) : "", 0));
-  shared.attributes =
-      deserialize_string_map(broadcast_bytes(comm, is_root ? serialize_string_map(mine.attributes) : "", 0));
-  comm::agree_or_throw(comm, "checking the checkpoint's job metadata", comm::capture_failure([&] {
-                   validate_job_metadata(shared);
-                   if (!mine.train_ints.empty() && mine.train_ints != shared.train_ints) {
-                     throw Error(ErrorCode::kInvalidArgument,
-                                 "checkpoint train_ints differ from rank 0's; pass none or the same on every rank");
-                   }
-                   if (!mine.attributes.empty() && mine.attributes != shared.attributes) {
-                     throw Error(ErrorCode::kInvalidArgument,
-                                 "checkpoint attributes differ from rank 0's; pass none or the same on every rank");
-                   }
-                 }));
-  return shared;
+  std::vector<std::string> manifests;
+  run_and_agree(comm, "checking the checkpoint's job metadata", [&] {
+    manifests = allgather_bytes(comm, serialize_manifest(my_items));
+    shared.train_ints =
+        deserialize_int_map(broadcast_bytes(comm, is_root ? serialize_int_map(mine.train_ints) : "", 0));
+    shared.attributes =
+        deserialize_string_map(broadcast_bytes(comm, is_root ? serialize_string_map(mine.attributes) : "", 0));
+    validate_job_metadata(shared);
+    if (!mine.train_ints.empty() && mine.train_ints != shared.train_ints) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "checkpoint train_ints differ from rank 0's; pass none or the same on every rank");
+    }
+    if (!mine.attributes.empty() && mine.attributes != shared.attributes) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "checkpoint attributes differ from rank 0's; pass none or the same on every rank");
+    }
+  });
+  return merge_manifests(manifests);
 }
 
 void check_target_directory(const std::string& path) {
   const std::filesystem::path target(path);
   if (path.empty() || !target.has_filename()) {
-    throw Error(ErrorCode::kInvalidArgument, "checkpoint path '" + shorten_for_message(path) + "' does not name a file");
+    throw Error(ErrorCode::kInvalidArgument,
+                "checkpoint path '" + shorten_for_message(path) + "' does not name a file");
   }
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {
-    throw Error(ErrorCode::kCheckpoint,
-                "cannot save checkpoint '" + shorten_for_message(path) + "': directory '" + shorten_for_message(dir.string()) + "' does not exist");
+    throw Error(ErrorCode::kCheckpoint, "cannot save checkpoint '" + shorten_for_message(path) + "': directory '" +
+                                            shorten_for_message(dir.string()) + "' does not exist");
   }
   // The rename at the end would replace whatever has this name: only ever a regular (checkpoint) file.
   const std::string kind = non_regular_kind(path);
   if (!kind.empty()) {
-    throw Error(ErrorCode::kCheckpoint, "cannot save checkpoint '" + shorten_for_message(path) + "': it exists and is " +
-                                            kind + "; a save only replaces a regular checkpoint file");
+    throw Error(ErrorCode::kCheckpoint, "cannot save checkpoint '" + shorten_for_message(path) +
+                                            "': it exists and is " + kind +
+                                            "; a save only replaces a regular checkpoint file");
   }
 }
 
@@ -160,184 +183,47 @@ void fsync_path(const std::string& path, int open_flags) {
   ::close(fd);
 }
 
-Hdf5Handle make_property_list(hid_t property_class, const std::string& file) {
-  return Hdf5Handle(check_hdf5(H5Pcreate(property_class), file, "property list", "creating"), H5Pclose);
+void check_options(const SaveOptions& options) {
+  if (options.chunk_bytes < 8 || options.chunk_bytes > (size_t{1} << 30)) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint SaveOptions::chunk_bytes is " +
+                                                 std::to_string(options.chunk_bytes) +
+                                                 "; it must be between 8 and 1073741824 (1 GiB)");
+  }
 }
 
-Hdf5Handle make_dataspace(const std::vector<int64_t>& dims, const std::string& file, const std::string& object) {
-  if (dims.empty()) return Hdf5Handle(check_hdf5(H5Screate(H5S_SCALAR), file, object, "creating dataspace"), H5Sclose);
-  const std::vector<hsize_t> extents(dims.begin(), dims.end());
-  return Hdf5Handle(
-      check_hdf5(H5Screate_simple(static_cast<int>(extents.size()), extents.data(), nullptr), file, object,
-                 "creating dataspace"),
-      H5Sclose);
-}
-
-// The little-endian type a dataset of `type` has in the file, and the native one its values have in memory.
-hid_t file_type(DataType type) {
-  switch (type) {
-    case DataType::kFloat64: return H5T_IEEE_F64LE;
-    case DataType::kInt32: return H5T_STD_I32LE;
-    case DataType::kInt64: return H5T_STD_I64LE;
-    case DataType::kFloat32: break;
-  }
-  return H5T_IEEE_F32LE;
-}
-
-hid_t memory_type(DataType type) {
-  switch (type) {
-    case DataType::kFloat64: return H5T_NATIVE_DOUBLE;
-    case DataType::kInt32: return H5T_NATIVE_INT32;
-    case DataType::kInt64: return H5T_NATIVE_INT64;
-    case DataType::kFloat32: break;
-  }
-  return H5T_NATIVE_FLOAT;
-}
-
-// Writes one checkpoint file. Every HDF5 call that creates something is made by all ranks in the same order
-// (parallel HDF5 requires it); only the data transfers differ per rank.
-class CheckpointFileWriter {
- public:
-  CheckpointFileWriter(MPI_Comm comm, std::string file, const SaveOptions& options)
-      : comm_(comm), rank_(rank_of(comm)), file_(std::move(file)), options_(options) {}
-
-  // Holds the process-wide HDF5 lock throughout, collectives included (core/common/hdf5_lock.h says when that
-  // is safe with several threads).
-  void write(const std::vector<ManifestItem>& all, const JobMetadata& metadata, const Snapshot& mine) {
-    const Hdf5Lock lock;
-    Hdf5Handle access = make_property_list(H5P_FILE_ACCESS, file_);
-    check_hdf5(H5Pset_fapl_mpio(access.get(), comm_, MPI_INFO_NULL), file_, "file", "selecting MPI-IO");
-    // Aligning big datasets to 1 MiB keeps each rank's writes on whole file-system blocks.
-    check_hdf5(H5Pset_alignment(access.get(), 1 << 20, 1 << 20), file_, "file", "setting alignment");
-    const MpiIoName name(file_);  // a long path would abort inside Open MPI (mpi_io_name.h)
-    Hdf5Handle file(check_hdf5(H5Fcreate(name.get().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file_,
-                               "file", "creating"),
-                    H5Fclose);
-
-    write_root_attributes(file.get(), metadata);
-    for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup, kApplicationGroup,
-                              kSamplesGroup, kNormalizationGroup}) {
-      Hdf5Handle created(check_hdf5(H5Gcreate2(file.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file_,
-                                    std::string("group ") + group, "creating"),
-                         H5Gclose);
-    }
-    write_train_values(file.get(), metadata.train_ints);
-    write_manifest(file.get(), all, metadata.train_ints);
-
-    std::vector<Hdf5Handle> datasets;
-    datasets.reserve(all.size());
-    for (const ManifestItem& item : all) datasets.push_back(create_dataset(file.get(), item));
-
-    // A failed transfer on one rank must not skip the collective closes below, or the other ranks would hang.
-    std::optional<Error> transfer_failure = comm::capture_failure([&] { write_data(all, datasets, mine); });
-    datasets.clear();
-    if (!file.close() && !transfer_failure) {
-      transfer_failure = Error(ErrorCode::kCheckpoint,
-                               checkpoint_message(file_, "file", "closing failed: " + take_hdf5_error_text()));
-    }
-    if (transfer_failure) throw *transfer_failure;
-  }
-
- private:
-  void write_root_attributes(hid_t file, const JobMetadata& metadata) {
-    write_int64_attribute(file, kFormatVersionAttribute, kFormatVersion, file_, "root");
-    for (const auto& [name, value] : metadata.attributes) write_string_attribute(file, name, value, file_, "root");
-  }
-
-  void write_train_values(hid_t file, const std::map<std::string, int64_t>& values) {
-    for (const auto& [name, value] : values) {
-      const std::string path = train_path(name);
-      const std::string object = "dataset " + path;
-      Hdf5Handle space = make_dataspace({}, file_, object);
-      Hdf5Handle dataset(check_hdf5(H5Dcreate2(file, path.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
-                                               H5P_DEFAULT, H5P_DEFAULT),
-                                    file_, object, "creating"),
-                         H5Dclose);
-      write_uint32_attribute(dataset.get(), kChecksumAttribute,
-                             bound_crc32({path, DataType::kInt64, {}}, &value, sizeof(value)), file_, object);
-      if (rank_ == 0) {
-        check_hdf5(H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), file_, object,
-                   "writing");
-      }
-    }
-  }
-
-  // /manifest: every dataset written above and below, so a reader can verify the file's structure. Generic: it
-  // lists whatever the Snapshot entries and train values are, so new datasets need no change here.
-  void write_manifest(hid_t file, const std::vector<ManifestItem>& all, const std::map<std::string, int64_t>& train) {
-    std::vector<ManifestLine> lines;
-    for (const ManifestItem& item : all) lines.push_back({item.path, item.type, item.dims});
-    for (const auto& [name, value] : train) lines.push_back({train_path(name), DataType::kInt64, {}});
-    const std::string text = manifest_text(std::move(lines));
-    const std::string object = std::string("dataset ") + kManifestDataset;
-    Hdf5Handle type(check_hdf5(H5Tcopy(H5T_C_S1), file_, object, "creating string type"), H5Tclose);
-    check_hdf5(H5Tset_size(type.get(), text.size() + 1), file_, object, "sizing string type");
-    check_hdf5(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), file_, object, "setting string padding");
-    Hdf5Handle space = make_dataspace({}, file_, object);
-    Hdf5Handle dataset(check_hdf5(H5Dcreate2(file, kManifestDataset, type.get(), space.get(), H5P_DEFAULT,
-                                             H5P_DEFAULT, H5P_DEFAULT),
-                                  file_, object, "creating"),
-                       H5Dclose);
-    std::string checked = std::string(kManifestChecksumHeader) + text;
-    write_uint32_attribute(dataset.get(), kChecksumAttribute, crc32_of(checked.data(), checked.size()), file_,
-                           object);
-    if (rank_ == 0) {
-      check_hdf5(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.c_str()), file_, object,
-                 "writing");
-    }
-  }
-
-  Hdf5Handle create_dataset(hid_t file, const ManifestItem& item) {
-    const std::string object = "dataset " + item.path;
-    Hdf5Handle space = make_dataspace(item.dims, file_, object);
-    Hdf5Handle link_properties = make_property_list(H5P_LINK_CREATE, file_);
-    check_hdf5(H5Pset_create_intermediate_group(link_properties.get(), 1), file_, object, "configuring");
-    Hdf5Handle creation = make_property_list(H5P_DATASET_CREATE, file_);
-    // Every byte is written by its owner right after, so HDF5's default zero fill would only double the I/O.
-    check_hdf5(H5Pset_fill_time(creation.get(), H5D_FILL_TIME_NEVER), file_, object, "configuring");
-    Hdf5Handle dataset(check_hdf5(H5Dcreate2(file, item.path.c_str(), file_type(item.type), space.get(),
-                                             link_properties.get(), creation.get(), H5P_DEFAULT),
-                                  file_, object, "creating"),
-                       H5Dclose);
-    write_uint32_attribute(dataset.get(), kChecksumAttribute, item.crc32, file_, object);
-    return dataset;
-  }
-
-  void write_data(const std::vector<ManifestItem>& all, const std::vector<Hdf5Handle>& datasets,
-                  const Snapshot& mine) {
+// Rank 0: the whole file, its own datasets from `mine` and the others' as they arrive, then fsync. Whatever
+// happens, every other rank is told that rank 0 needs nothing more, so none waits out its timeout for nothing.
+void write_as_root(MPI_Comm comm, const std::string& file, const std::vector<ManifestItem>& all,
+                   const JobMetadata& metadata, const Snapshot& mine, const SaveOptions& options) {
+  DatasetReceiver receiver(comm, all, options.chunk_bytes);
+  try {
+    const Hdf5Lock lock;  // held while other ranks' chunks arrive too: hdf5_lock.h says when that is safe
+    CheckpointFileWriter writer(file, all, metadata);
+    receiver.keep_alive();
     std::map<std::string, const Entry*> my_entries;
     for (const Entry& entry : mine.entries) my_entries[entry.path] = &entry;
-
-    Hdf5Handle transfer = make_property_list(H5P_DATASET_XFER, file_);
-    const bool collective = options_.transfer == TransferMode::kCollective;
-    check_hdf5(H5Pset_dxpl_mpio(transfer.get(), collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), file_,
-               "file", "configuring transfer");
-
     for (size_t i = 0; i < all.size(); ++i) {
-      const ManifestItem& item = all[i];
-      const std::string object = "dataset " + item.path;
-      if (item.owner_rank == rank_) {
-        const Entry& entry = *my_entries.at(item.path);
-        check_hdf5(H5Dwrite(datasets[i].get(), memory_type(item.type), H5S_ALL, H5S_ALL, transfer.get(),
-                            entry.values()),
-                   file_, object, "writing");
-      } else if (collective) {
-        // Collective transfers need every rank in every call; the non-owners contribute an empty selection.
-        Hdf5Handle nothing = make_dataspace(item.dims, file_, object);
-        check_hdf5(H5Sselect_none(nothing.get()), file_, object, "selecting nothing");
-        const double unused = 0.0;
-        check_hdf5(H5Dwrite(datasets[i].get(), memory_type(item.type), nothing.get(), nothing.get(), transfer.get(),
-                            &unused),
-                   file_, object, "writing (empty share)");
+      if (all[i].owner_rank != 0) continue;
+      const ChunkPlan plan(all[i].dims, data_type_size(all[i].type), options.chunk_bytes);
+      const auto* values = static_cast<const unsigned char*>(my_entries.at(all[i].path)->values());
+      for (const DatasetChunk& chunk : plan.chunks()) {
+        writer.write_chunk(i, plan, chunk, values + chunk.first_element * data_type_size(all[i].type));
+        receiver.keep_alive();
       }
     }
+    receiver.receive_all([&](size_t item, const ChunkPlan& plan, const DatasetChunk& chunk, const void* bytes) {
+      writer.write_chunk(item, plan, chunk, bytes);
+    });
+    writer.close();
+  } catch (...) {
+    receiver.finish(false);
+    throw;
   }
-
-  MPI_Comm comm_;
-  int rank_;
-  std::string file_;
-  SaveOptions options_;
-};
+  receiver.finish(true);
+  // The other ranks now wait in the agreement below (bounded by 2.5 x comm.timeout + 1 s for rank 0's verdict),
+  // which covers the flush.
+  fsync_path(file, O_RDONLY);
+}
 
 }  // namespace
 
@@ -346,31 +232,36 @@ void save(MPI_Comm comm, const std::string& path, const Snapshot& mine, const Sa
   const bool is_root = rank_of(comm) == 0;
 
   std::vector<ManifestItem> my_items;
-  comm::agree_or_throw(comm, "describing the checkpoint entries",
-                       comm::capture_failure([&] { my_items = describe_entries(mine); }));
-  const std::vector<ManifestItem> all = merge_manifests(allgather_bytes(comm, serialize_manifest(my_items)));
-  const JobMetadata metadata = share_job_metadata(comm, mine);
-  comm::agree_or_throw(comm, "checking the checkpoint directory", comm::capture_failure([&] {
-                   if (is_root) check_target_directory(path);
-                 }));
+  run_and_agree(comm, "describing the checkpoint entries", [&] {
+    check_options(options);
+    my_items = describe_entries(mine);
+  });
+  JobMetadata metadata;
+  const std::vector<ManifestItem> all = share_metadata(comm, mine, my_items, metadata);
+  run_and_agree(comm, "checking the checkpoint directory", [&] {
+    if (is_root) check_target_directory(path);
+  });
 
-  const std::string temporary = temporary_path(path, broadcast_bytes(comm, is_root ? this_writer_id() : "", 0));
+  // Only rank 0 touches the file system from here on.
+  const std::string temporary = is_root ? temporary_path(path, this_writer_id()) : std::string();
   try {
-    comm::agree_or_throw(comm, "writing the checkpoint", comm::capture_failure([&] {
-                     CheckpointFileWriter(comm, temporary, options).write(all, metadata, mine);
-                     // Each rank flushes what it wrote; on a local disk one would do, on a parallel FS each client
-                     // holds its own dirty pages.
-                     fsync_path(temporary, O_RDONLY);
-                   }));
-    comm::agree_or_throw(comm, "renaming the checkpoint into place", comm::capture_failure([&] {
-                     if (!is_root) return;
-                     if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-                       throw Error(ErrorCode::kIo, "cannot rename '" + shorten_for_message(temporary) + "' to '" + path +
-                                                       "': " + std::strerror(errno));
-                     }
-                     std::filesystem::path dir = std::filesystem::path(path).parent_path();
-                     fsync_path(dir.empty() ? "." : dir.string(), O_RDONLY | O_DIRECTORY);
-                   }));
+    run_and_agree(comm, "writing the checkpoint", [&] {
+      if (options.before_data_transfer) options.before_data_transfer();
+      if (is_root) {
+        write_as_root(comm, temporary, all, metadata, mine, options);
+      } else {
+        send_datasets_to_writer(comm, all, mine);
+      }
+    });
+    run_and_agree(comm, "renaming the checkpoint into place", [&] {
+      if (!is_root) return;
+      if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+        throw Error(ErrorCode::kIo, "cannot rename '" + shorten_for_message(temporary) + "' to '" + path +
+                                        "': " + std::strerror(errno));
+      }
+      std::filesystem::path dir = std::filesystem::path(path).parent_path();
+      fsync_path(dir.empty() ? "." : dir.string(), O_RDONLY | O_DIRECTORY);
+    });
   } catch (...) {
     if (is_root) std::remove(temporary.c_str());
     throw;

@@ -2,7 +2,7 @@
 // reads verify every checksum). run.sh compares it with dd on the same disk in the same run.
 // Between write and read the file's pages are evicted from the page cache, so the read comes from the disk (the
 // fraction still cached is reported, and should be 0).
-// Prints one line: RESULT transfer=<mode> ranks=<n> bytes=<total> write_s=<s> read_s=<s> resident_before_read=<f>
+// Prints one line: RESULT ranks=<n> bytes=<total> write_s=<s> read_s=<s> resident_before_read=<f>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -24,7 +24,6 @@ struct BenchOptions {
   std::string dir = ".";
   int mib_per_rank = 512;
   int tensor_mib = 64;
-  std::string transfer = "independent";
 };
 
 // Pipeline-like ownership: rank r holds a contiguous block of layers, one float tensor of tensor_mib each.
@@ -56,8 +55,6 @@ int main(int argc, char** argv) {
   app.add_option("--dir", options.dir, "directory on the disk to measure")->check(CLI::ExistingDirectory);
   app.add_option("--mib-per-rank", options.mib_per_rank, "MiB each rank contributes")->check(CLI::PositiveNumber);
   app.add_option("--tensor-mib", options.tensor_mib, "MiB per dataset")->check(CLI::PositiveNumber);
-  app.add_option("--transfer", options.transfer, "independent or collective")
-      ->check(CLI::IsMember({"independent", "collective"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -73,13 +70,10 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&my_bytes, &total_bytes, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
 
   const std::string file = options.dir + "/" + sluice::checkpoint::checkpoint_file_name(1);
-  sluice::checkpoint::SaveOptions save_options;
-  save_options.transfer = options.transfer == "collective" ? sluice::checkpoint::TransferMode::kCollective
-                                                           : sluice::checkpoint::TransferMode::kIndependent;
 
   MPI_Barrier(MPI_COMM_WORLD);
   const double write_start = MPI_Wtime();
-  sluice::checkpoint::save(MPI_COMM_WORLD, file, mine, save_options);
+  sluice::checkpoint::save(MPI_COMM_WORLD, file, mine);
   MPI_Barrier(MPI_COMM_WORLD);
   const double write_seconds = MPI_Wtime() - write_start;
 
@@ -106,8 +100,8 @@ int main(int argc, char** argv) {
   const double read_seconds = MPI_Wtime() - read_start;
 
   if (rank == 0) {
-    std::printf("RESULT transfer=%s ranks=%d bytes=%lld write_s=%.3f read_s=%.3f resident_before_read=%.3f\n",
-                options.transfer.c_str(), ranks, static_cast<long long>(total_bytes), write_seconds, read_seconds,
+    std::printf("RESULT ranks=%d bytes=%lld write_s=%.3f read_s=%.3f resident_before_read=%.3f\n", ranks,
+                static_cast<long long>(total_bytes), write_seconds, read_seconds,
                 resident_before_read);
     std::filesystem::remove(file);
   }

@@ -20,10 +20,13 @@ std::string seconds_text(double seconds) {
 
 }  // namespace
 
-void wait_for(MPI_Request& request, const std::string& what) {
+void wait_for(MPI_Request& request, const std::string& what) { wait_for(request, what, nullptr); }
+
+void wait_for(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile) {
   if (request == MPI_REQUEST_NULL) return;
   int code = MPI_SUCCESS;
   auto complete = [&] {
+    if (meanwhile) meanwhile();
     int done = 0;
     code = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     return code != MPI_SUCCESS || done != 0;

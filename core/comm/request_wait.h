@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ namespace sluice::comm {
 // peer: "receive of activation for micro-batch 3 from world rank 2". Throws Error(kComm) for an MPI error,
 // Error(kTimeout) after comm.timeout seconds (the request stays pending; communication_abandoned() turns true).
 void wait_for(MPI_Request& request, const std::string& what);
+// The same wait, calling `meanwhile` (which must not block) before every poll: for a rank that others wait on
+// while it waits itself, and must keep telling them it is alive (the checkpoint writer's progress messages).
+void wait_for(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile);
 
 // For destructors and error paths: finishes `request` within comm.timeout unless a timeout was already seen
 // in this process (then gives up at once). Returns whether the request completed; never throws.

@@ -86,13 +86,49 @@ TEST_F(SaveReadTest, ReshardsToAShiftedOwnership) {
   }
 }
 
-TEST_F(SaveReadTest, CollectiveTransferWritesTheSameData) {
-  const std::string file = path_in_dir(checkpoint_file_name(40));
+// Rank 0 writes every dataset, receiving the other ranks' in pieces of at most chunk_bytes: 8 bytes cuts the 3x4
+// tensors into rows and each row into halves, so a misplaced piece or a lost one shows as a wrong value.
+TEST_F(SaveReadTest, SmallChunksWriteTheSameData) {
+  for (const size_t chunk_bytes : {size_t{8}, size_t{12}, size_t{16}, size_t{40}}) {
+    const std::string file = path_in_dir(checkpoint_file_name(40 + static_cast<int64_t>(chunk_bytes)));
+    Snapshot mine = synthetic_snapshot(kLayers, size_, rank_);
+    mine.entries.push_back({application_path("counts", rank_), {2, 3, 2}, {}});
+    Entry& counts = mine.entries.back();
+    counts.type = DataType::kInt64;
+    for (int64_t i = 0; i < 12; ++i) {
+      const int64_t value = 1000 * rank_ + i;
+      const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+      counts.bytes.insert(counts.bytes.end(), bytes, bytes + sizeof value);
+    }
+    SaveOptions options;
+    options.chunk_bytes = chunk_bytes;
+    save(MPI_COMM_WORLD, file, mine, options);
+    Reader reader(MPI_COMM_WORLD, file);
+    for (int layer = 0; layer < kLayers; ++layer) expect_layer_matches_synthetic(reader, layer);
+    for (int rank = 0; rank < size_; ++rank) {
+      const std::string path = application_path("counts", rank);
+      ASSERT_EQ(reader.application_dims(path), (std::vector<int64_t>{2, 3, 2})) << "chunk_bytes " << chunk_bytes;
+      std::vector<int64_t> values(12, -1);
+      reader.read_application(path, DataType::kInt64, values.data(), values.size());
+      for (size_t i = 0; i < 12; ++i) {
+        const int64_t value = values[i];
+        EXPECT_EQ(value, 1000 * rank + static_cast<int64_t>(i)) << "chunk_bytes " << chunk_bytes << " element " << i;
+      }
+    }
+  }
+}
+
+TEST_F(SaveReadTest, ChunkSizeOutOfRangeThrowsOnEveryRank) {
   SaveOptions options;
-  options.transfer = TransferMode::kCollective;
-  save(MPI_COMM_WORLD, file, synthetic_snapshot(kLayers, size_, rank_), options);
-  Reader reader(MPI_COMM_WORLD, file);
-  for (int layer = 0; layer < kLayers; ++layer) expect_layer_matches_synthetic(reader, layer);
+  options.chunk_bytes = 4;
+  try {
+    save(MPI_COMM_WORLD, path_in_dir("tiny_chunks.h5"), synthetic_snapshot(kLayers, size_, rank_), options);
+    ADD_FAILURE() << "save must throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(error.what(), HasSubstr("chunk_bytes"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path_in_dir("tiny_chunks.h5")));
 }
 
 TEST_F(SaveReadTest, KeepsTrainValuesAndAttributesFromRankZero) {

@@ -1,0 +1,47 @@
+// Rank 0's writing of one checkpoint file with serial HDF5 (the default sec2 driver: no MPI-IO, whose internal
+// collectives cannot be bounded): the structure first (root attributes, groups, /train values, /manifest and every
+// dataset with its crc32), then the values chunk by chunk as they come, from rank 0's own Snapshot or from another
+// rank (dataset_transfer.h). Callers hold the process-wide HDF5 lock (core/common/hdf5_lock.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoint/dataset_chunks.h"
+#include "checkpoint/hdf5_handle.h"
+#include "checkpoint/manifest.h"
+
+namespace sluice::checkpoint {
+
+// What the whole job writes once: rank 0's train values and root attributes.
+struct JobMetadata {
+  std::map<std::string, int64_t> train_ints;
+  std::map<std::string, std::string> attributes;
+};
+
+class CheckpointFileWriter {
+ public:
+  // Creates (truncates) `file` and writes everything but the datasets' values. `all`: every rank's datasets.
+  CheckpointFileWriter(std::string file, const std::vector<ManifestItem>& all, const JobMetadata& metadata);
+
+  // Writes one chunk of the values of dataset all[item] (native byte order, the chunk's elements only).
+  void write_chunk(size_t item, const ChunkPlan& plan, const DatasetChunk& chunk, const void* values);
+
+  // Closes the datasets and the file; Error(kCheckpoint) when HDF5 cannot (the file is then incomplete).
+  void close();
+
+ private:
+  void write_root_attributes(const JobMetadata& metadata);
+  void write_train_values(const std::map<std::string, int64_t>& values);
+  void write_manifest(const std::vector<ManifestItem>& all, const std::map<std::string, int64_t>& train);
+  Hdf5Handle create_dataset(const ManifestItem& item);
+
+  std::string file_;
+  const std::vector<ManifestItem>& all_;
+  Hdf5Handle handle_;
+  std::vector<Hdf5Handle> datasets_;  // parallel to all_
+};
+
+}  // namespace sluice::checkpoint

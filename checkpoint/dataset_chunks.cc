@@ -1,0 +1,54 @@
+#include "checkpoint/dataset_chunks.h"
+
+#include <algorithm>
+
+namespace sluice::checkpoint {
+
+ChunkPlan::ChunkPlan(std::vector<int64_t> dims, size_t element_size, size_t budget_bytes) : dims_(std::move(dims)) {
+  if (dims_.empty()) {
+    chunks_.push_back({0, 1});
+    return;
+  }
+  for (int64_t dim : dims_) {
+    if (dim <= 0) return;  // no values, nothing to move
+  }
+  // The outermost dimension whose one step (everything after it) fits the budget: a run of steps along it, with
+  // the dimensions before it fixed, is both contiguous in memory and a single hyperslab.
+  const int64_t budget_elements = std::max<int64_t>(1, static_cast<int64_t>(budget_bytes / element_size));
+  split_ = dims_.size() - 1;
+  inner_elements_ = 1;
+  for (size_t k = dims_.size() - 1; k > 0; --k) {
+    if (dims_[k] > budget_elements / inner_elements_) break;  // (division: no overflow)
+    inner_elements_ *= dims_[k];
+    split_ = k - 1;
+  }
+  int64_t outer_steps = 1;  // steps along dims_[split_] over all positions of the dimensions before it
+  for (size_t k = 0; k <= split_; ++k) outer_steps *= dims_[k];
+  const int64_t steps_per_chunk = std::max<int64_t>(1, budget_elements / inner_elements_);
+  const int64_t along = dims_[split_];
+  for (int64_t step = 0; step < outer_steps;) {
+    // A chunk never crosses into the next position of the dimensions before split_: it would not be one hyperslab.
+    const int64_t steps = std::min(steps_per_chunk, along - step % along);
+    chunks_.push_back({step * inner_elements_, steps * inner_elements_});
+    step += steps;
+  }
+}
+
+Hyperslab ChunkPlan::hyperslab(const DatasetChunk& chunk) const {
+  Hyperslab slab;
+  if (dims_.empty()) return slab;
+  slab.start.assign(dims_.size(), 0);
+  slab.count.assign(dims_.begin(), dims_.end());
+  int64_t step = chunk.first_element / inner_elements_;
+  slab.start[split_] = static_cast<uint64_t>(step % dims_[split_]);
+  slab.count[split_] = static_cast<uint64_t>(chunk.elements / inner_elements_);
+  step /= dims_[split_];
+  for (size_t k = split_; k-- > 0;) {
+    slab.start[k] = static_cast<uint64_t>(step % dims_[k]);
+    slab.count[k] = 1;
+    step /= dims_[k];
+  }
+  return slab;
+}
+
+}  // namespace sluice::checkpoint
