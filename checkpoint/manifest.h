@@ -1,6 +1,6 @@
 // Two views of "which datasets does a checkpoint hold":
-// - the metadata ranks exchange before a collective save: dataset creation in parallel HDF5 is collective, so every
-//   rank must know every dataset's path, shape and checksum (the checksum is a dataset attribute, also collective);
+// - the metadata ranks exchange before a collective save: rank 0 creates every dataset with its checksum attribute,
+//   and every rank checks the same merged list (a path two ranks contribute) and answers rank 0's requests by index;
 // - the manifest stored in the file (format_version 2, /manifest): one "path|type|dims" line per dataset, which a
 //   reader verifies the file's structure against, and which each dataset's crc32 is bound to (bound_crc32).
 // save() writes the manifest and the bound checksums for EVERY dataset it writes (Snapshot entries and /train

@@ -7,13 +7,14 @@
 // it is only a mutex and includes no HDF5 header. The mutex is recursive because a locked reader or writer
 // closes handles (Hdf5Handle::close locks too) and reports errors (take_hdf5_error_text) from inside.
 //
-// MPI: a collective HDF5 call (H5Fcreate/H5Fclose with the MPI-IO driver in a save) is made with the lock held.
+// MPI: rank 0 of a checkpoint save holds the lock while it receives the other ranks' datasets (checkpoint/save.cc).
 // Each rank is its own process with its own lock, so ranks never wait on each other's lock. Two threads of one
-// process saving trainers whose communicators span several processes could still deadlock: thread A holds the
-// lock in a collective on communicator 1 that waits for a rank whose process lets thread B (communicator 2)
-// hold its lock, waiting for us. Such hosts must not save multi-process trainers concurrently from several
-// threads (save them one after the other, in the same order on every rank); trainers on MPI_COMM_SELF, or
-// saves from one thread, are safe. Any concurrent MPI use from two threads needs MPI_THREAD_MULTIPLE anyway.
+// process saving trainers whose communicators span several processes could still block each other: thread A holds
+// the lock as rank 0 of communicator 1 while it waits for data from a process whose thread B (communicator 2) holds
+// that process's lock, waiting for us. Every such wait ends in a TIMEOUT (comm.timeout), not a hang, but both saves
+// fail: such hosts must not save multi-process trainers concurrently from several threads (save them one after the
+// other, in the same order on every rank); trainers on MPI_COMM_SELF, or saves from one thread, are safe. Any
+// concurrent MPI use from two threads needs MPI_THREAD_MULTIPLE anyway.
 #pragma once
 
 #include <mutex>
