@@ -37,11 +37,15 @@ class CheckpointFileWriter {
   void write_train_values(const std::map<std::string, int64_t>& values);
   void write_manifest(const std::vector<ManifestItem>& all, const std::map<std::string, int64_t>& train);
   Hdf5Handle create_dataset(const ManifestItem& item);
+  void start_writeback();
+
+  static constexpr size_t kWritebackBytes = size_t{64} << 20;
 
   std::string file_;
   const std::vector<ManifestItem>& all_;
   Hdf5Handle handle_;
   std::vector<Hdf5Handle> datasets_;  // parallel to all_
+  size_t unflushed_bytes_ = 0;        // written since the last start_writeback()
 };
 
 }  // namespace sluice::checkpoint
