@@ -342,7 +342,9 @@ std::optional<Error> as_error(const std::exception_ptr& failure) {
   }
 }
 
-Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine, const Deadline& deadline) {
+Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
+              const std::optional<Deadline>& bound) {
+  const Deadline deadline = bound ? *bound : step_deadline();  // from now: see agreement.h
   int rank = 0, size = 1;
   if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
     Verdict v;
@@ -383,7 +385,8 @@ Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>
   }
 }
 
-void agree_or_throw(MPI_Comm comm, const std::string& what, const std::exception_ptr& mine, const Deadline& deadline) {
+void agree_or_throw(MPI_Comm comm, const std::string& what, const std::exception_ptr& mine,
+                    const std::optional<Deadline>& deadline) {
   const Verdict v = agree(comm, what, as_error(mine), deadline);
   if (!v.error) return;
   int rank = 0;
@@ -393,7 +396,7 @@ void agree_or_throw(MPI_Comm comm, const std::string& what, const std::exception
 }
 
 void agree_or_throw(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
-                    const Deadline& deadline) {
+                    const std::optional<Deadline>& deadline) {
   const Verdict v = agree(comm, what, mine, deadline);
   if (v.error) throw *v.error;
 }

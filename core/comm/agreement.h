@@ -43,16 +43,19 @@ struct Verdict {
 // rank waits for the others (by default comm.timeout, wait_settings.h; Deadline::none(): no bound, still
 // without spinning; the agreement that opens a collective call passes arrival_deadline()). Never throws for the
 // protocol's own MPI errors: they become a kComm verdict on the ranks that see them.
+// The default deadline starts when the agreement starts, not where the call is written: a default argument
+// `step_deadline()` may be evaluated before `capture_failure(step)` (the order is unspecified, and GCC did it),
+// so a step longer than comm.timeout met a deadline already past and named the other ranks silent.
 Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
-              const Deadline& deadline = step_deadline());
+              const std::optional<Deadline>& deadline = std::nullopt);
 
 // agree(), then throw on every rank if any rank failed: the failing rank rethrows its own exception (`mine`
 // may hold any exception type; non-Sluice ones count as kInternal for the others), every other rank throws an
 // Error with the first failing rank's code and message, naming that rank and `what`.
 void agree_or_throw(MPI_Comm comm, const std::string& what, const std::exception_ptr& mine,
-                    const Deadline& deadline = step_deadline());
+                    const std::optional<Deadline>& deadline = std::nullopt);
 void agree_or_throw(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
-                    const Deadline& deadline = step_deadline());
+                    const std::optional<Deadline>& deadline = std::nullopt);
 
 // The Error an exception stands for: itself for sluice::Error, kInternal with what() for others.
 std::optional<Error> as_error(const std::exception_ptr& failure);

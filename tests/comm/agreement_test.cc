@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/comm/wait_settings.h"
 #include "tests/mpi_world.h"
 
 namespace sluice::comm {
@@ -110,6 +111,32 @@ TEST_F(AgreementTest, ASilentRankIsNamedInATimeoutOnEveryOtherRank) {
   MPI_Barrier(comm_);
   const Verdict next = agree(comm_, "step 8", std::nullopt);
   EXPECT_FALSE(next.error.has_value()) << next.error->what();
+}
+
+// The default deadline counts from the agreement's start, not from where the call is written: with
+// `agree_or_throw(comm, what, capture_failure(step))` the default argument may be evaluated before the step runs
+// (unspecified order; GCC did so), so a step longer than comm.timeout met a deadline already past and the ranks
+// still in their step were named silent.
+TEST_F(AgreementTest, TheDefaultDeadlineStartsAfterAStepLongerThanTheTimeout) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const WaitSettings saved = wait_settings();
+  WaitSettings quick = saved;
+  quick.timeout_seconds = 0.5;
+  set_wait_settings(quick);
+  // The last rank's step is the slowest, so rank 0 waits for it; every step outlasts the 0.5 s timeout.
+  const int millis = 800 + 200 * world_rank();
+  bool ok = true;
+  std::string text;
+  try {
+    agree_or_throw(comm_, "a long step", capture_failure([&] {
+                     std::this_thread::sleep_for(std::chrono::milliseconds(millis));
+                   }));
+  } catch (const Error& e) {
+    ok = false;
+    text = e.what();
+  }
+  set_wait_settings(saved);
+  EXPECT_TRUE(ok) << text;
 }
 
 TEST_F(AgreementTest, LongMessagesAreCutVisibly) {
