@@ -112,8 +112,11 @@ void check_same_registration(MPI_Comm comm, const ApplicationState* state) {
     for (const StateArray& array : state->arrays()) mine[array.name] = registration_of(array);
   }
   const int rank = rank_of(comm);
-  const std::map<std::string, std::string> root =
-      deserialize(checkpoint::broadcast_bytes(comm, rank == 0 ? serialize(mine) : "", 0));
+  std::map<std::string, std::string> root;
+  // Inside an agreement, so a rank that times out in the broadcast makes every rank fail alike.
+  comm::agree_or_throw(comm, "sharing rank 0's application state registration", comm::capture_failure([&] {
+                         root = deserialize(checkpoint::broadcast_bytes(comm, rank == 0 ? serialize(mine) : "", 0));
+                       }));
   std::optional<Error> failure = comm::capture_failure([&] {
     const std::string here = "rank " + std::to_string(rank);
     auto refuse = [&](const std::string& detail) {

@@ -39,7 +39,10 @@ std::vector<std::string> candidates_from_rank_0(Trainer& trainer, const std::str
                          if (trainer.layout().rank != 0) return;
                          for (const std::string& path : checkpoints_newest_first(dir)) joined += path + '\n';
                        }));
-  joined = checkpoint::broadcast_bytes(trainer.mpi().world(), joined, 0);
+  // Inside an agreement, so a rank that times out in the broadcast makes every rank fail alike.
+  comm::agree_or_throw(trainer.mpi().world(), "sharing the list of checkpoints", comm::capture_failure([&] {
+                         joined = checkpoint::broadcast_bytes(trainer.mpi().world(), joined, 0);
+                       }));
   std::vector<std::string> paths;
   std::istringstream lines(joined);
   for (std::string line; std::getline(lines, line);) paths.push_back(line);
