@@ -1,9 +1,9 @@
 // Parameter updates of SGD (momentum) and AdamW.
 //
-// Both loops are written with SSE2 intrinsics, four floats at a time. The scalar loop could not be vectorised by
+// The AdamW loop is written with SSE2 intrinsics, four floats at a time. The scalar loop could not be vectorised by
 // the compiler (std::sqrt sets errno; the hyper-parameters were reloaded through possibly aliasing pointers) and
-// cost ~4x more than these. Every lane performs the same IEEE operations in the same order as the scalar
-// formula below (sqrtps and divps are correctly rounded like sqrtss/divss; no FMA, no reassociation), so the
+// cost ~1.8x more (bench/kernels). Every lane performs the same IEEE operations in the same order as the scalar
+// formula (the #else branch below; sqrtps and divps are correctly rounded like sqrtss/divss; no FMA, no reassociation), so the
 // results are bit-identical to it; tests/kernels/cpu_optimizer_simd_test.cc checks that against a scalar
 // reference. The tail (n % 4 elements) goes through the same vector code via a small padded buffer.
 #include <cmath>
@@ -40,14 +40,6 @@ void adamw_lanes(const AdamWConstants& k, const float* g_ptr, float* m1_ptr, flo
   _mm_storeu_ps(p_ptr, _mm_sub_ps(_mm_mul_ps(_mm_loadu_ps(p_ptr), _mm_set1_ps(k.decay)), step));
 }
 
-// Four lanes of: g' = g + wd*p; v = momentum*v + g'; p -= lr*v
-void sgd_lanes(const SgdHyper& h, const float* g_ptr, float* v_ptr, float* p_ptr) {
-  const __m128 p = _mm_loadu_ps(p_ptr);
-  const __m128 g = _mm_add_ps(_mm_loadu_ps(g_ptr), _mm_mul_ps(_mm_set1_ps(h.weight_decay), p));
-  const __m128 v = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(h.momentum), _mm_loadu_ps(v_ptr)), g);
-  _mm_storeu_ps(v_ptr, v);
-  _mm_storeu_ps(p_ptr, _mm_sub_ps(p, _mm_mul_ps(_mm_set1_ps(h.lr), v)));
-}
 constexpr int64_t kLanes = 4;
 #else
 // Without SSE2 the same formulas one element at a time (the operations and their order are the vector code's).
@@ -58,11 +50,6 @@ void adamw_lanes(const AdamWConstants& k, const float* g_ptr, float* m1_ptr, flo
   const float m_hat = *m1_ptr / k.bias_correction1;
   const float v_hat = *m2_ptr / k.bias_correction2;
   *p_ptr = *p_ptr * k.decay - k.lr * m_hat / (std::sqrt(v_hat) + k.eps);
-}
-void sgd_lanes(const SgdHyper& h, const float* g_ptr, float* v_ptr, float* p_ptr) {
-  const float g = *g_ptr + h.weight_decay * *p_ptr;
-  *v_ptr = h.momentum * *v_ptr + g;
-  *p_ptr -= h.lr * *v_ptr;
 }
 constexpr int64_t kLanes = 1;
 #endif
@@ -92,11 +79,17 @@ void for_each_lane_group(int64_t n, float* const (&arrays)[kArrays], Lanes lanes
 
 }  // namespace
 
+// SGD stays a plain loop: it has no sqrt or division, and the SSE2 version measured slower (bench/kernels).
 void CpuBackend::sgd_update_impl(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) {
-  const SgdHyper h = hyper;  // a local copy: the stores below cannot alias it, so it is not reloaded
-  float* const arrays[3] = {const_cast<float*>(grad.data()), velocity.data(), param.data()};
-  // grad (arrays[0]) is only read, never written (const_cast only to share one pointer array).
-  for_each_lane_group<3>(param.size(), arrays, [&h](float* const* at) { sgd_lanes(h, at[0], at[1], at[2]); });
+  const float* gr = grad.data();
+  float* vel = velocity.data();
+  float* p = param.data();
+  const int64_t n = param.size();
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gr[i] + hyper.weight_decay * p[i];
+    vel[i] = hyper.momentum * vel[i] + g;
+    p[i] -= hyper.lr * vel[i];
+  }
 }
 
 void CpuBackend::adamw_update_impl(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg,
