@@ -3,9 +3,9 @@
 // The AdamW loop is written with SSE2 intrinsics, four floats at a time. The scalar loop could not be vectorised by
 // the compiler (std::sqrt sets errno; the hyper-parameters were reloaded through possibly aliasing pointers) and
 // cost ~1.8x more (bench/kernels). Every lane performs the same IEEE operations in the same order as the scalar
-// formula (the #else branch below; sqrtps and divps are correctly rounded like sqrtss/divss; no FMA, no reassociation), so the
-// results are bit-identical to it; tests/kernels/cpu_optimizer_simd_test.cc checks that against a scalar
-// reference. The tail (n % 4 elements) goes through the same vector code via a small padded buffer.
+// formula (the #else branch below; sqrtps and divps are correctly rounded like sqrtss/divss; no FMA, no
+// reassociation), so the results are bit-identical to it; tests/kernels/cpu_optimizer_simd_test.cc checks that
+// against a scalar reference. The tail (n % 4 elements) goes through the same vector code via a small padded buffer.
 #include <cmath>
 #include <cstring>
 
