@@ -1,24 +1,38 @@
-// ReLU, GELU (tanh approximation, as in GPT-2/BERT) and tanh.
+// ReLU, GELU (tanh approximation, as in GPT-2/BERT) and tanh. GELU runs four elements at a time
+// (kernels/cpu/gelu_lanes.h); ReLU and tanh one at a time.
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/gelu_lanes.h"
 
 namespace sluice::kernels {
 namespace {
 
-constexpr float kSqrtTwoOverPi = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
+constexpr int kWidth = gelu_lanes::kWidth;
 
-float gelu(float x) {
-  const float inner = kSqrtTwoOverPi * (x + kGeluCubic * x * x * x);
-  return 0.5f * x * (1.0f + std::tanh(inner));
+// out = gelu(in) over n elements; the last n % kWidth through a zero-padded copy, so every element sees the same
+// vector code wherever it sits (the pipelined and sequential runs, which split batches differently, agree).
+void gelu_forward(const float* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) gelu_lanes::forward(in + i, out + i);
+  if (i == n) return;
+  float in_tail[kWidth] = {}, out_tail[kWidth];
+  std::memcpy(in_tail, in + i, sizeof(float) * (n - i));
+  gelu_lanes::forward(in_tail, out_tail);
+  std::memcpy(out + i, out_tail, sizeof(float) * (n - i));
 }
 
-float gelu_derivative(float x) {
-  const float inner = kSqrtTwoOverPi * (x + kGeluCubic * x * x * x);
-  const float t = std::tanh(inner);
-  const float inner_derivative = kSqrtTwoOverPi * (1.0f + 3.0f * kGeluCubic * x * x);
-  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * inner_derivative;
+// out = dy * gelu'(x) over n elements, tail as in gelu_forward.
+void gelu_backward(const float* x, const float* dy, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) gelu_lanes::backward(x + i, dy + i, out + i);
+  if (i == n) return;
+  float x_tail[kWidth] = {}, dy_tail[kWidth] = {}, out_tail[kWidth];
+  std::memcpy(x_tail, x + i, sizeof(float) * (n - i));
+  std::memcpy(dy_tail, dy + i, sizeof(float) * (n - i));
+  gelu_lanes::backward(x_tail, dy_tail, out_tail);
+  std::memcpy(out + i, out_tail, sizeof(float) * (n - i));
 }
 
 float relu(float x) { return x > 0.0f ? x : 0.0f; }
@@ -34,13 +48,19 @@ void bias_activation_row(const float* bias, float* pre, float* out, int64_t cols
   }
 }
 
+// GELU's row: the bias add (same rounding as above), then the vector GELU over the row.
+void bias_gelu_row(const float* bias, float* pre, float* out, int64_t cols) {
+  for (int64_t c = 0; c < cols; ++c) pre[c] += bias[c];
+  gelu_forward(pre, out, cols);
+}
+
 }  // namespace
 
 void CpuBackend::bias_activation_forward_impl(Activation activation, const Tensor& bias, Tensor& pre, Tensor& y) {
   void (*row)(const float*, float*, float*, int64_t) = nullptr;
   switch (activation) {
     case Activation::kRelu: row = bias_activation_row<relu>; break;
-    case Activation::kGelu: row = bias_activation_row<gelu>; break;
+    case Activation::kGelu: row = bias_gelu_row; break;
     case Activation::kTanh: row = bias_activation_row<tanh_activation>; break;
   }
   const int64_t cols = pre.cols();
@@ -56,7 +76,7 @@ void CpuBackend::activation_forward_impl(Activation activation, const Tensor& x,
       for (int64_t i = 0; i < n; ++i) out[i] = relu(in[i]);
       break;
     case Activation::kGelu:
-      for (int64_t i = 0; i < n; ++i) out[i] = gelu(in[i]);
+      gelu_forward(in, out, n);
       break;
     case Activation::kTanh:
       for (int64_t i = 0; i < n; ++i) out[i] = tanh_activation(in[i]);
@@ -74,7 +94,7 @@ void CpuBackend::activation_backward_impl(Activation activation, const Tensor& s
       for (int64_t i = 0; i < n; ++i) out[i] = s[i] > 0.0f ? g[i] : 0.0f;
       break;
     case Activation::kGelu:  // saved = input
-      for (int64_t i = 0; i < n; ++i) out[i] = g[i] * gelu_derivative(s[i]);
+      gelu_backward(s, g, out, n);
       break;
     case Activation::kTanh:  // saved = output: d tanh = 1 - tanh^2
       for (int64_t i = 0; i < n; ++i) out[i] = g[i] * (1.0f - s[i] * s[i]);
