@@ -1,16 +1,19 @@
 // Version-1 checkpoints (written by the build before format_version 2; tests/checkpoint/testdata/README.md) still
-// inspect, resume and deploy. Training resumed from one continues exactly as the uninterrupted run of today's code:
-// the file's parameters equal that run's at step 3 bit for bit, and after two more steps so do the trainers'.
+// inspect, resume and deploy. A resumed trainer holds exactly the file's values (bit for bit), and training goes on
+// as today's uninterrupted run does, within rounding: the files were trained at 2cb5e64, and kernels changed in
+// their last bits since (the CPU GELU's vectorised exp), so bit equality with today's run is not a format property.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "checkpoint/directory.h"
+#include "checkpoint/layer_paths.h"
 #include "checkpoint/reader.h"
 #include "checkpoint/summary.h"
 #include "core/runtime/inference_model.h"
@@ -35,6 +38,34 @@ void expect_same_bits(const std::map<std::string, std::vector<float>>& a,
     EXPECT_EQ(0, std::memcmp(values.data(), other->second.data(), values.size() * sizeof(float)))
         << what << ": " << name << " differs";
   }
+}
+
+// Relative closeness, for runs whose kernels differ in the last bits (a few ulp per op, a few steps).
+void expect_close(const std::map<std::string, std::vector<float>>& a,
+                  const std::map<std::string, std::vector<float>>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (const auto& [name, values] : a) {
+    const auto other = b.find(name);
+    ASSERT_NE(other, b.end()) << what << ": " << name;
+    ASSERT_EQ(values.size(), other->second.size()) << what << ": " << name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_NEAR(values[i], other->second[i], 1e-5 * (1.0 + std::fabs(other->second[i])))
+          << what << ": " << name << "[" << i << "]";
+    }
+  }
+}
+
+// The parameters stored in `file`, keyed like testing::parameters_of ("layers.3.weight" is /model/layer_0003/weight).
+std::map<std::string, std::vector<float>> parameters_in_file(const std::string& file,
+                                                            const std::map<std::string, std::vector<float>>& names) {
+  const Reader reader(file);
+  std::map<std::string, std::vector<float>> stored;
+  for (const auto& [name, values] : names) {
+    const size_t first_dot = name.find('.'), second_dot = name.find('.', first_dot + 1);
+    const int layer = std::stoi(name.substr(first_dot + 1, second_dot - first_dot - 1));
+    stored[name] = reader.read(model_path(layer, name.substr(second_dot + 1))).data;
+  }
+  return stored;
 }
 
 class VersionOneCompatibility : public ::testing::TestWithParam<std::string> {
@@ -71,10 +102,12 @@ TEST_P(VersionOneCompatibility, ResumesAndTrainingContinuesAsTheUninterruptedRun
   auto resumed = testing::tiny_trainer(kLastStep);
   EXPECT_EQ(runtime::load_newest_valid(*resumed, dir_, nullptr), copy);
   ASSERT_EQ(resumed->steps_done(), static_cast<uint64_t>(kSavedStep));
-  expect_same_bits(testing::parameters_of(*resumed), testing::parameters_of(*at_saved_step), "loaded parameters");
+  const auto loaded = testing::parameters_of(*resumed);
+  expect_same_bits(loaded, parameters_in_file(file_, loaded), "loaded parameters against the file");
+  expect_close(loaded, testing::parameters_of(*at_saved_step), "loaded parameters against today's run");
   testing::train_to_end(*resumed);
   EXPECT_EQ(resumed->steps_done(), static_cast<uint64_t>(kLastStep));
-  expect_same_bits(testing::parameters_of(*resumed), testing::parameters_of(*uninterrupted), "after resuming");
+  expect_close(testing::parameters_of(*resumed), testing::parameters_of(*uninterrupted), "after resuming");
 
   // What the resumed run saves is a version-2 file.
   const std::string saved = dir_ + "/" + checkpoint_file_name(kLastStep);
