@@ -1,6 +1,7 @@
 #include "checkpoint/file_structure.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <set>
 
 #include "checkpoint/checksum.h"
@@ -79,6 +80,50 @@ void check_listed_path(const std::string& file, const std::string& path) {
   }
 }
 
+std::string attribute_object(const std::string& path, const std::string& name) {
+  return (path == "/" ? std::string("root") : "object " + path) + " attribute " + name;
+}
+
+void check_listed_attribute(hid_t object_id, const std::string& file, const AttributeLine& line) {
+  const std::string object = attribute_object(line.object, line.name);
+  uint32_t computed = 0;
+  if (line.type == AttributeType::kString) {
+    const std::string value = read_string_attribute(object_id, line.name, file, object);
+    computed = attribute_crc32(line.object, line.name, value);
+  } else {
+    computed = attribute_crc32(line.object, line.name, read_int64_attribute(object_id, line.name, file, object));
+  }
+  if (computed != line.crc32) {
+    char detail[160];
+    std::snprintf(detail, sizeof(detail),
+                  "checksum mismatch (the manifest lists crc32 %08x, the value has %08x): the attribute is corrupted",
+                  line.crc32, computed);
+    throw structure_error(file, object, detail);
+  }
+}
+
+// Every attribute of one object is listed (or is a dataset's own crc32), and every listed one is there and intact.
+void check_object_attributes(hid_t file_handle, const std::string& file, const std::string& path, bool is_dataset,
+                             const Manifest& manifest) {
+  const std::string object = path == "/" ? "root" : "object " + path;
+  Hdf5Handle opened(check_hdf5(H5Oopen(file_handle, path.c_str(), H5P_DEFAULT), file, object, "opening"), H5Oclose);
+  const std::vector<std::string> names = attribute_names(opened.get(), file, object);
+  for (const std::string& name : names) {
+    if (is_dataset && name == kChecksumAttribute) continue;
+    if (manifest.attributes.count({path, name}) == 0) {
+      throw structure_error(file, attribute_object(path, name), "is not listed in the manifest (an unexpected attribute)");
+    }
+  }
+  const std::set<std::string> present(names.begin(), names.end());
+  for (auto it = manifest.attributes.lower_bound({path, ""}); it != manifest.attributes.end() && it->first.first == path;
+       ++it) {
+    if (present.count(it->second.name) == 0) {
+      throw structure_error(file, attribute_object(path, it->second.name), "is listed in the manifest but missing");
+    }
+    check_listed_attribute(opened.get(), file, it->second);
+  }
+}
+
 }  // namespace
 
 FileObjects list_objects(hid_t file_handle, const std::string& file) {
@@ -115,7 +160,7 @@ std::optional<DataType> stored_data_type(hid_t dataset, const std::string& file,
   return std::nullopt;
 }
 
-std::map<std::string, ManifestLine> read_manifest(hid_t file_handle, const std::string& file) {
+Manifest read_manifest(hid_t file_handle, const std::string& file) {
   const std::string object = std::string("dataset ") + kManifestDataset;
   if (H5Lexists(file_handle, kManifestDataset, H5P_DEFAULT) <= 0) {
     throw structure_error(file, object, "missing (a version-2 checkpoint lists its datasets there)");
@@ -137,6 +182,26 @@ std::map<std::string, ManifestLine> read_manifest(hid_t file_handle, const std::
     throw structure_error(file, object, "checksum mismatch: the manifest is corrupted");
   }
   return parse_manifest_text(text, file);
+}
+
+void verify_attributes(hid_t file_handle, const std::string& file, const FileObjects& objects,
+                       const Manifest& manifest) {
+  std::set<std::string> paths = {"/"};
+  check_object_attributes(file_handle, file, "/", false, manifest);
+  for (const std::string& group : objects.groups) {
+    paths.insert(group);
+    check_object_attributes(file_handle, file, group, false, manifest);
+  }
+  for (const std::string& dataset : objects.datasets) {
+    paths.insert(dataset);
+    check_object_attributes(file_handle, file, dataset, true, manifest);
+  }
+  for (const auto& [key, line] : manifest.attributes) {
+    if (paths.count(key.first) == 0) {
+      throw structure_error(file, attribute_object(key.first, key.second),
+                            "is listed in the manifest but its object is missing from the file");
+    }
+  }
 }
 
 void verify_structure(hid_t file_handle, const std::string& file, const FileObjects& objects,

@@ -88,6 +88,35 @@ void add_unlisted_dataset(hid_t file, const std::string& path) {
   H5Sclose(space);
 }
 
+// Flips one byte of a root string attribute in place (same fixed-length type): what a bit flip on disk does.
+void flip_root_string_attribute(hid_t file, const std::string& name) {
+  const hid_t attribute = H5Aopen(file, name.c_str(), H5P_DEFAULT);
+  ASSERT_GE(attribute, 0) << name;
+  const hid_t type = H5Aget_type(attribute);
+  std::string value(H5Tget_size(type), '\0');
+  ASSERT_GE(H5Aread(attribute, type, value.data()), 0);
+  ASSERT_GT(value.size(), 1u) << name;
+  value[0] = static_cast<char>(value[0] ^ 0x01);
+  ASSERT_GE(H5Awrite(attribute, type, value.data()), 0);
+  H5Tclose(type);
+  H5Aclose(attribute);
+}
+
+void add_string_attribute(hid_t file, const std::string& object, const std::string& name) {
+  const hid_t target = H5Oopen(file, object.c_str(), H5P_DEFAULT);
+  ASSERT_GE(target, 0) << object;
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, 6);
+  const hid_t scalar = H5Screate(H5S_SCALAR);
+  const hid_t attribute = H5Acreate2(target, name.c_str(), type, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(attribute, 0);
+  ASSERT_GE(H5Awrite(attribute, type, "extra"), 0);
+  H5Aclose(attribute);
+  H5Sclose(scalar);
+  H5Tclose(type);
+  H5Oclose(target);
+}
+
 void swap_links(hid_t file, const std::string& a, const std::string& b) {
   ASSERT_GE(H5Lmove(file, a.c_str(), file, "/swap_in_progress", H5P_DEFAULT, H5P_DEFAULT), 0);
   ASSERT_GE(H5Lmove(file, b.c_str(), file, a.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0);
@@ -267,6 +296,61 @@ TEST_F(CraftedCheckpointTest, ManifestEditedWithoutItsChecksumIsRefused) {
     ASSERT_GE(H5Ldelete(h, "/optimizer/layer_0003/bias/exp_avg", H5P_DEFAULT), 0);
   });
   expect_refused(file, {"dataset /manifest", "checksum mismatch"});
+}
+
+// Root string attributes (format_version 2 lists each with its crc32 in /manifest): a flipped byte must not load
+// or inspect as if fine.
+TEST_F(CraftedCheckpointTest, FlippedByteInTheStoredConfigIsRefused) {
+  const std::string file = craft("flipped_config", [](hid_t h) { flip_root_string_attribute(h, "config"); });
+  expect_refused(file, {"root attribute config", "checksum mismatch", "attribute is corrupted"});
+}
+
+TEST_F(CraftedCheckpointTest, FlippedByteInCreatedByIsRefused) {
+  const std::string file = craft("flipped_created_by", [](hid_t h) { flip_root_string_attribute(h, "created_by"); });
+  expect_refused(file, {"root attribute created_by", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, FlippedByteInTheOptimizerNameIsRefused) {
+  const std::string file = craft("flipped_optimizer", [](hid_t h) { flip_root_string_attribute(h, "optimizer"); });
+  expect_refused(file, {"root attribute optimizer", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, FlippedByteInTheSavedLayoutIsRefused) {
+  const std::string file = craft("flipped_stages", [](hid_t h) { flip_root_string_attribute(h, "layout_stages"); });
+  expect_refused(file, {"root attribute layout_stages", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, FormatVersionChangedToOneIsRefused) {
+  // Read with the version-1 rules, the file would have no attribute checked.
+  const std::string file = craft("downgraded", [](hid_t h) {
+    const hid_t attribute = H5Aopen(h, "format_version", H5P_DEFAULT);
+    const int64_t one = 1;
+    ASSERT_GE(H5Awrite(attribute, H5T_NATIVE_INT64, &one), 0);
+    H5Aclose(attribute);
+  });
+  expect_refused(file, {"root attribute format_version", "says version 1", "/manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, RootAttributeBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_root_attribute", [](hid_t h) { add_string_attribute(h, "/", "notes"); });
+  expect_refused(file, {"root attribute notes", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, GroupAttributeBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_group_attribute", [](hid_t h) { add_string_attribute(h, "/model", "x"); });
+  expect_refused(file, {"object /model attribute x", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, DatasetAttributeBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_dataset_attribute", [](hid_t h) {
+    add_string_attribute(h, "/model/layer_0000/weight", "units");
+  });
+  expect_refused(file, {"object /model/layer_0000/weight attribute units", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, DeletedRootAttributeIsRefused) {
+  const std::string file = craft("deleted_attribute", [](hid_t h) { ASSERT_GE(H5Adelete(h, "created_by"), 0); });
+  expect_refused(file, {"root attribute created_by", "listed in the manifest but missing"});
 }
 
 TEST_F(CraftedCheckpointTest, VersionOneFileWithNegativeStepIsRefused) {
