@@ -51,6 +51,25 @@ std::set<std::string> expected_groups(const std::map<std::string, ManifestLine>&
   return groups;
 }
 
+// The writer creates every dataset with its maximum dimensions equal to its dimensions (fixed size). Other maximum
+// dimensions change nothing the reader reads, but they are a changed file that must not pass as intact.
+void require_fixed_size(hid_t dataset, const std::string& file, const std::string& object,
+                        const std::vector<int64_t>& dims) {
+  Hdf5Handle space(check_hdf5(H5Dget_space(dataset), file, object, "reading dataspace"), H5Sclose);
+  std::vector<hsize_t> extents(dims.size());
+  std::vector<hsize_t> limits(dims.size());
+  if (!dims.empty() && H5Sget_simple_extent_dims(space.get(), extents.data(), limits.data()) < 0) {
+    check_hdf5(static_cast<herr_t>(-1), file, object, "reading maximum dimensions");
+  }
+  if (limits != extents) {
+    std::vector<int64_t> shown;
+    for (hsize_t limit : limits) shown.push_back(limit > static_cast<hsize_t>(INT64_MAX) ? -1 : static_cast<int64_t>(limit));
+    throw structure_error(file, object, "has maximum dimensions " + dims_text(shown) + " other than its dimensions " +
+                                            dims_text(dims) + " (the writer makes every dataset fixed-size): the "
+                                            "file is corrupted");
+  }
+}
+
 void check_listed_dataset(hid_t file_handle, const std::string& file, const ManifestLine& line) {
   const std::string object = "dataset " + line.path;
   Hdf5Handle dataset(check_hdf5(H5Dopen2(file_handle, line.path.c_str(), H5P_DEFAULT), file, object, "opening"),
@@ -63,6 +82,7 @@ void check_listed_dataset(hid_t file_handle, const std::string& file, const Mani
                               dims_text(dims) + " but the manifest lists " + data_type_name(line.type) + " " +
                               dims_text(line.dims));
   }
+  require_fixed_size(dataset.get(), file, object, dims);
 }
 
 // A listed path must be one the writer could have written (layer_paths.h): the one vocabulary of dataset names.

@@ -117,6 +117,35 @@ void add_string_attribute(hid_t file, const std::string& object, const std::stri
   H5Oclose(target);
 }
 
+// Replaces a float32 dataset by an extendible (chunked, unlimited first dimension) one holding the same values with
+// the same (still matching) crc32: only its maximum dimensions differ from what the writer wrote.
+void make_extendible(hid_t file, const std::string& path) {
+  const hid_t old = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
+  const hid_t old_space = H5Dget_space(old);
+  hsize_t dims[2] = {0, 0};
+  ASSERT_EQ(H5Sget_simple_extent_dims(old_space, dims, nullptr), 2);
+  std::vector<float> values(dims[0] * dims[1]);
+  ASSERT_GE(H5Dread(old, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  uint32_t crc = 0;
+  const hid_t crc_attribute = H5Aopen(old, "crc32", H5P_DEFAULT);
+  ASSERT_GE(H5Aread(crc_attribute, H5T_NATIVE_UINT32, &crc), 0);
+  H5Aclose(crc_attribute);
+  H5Sclose(old_space);
+  H5Dclose(old);
+  ASSERT_GE(H5Ldelete(file, path.c_str(), H5P_DEFAULT), 0);
+  const hsize_t limits[2] = {H5S_UNLIMITED, dims[1]};
+  const hid_t space = H5Screate_simple(2, dims, limits);
+  const hid_t creation = H5Pcreate(H5P_DATASET_CREATE);
+  ASSERT_GE(H5Pset_chunk(creation, 2, dims), 0);
+  const hid_t grown = H5Dcreate2(file, path.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, creation, H5P_DEFAULT);
+  ASSERT_GE(grown, 0);
+  ASSERT_GE(H5Dwrite(grown, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  set_crc(grown, crc);
+  H5Dclose(grown);
+  H5Pclose(creation);
+  H5Sclose(space);
+}
+
 void swap_links(hid_t file, const std::string& a, const std::string& b) {
   ASSERT_GE(H5Lmove(file, a.c_str(), file, "/swap_in_progress", H5P_DEFAULT, H5P_DEFAULT), 0);
   ASSERT_GE(H5Lmove(file, b.c_str(), file, a.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0);
@@ -351,6 +380,12 @@ TEST_F(CraftedCheckpointTest, DatasetAttributeBeyondTheManifestIsRefused) {
 TEST_F(CraftedCheckpointTest, DeletedRootAttributeIsRefused) {
   const std::string file = craft("deleted_attribute", [](hid_t h) { ASSERT_GE(H5Adelete(h, "created_by"), 0); });
   expect_refused(file, {"root attribute created_by", "listed in the manifest but missing"});
+}
+
+TEST_F(CraftedCheckpointTest, DatasetWithOtherMaximumDimensionsIsRefused) {
+  // What a flipped bit in a dataspace's maximum dimensions looks like (red-team campaign, seed 15).
+  const std::string file = craft("extendible", [](hid_t h) { make_extendible(h, "/model/layer_0000/weight"); });
+  expect_refused(file, {"dataset /model/layer_0000/weight", "maximum dimensions [-1, 4]", "fixed-size"});
 }
 
 TEST_F(CraftedCheckpointTest, VersionOneFileWithNegativeStepIsRefused) {
