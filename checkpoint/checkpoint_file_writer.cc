@@ -78,7 +78,7 @@ CheckpointFileWriter::CheckpointFileWriter(std::string file, const std::vector<M
                        H5Gclose);
   }
   write_train_values(metadata.train_ints);
-  write_manifest(all, metadata.train_ints);
+  write_manifest(all, metadata);
   datasets_.reserve(all.size());
   for (const ManifestItem& item : all) datasets_.push_back(create_dataset(item));
 }
@@ -146,14 +146,20 @@ void CheckpointFileWriter::write_train_values(const std::map<std::string, int64_
   }
 }
 
-// /manifest: every dataset written above and below, so a reader can verify the file's structure. Generic: it lists
-// whatever the Snapshot entries and train values are, so new datasets need no change here.
-void CheckpointFileWriter::write_manifest(const std::vector<ManifestItem>& all,
-                                          const std::map<std::string, int64_t>& train) {
+// /manifest: every dataset written above and below, and every root attribute with its checksum, so a reader can
+// verify the file's structure and each attribute it trusts. Generic: it lists whatever the Snapshot entries, train
+// values and attributes are, so new ones need no change here.
+void CheckpointFileWriter::write_manifest(const std::vector<ManifestItem>& all, const JobMetadata& metadata) {
   std::vector<ManifestLine> lines;
   for (const ManifestItem& item : all) lines.push_back({item.path, item.type, item.dims});
-  for (const auto& [name, value] : train) lines.push_back({train_path(name), DataType::kInt64, {}});
-  const std::string text = manifest_text(std::move(lines));
+  for (const auto& [name, value] : metadata.train_ints) lines.push_back({train_path(name), DataType::kInt64, {}});
+  std::vector<AttributeLine> attributes = {{"/", kFormatVersionAttribute, AttributeType::kInt64,
+                                            attribute_crc32("/", kFormatVersionAttribute, kFormatVersion)}};
+  for (const auto& [name, value] : metadata.attributes) {
+    // Up to a NUL, as the reader reads it back (write_string_attribute stores it NUL-terminated).
+    attributes.push_back({"/", name, AttributeType::kString, attribute_crc32("/", name, std::string(value.c_str()))});
+  }
+  const std::string text = manifest_text(std::move(lines), std::move(attributes));
   const std::string object = std::string("dataset ") + kManifestDataset;
   Hdf5Handle type(check_hdf5(H5Tcopy(H5T_C_S1), file_, object, "creating string type"), H5Tclose);
   check_hdf5(H5Tset_size(type.get(), text.size() + 1), file_, object, "sizing string type");

@@ -35,7 +35,7 @@ class CheckpointFileWriter {
  private:
   void write_root_attributes(const JobMetadata& metadata);
   void write_train_values(const std::map<std::string, int64_t>& values);
-  void write_manifest(const std::vector<ManifestItem>& all, const std::map<std::string, int64_t>& train);
+  void write_manifest(const std::vector<ManifestItem>& all, const JobMetadata& metadata);
   Hdf5Handle create_dataset(const ManifestItem& item);
   void start_writeback();
 

@@ -1,6 +1,7 @@
 #include "checkpoint/file_structure.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <set>
 
 #include "checkpoint/checksum.h"
@@ -50,6 +51,25 @@ std::set<std::string> expected_groups(const std::map<std::string, ManifestLine>&
   return groups;
 }
 
+// The writer creates every dataset with its maximum dimensions equal to its dimensions (fixed size). Other maximum
+// dimensions change nothing the reader reads, but they are a changed file that must not pass as intact.
+void require_fixed_size(hid_t dataset, const std::string& file, const std::string& object,
+                        const std::vector<int64_t>& dims) {
+  Hdf5Handle space(check_hdf5(H5Dget_space(dataset), file, object, "reading dataspace"), H5Sclose);
+  std::vector<hsize_t> extents(dims.size());
+  std::vector<hsize_t> limits(dims.size());
+  if (!dims.empty() && H5Sget_simple_extent_dims(space.get(), extents.data(), limits.data()) < 0) {
+    check_hdf5(static_cast<herr_t>(-1), file, object, "reading maximum dimensions");
+  }
+  if (limits != extents) {
+    std::vector<int64_t> shown;
+    for (hsize_t limit : limits) shown.push_back(limit > static_cast<hsize_t>(INT64_MAX) ? -1 : static_cast<int64_t>(limit));
+    throw structure_error(file, object, "has maximum dimensions " + dims_text(shown) + " other than its dimensions " +
+                                            dims_text(dims) + " (the writer makes every dataset fixed-size): the "
+                                            "file is corrupted");
+  }
+}
+
 void check_listed_dataset(hid_t file_handle, const std::string& file, const ManifestLine& line) {
   const std::string object = "dataset " + line.path;
   Hdf5Handle dataset(check_hdf5(H5Dopen2(file_handle, line.path.c_str(), H5P_DEFAULT), file, object, "opening"),
@@ -62,6 +82,7 @@ void check_listed_dataset(hid_t file_handle, const std::string& file, const Mani
                               dims_text(dims) + " but the manifest lists " + data_type_name(line.type) + " " +
                               dims_text(line.dims));
   }
+  require_fixed_size(dataset.get(), file, object, dims);
 }
 
 // A listed path must be one the writer could have written (layer_paths.h): the one vocabulary of dataset names.
@@ -76,6 +97,50 @@ void check_listed_path(const std::string& file, const std::string& path) {
   } catch (const Error& error) {
     throw structure_error(file, "dataset " + path, std::string("is not a dataset this format defines: ") +
                                                        error.what());
+  }
+}
+
+std::string attribute_object(const std::string& path, const std::string& name) {
+  return (path == "/" ? std::string("root") : "object " + path) + " attribute " + name;
+}
+
+void check_listed_attribute(hid_t object_id, const std::string& file, const AttributeLine& line) {
+  const std::string object = attribute_object(line.object, line.name);
+  uint32_t computed = 0;
+  if (line.type == AttributeType::kString) {
+    const std::string value = read_string_attribute(object_id, line.name, file, object);
+    computed = attribute_crc32(line.object, line.name, value);
+  } else {
+    computed = attribute_crc32(line.object, line.name, read_int64_attribute(object_id, line.name, file, object));
+  }
+  if (computed != line.crc32) {
+    char detail[160];
+    std::snprintf(detail, sizeof(detail),
+                  "checksum mismatch (the manifest lists crc32 %08x, the value has %08x): the attribute is corrupted",
+                  line.crc32, computed);
+    throw structure_error(file, object, detail);
+  }
+}
+
+// Every attribute of one object is listed (or is a dataset's own crc32), and every listed one is there and intact.
+void check_object_attributes(hid_t file_handle, const std::string& file, const std::string& path, bool is_dataset,
+                             const Manifest& manifest) {
+  const std::string object = path == "/" ? "root" : "object " + path;
+  Hdf5Handle opened(check_hdf5(H5Oopen(file_handle, path.c_str(), H5P_DEFAULT), file, object, "opening"), H5Oclose);
+  const std::vector<std::string> names = attribute_names(opened.get(), file, object);
+  for (const std::string& name : names) {
+    if (is_dataset && name == kChecksumAttribute) continue;
+    if (manifest.attributes.count({path, name}) == 0) {
+      throw structure_error(file, attribute_object(path, name), "is not listed in the manifest (an unexpected attribute)");
+    }
+  }
+  const std::set<std::string> present(names.begin(), names.end());
+  for (auto it = manifest.attributes.lower_bound({path, ""}); it != manifest.attributes.end() && it->first.first == path;
+       ++it) {
+    if (present.count(it->second.name) == 0) {
+      throw structure_error(file, attribute_object(path, it->second.name), "is listed in the manifest but missing");
+    }
+    check_listed_attribute(opened.get(), file, it->second);
   }
 }
 
@@ -115,7 +180,7 @@ std::optional<DataType> stored_data_type(hid_t dataset, const std::string& file,
   return std::nullopt;
 }
 
-std::map<std::string, ManifestLine> read_manifest(hid_t file_handle, const std::string& file) {
+Manifest read_manifest(hid_t file_handle, const std::string& file) {
   const std::string object = std::string("dataset ") + kManifestDataset;
   if (H5Lexists(file_handle, kManifestDataset, H5P_DEFAULT) <= 0) {
     throw structure_error(file, object, "missing (a version-2 checkpoint lists its datasets there)");
@@ -137,6 +202,26 @@ std::map<std::string, ManifestLine> read_manifest(hid_t file_handle, const std::
     throw structure_error(file, object, "checksum mismatch: the manifest is corrupted");
   }
   return parse_manifest_text(text, file);
+}
+
+void verify_attributes(hid_t file_handle, const std::string& file, const FileObjects& objects,
+                       const Manifest& manifest) {
+  std::set<std::string> paths = {"/"};
+  check_object_attributes(file_handle, file, "/", false, manifest);
+  for (const std::string& group : objects.groups) {
+    paths.insert(group);
+    check_object_attributes(file_handle, file, group, false, manifest);
+  }
+  for (const std::string& dataset : objects.datasets) {
+    paths.insert(dataset);
+    check_object_attributes(file_handle, file, dataset, true, manifest);
+  }
+  for (const auto& [key, line] : manifest.attributes) {
+    if (paths.count(key.first) == 0) {
+      throw structure_error(file, attribute_object(key.first, key.second),
+                            "is listed in the manifest but its object is missing from the file");
+    }
+  }
 }
 
 void verify_structure(hid_t file_handle, const std::string& file, const FileObjects& objects,

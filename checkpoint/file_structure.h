@@ -32,7 +32,13 @@ std::optional<DataType> stored_data_type(hid_t dataset, const std::string& file,
 
 // Reads and checks /manifest (its crc32 covers kManifestChecksumHeader followed by the text). Error(kCheckpoint)
 // naming file and dataset when it is missing, not a fixed-length string, fails its checksum or is malformed.
-std::map<std::string, ManifestLine> read_manifest(hid_t file_handle, const std::string& file);
+Manifest read_manifest(hid_t file_handle, const std::string& file);
+
+// Error(kCheckpoint) naming file and the attribute when: an attribute of the root, a group or a dataset is not
+// listed in the manifest (a dataset's own crc32 excepted: it is checked against the data); a listed attribute is
+// missing, of another type, or its value does not match its listed crc32 (attribute_crc32).
+void verify_attributes(hid_t file_handle, const std::string& file, const FileObjects& objects,
+                       const Manifest& manifest);
 
 // Error(kCheckpoint) naming file and the dataset or group when: a listed dataset is missing or has another type or
 // shape than listed; a dataset is not listed; a group is neither one of the format's top-level groups nor on the

@@ -115,6 +115,32 @@ uint32_t read_uint32_attribute(hid_t object_id, const std::string& name, const s
   return read_integer<uint32_t>(object_id, name, H5T_NATIVE_UINT32, file, object);
 }
 
+std::string read_string_attribute(hid_t object_id, const std::string& name, const std::string& file,
+                                  const std::string& object) {
+  Hdf5Handle attribute = open_attribute(object_id, name, file, object);
+  Hdf5Handle type(check_hdf5(H5Aget_type(attribute.get()), file, object, "reading attribute type"), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, "attribute '" + name + "' is not a string"));
+  }
+  return read_string_value(attribute.get(), type.get(), file, object + " attribute " + name);
+}
+
+std::vector<std::string> attribute_names(hid_t object_id, const std::string& file, const std::string& object) {
+  H5O_info_t info;
+  check_hdf5(H5Oget_info(object_id, &info), file, object, "reading object info");
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    const ssize_t length = H5Aget_name_by_idx(object_id, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (length < 0) check_hdf5(static_cast<herr_t>(length), file, object, "reading attribute names");
+    std::vector<char> name(static_cast<size_t>(length) + 1, '\0');
+    check_hdf5(static_cast<herr_t>(H5Aget_name_by_idx(object_id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
+                                                      name.size(), H5P_DEFAULT) < 0 ? -1 : 0),
+               file, object, "reading attribute names");
+    names.emplace_back(name.data());
+  }
+  return names;
+}
+
 std::map<std::string, std::string> read_string_attributes(hid_t object_id, const std::string& file,
                                                           const std::string& object) {
   std::map<std::string, std::string> values;

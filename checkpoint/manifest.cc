@@ -1,7 +1,9 @@
 #include "checkpoint/manifest.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <tuple>
 #include <sstream>
 
 #include "checkpoint/checksum.h"
@@ -90,7 +92,69 @@ ManifestLine parse_line(const std::string& text, const std::string& file) {
   return line;
 }
 
+bool attribute_type_from_name(const std::string& name, AttributeType& type) {
+  for (AttributeType candidate : {AttributeType::kString, AttributeType::kInt64}) {
+    if (name == attribute_type_name(candidate)) {
+      type = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string crc_hex(uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08x", crc);
+  return text;
+}
+
+std::string attribute_line_text(const AttributeLine& line) {
+  return "@" + line.object + "|" + line.name + "|" + attribute_type_name(line.type) + "|" + crc_hex(line.crc32);
+}
+
+// "@object|name|type|crc32" (the leading '@' already checked by the caller).
+AttributeLine parse_attribute_line(const std::string& text, const std::string& file) {
+  std::vector<std::string> fields;
+  std::istringstream input(text.substr(1));
+  for (std::string field; std::getline(input, field, '|');) fields.push_back(field);
+  if (fields.size() != 4 || text.back() == '|') throw manifest_error(file, text, "is not '@object|name|type|crc32'");
+  AttributeLine line;
+  line.object = fields[0];
+  line.name = fields[1];
+  if (line.object.empty() || line.object[0] != '/' || line.name.empty()) {
+    throw manifest_error(file, text, "has no absolute object path or no attribute name");
+  }
+  if (!attribute_type_from_name(fields[2], line.type)) {
+    throw manifest_error(file, text, "names an unknown attribute type (string, int64)");
+  }
+  if (fields[3].size() != 8 || fields[3].find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw manifest_error(file, text, "has a crc32 that is not 8 lower-case hex digits");
+  }
+  line.crc32 = static_cast<uint32_t>(std::stoul(fields[3], nullptr, 16));
+  return line;
+}
+
 }  // namespace
+
+const char* attribute_type_name(AttributeType type) {
+  return type == AttributeType::kInt64 ? "int64" : "string";
+}
+
+uint32_t attribute_crc32(const std::string& object, const std::string& name, AttributeType type, const void* bytes,
+                         size_t size) {
+  const std::string header = object + "|" + name + "|" + attribute_type_name(type) + "|";
+  return crc32_continue(crc32_of(header.data(), header.size()), bytes, size);
+}
+
+uint32_t attribute_crc32(const std::string& object, const std::string& name, const std::string& value) {
+  return attribute_crc32(object, name, AttributeType::kString, value.data(), value.size());
+}
+
+uint32_t attribute_crc32(const std::string& object, const std::string& name, int64_t value) {
+  unsigned char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(static_cast<uint64_t>(value) >> (8 * i));
+  return attribute_crc32(object, name, AttributeType::kInt64, bytes, sizeof(bytes));
+}
 
 std::string manifest_line(const ManifestLine& line) {
   std::string text = line.path + "|" + data_type_name(line.type) + "|";
@@ -103,22 +167,36 @@ uint32_t bound_crc32(const ManifestLine& line, const void* bytes, size_t size) {
   return crc32_continue(crc32_of(header.data(), header.size()), bytes, size);
 }
 
-std::string manifest_text(std::vector<ManifestLine> lines) {
+std::string manifest_text(std::vector<ManifestLine> lines, std::vector<AttributeLine> attributes) {
   std::sort(lines.begin(), lines.end(), [](const ManifestLine& a, const ManifestLine& b) { return a.path < b.path; });
+  std::sort(attributes.begin(), attributes.end(), [](const AttributeLine& a, const AttributeLine& b) {
+    return std::tie(a.object, a.name) < std::tie(b.object, b.name);
+  });
   std::string text;
   for (const ManifestLine& line : lines) text += manifest_line(line) + "\n";
+  for (const AttributeLine& line : attributes) text += attribute_line_text(line) + "\n";
   return text;
 }
 
-std::map<std::string, ManifestLine> parse_manifest_text(const std::string& text, const std::string& file) {
-  std::map<std::string, ManifestLine> lines;
+Manifest parse_manifest_text(const std::string& text, const std::string& file) {
+  Manifest manifest;
   std::istringstream input(text);
   for (std::string raw; std::getline(input, raw);) {
+    if (!raw.empty() && raw[0] == '@') {
+      AttributeLine line = parse_attribute_line(raw, file);
+      auto key = std::make_pair(line.object, line.name);
+      if (!manifest.attributes.emplace(std::move(key), std::move(line)).second) {
+        throw manifest_error(file, raw, "lists its attribute a second time");
+      }
+      continue;
+    }
     ManifestLine line = parse_line(raw, file);
     const std::string path = line.path;
-    if (!lines.emplace(path, std::move(line)).second) throw manifest_error(file, raw, "lists its path a second time");
+    if (!manifest.datasets.emplace(path, std::move(line)).second) {
+      throw manifest_error(file, raw, "lists its path a second time");
+    }
   }
-  return lines;
+  return manifest;
 }
 
 std::string serialize_manifest(const std::vector<ManifestItem>& items) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/snapshot.h"
@@ -50,11 +51,40 @@ std::string manifest_line(const ManifestLine& line);
 // (Python: zlib.crc32(data, zlib.crc32(line.encode())).)
 uint32_t bound_crc32(const ManifestLine& line, const void* bytes, size_t size);
 
-// The manifest text: the lines sorted by path, each ended by '\n'.
-std::string manifest_text(std::vector<ManifestLine> lines);
+// One attribute as the manifest lists it: "@object|name|type|crc32", e.g. "@/|config|string|1a2b3c4d". Every
+// attribute a reader trusts is listed (root attributes today; any object's attributes the format adds later), so a
+// changed byte in one fails its checksum. Not listed: each dataset's own crc32 (checked against the data) and
+// /manifest's crc32 (checked against the manifest text).
+enum class AttributeType { kString, kInt64 };
+const char* attribute_type_name(AttributeType type);
+
+struct AttributeLine {
+  std::string object;  // "/" for the root group, else an absolute group or dataset path
+  std::string name;
+  AttributeType type = AttributeType::kString;
+  uint32_t crc32 = 0;  // attribute_crc32 of its value
+};
+
+// The CRC-32 of "object|name|type|" followed by the value's bytes as read (a string without its terminator, an
+// int64 as 8 little-endian bytes): bound to where the value sits, like a dataset's crc32.
+uint32_t attribute_crc32(const std::string& object, const std::string& name, AttributeType type, const void* bytes,
+                         size_t size);
+uint32_t attribute_crc32(const std::string& object, const std::string& name, const std::string& value);
+uint32_t attribute_crc32(const std::string& object, const std::string& name, int64_t value);
+
+// What /manifest lists: datasets by path, attributes by (object, name).
+struct Manifest {
+  std::map<std::string, ManifestLine> datasets;
+  std::map<std::pair<std::string, std::string>, AttributeLine> attributes;
+};
+
+// The manifest text: the dataset lines sorted by path, then the attribute lines sorted by object and name, each
+// ended by '\n'.
+std::string manifest_text(std::vector<ManifestLine> lines, std::vector<AttributeLine> attributes = {});
 
 // Parses manifest_text. Error(kCheckpoint) naming `file`, dataset /manifest and the offending line when one is
-// malformed (not three '|'-separated fields, an unknown type, a bad dimension) or lists a path twice.
-std::map<std::string, ManifestLine> parse_manifest_text(const std::string& text, const std::string& file);
+// malformed (not three '|'-separated fields, an unknown type, a bad dimension; for an attribute line not four
+// fields, an unknown attribute type or a crc32 that is not 8 hex digits) or lists a path (attribute) twice.
+Manifest parse_manifest_text(const std::string& text, const std::string& file);
 
 }  // namespace sluice::checkpoint

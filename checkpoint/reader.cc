@@ -105,7 +105,9 @@ Reader::Reader(MPI_Comm comm, const std::string& path) {
   comm::agree_or_throw(comm, "finding the checkpoint to read", comm::capture_failure([&] {
                          if (rank == 0) resolved = resolve_checkpoint_path(path);
                        }));
-  file_ = broadcast_bytes(comm, resolved, 0);
+  comm::agree_or_throw(comm, "sharing the checkpoint path", comm::capture_failure([&] {
+                         file_ = broadcast_bytes(comm, resolved, 0);
+                       }));
   comm::agree_or_throw(comm, "opening the checkpoint", comm::capture_failure([&] { open_and_index(); }));
 }
 
@@ -140,8 +142,17 @@ void Reader::open_and_index() {
   }
   const FileObjects objects = list_objects(handle_.get(), file_);
   if (format_version_ >= kFirstManifestFormatVersion) {
-    manifest_ = read_manifest(handle_.get(), file_);
-    verify_structure(handle_.get(), file_, objects, *manifest_);
+    const Manifest manifest = read_manifest(handle_.get(), file_);
+    verify_structure(handle_.get(), file_, objects, manifest.datasets);
+    verify_attributes(handle_.get(), file_, objects, manifest);
+    manifest_ = manifest.datasets;
+  } else if (H5Lexists(handle_.get(), kManifestDataset, H5P_DEFAULT) > 0) {
+    // Only version 2 writes /manifest: a version-2 file whose format_version was changed to 1 would otherwise be
+    // read with the version-1 rules, which check no attribute.
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file_, "root attribute format_version",
+                                   "says version " + std::to_string(format_version_) + " but the file holds " +
+                                       kManifestDataset + " (written by version 2 and later): it is corrupted"));
   }
   index_datasets(objects.datasets);
 }

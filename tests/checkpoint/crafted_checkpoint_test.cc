@@ -88,6 +88,64 @@ void add_unlisted_dataset(hid_t file, const std::string& path) {
   H5Sclose(space);
 }
 
+// Flips one byte of a root string attribute in place (same fixed-length type): what a bit flip on disk does.
+void flip_root_string_attribute(hid_t file, const std::string& name) {
+  const hid_t attribute = H5Aopen(file, name.c_str(), H5P_DEFAULT);
+  ASSERT_GE(attribute, 0) << name;
+  const hid_t type = H5Aget_type(attribute);
+  std::string value(H5Tget_size(type), '\0');
+  ASSERT_GE(H5Aread(attribute, type, value.data()), 0);
+  ASSERT_GT(value.size(), 1u) << name;
+  value[0] = static_cast<char>(value[0] ^ 0x01);
+  ASSERT_GE(H5Awrite(attribute, type, value.data()), 0);
+  H5Tclose(type);
+  H5Aclose(attribute);
+}
+
+void add_string_attribute(hid_t file, const std::string& object, const std::string& name) {
+  const hid_t target = H5Oopen(file, object.c_str(), H5P_DEFAULT);
+  ASSERT_GE(target, 0) << object;
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, 6);
+  const hid_t scalar = H5Screate(H5S_SCALAR);
+  const hid_t attribute = H5Acreate2(target, name.c_str(), type, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(attribute, 0);
+  ASSERT_GE(H5Awrite(attribute, type, "extra"), 0);
+  H5Aclose(attribute);
+  H5Sclose(scalar);
+  H5Tclose(type);
+  H5Oclose(target);
+}
+
+// Replaces a float32 dataset by an extendible (chunked, unlimited first dimension) one holding the same values with
+// the same (still matching) crc32: only its maximum dimensions differ from what the writer wrote.
+void make_extendible(hid_t file, const std::string& path) {
+  const hid_t old = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
+  const hid_t old_space = H5Dget_space(old);
+  hsize_t dims[2] = {0, 0};
+  ASSERT_EQ(H5Sget_simple_extent_dims(old_space, dims, nullptr), 2);
+  std::vector<float> values(dims[0] * dims[1]);
+  ASSERT_GE(H5Dread(old, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  uint32_t crc = 0;
+  const hid_t crc_attribute = H5Aopen(old, "crc32", H5P_DEFAULT);
+  ASSERT_GE(H5Aread(crc_attribute, H5T_NATIVE_UINT32, &crc), 0);
+  H5Aclose(crc_attribute);
+  H5Sclose(old_space);
+  H5Dclose(old);
+  ASSERT_GE(H5Ldelete(file, path.c_str(), H5P_DEFAULT), 0);
+  const hsize_t limits[2] = {H5S_UNLIMITED, dims[1]};
+  const hid_t space = H5Screate_simple(2, dims, limits);
+  const hid_t creation = H5Pcreate(H5P_DATASET_CREATE);
+  ASSERT_GE(H5Pset_chunk(creation, 2, dims), 0);
+  const hid_t grown = H5Dcreate2(file, path.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, creation, H5P_DEFAULT);
+  ASSERT_GE(grown, 0);
+  ASSERT_GE(H5Dwrite(grown, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  set_crc(grown, crc);
+  H5Dclose(grown);
+  H5Pclose(creation);
+  H5Sclose(space);
+}
+
 void swap_links(hid_t file, const std::string& a, const std::string& b) {
   ASSERT_GE(H5Lmove(file, a.c_str(), file, "/swap_in_progress", H5P_DEFAULT, H5P_DEFAULT), 0);
   ASSERT_GE(H5Lmove(file, b.c_str(), file, a.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0);
@@ -267,6 +325,67 @@ TEST_F(CraftedCheckpointTest, ManifestEditedWithoutItsChecksumIsRefused) {
     ASSERT_GE(H5Ldelete(h, "/optimizer/layer_0003/bias/exp_avg", H5P_DEFAULT), 0);
   });
   expect_refused(file, {"dataset /manifest", "checksum mismatch"});
+}
+
+// Root string attributes (format_version 2 lists each with its crc32 in /manifest): a flipped byte must not load
+// or inspect as if fine.
+TEST_F(CraftedCheckpointTest, FlippedByteInTheStoredConfigIsRefused) {
+  const std::string file = craft("flipped_config", [](hid_t h) { flip_root_string_attribute(h, "config"); });
+  expect_refused(file, {"root attribute config", "checksum mismatch", "attribute is corrupted"});
+}
+
+TEST_F(CraftedCheckpointTest, FlippedByteInCreatedByIsRefused) {
+  const std::string file = craft("flipped_created_by", [](hid_t h) { flip_root_string_attribute(h, "created_by"); });
+  expect_refused(file, {"root attribute created_by", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, FlippedByteInTheOptimizerNameIsRefused) {
+  const std::string file = craft("flipped_optimizer", [](hid_t h) { flip_root_string_attribute(h, "optimizer"); });
+  expect_refused(file, {"root attribute optimizer", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, FlippedByteInTheSavedLayoutIsRefused) {
+  const std::string file = craft("flipped_stages", [](hid_t h) { flip_root_string_attribute(h, "layout_stages"); });
+  expect_refused(file, {"root attribute layout_stages", "checksum mismatch"});
+}
+
+TEST_F(CraftedCheckpointTest, FormatVersionChangedToOneIsRefused) {
+  // Read with the version-1 rules, the file would have no attribute checked.
+  const std::string file = craft("downgraded", [](hid_t h) {
+    const hid_t attribute = H5Aopen(h, "format_version", H5P_DEFAULT);
+    const int64_t one = 1;
+    ASSERT_GE(H5Awrite(attribute, H5T_NATIVE_INT64, &one), 0);
+    H5Aclose(attribute);
+  });
+  expect_refused(file, {"root attribute format_version", "says version 1", "/manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, RootAttributeBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_root_attribute", [](hid_t h) { add_string_attribute(h, "/", "notes"); });
+  expect_refused(file, {"root attribute notes", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, GroupAttributeBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_group_attribute", [](hid_t h) { add_string_attribute(h, "/model", "x"); });
+  expect_refused(file, {"object /model attribute x", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, DatasetAttributeBeyondTheManifestIsRefused) {
+  const std::string file = craft("added_dataset_attribute", [](hid_t h) {
+    add_string_attribute(h, "/model/layer_0000/weight", "units");
+  });
+  expect_refused(file, {"object /model/layer_0000/weight attribute units", "not listed in the manifest"});
+}
+
+TEST_F(CraftedCheckpointTest, DeletedRootAttributeIsRefused) {
+  const std::string file = craft("deleted_attribute", [](hid_t h) { ASSERT_GE(H5Adelete(h, "created_by"), 0); });
+  expect_refused(file, {"root attribute created_by", "listed in the manifest but missing"});
+}
+
+TEST_F(CraftedCheckpointTest, DatasetWithOtherMaximumDimensionsIsRefused) {
+  // What a flipped bit in a dataspace's maximum dimensions looks like (red-team campaign, seed 15).
+  const std::string file = craft("extendible", [](hid_t h) { make_extendible(h, "/model/layer_0000/weight"); });
+  expect_refused(file, {"dataset /model/layer_0000/weight", "maximum dimensions [-1, 4]", "fixed-size"});
 }
 
 TEST_F(CraftedCheckpointTest, VersionOneFileWithNegativeStepIsRefused) {

@@ -1,6 +1,6 @@
 // Fuzz target: `sluice inspect` on a checkpoint file (checkpoint/summary and reader, and the layer types read
 // from the checkpoint's config text, tools/sluice/layer_types). HDF5 opens files, not buffers, so each input is
-// written to one temp file of this process and inspected there, by the same calls as run_inspect()
+// written to one temp file of this process and inspected there, by the same calls as inspect_in_this_process()
 // (tools/sluice/inspect_command.cc): summarize, fill_layer_types, then both report formats.
 // Contract checked: a damaged or crafted file is a sluice::Error or a failed checksum in the summary; any other
 // exception, crash or sanitizer report is a finding. Seeds: small real checkpoints (tests/fuzz/corpus/).
