@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace {
@@ -50,6 +51,13 @@ void report_gemm_orientations(sluice::kernels::Backend& backend, int64_t width, 
   report("GEMM F  x W^T (N,T), 4 layers", 100, [&] {
     for (int64_t l = 0; l < layers; ++l) backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, weights[l], 0.0f, out);
   });
+  // The same product transposed, y^T = W x^T into [1024 x 32]: a candidate for F (OpenBLAS handles it faster).
+  Tensor out_transposed = Tensor::host(width, rows);
+  report("GEMM F' y^T = W x^T (N,T) -> [1024x32], 4 layers", 100, [&] {
+    for (int64_t l = 0; l < layers; ++l) {
+      backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, weights[l], x, 0.0f, out_transposed);
+    }
+  });
   report("GEMM I  dy W (N,N), 4 layers", 100, [&] {
     for (int64_t l = 0; l < layers; ++l) backend.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dy, weights[l], 0.0f, out);
   });
@@ -70,6 +78,7 @@ void report_gemm_orientations(sluice::kernels::Backend& backend, int64_t width, 
 
 int main() {
   using namespace sluice::kernels;
+  set_blas_thread_count(1);  // as each pipeline rank runs (OPENBLAS_NUM_THREADS=1); user CPU would sum the threads
   Backend& backend = cpu_backend();
   const int64_t width = 1024, layers = 4, rows = 32;
   std::vector<Tensor> grads, m1, m2, params;
