@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace {
@@ -36,10 +37,48 @@ void report(const char* name, int repeats, const std::function<void()>& op) {
   std::printf("%-44s %8.3f ms user CPU per call (%d calls, %.2f s)\n", name, 1e3 * used / repeats, repeats, used);
 }
 
+// The linear layer's three GEMMs (core/model/affine.cc) at the model's shapes, one weight per layer as in a chunk:
+// F computes x W^T (N, T), I dy W (N, N), W accumulates dy^T x into the gradient (T, N, beta 1). I + W is what a
+// fused B costs in GEMMs; F against I shows whether the forward orientation itself is slower per FLOP (issue 17).
+void report_gemm_orientations(sluice::kernels::Backend& backend, int64_t width, int64_t layers, int64_t rows) {
+  using sluice::kernels::Transpose;
+  std::vector<Tensor> weights, weight_grads;
+  for (int64_t l = 0; l < layers; ++l) {
+    weights.push_back(filled(width, width, -0.02f));
+    weight_grads.push_back(filled(width, width, 0.0f));
+  }
+  Tensor x = filled(rows, width, 0.3f), dy = filled(rows, width, 0.5f), out = Tensor::host(rows, width);
+  report("GEMM F  x W^T (N,T), 4 layers", 100, [&] {
+    for (int64_t l = 0; l < layers; ++l) backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, weights[l], 0.0f, out);
+  });
+  // The same product transposed, y^T = W x^T into [1024 x 32]: a candidate for F (OpenBLAS handles it faster).
+  Tensor out_transposed = Tensor::host(width, rows);
+  report("GEMM F' y^T = W x^T (N,T) -> [1024x32], 4 layers", 100, [&] {
+    for (int64_t l = 0; l < layers; ++l) {
+      backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, weights[l], x, 0.0f, out_transposed);
+    }
+  });
+  report("GEMM I  dy W (N,N), 4 layers", 100, [&] {
+    for (int64_t l = 0; l < layers; ++l) backend.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dy, weights[l], 0.0f, out);
+  });
+  report("GEMM W  dW += dy^T x (T,N), 4 layers", 100, [&] {
+    for (int64_t l = 0; l < layers; ++l) {
+      backend.gemm(Transpose::kYes, Transpose::kNo, 1.0f, dy, x, 1.0f, weight_grads[l]);
+    }
+  });
+  report("F's output allocation, 2 x 32x1024 x 4", 200, [&] {
+    for (int64_t l = 0; l < 2 * layers; ++l) {
+      Tensor fresh = backend.empty(rows, width);
+      for (int64_t i = 0; i < fresh.size(); i += 1024) fresh.data()[i] = 1.0f;  // touch every page, as the GEMM will
+    }
+  });
+}
+
 }  // namespace
 
 int main() {
   using namespace sluice::kernels;
+  set_blas_thread_count(1);  // as each pipeline rank runs (OPENBLAS_NUM_THREADS=1); user CPU would sum the threads
   Backend& backend = cpu_backend();
   const int64_t width = 1024, layers = 4, rows = 32;
   std::vector<Tensor> grads, m1, m2, params;
@@ -73,5 +112,6 @@ int main() {
   report("GELU backward, 4 layers x 32x1024", 200, [&] {
     for (int64_t l = 0; l < layers; ++l) backend.activation_backward(Activation::kGelu, pre, dy, dx);
   });
+  report_gemm_orientations(backend, width, layers, rows);
   return 0;
 }
