@@ -43,7 +43,9 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
 }
 
 // A measured profile (pipeline.costs) replaces the FLOP estimate's scale and its I = W = F: the stages keep their
-// FLOP shares of the model's forward, scaled so that they add up to the measured seconds per sample.
+// FLOP shares of the model's forward, scaled so that they add up to the measured seconds per sample (the slope of
+// the fit), and every action adds the profile's fixed term, so a candidate with other rows or chunks pays
+// a + b x rows per action as costs_for (cost_profile.h) charges it.
 void use_measured_costs(const schedule::CostProfile& profile, const std::vector<model::LayerShape>& shapes,
                         schedule::SearchModel& m) {
   double model_forward = 0.0;  // the FLOP estimate of one sample's forward, in the table's unit
@@ -58,7 +60,12 @@ void use_measured_costs(const schedule::CostProfile& profile, const std::vector<
   };
   m.input_ratio = profile.backward_input_per_sample / profile.forward_per_sample;
   m.weight_ratio = profile.backward_weight_per_sample / profile.forward_per_sample;
-  m.transfer = profile.message_seconds;
+  // The fitted fixed terms (0 in a version-1 profile: then costs are linear in rows, as that profile measured).
+  m.forward_per_action = profile.forward_per_action;
+  m.input_per_action = profile.backward_input_per_action;
+  m.weight_per_action = profile.backward_weight_per_action;
+  m.transfer = profile.message_latency;
+  m.transfer_per_row = profile.message_per_row;
 }
 
 }  // namespace
@@ -90,7 +97,11 @@ ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<mode
   }
   const std::string basis = cfg.pipeline.costs.empty()
                                 ? "costs from the FLOP estimate, time unit MFLOP"
-                                : "costs measured in " + cfg.pipeline.costs + ", time unit seconds";
+                                : "costs measured in " + cfg.pipeline.costs + ", time unit seconds" +
+                                      (model.forward_per_action + model.input_per_action + model.weight_per_action > 0
+                                           ? std::string(", a + b x rows per action")
+                                           : std::string(", linear in rows: the profile has no fixed per-action "
+                                                         "terms (version 1, or one size measured)"));
   choice.report = schedule::format_candidates(choice.candidates, choice.chosen, model.budget_bytes) + "(" + basis +
                   "; bytes: 4-byte parameters, gradients, optimizer state and each layer's input per stashed sample)\n";
   return choice;
