@@ -97,13 +97,13 @@ schedule::CostProfile fit_cost_profile(const MeasuredPoint& configured, const Me
   const Line w = fit_line(r1, c1.backward_weight, r2, c2.backward_weight);
   const Line m = fit_line(r1, schedule::transfer_time(c1), r2, schedule::transfer_time(c2));
   schedule::CostProfile profile;
-  // The slope is per row of one stage's 1/S of the model: the whole model's figure is S times it.
+  // Both terms are one stage's 1/S of the model: the whole model's figures are S times them.
   profile.forward_per_sample = f.per_row * virtual_stages;
   profile.backward_input_per_sample = i.per_row * virtual_stages;
   profile.backward_weight_per_sample = w.per_row * virtual_stages;
-  profile.forward_per_action = f.fixed;
-  profile.backward_input_per_action = i.fixed;
-  profile.backward_weight_per_action = w.fixed;
+  profile.forward_per_microbatch = f.fixed * virtual_stages;
+  profile.backward_input_per_microbatch = i.fixed * virtual_stages;
+  profile.backward_weight_per_microbatch = w.fixed * virtual_stages;
   profile.message_latency = m.fixed;
   profile.message_per_row = m.per_row;
   profile.message_seconds = m.fixed + m.per_row * r1;

@@ -43,7 +43,7 @@ struct MeasuredPoint {
   double rows = 0;
 };
 
-// Fits cost = a + b x rows per action through two points of the same layout (`virtual_stages` stages, the same
+// Fits cost = a + b x rows per action (the profile stores S times a and b: the whole model's) through two points of the same layout (`virtual_stages` stages, the same
 // schedule) at different rows, for F, I, W and the message (latency + rows x seconds per row). `configured` is the
 // run's own size (the profile's microbatch_rows). Noise can make a fit unphysical (a slope or a fixed term below
 // 0); such a kind keeps the line through `configured` and the origin instead (the version-1 profile's scaling,

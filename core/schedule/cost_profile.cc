@@ -34,11 +34,11 @@ double number(const std::string& source, int line, const std::string& key, std::
 CostModel costs_for(const CostProfile& profile, int virtual_stages, double rows) {
   if (virtual_stages < 1 || !(rows > 0))
     throw Error(ErrorCode::kInvalidArgument, "costs_for: virtual stages and rows must be positive");
-  const double share = rows / virtual_stages;
+  const double stage = 1.0 / virtual_stages;  // of the whole model, per action
   CostModel costs;
-  costs.forward = profile.forward_per_action + profile.forward_per_sample * share;
-  costs.backward_input = profile.backward_input_per_action + profile.backward_input_per_sample * share;
-  costs.backward_weight = profile.backward_weight_per_action + profile.backward_weight_per_sample * share;
+  costs.forward = (profile.forward_per_microbatch + profile.forward_per_sample * rows) * stage;
+  costs.backward_input = (profile.backward_input_per_microbatch + profile.backward_input_per_sample * rows) * stage;
+  costs.backward_weight = (profile.backward_weight_per_microbatch + profile.backward_weight_per_sample * rows) * stage;
   costs.latency = profile.message_latency + profile.message_per_row * rows;
   return costs;
 }
@@ -63,9 +63,9 @@ std::string to_text(const CostProfile& profile) {
       << "forward_seconds_per_sample " << profile.forward_per_sample << "\n"
       << "backward_input_seconds_per_sample " << profile.backward_input_per_sample << "\n"
       << "backward_weight_seconds_per_sample " << profile.backward_weight_per_sample << "\n"
-      << "forward_seconds_per_action " << profile.forward_per_action << "\n"
-      << "backward_input_seconds_per_action " << profile.backward_input_per_action << "\n"
-      << "backward_weight_seconds_per_action " << profile.backward_weight_per_action << "\n"
+      << "forward_seconds_per_microbatch " << profile.forward_per_microbatch << "\n"
+      << "backward_input_seconds_per_microbatch " << profile.backward_input_per_microbatch << "\n"
+      << "backward_weight_seconds_per_microbatch " << profile.backward_weight_per_microbatch << "\n"
       << "message_seconds " << profile.message_seconds << "\n"
       << "message_latency_seconds " << profile.message_latency << "\n"
       << "message_seconds_per_row " << profile.message_per_row << "\n"
@@ -90,9 +90,9 @@ const std::vector<NumberKey>& number_keys() {
       {"backward_input_seconds_per_sample", &CostProfile::backward_input_per_sample, 1},
       {"backward_weight_seconds_per_sample", &CostProfile::backward_weight_per_sample, 1},
       {"message_seconds", &CostProfile::message_seconds, 1},
-      {"forward_seconds_per_action", &CostProfile::forward_per_action, 2},
-      {"backward_input_seconds_per_action", &CostProfile::backward_input_per_action, 2},
-      {"backward_weight_seconds_per_action", &CostProfile::backward_weight_per_action, 2},
+      {"forward_seconds_per_microbatch", &CostProfile::forward_per_microbatch, 2},
+      {"backward_input_seconds_per_microbatch", &CostProfile::backward_input_per_microbatch, 2},
+      {"backward_weight_seconds_per_microbatch", &CostProfile::backward_weight_per_microbatch, 2},
       {"message_latency_seconds", &CostProfile::message_latency, 2},
       {"message_seconds_per_row", &CostProfile::message_per_row, 2}};
   return keys;

@@ -1,29 +1,29 @@
 // Measured step costs, written by `sluice train --profile FILE` and read by `sluice plan --costs FILE` and
-// `pipeline.costs: FILE` (schedule: auto, and the trainer's lowering). One action of a layout with S virtual stages
-// and r rows per micro-batch costs
-//     fixed + r / S x (per-sample figure)
-// where the per-sample figure is the whole model's time per row (a balanced partition is assumed: a stage holds
-// 1/S of it) and `fixed` is the per-action term the row count does not pay for (BLAS below its efficient size, the
-// executor's bookkeeping per action). The fixed term does not shrink with more stages: it is charged per action,
-// so more chunks and more micro-batches pay it more often. A message costs latency + r x seconds per row.
+// `pipeline.costs: FILE` (schedule: auto, and the trainer's lowering). One micro-batch of r rows through the whole
+// model costs  a + b x r  per kind (F, I, W): b is the time per row, a the fixed part that the rows do not pay for
+// (a GEMM of few rows still reads all its weights: BLAS far below its efficient size; the executor's bookkeeping).
+// Both are the whole model's figures; a layout with S virtual stages holds 1/S of the model per stage (a balanced
+// partition is assumed), so one of its actions costs (a + b x r) / S. More, smaller micro-batches therefore pay a
+// more often; more chunks split it (what a GEMM reads shrinks with the chunk). A message costs latency + r x
+// seconds per row.
 //
 // File format (text, one `key value` per line, `#` comments):
 //   sluice_cost_profile 2
-//   forward_seconds_per_sample 1.2e-05                   (the slope b of a + b x rows, whole model)
+//   forward_seconds_per_sample 1.2e-05                   (b: seconds per row, whole model)
 //   backward_input_seconds_per_sample 1.1e-05
 //   backward_weight_seconds_per_sample 7e-06
-//   forward_seconds_per_action 3e-05                     (the fixed term a, per action)
-//   backward_input_seconds_per_action 2e-05
-//   backward_weight_seconds_per_action 2e-05
+//   forward_seconds_per_microbatch 3e-05                 (a: seconds per micro-batch whatever its rows, whole model)
+//   backward_input_seconds_per_microbatch 2e-05
+//   backward_weight_seconds_per_microbatch 2e-05
 //   message_seconds 1.7e-05                              (one message at microbatch_rows)
 //   message_latency_seconds 5e-06                        (its fixed part)
 //   message_seconds_per_row 3.75e-07
 //   microbatch_rows 32                                   (optional, default 1)
 //   fit_rows 32 4                                        (optional, informational: the two sizes measured)
 //   measured_with zb-h1 stages 2 chunks 1                (optional, informational)
-// Every key without "(optional" is required once. Version 1 files (written before the fit) have the first four
-// figures and message_seconds only: they load with fixed terms 0 and the message at message_seconds whatever its
-// rows, i.e. costs linear in rows as before; with them auto still favours the smallest micro-batches (re-profile).
+// Every key without "(optional" is required once. Version 1 files (written before the fit) have the first three
+// figures and message_seconds only: they load with a = 0 and every message at message_seconds whatever its rows,
+// i.e. costs linear in rows as before; with them auto still favours the smallest micro-batches (re-profile).
 #pragma once
 
 #include <string>
@@ -38,9 +38,9 @@ struct CostProfile {
   double forward_per_sample = 0;          // seconds of F per row through every stage (the slope)
   double backward_input_per_sample = 0;   // I (a fused B counts here, with W = 0)
   double backward_weight_per_sample = 0;  // W
-  double forward_per_action = 0;          // fixed seconds of every F action, whatever its rows and stage
-  double backward_input_per_action = 0;
-  double backward_weight_per_action = 0;
+  double forward_per_microbatch = 0;      // fixed seconds of one micro-batch's F through the whole model
+  double backward_input_per_microbatch = 0;
+  double backward_weight_per_microbatch = 0;
   double message_seconds = 0;             // one activation between two ranks, at microbatch_rows
   double message_latency = 0;             // its fixed part (version 1: all of message_seconds)
   double message_per_row = 0;             // seconds per row of activation on top of the latency

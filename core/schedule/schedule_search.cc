@@ -49,13 +49,18 @@ double peak_bytes(const Schedule& compute, const std::vector<StageSizes>& sizes,
 Candidate evaluate(const SearchModel& model, const Shape& shape, const std::vector<StageSizes>& sizes,
                    int microbatches, bool recompute) {
   const double rows = static_cast<double>(model.batch) / microbatches;
-  double slowest = 0.0;
-  for (const StageSizes& stage : sizes) slowest = std::max(slowest, stage.forward_time_per_sample);
+  double slowest = 0.0, total = 0.0;
+  for (const StageSizes& stage : sizes) {
+    slowest = std::max(slowest, stage.forward_time_per_sample);
+    total += stage.forward_time_per_sample;
+  }
+  const double share = total > 0.0 ? slowest / total : 1.0 / sizes.size();  // of the model, in the slowest stage
   const double forward = slowest * rows;
   CostModel costs;
-  costs.forward = model.forward_per_action + forward;
-  costs.backward_input = model.input_per_action + forward * model.input_ratio + (recompute ? costs.forward : 0.0);
-  costs.backward_weight = model.weight_per_action + forward * model.weight_ratio;
+  costs.forward = model.forward_per_microbatch * share + forward;
+  costs.backward_input =
+      model.input_per_microbatch * share + forward * model.input_ratio + (recompute ? costs.forward : 0.0);
+  costs.backward_weight = model.weight_per_microbatch * share + forward * model.weight_ratio;
   costs.latency = model.transfer + model.transfer_per_row * rows;
   const Schedule compute = make_schedule(shape.schedule, model.ranks, microbatches, shape.chunks);
   Candidate c;

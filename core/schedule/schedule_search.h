@@ -34,11 +34,12 @@ struct SearchModel {
   // I and W as multiples of F (the FLOP estimate: 1 and 1; a measured profile: its own ratios of the slopes).
   double input_ratio = 1;
   double weight_ratio = 1;
-  // Fixed time of every F / I / W action whatever its rows and stage (a measured profile's fitted terms; the FLOP
-  // estimate has none, so with it more, smaller micro-batches always look at least as fast).
-  double forward_per_action = 0;
-  double input_per_action = 0;
-  double weight_per_action = 0;
+  // Fixed time of one micro-batch's F / I / W through the whole model whatever its rows, of which a stage pays its
+  // share of the model's forward time per sample (a measured profile's fitted terms; the FLOP estimate has none, so
+  // with it more, smaller micro-batches always look at least as fast).
+  double forward_per_microbatch = 0;
+  double input_per_microbatch = 0;
+  double weight_per_microbatch = 0;
 };
 
 struct Candidate {
@@ -52,7 +53,7 @@ struct Candidate {
 };
 
 // Every candidate, simulated. The simulator takes one cost per kind, so F is the slowest stage's forward of one
-// micro-batch (a balanced partition keeps the others close) plus forward_per_action; full recompute adds F to I. Memory is per rank, from
+// micro-batch (a balanced partition keeps the others close) plus its share of forward_per_microbatch; full recompute adds F to I. Memory is per rank, from
 // the stages the schedule places there.
 std::vector<Candidate> evaluate_candidates(const SearchModel& model);
 

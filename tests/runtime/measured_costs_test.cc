@@ -100,7 +100,8 @@ TEST(CostsFromBusy, RejectsMismatchedInputAndWeightCounts) {
 
 // Synthetic measurements from known lines: per action of a 4-stage layout, F = 3e-4 + 2e-5 x rows, I = 1e-4 +
 // 3e-5 x rows, W = 5e-5 x rows (no fixed part), message = 4e-6 + 1e-7 x rows. The fit at 32 and 4 rows recovers
-// every a and b, and the profile charges any other size and stage count by them.
+// every a and b (stored for the whole model: 4 stages' worth), and the profile charges any other size and stage
+// count by them.
 schedule::CostModel synthetic(double rows) {
   schedule::CostModel c;
   c.forward = 3e-4 + 2e-5 * rows;
@@ -112,11 +113,11 @@ schedule::CostModel synthetic(double rows) {
 
 TEST(FitCostProfile, RecoversFixedAndPerRowTermsFromTwoSizes) {
   const schedule::CostProfile p = fit_cost_profile({synthetic(32), 32}, {synthetic(4), 4}, 4, "zb-h1 stages 4");
-  EXPECT_NEAR(p.forward_per_action, 3e-4, 1e-12);
+  EXPECT_NEAR(p.forward_per_microbatch, 4 * 3e-4, 1e-12);
   EXPECT_NEAR(p.forward_per_sample, 4 * 2e-5, 1e-12);  // the whole model: 4 stages' worth per row
-  EXPECT_NEAR(p.backward_input_per_action, 1e-4, 1e-12);
+  EXPECT_NEAR(p.backward_input_per_microbatch, 4 * 1e-4, 1e-12);
   EXPECT_NEAR(p.backward_input_per_sample, 4 * 3e-5, 1e-12);
-  EXPECT_NEAR(p.backward_weight_per_action, 0.0, 1e-12);
+  EXPECT_NEAR(p.backward_weight_per_microbatch, 0.0, 1e-12);
   EXPECT_NEAR(p.backward_weight_per_sample, 4 * 5e-5, 1e-12);
   EXPECT_NEAR(p.message_latency, 4e-6, 1e-15);
   EXPECT_NEAR(p.message_per_row, 1e-7, 1e-15);
@@ -127,17 +128,17 @@ TEST(FitCostProfile, RecoversFixedAndPerRowTermsFromTwoSizes) {
   EXPECT_NEAR(one_row.forward, synthetic(1).forward, 1e-12);
   EXPECT_NEAR(one_row.backward_input, synthetic(1).backward_input, 1e-12);
   EXPECT_NEAR(one_row.latency, synthetic(1).latency, 1e-15);
-  // Twice the stages: half the per-row part, the same fixed part.
-  EXPECT_NEAR(schedule::costs_for(p, 8, 32).forward, 3e-4 + 2e-5 * 32 / 2, 1e-12);
+  // Twice the stages, each with half the layers: half of both parts.
+  EXPECT_NEAR(schedule::costs_for(p, 8, 32).forward, (3e-4 + 2e-5 * 32) / 2, 1e-12);
 }
 
 TEST(FitCostProfile, AnUnphysicalFitKeepsTheConfiguredSizeLinearInRows) {
   schedule::CostModel small = synthetic(4);
   small.forward = 0.1 * synthetic(32).forward;  // 4 rows for a tenth of 32 rows: cheaper per row, fixed term < 0
   const schedule::CostProfile p = fit_cost_profile({synthetic(32), 32}, {small, 4}, 4, "");
-  EXPECT_EQ(p.forward_per_action, 0.0);
+  EXPECT_EQ(p.forward_per_microbatch, 0.0);
   EXPECT_NEAR(schedule::costs_for(p, 4, 32).forward, synthetic(32).forward, 1e-12);
-  EXPECT_NEAR(p.backward_input_per_action, 1e-4, 1e-12);  // the other kinds keep their fit
+  EXPECT_NEAR(p.backward_input_per_microbatch, 4 * 1e-4, 1e-12);  // the other kinds keep their fit
   EXPECT_THROW(fit_cost_profile({synthetic(8), 8}, {synthetic(8), 8}, 4, ""), Error);
 }
 

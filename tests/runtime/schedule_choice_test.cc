@@ -1,5 +1,5 @@
 // `pipeline.schedule: auto` with a measured profile (core/runtime/schedule_choice.h): every candidate is costed
-// a + b x rows per action from the profile, so where the per-action fixed cost dominates, auto does not pick the
+// (a + b x rows) / stages per action from the profile, so where the per-action fixed cost dominates, auto does not pick the
 // smallest micro-batches. The expectation is computed here from the cost formula and the simulator, independently
 // of the search's own code path.
 #include "core/runtime/schedule_choice.h"
@@ -37,21 +37,21 @@ schedule::CostProfile profile(double fixed) {
   p.forward_per_sample = 1e-4;
   p.backward_input_per_sample = 1e-4;
   p.backward_weight_per_sample = 5e-5;
-  p.forward_per_action = p.backward_input_per_action = p.backward_weight_per_action = fixed;
+  p.forward_per_microbatch = p.backward_input_per_microbatch = p.backward_weight_per_microbatch = fixed;
   p.message_latency = p.message_seconds = 1e-5;
   p.message_per_row = 1e-7;
   return p;
 }
 
-// The step a candidate should simulate to: per action a + b x rows / S, full recompute adding F to I.
+// The step a candidate should simulate to: per action (a + b x rows) / S, full recompute adding F to I.
 double expected_makespan(const schedule::CostProfile& p, const schedule::Candidate& c) {
   const double rows = static_cast<double>(kBatch) / c.microbatches;
-  const double share = rows / (kStages * c.chunks);
+  const double stages = kStages * c.chunks;
   schedule::CostModel costs;
-  costs.forward = p.forward_per_action + p.forward_per_sample * share;
-  costs.backward_input = p.backward_input_per_action + p.backward_input_per_sample * share +
+  costs.forward = (p.forward_per_microbatch + p.forward_per_sample * rows) / stages;
+  costs.backward_input = (p.backward_input_per_microbatch + p.backward_input_per_sample * rows) / stages +
                          (c.recompute ? costs.forward : 0.0);
-  costs.backward_weight = p.backward_weight_per_action + p.backward_weight_per_sample * share;
+  costs.backward_weight = (p.backward_weight_per_microbatch + p.backward_weight_per_sample * rows) / stages;
   costs.latency = p.message_latency + p.message_per_row * rows;
   return schedule::simulate(schedule::make_schedule(c.schedule, kStages, c.microbatches, c.chunks), costs).makespan;
 }
