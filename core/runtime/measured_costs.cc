@@ -1,6 +1,8 @@
 #include "core/runtime/measured_costs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include "core/common/error.h"
@@ -50,6 +52,67 @@ schedule::CostModel costs_from_busy(const KindSeconds& busy, const KindCounts& c
   costs.latency = latency;
   schedule::check_cost_model(costs);
   return costs;
+}
+
+int second_microbatch_count(int batch, int microbatches) {
+  const bool one_row = batch <= microbatches;
+  const double target = one_row ? microbatches / 8.0 : microbatches * 8.0;
+  int best = 0;
+  for (int d = 1; d <= batch; ++d) {
+    if (batch % d != 0 || d == microbatches) continue;
+    if (best == 0 || std::fabs(std::log(d / target)) < std::fabs(std::log(best / target))) best = d;
+  }
+  return best;
+}
+
+namespace {
+
+struct Line {
+  double fixed = 0;
+  double per_row = 0;
+};
+
+// a + b x rows through (r1, c1) and (r2, c2), clamped as fit_cost_profile says.
+Line fit_line(double r1, double c1, double r2, double c2) {
+  Line line;
+  line.per_row = (c1 - c2) / (r1 - r2);
+  line.fixed = c1 - line.per_row * r1;
+  if (line.per_row < 0 || line.fixed < 0) return {0.0, c1 / r1};
+  return line;
+}
+
+}  // namespace
+
+schedule::CostProfile fit_cost_profile(const MeasuredPoint& configured, const MeasuredPoint& other, int virtual_stages,
+                                       const std::string& measured_with) {
+  const double r1 = configured.rows, r2 = other.rows;
+  if (!(r1 > 0) || !(r2 > 0) || r1 == r2 || virtual_stages < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "cost fit: needs two different positive micro-batch sizes (got " +
+                                                 std::to_string(r1) + " and " + std::to_string(r2) +
+                                                 " rows) and positive stages");
+  }
+  const schedule::CostModel &c1 = configured.costs, &c2 = other.costs;
+  const Line f = fit_line(r1, c1.forward, r2, c2.forward);
+  const Line i = fit_line(r1, c1.backward_input, r2, c2.backward_input);
+  const Line w = fit_line(r1, c1.backward_weight, r2, c2.backward_weight);
+  const Line m = fit_line(r1, schedule::transfer_time(c1), r2, schedule::transfer_time(c2));
+  schedule::CostProfile profile;
+  // Both terms are one stage's 1/S of the model: the whole model's figures are S times them.
+  profile.forward_per_sample = f.per_row * virtual_stages;
+  profile.backward_input_per_sample = i.per_row * virtual_stages;
+  profile.backward_weight_per_sample = w.per_row * virtual_stages;
+  profile.forward_per_microbatch = f.fixed * virtual_stages;
+  profile.backward_input_per_microbatch = i.fixed * virtual_stages;
+  profile.backward_weight_per_microbatch = w.fixed * virtual_stages;
+  profile.message_latency = m.fixed;
+  profile.message_per_row = m.per_row;
+  profile.message_seconds = m.fixed + m.per_row * r1;
+  profile.microbatch_rows = r1;
+  std::ostringstream rows;
+  rows << r1 << " " << r2;
+  profile.fit_rows = rows.str();
+  profile.measured_with = measured_with;
+  return profile;
 }
 
 double median(std::vector<double> values, const char* what) {

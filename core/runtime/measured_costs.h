@@ -4,10 +4,12 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "core/runtime/step_counters.h"
 #include "core/schedule/cost_model.h"
+#include "core/schedule/cost_profile.h"
 #include "core/schedule/schedule.h"
 
 namespace sluice::runtime {
@@ -28,6 +30,27 @@ KindCounts count_compute_actions(const schedule::Schedule& schedule);
 // `latency` is the one-way time of one activation message. Throws sluice::Error(kInvalidArgument) naming the
 // kind if the schedule has no F or no backward, or I and W counts differ.
 schedule::CostModel costs_from_busy(const KindSeconds& busy, const KindCounts& counts, double latency);
+
+// The second micro-batch count a profiling run measures at, so that a per-action fixed cost can be told apart from
+// the cost per row: the divisor of `batch` (rows per replica) other than `microbatches` closest (by ratio) to 8x
+// `microbatches`, i.e. micro-batches of about 1/8 the rows; when the configured micro-batches already have one row,
+// closest to 1/8 of `microbatches` (about 8x the rows). 0 when `batch` has no other divisor (one row per replica).
+int second_microbatch_count(int batch, int microbatches);
+
+// What one step measured: its per-action costs (costs_from_busy) at `rows` rows per micro-batch.
+struct MeasuredPoint {
+  schedule::CostModel costs;
+  double rows = 0;
+};
+
+// Fits cost = a + b x rows per action (the profile stores S times a and b: the whole model's) through two points of the same layout (`virtual_stages` stages, the same
+// schedule) at different rows, for F, I, W and the message (latency + rows x seconds per row). `configured` is the
+// run's own size (the profile's microbatch_rows). Noise can make a fit unphysical (a slope or a fixed term below
+// 0); such a kind keeps the line through `configured` and the origin instead (the version-1 profile's scaling,
+// fixed term 0), so what was measured at the configured size is never lost. Throws Error(kInvalidArgument) when the rows are
+// equal or not positive.
+schedule::CostProfile fit_cost_profile(const MeasuredPoint& configured, const MeasuredPoint& other, int virtual_stages,
+                                       const std::string& measured_with);
 
 // Median of `values` (the mean of the middle two for an even count). Throws sluice::Error(kInvalidArgument)
 // naming `what` if `values` is empty.

@@ -43,7 +43,9 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
 }
 
 // A measured profile (pipeline.costs) replaces the FLOP estimate's scale and its I = W = F: the stages keep their
-// FLOP shares of the model's forward, scaled so that they add up to the measured seconds per sample.
+// FLOP shares of the model's forward, scaled so that they add up to the measured seconds per sample (the slope of
+// the fit), and every action adds its stage's share of the profile's fixed term, so a candidate with other rows or
+// chunks pays (a + b x rows) / stages per action as costs_for (cost_profile.h) charges it.
 void use_measured_costs(const schedule::CostProfile& profile, const std::vector<model::LayerShape>& shapes,
                         schedule::SearchModel& m) {
   double model_forward = 0.0;  // the FLOP estimate of one sample's forward, in the table's unit
@@ -58,7 +60,21 @@ void use_measured_costs(const schedule::CostProfile& profile, const std::vector<
   };
   m.input_ratio = profile.backward_input_per_sample / profile.forward_per_sample;
   m.weight_ratio = profile.backward_weight_per_sample / profile.forward_per_sample;
-  m.transfer = profile.message_seconds;
+  // The fitted fixed terms (0 in a version-1 profile: then costs are linear in rows, as that profile measured).
+  m.forward_per_microbatch = profile.forward_per_microbatch;
+  m.input_per_microbatch = profile.backward_input_per_microbatch;
+  m.weight_per_microbatch = profile.backward_weight_per_microbatch;
+  m.transfer = profile.message_latency;
+  m.transfer_per_row = profile.message_per_row;
+}
+
+// How the table's step times were costed (the line under the table).
+std::string cost_basis(const config::Config& cfg, const schedule::SearchModel& model) {
+  if (cfg.pipeline.costs.empty()) return "costs from the FLOP estimate, time unit MFLOP, no per-micro-batch overhead";
+  const bool fixed = model.forward_per_microbatch + model.input_per_microbatch + model.weight_per_microbatch > 0;
+  return "costs measured in " + cfg.pipeline.costs + ", time unit seconds, " +
+         (fixed ? "a + b x rows per micro-batch"
+                : "linear in rows: the profile has no fixed per-micro-batch terms (version 1, or one size measured)");
 }
 
 }  // namespace
@@ -88,10 +104,7 @@ ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<mode
   } catch (const Error& e) {
     throw Error(ErrorCode::kConfig, e.what());
   }
-  const std::string basis = cfg.pipeline.costs.empty()
-                                ? "costs from the FLOP estimate, time unit MFLOP"
-                                : "costs measured in " + cfg.pipeline.costs + ", time unit seconds";
-  choice.report = schedule::format_candidates(choice.candidates, choice.chosen, model.budget_bytes) + "(" + basis +
+  choice.report = schedule::format_candidates(choice.candidates, choice.chosen, model.budget_bytes) + "(" + cost_basis(cfg, model) +
                   "; bytes: 4-byte parameters, gradients, optimizer state and each layer's input per stashed sample)\n";
   return choice;
 }

@@ -49,13 +49,19 @@ double peak_bytes(const Schedule& compute, const std::vector<StageSizes>& sizes,
 Candidate evaluate(const SearchModel& model, const Shape& shape, const std::vector<StageSizes>& sizes,
                    int microbatches, bool recompute) {
   const double rows = static_cast<double>(model.batch) / microbatches;
-  double slowest = 0.0;
-  for (const StageSizes& stage : sizes) slowest = std::max(slowest, stage.forward_time_per_sample);
+  double slowest = 0.0, total = 0.0;
+  for (const StageSizes& stage : sizes) {
+    slowest = std::max(slowest, stage.forward_time_per_sample);
+    total += stage.forward_time_per_sample;
+  }
+  const double share = total > 0.0 ? slowest / total : 1.0 / sizes.size();  // of the model, in the slowest stage
+  const double forward = slowest * rows;
   CostModel costs;
-  costs.forward = slowest * rows;
-  costs.backward_input = costs.forward * (model.input_ratio + (recompute ? 1.0 : 0.0));
-  costs.backward_weight = costs.forward * model.weight_ratio;
-  costs.latency = model.transfer;
+  costs.forward = model.forward_per_microbatch * share + forward;
+  costs.backward_input =
+      model.input_per_microbatch * share + forward * model.input_ratio + (recompute ? costs.forward : 0.0);
+  costs.backward_weight = model.weight_per_microbatch * share + forward * model.weight_ratio;
+  costs.latency = model.transfer + model.transfer_per_row * rows;
   const Schedule compute = make_schedule(shape.schedule, model.ranks, microbatches, shape.chunks);
   Candidate c;
   c.schedule = shape.schedule;

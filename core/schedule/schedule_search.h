@@ -29,10 +29,17 @@ struct SearchModel {
   std::function<std::vector<StageSizes>(int chunks)> stages;
   double budget_bytes = 0;  // per rank; 0 = no limit
   int max_chunks = 4;       // interleaved tries v = 2..max_chunks
-  double transfer = 0;      // time one activation takes between ranks
-  // I and W as multiples of F (the FLOP estimate: 1 and 1; a measured profile: its own ratios).
+  double transfer = 0;      // time one activation takes between ranks (its fixed part, with transfer_per_row)
+  double transfer_per_row = 0;  // and per row of the micro-batch
+  // I and W as multiples of F (the FLOP estimate: 1 and 1; a measured profile: its own ratios of the slopes).
   double input_ratio = 1;
   double weight_ratio = 1;
+  // Fixed time of one micro-batch's F / I / W through the whole model whatever its rows, of which a stage pays its
+  // share of the model's forward time per sample (a measured profile's fitted terms; the FLOP estimate has none, so
+  // with it more, smaller micro-batches always look at least as fast).
+  double forward_per_microbatch = 0;
+  double input_per_microbatch = 0;
+  double weight_per_microbatch = 0;
 };
 
 struct Candidate {
@@ -46,7 +53,7 @@ struct Candidate {
 };
 
 // Every candidate, simulated. The simulator takes one cost per kind, so F is the slowest stage's forward of one
-// micro-batch (a balanced partition keeps the others close); full recompute adds F to I. Memory is per rank, from
+// micro-batch (a balanced partition keeps the others close) plus its share of forward_per_microbatch; full recompute adds F to I. Memory is per rank, from
 // the stages the schedule places there.
 std::vector<Candidate> evaluate_candidates(const SearchModel& model);
 

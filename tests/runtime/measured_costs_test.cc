@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/common/error.h"
+#include "core/schedule/cost_profile.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/simulator.h"
 
@@ -95,6 +96,58 @@ TEST(CostsFromBusy, RejectsMismatchedInputAndWeightCounts) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("4 I actions but 3 W actions"), std::string::npos) << e.what();
   }
+}
+
+// Synthetic measurements from known lines: per action of a 4-stage layout, F = 3e-4 + 2e-5 x rows, I = 1e-4 +
+// 3e-5 x rows, W = 5e-5 x rows (no fixed part), message = 4e-6 + 1e-7 x rows. The fit at 32 and 4 rows recovers
+// every a and b (stored for the whole model: 4 stages' worth), and the profile charges any other size and stage
+// count by them.
+schedule::CostModel synthetic(double rows) {
+  schedule::CostModel c;
+  c.forward = 3e-4 + 2e-5 * rows;
+  c.backward_input = 1e-4 + 3e-5 * rows;
+  c.backward_weight = 5e-5 * rows;
+  c.latency = 4e-6 + 1e-7 * rows;
+  return c;
+}
+
+TEST(FitCostProfile, RecoversFixedAndPerRowTermsFromTwoSizes) {
+  const schedule::CostProfile p = fit_cost_profile({synthetic(32), 32}, {synthetic(4), 4}, 4, "zb-h1 stages 4");
+  EXPECT_NEAR(p.forward_per_microbatch, 4 * 3e-4, 1e-12);
+  EXPECT_NEAR(p.forward_per_sample, 4 * 2e-5, 1e-12);  // the whole model: 4 stages' worth per row
+  EXPECT_NEAR(p.backward_input_per_microbatch, 4 * 1e-4, 1e-12);
+  EXPECT_NEAR(p.backward_input_per_sample, 4 * 3e-5, 1e-12);
+  EXPECT_NEAR(p.backward_weight_per_microbatch, 0.0, 1e-12);
+  EXPECT_NEAR(p.backward_weight_per_sample, 4 * 5e-5, 1e-12);
+  EXPECT_NEAR(p.message_latency, 4e-6, 1e-15);
+  EXPECT_NEAR(p.message_per_row, 1e-7, 1e-15);
+  EXPECT_DOUBLE_EQ(p.microbatch_rows, 32);
+  EXPECT_EQ(p.fit_rows, "32 4");
+  // Through the file and back, a size never measured on the same stages costs what the lines say.
+  const schedule::CostModel one_row = schedule::costs_for(schedule::parse_cost_profile(schedule::to_text(p)), 4, 1);
+  EXPECT_NEAR(one_row.forward, synthetic(1).forward, 1e-12);
+  EXPECT_NEAR(one_row.backward_input, synthetic(1).backward_input, 1e-12);
+  EXPECT_NEAR(one_row.latency, synthetic(1).latency, 1e-15);
+  // Twice the stages, each with half the layers: half of both parts.
+  EXPECT_NEAR(schedule::costs_for(p, 8, 32).forward, (3e-4 + 2e-5 * 32) / 2, 1e-12);
+}
+
+TEST(FitCostProfile, AnUnphysicalFitKeepsTheConfiguredSizeLinearInRows) {
+  schedule::CostModel small = synthetic(4);
+  small.forward = 0.1 * synthetic(32).forward;  // 4 rows for a tenth of 32 rows: cheaper per row, fixed term < 0
+  const schedule::CostProfile p = fit_cost_profile({synthetic(32), 32}, {small, 4}, 4, "");
+  EXPECT_EQ(p.forward_per_microbatch, 0.0);
+  EXPECT_NEAR(schedule::costs_for(p, 4, 32).forward, synthetic(32).forward, 1e-12);
+  EXPECT_NEAR(p.backward_input_per_microbatch, 4 * 1e-4, 1e-12);  // the other kinds keep their fit
+  EXPECT_THROW(fit_cost_profile({synthetic(8), 8}, {synthetic(8), 8}, 4, ""), Error);
+}
+
+TEST(SecondMicrobatchCount, AboutAnEighthOfTheRowsAmongTheDivisors) {
+  EXPECT_EQ(second_microbatch_count(256, 8), 64);   // 32 rows -> 4 rows
+  EXPECT_EQ(second_microbatch_count(64, 8), 64);    // 8 rows -> 1 row
+  EXPECT_EQ(second_microbatch_count(12, 4), 12);    // 3 rows -> 1 row (32 is no divisor; 12 is the nearest)
+  EXPECT_EQ(second_microbatch_count(256, 256), 32); // already one row: 8 rows instead
+  EXPECT_EQ(second_microbatch_count(1, 1), 0);      // no other size
 }
 
 TEST(Median, OddCountIsTheMiddleValueAndEvenCountTheMeanOfTheMiddleTwo) {

@@ -13,19 +13,25 @@ profile="$work/profile.txt"
 out="$("${mpi[@]}" "$SLUICE" train "$CONFIG" --set steps=2 --set pipeline.schedule=zb-h1 --profile "$profile" 2>&1)"
 [ $? -eq 0 ] || fail "profiling run: $out"
 for key in sluice_cost_profile forward_seconds_per_sample backward_input_seconds_per_sample \
-           backward_weight_seconds_per_sample message_seconds microbatch_rows; do
+           backward_weight_seconds_per_sample forward_seconds_per_microbatch backward_input_seconds_per_microbatch \
+           backward_weight_seconds_per_microbatch message_seconds message_latency_seconds message_seconds_per_row \
+           microbatch_rows; do
   grep -q "^$key " "$profile" || fail "profile lacks $key: $(cat "$profile")"
 done
+grep -q "^sluice_cost_profile 2$" "$profile" || fail "profile version: $(cat "$profile")"
 grep -q "^microbatch_rows 8$" "$profile" || fail "64 rows / 8 micro-batches: $(cat "$profile")"
+# The second size: 64 micro-batches of one row (an eighth of the rows), fitted with the first as a + b x rows.
+grep -q "^fit_rows 8 1$" "$profile" || fail "fit_rows: $(cat "$profile")"
 grep -q "^measured_with zb-h1 stages 4 chunks 1$" "$profile" || fail "measured_with: $(cat "$profile")"
 
-# plan --costs: F per action = forward per sample x 8 rows / 4 stages (as the plan prints it, 6 digits).
+# plan --costs: F per action = (the micro-batch's fixed term + forward per sample x 8 rows) / 4 stages (as the plan
+# prints it, 6 digits).
 plan="$("$SLUICE" plan --schedule 1f1b --stages 4 --microbatches 8 --costs "$profile")" || fail "plan --costs"
 python3 - "$plan" "$profile" <<'PY' || fail "plan --costs F: $(echo "$plan" | head -1)"
 import re, sys
 plan, path = sys.argv[1], sys.argv[2]
 fields = dict(line.split(None, 1) for line in open(path) if line.strip())
-expected = float(fields["forward_seconds_per_sample"]) * 8 / 4
+expected = (float(fields["forward_seconds_per_microbatch"]) + float(fields["forward_seconds_per_sample"]) * 8) / 4
 printed = float(re.search(r"\(F=(\S+) ", plan).group(1))
 assert abs(printed - expected) <= 1e-5 * expected, (printed, expected)
 PY

@@ -1,0 +1,100 @@
+// `pipeline.schedule: auto` with a measured profile (core/runtime/schedule_choice.h): every candidate is costed
+// (a + b x rows) / stages per action from the profile, so where the per-action fixed cost dominates, auto does not pick the
+// smallest micro-batches. The expectation is computed here from the cost formula and the simulator, independently
+// of the search's own code path.
+#include "core/runtime/schedule_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/config/config_parser.h"
+#include "core/model/model_shape.h"
+#include "core/schedule/cost_profile.h"
+#include "core/schedule/generators.h"
+#include "core/schedule/simulator.h"
+
+namespace sluice::runtime {
+namespace {
+
+constexpr int kStages = 2;
+constexpr int kBatch = 64;
+
+// 24 identical layers: every chunk count auto tries (1..4 per rank, 2..8 stages) splits them evenly, so each stage
+// holds 1/S of the model's per-sample time.
+std::string config_text(const std::string& profile) {
+  std::string text = "model:\n  inputs: 16\n  layers:\n";
+  for (int i = 0; i < 24; ++i) text += "    - {type: linear, outputs: 16}\n";
+  return text + "pipeline: {stages: 2, schedule: auto, memory_budget: 1.0e12, costs: " + profile +
+         "}\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: synthetic, batch: 64}\n";
+}
+
+schedule::CostProfile profile(double fixed) {
+  schedule::CostProfile p;
+  p.forward_per_sample = 1e-4;
+  p.backward_input_per_sample = 1e-4;
+  p.backward_weight_per_sample = 5e-5;
+  p.forward_per_microbatch = p.backward_input_per_microbatch = p.backward_weight_per_microbatch = fixed;
+  p.message_latency = p.message_seconds = 1e-5;
+  p.message_per_row = 1e-7;
+  return p;
+}
+
+// The step a candidate should simulate to: per action (a + b x rows) / S, full recompute adding F to I.
+double expected_makespan(const schedule::CostProfile& p, const schedule::Candidate& c) {
+  const double rows = static_cast<double>(kBatch) / c.microbatches;
+  const double stages = kStages * c.chunks;
+  schedule::CostModel costs;
+  costs.forward = (p.forward_per_microbatch + p.forward_per_sample * rows) / stages;
+  costs.backward_input = (p.backward_input_per_microbatch + p.backward_input_per_sample * rows) / stages +
+                         (c.recompute ? costs.forward : 0.0);
+  costs.backward_weight = (p.backward_weight_per_microbatch + p.backward_weight_per_sample * rows) / stages;
+  costs.latency = p.message_latency + p.message_per_row * rows;
+  return schedule::simulate(schedule::make_schedule(c.schedule, kStages, c.microbatches, c.chunks), costs).makespan;
+}
+
+struct Outcome {
+  schedule::Candidate chosen;
+  schedule::Candidate expected;
+};
+
+Outcome choose_with(const std::string& profile_text) {
+  const std::string path = ::testing::TempDir() + "/schedule_choice_test_profile.txt";
+  std::ofstream(path) << profile_text;
+  const config::Config cfg = config::parse_config(config_text(path));
+  const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, {}), 1);
+  const schedule::CostProfile p = schedule::parse_cost_profile(profile_text);
+  size_t best = 0;
+  for (size_t i = 0; i < choice.candidates.size(); ++i) {
+    const schedule::Candidate& c = choice.candidates[i];
+    const double want = expected_makespan(p, c);
+    EXPECT_NEAR(c.makespan, want, 1e-9 * want) << c.schedule << " v=" << c.chunks << " M=" << c.microbatches;
+    if (want < expected_makespan(p, choice.candidates[best]) * (1 - 1e-9)) best = i;
+  }
+  std::remove(path.c_str());
+  return {choice.candidates[choice.chosen], choice.candidates[best]};
+}
+
+TEST(ScheduleChoiceWithProfile, DominatingPerActionCostKeepsMicroBatchesLarge) {
+  const Outcome outcome = choose_with(schedule::to_text(profile(1e-3)));
+  EXPECT_EQ(outcome.chosen.schedule, outcome.expected.schedule);
+  EXPECT_EQ(outcome.chosen.chunks, outcome.expected.chunks);
+  EXPECT_EQ(outcome.chosen.microbatches, outcome.expected.microbatches);
+  EXPECT_LT(outcome.chosen.microbatches, kBatch) << "auto picked one-row micro-batches despite the fixed cost";
+}
+
+// The same slopes without fixed terms (a version-1 profile, as written before the fit): linear costs, so the most,
+// smallest micro-batches simulate fastest, the limit the fit removes.
+TEST(ScheduleChoiceWithProfile, VersionOneProfileStillChoosesLinearlyInRows) {
+  const Outcome outcome = choose_with(
+      "sluice_cost_profile 1\nforward_seconds_per_sample 1e-4\nbackward_input_seconds_per_sample 1e-4\n"
+      "backward_weight_seconds_per_sample 5e-5\nmessage_seconds 0\n");
+  EXPECT_EQ(outcome.chosen.microbatches, outcome.expected.microbatches);
+  EXPECT_EQ(outcome.chosen.microbatches, kBatch);
+}
+
+}  // namespace
+}  // namespace sluice::runtime
