@@ -7,6 +7,7 @@ program fortran_api_shape
   use, intrinsic :: iso_c_binding, only: c_int, c_float, c_sizeof
   use mpi_f08
   use sluice
+  use fortran_checks
   implicit none
 
   integer, parameter :: features = 3, outputs = 2, batch = 8
@@ -23,11 +24,11 @@ program fortran_api_shape
   type(sluice_trainer) :: trainer
   real(c_float), allocatable, target :: inputs(:, :), inputs_copy(:, :), targets(:, :), predicted(:, :), again(:, :)
   real(c_float) :: loss, validation
-  integer :: rank, failures, total_failures, i, n_in, n_out
+  integer :: rank, i, n_in, n_out
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  failures = 0
+  call checks_start(rank)
   allocate (inputs(features, batch), targets(outputs, batch), predicted(outputs, batch), again(outputs, batch))
   inputs = reshape([(sin(0.3 * i), i = 1, features * batch)], shape(inputs))
   targets = reshape([(cos(0.7 * i), i = 1, outputs * batch)], shape(targets))
@@ -72,24 +73,9 @@ program fortran_api_shape
   call expect_layout()
 
   call sluice_trainer_destroy(trainer)
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: C argument order, default integers, sized stats, layout'
-  call MPI_Finalize()
-  if (total_failures /= 0) error stop 1
+  call checks_finish('PASS: C argument order, default integers, sized stats, layout')
 
 contains
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    write (0, '(a, i0, 2a)') 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_status_string(status) // ' (' // sluice_last_error() // ')')
-  end subroutine expect_ok
 
   subroutine expect_rejected(status, what, fragments)
     integer(c_int), intent(in) :: status
@@ -133,5 +119,4 @@ contains
     call expect_ok(sluice_trainer_batch_share(trainer, 16, first, count), 'sluice_trainer_batch_share')
     if (first /= 0 .or. count /= 16) call fail('sluice_trainer_batch_share: wrong share')
   end subroutine expect_layout
-
 end program fortran_api_shape

@@ -11,6 +11,7 @@ program fortran_array_kinds
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double
   use mpi_f08
   use sluice
+  use fortran_checks
   implicit none
 
   integer, parameter :: nx = 3, ny = 4, features = nx * ny, outputs = 2, batch = 8
@@ -29,12 +30,12 @@ program fortran_array_kinds
   real(c_double), allocatable, target :: x64(:, :, :), y64(:, :, :), p64(:, :, :), bad64(:, :, :), flat64(:)
   real(c_float) :: loss32, eval_packed, eval_rank4, eval_strided
   real(c_double) :: loss64
-  integer :: rank, failures, total_failures, i, step
+  integer :: rank, i, step
   integer(c_int64_t) :: held
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  failures = 0
+  call checks_start(rank)
   allocate (x32(features, batch), y32(outputs, batch), p32(outputs, batch))
   x32 = reshape([(real(mod(i * 5, 17) - 8, c_float) / 8, i = 1, features * batch)], shape(x32))
   y32 = reshape([(real(mod(i * 3, 11) - 5, c_float) / 8, i = 1, outputs * batch)], shape(y32))
@@ -87,24 +88,9 @@ program fortran_array_kinds
   call expect_model_predict()
   call sluice_trainer_destroy(single)
   call sluice_trainer_destroy(double)
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: float64 and rank-N arrays train like float32 matrices'
-  call MPI_Finalize()
-  if (total_failures /= 0) error stop 1
+  call checks_finish('PASS: float64 and rank-N arrays train like float32 matrices')
 
 contains
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    write (0, '(a, i0, 2a)') 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_status_string(status) // ' (' // sluice_last_error() // ')')
-  end subroutine expect_ok
 
   ! On the rank that had the bad array the message names it; the other ranks' names that rank.
   subroutine expect_rejected(status, what, fragments, bad_rank)
@@ -193,5 +179,4 @@ contains
         [character(len=40) :: 'sluice_model_predict: outputs', 'has 9 rows'])
     call sluice_model_destroy(model)
   end subroutine expect_model_predict
-
 end program fortran_array_kinds

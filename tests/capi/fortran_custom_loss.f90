@@ -36,6 +36,7 @@ program fortran_custom_loss
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_funloc
   use mpi_f08
   use sluice
+  use fortran_checks
   use custom_loss_callbacks
   implicit none
 
@@ -47,11 +48,11 @@ program fortran_custom_loss
   real(c_float), allocatable :: params(:), expected(:)
   integer(c_int64_t) :: count
   real(c_double) :: lr
-  integer :: rank, failures, total_failures, i, step
+  integer :: rank, i, step
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  failures = 0
+  call checks_start(rank)
   allocate (inputs(features, batch), targets(outputs, batch), out_builtin(outputs, batch), out_custom(outputs, batch))
   inputs = reshape([(sin(0.3 * i), i = 1, features * batch)], shape(inputs))
   targets = reshape([(cos(0.7 * i), i = 1, outputs * batch)], shape(targets))
@@ -98,10 +99,7 @@ program fortran_custom_loss
 
   call sluice_trainer_destroy(builtin)
   call sluice_trainer_destroy(custom)
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: a Fortran loss callback trains like mse'
-  call MPI_Finalize()
-  if (total_failures /= 0) stop 1
+  call checks_finish('PASS: a Fortran loss callback trains like mse')
 
 contains
 
@@ -121,10 +119,4 @@ contains
     character(len=*), intent(in) :: what
     if (status /= wanted) call fail(what // ': ' // sluice_last_error())
   end subroutine expect
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    print '(a, i0, a, a)', 'FAIL on rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
 end program fortran_custom_loss

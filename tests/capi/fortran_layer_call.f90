@@ -107,6 +107,7 @@ program fortran_layer_call
   use, intrinsic :: iso_c_binding, only: c_int, c_float, c_funloc, c_loc
   use mpi_f08
   use sluice
+  use fortran_checks
   use layer_call_callbacks
   implicit none
 
@@ -127,11 +128,11 @@ program fortran_layer_call
   real(c_float), target :: initial_scale(1) = [0.5]
   real(c_float), allocatable :: inputs(:, :), targets(:, :), out_asked(:, :), out_fixed(:, :)
   real(c_float) :: loss_asked, loss_fixed
-  integer :: rank, failures, total_failures, i, step
+  integer :: rank, i, step
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  failures = 0
+  call checks_start(rank)
   allocate (inputs(width, batch), targets(outputs, batch), out_asked(outputs, batch), out_fixed(outputs, batch))
   inputs = reshape([(sin(0.3 * i), i = 1, width * batch)], shape(inputs))
   targets = reshape([(cos(0.7 * i), i = 1, outputs * batch)], shape(targets))
@@ -170,23 +171,5 @@ program fortran_layer_call
 
   call sluice_trainer_destroy(asked)
   call sluice_trainer_destroy(fixed)
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: callbacks viewed their arrays with the shapes they were given'
-  call MPI_Finalize()
-  if (total_failures /= 0) error stop 1
-
-contains
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    write (0, '(a, i0, 2a)') 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_status_string(status) // ' (' // sluice_last_error() // ')')
-  end subroutine expect_ok
-
+  call checks_finish('PASS: callbacks viewed their arrays with the shapes they were given')
 end program fortran_layer_call

@@ -6,6 +6,7 @@ program fortran_model
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float
   use mpi_f08
   use sluice
+  use fortran_checks
   implicit none
 
   integer, parameter :: features = 3, outputs = 2, batch = 8
@@ -25,12 +26,12 @@ program fortran_model
   real(c_float), allocatable :: inputs(:, :), targets(:, :), pipelined(:, :), alone(:, :), wrong(:, :)
   character(len=:), allocatable :: path, dir
   integer(c_int64_t) :: n_in, n_out
-  integer :: rank, failures, total_failures, i, step, rows
+  integer :: rank, i, step, rows
   integer :: dir_length
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-  failures = 0
+  call checks_start(rank)
   call get_environment_variable('SLUICE_TEST_DIR', length=dir_length)
   allocate (character(len=dir_length) :: dir)
   call get_environment_variable('SLUICE_TEST_DIR', dir)
@@ -69,23 +70,5 @@ program fortran_model
   call sluice_model_destroy(model)
   call sluice_trainer_destroy(trainer)
 
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: the model predicts as sluice_predict'
-  call MPI_Finalize()
-  if (total_failures /= 0) error stop 1
-
-contains
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    print '(a, i0, a, a)', 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_last_error())
-  end subroutine expect_ok
-
+  call checks_finish('PASS: the model predicts as sluice_predict')
 end program fortran_model

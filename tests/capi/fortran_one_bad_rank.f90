@@ -7,6 +7,7 @@ program fortran_one_bad_rank
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
   use mpi_f08
   use sluice
+  use fortran_checks
   implicit none
 
   integer, parameter :: features = 4, outputs = 2, batch = 8
@@ -23,13 +24,13 @@ program fortran_one_bad_rank
   type(sluice_trainer) :: trainer
   real(c_float), allocatable, target :: inputs(:, :), targets(:, :), predicted(:, :)
   real(c_float), allocatable, target :: wide_inputs(:, :), wide_targets(:, :), wide_outputs(:, :), half_targets(:, :)
-  integer :: rank, ranks, failures, total_failures, i
+  integer :: rank, ranks, i
   integer(c_int64_t) :: good_steps
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call checks_start(rank)
   call MPI_Comm_size(MPI_COMM_WORLD, ranks)
-  failures = 0
   if (ranks /= 2) call fail('run with 2 ranks, got a different count')
 
   allocate (inputs(features, batch), targets(outputs, batch), predicted(outputs, batch))
@@ -89,24 +90,9 @@ program fortran_one_bad_rank
   if (any(ieee_is_nan(predicted)) .or. all(predicted == -1)) call fail('the good prediction filled no outputs')
 
   call sluice_trainer_destroy(trainer)
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: every rank got the error, none hung'
-  call MPI_Finalize()
-  if (total_failures > 0) error stop 1
+  call checks_finish('PASS: every rank got the error, none hung')
 
 contains
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    write (0, '(a, i0, 2a)') 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_status_string(status) // ' (' // sluice_last_error() // ')')
-  end subroutine expect_ok
 
   ! The call failed with INVALID_ARGUMENT on this rank and its message holds every fragment.
   subroutine expect_rejected(status, what, fragments)
@@ -139,5 +125,4 @@ contains
     call expect_ok(sluice_trainer_stats(trainer, stats), 'sluice_trainer_stats')
     if (stats%steps /= good_steps) call fail('the good step after a rejected one was not counted')
   end subroutine expect_next_step_trains
-
 end program fortran_one_bad_rank

@@ -4,14 +4,16 @@
 # checks that it printed its PASS line. A rank left waiting in a collective would hang, so the run is bounded by
 # `timeout` and a timeout is reported as the hang it is.
 #
-# Usage: fortran_program_test.sh INSTALL_SH TARBALL MPI_RUNNER PROGRAM_F90 PASS_LINE
+# CHECKS_F90 (fortran_checks.f90: FAIL lines, the verdict of all ranks) is compiled first, in the same command.
+#
+# Usage: fortran_program_test.sh INSTALL_SH TARBALL MPI_RUNNER CHECKS_F90 PROGRAM_F90 PASS_LINE
 set -euo pipefail
 
-if [[ $# -ne 5 ]]; then
-  echo "usage: $0 INSTALL_SH TARBALL MPI_RUNNER PROGRAM_F90 PASS_LINE" >&2
+if [[ $# -ne 6 ]]; then
+  echo "usage: $0 INSTALL_SH TARBALL MPI_RUNNER CHECKS_F90 PROGRAM_F90 PASS_LINE" >&2
   exit 2
 fi
-install_sh="$1" tarball="$2" runner="$3" source="$4" pass_line="$5"
+install_sh="$1" tarball="$2" runner="$3" checks="$4" source="$5" pass_line="$6"
 readonly hang_limit_s=60
 
 fail() {
@@ -26,7 +28,7 @@ bash "$install_sh" "$tarball" "$prefix"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 program="$work/$name"
 # shellcheck disable=SC2046  # pkg-config output is a list of flags
-gfortran -O2 -std=f2018 -Wall -J "$work" $(pkg-config --cflags sluice-fortran) -o "$program" "$source" \
+gfortran -O2 -std=f2018 -Wall -J "$work" $(pkg-config --cflags sluice-fortran) -o "$program" "$checks" "$source" \
   $(pkg-config --libs sluice-fortran) || fail "the test program did not build against the installed tree"
 
 export SLUICE_TEST_DIR="$work/checkpoints"

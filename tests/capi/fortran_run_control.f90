@@ -10,6 +10,7 @@ program fortran_run_control
   use, intrinsic :: iso_fortran_env, only: real64, int64
   use mpi_f08
   use sluice
+  use fortran_checks
   implicit none
 
   interface
@@ -25,7 +26,7 @@ program fortran_run_control
   real(c_float), allocatable, target :: inputs(:, :), targets(:, :)
   character(len=512) :: dir
   character(len=:), allocatable :: config
-  integer :: rank, ranks, failures, total_failures, i, step, length
+  integer :: rank, ranks, i, step, length
   logical :: stop, exists
   real(c_float) :: loss
   real(real64), allocatable, target :: field(:, :)
@@ -33,8 +34,8 @@ program fortran_run_control
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call checks_start(rank)
   call MPI_Comm_size(MPI_COMM_WORLD, ranks)
-  failures = 0
   call get_environment_variable('SLUICE_TEST_DIR', dir, length)
   if (length == 0) call fail('SLUICE_TEST_DIR is not set')
   config = 'model:' // new_line('a') // &
@@ -98,10 +99,7 @@ program fortran_run_control
   call check_state(2)
   call sluice_trainer_destroy(trainer)
 
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: stopped together, checkpointed and resumed'
-  call MPI_Finalize()
-  if (total_failures > 0) error stop 1
+  call checks_finish('PASS: stopped together, checkpointed and resumed')
 
 contains
 
@@ -128,17 +126,4 @@ contains
       call fail('the field was not restored bit for bit at step ' // achar(48 + n))
     if (any(saved_counter /= counter)) call fail('the per-rank counter was not restored at step ' // achar(48 + n))
   end subroutine check_state
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    write (0, '(a, i0, 2a)') 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_status_string(status) // ' (' // sluice_last_error() // ')')
-  end subroutine expect_ok
-
 end program fortran_run_control

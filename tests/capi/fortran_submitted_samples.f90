@@ -7,6 +7,7 @@ program fortran_submitted_samples
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float
   use mpi_f08
   use sluice
+  use fortran_checks
   implicit none
 
   integer, parameter :: features = 4, outputs = 2, batch = 8
@@ -23,13 +24,13 @@ program fortran_submitted_samples
   type(sluice_trainer) :: direct, routed
   real(c_float), allocatable, target :: inputs(:, :), targets(:, :), wide_inputs(:, :)
   real(c_float) :: direct_loss, routed_loss
-  integer :: rank, ranks, failures, total_failures, i, first, last
+  integer :: rank, ranks, i, first, last
   integer(c_int64_t) :: held
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call checks_start(rank)
   call MPI_Comm_size(MPI_COMM_WORLD, ranks)
-  failures = 0
   if (ranks /= 2) call fail('run with 2 ranks, got a different count')
   allocate (inputs(features, batch), targets(outputs, batch), wide_inputs(features + 1, 1))
   inputs = reshape([(sin(0.3 * i), i = 1, features * batch)], shape(inputs))
@@ -65,24 +66,9 @@ program fortran_submitted_samples
   if (held /= 0) call fail('the step did not consume its batch')
   call sluice_trainer_destroy(routed)
 
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. total_failures == 0) print '(a)', 'PASS: submitted from every rank, trained like train_step'
-  call MPI_Finalize()
-  if (total_failures > 0) error stop 1
+  call checks_finish('PASS: submitted from every rank, trained like train_step')
 
 contains
-
-  subroutine fail(message)
-    character(len=*), intent(in) :: message
-    write (0, '(a, i0, 2a)') 'FAIL rank ', rank, ': ', message
-    failures = failures + 1
-  end subroutine fail
-
-  subroutine expect_ok(status, what)
-    integer(c_int), intent(in) :: status
-    character(len=*), intent(in) :: what
-    if (status /= SLUICE_OK) call fail(what // ': ' // sluice_status_string(status) // ' (' // sluice_last_error() // ')')
-  end subroutine expect_ok
 
   subroutine expect_rejected(status, fragments)
     integer(c_int), intent(in) :: status
@@ -99,5 +85,4 @@ contains
       end if
     end do
   end subroutine expect_rejected
-
 end program fortran_submitted_samples
