@@ -48,6 +48,41 @@ std::string step_command(const SbatchRequest& request) {
   return command;
 }
 
+// "qos=long" and "--qos=long" both become "--qos=long".
+std::string long_option(const std::string& option) {
+  return option.rfind("--", 0) == 0 ? option : "--" + option;
+}
+
+// Directives the templates or submit's own options set: a second one would contradict them (sbatch takes the last
+// #SBATCH of a name, or refuses the pair), so each is refused with the option that sets it.
+const std::map<std::string, std::string>& directives_set_by_sluice() {
+  static const std::map<std::string, std::string> owners = {
+      {"job-name", "--job-name"}, {"nodes", "--nodes"}, {"ntasks", "the config (stages x data_parallel)"},
+      {"ntasks-per-node", "--tasks-per-node"}, {"cpus-per-task", "--cpus-per-task"}, {"time", "--time"},
+      {"signal", "--warning-seconds"}, {"requeue", "the template (requeue on preemption)"},
+      {"no-requeue", "the template (requeue on preemption)"}, {"output", "--output-dir"},
+      {"error", "--output-dir"}, {"open-mode", "the template (logs of a requeued run append)"},
+      {"partition", "--partition"}, {"account", "--account"}, {"gpus-per-task", "--gpus"},
+  };
+  return owners;
+}
+
+// An --sbatch-option: a long option name (letters, digits, '-'), optionally "=value" with characters sbatch takes
+// on an #SBATCH line unquoted (constraints use & | [ ] *).
+void check_sbatch_option(const std::string& option) {
+  const std::string text = long_option(option);
+  std::smatch match;
+  require(std::regex_match(text, match, std::regex("--([a-z][a-z0-9-]*)(=[A-Za-z0-9_./:+,@%=&|*\\[\\]-]+)?")),
+          "--sbatch-option \"" + option + "\" is not NAME or NAME=VALUE (a long sbatch option such as qos=long; "
+          "VALUE without spaces or quotes)");
+  const std::string name = match[1].str();
+  const auto owner = directives_set_by_sluice().find(name);
+  if (owner == directives_set_by_sluice().end()) return;
+  const bool has_option = owner->second.rfind("--", 0) == 0;
+  require(false, "--sbatch-option \"" + option + "\": --" + name + " is set by " + owner->second +
+                     (has_option ? "; use that option instead" : "; edit the script from --dry-run to change it"));
+}
+
 // #SBATCH lines for the optional choices, each with the comment the templates promise for every directive.
 std::string extra_directives(const SbatchRequest& request) {
   std::string lines;
@@ -58,6 +93,8 @@ std::string extra_directives(const SbatchRequest& request) {
     lines += "# Account charged for the job, from `sluice submit --account`.\n#SBATCH --account=" + request.account + "\n";
   }
   if (lines.empty()) lines = "# No --partition or --account given: the cluster's defaults apply.\n";
+  if (!request.sbatch_options.empty()) lines += "# From `sluice submit --sbatch-option`.\n";
+  for (const std::string& option : request.sbatch_options) lines += "#SBATCH " + long_option(option) + "\n";
   lines.pop_back();  // the template line itself ends the last one
   return lines;
 }
@@ -115,6 +152,10 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   require_sbatch_word(request.output_dir, "--output-dir");
   if (!request.partition.empty()) require_sbatch_word(request.partition, "--partition");
   if (!request.account.empty()) require_sbatch_word(request.account, "--account");
+  for (const std::string& option : request.sbatch_options) check_sbatch_option(option);
+  // Below 10 s no step and checkpoint can finish; above a day the warning would come before most jobs start.
+  require(request.warning_seconds >= 10 && request.warning_seconds <= 86400,
+          "--warning-seconds must be between 10 and 86400, got " + std::to_string(request.warning_seconds));
   require(request.program_path.empty() || request.overrides.empty(),
           "--set overrides are arguments of `sluice train`; a --program reads its own config: edit the config file "
           "instead");
@@ -147,6 +188,7 @@ std::string render_sbatch_script(const SbatchRequest& request, const config::Con
       {"TASKS_PER_NODE", std::to_string(per_node)},
       {"CPUS_PER_TASK", std::to_string(request.cpus_per_task)},
       {"TIME", request.time},
+      {"WARNING_SECONDS", std::to_string(request.warning_seconds)},
       {"OUTPUT_DIR", request.output_dir},
       {"EXTRA_DIRECTIVES", extra_directives(request)},
       {"STEP_SETUP", step_setup(request)},

@@ -29,6 +29,12 @@ struct SbatchRequest {
   std::string time = "01:00:00";
   std::string partition;  // empty: the cluster's default
   std::string account;    // empty: the user's default
+  // Seconds between Slurm's warning signal (SIGUSR1 to the batch shell) and the time limit: the ranks must finish
+  // their step and write a checkpoint in this time.
+  int warning_seconds = 120;
+  // Further #SBATCH directives, `name` or `name=value` (a leading "--" is optional), e.g. "qos=long", "mem=0",
+  // "constraint=intel&ib", "exclusive". Names the script sets itself are refused (they have their own options).
+  std::vector<std::string> sbatch_options;
 };
 
 // MPI ranks the job needs: pipeline.stages x pipeline.data_parallel (data_parallel 0, "derive it", counts as 1).
@@ -41,7 +47,8 @@ int tasks_per_node_for(const SbatchRequest& request, int tasks);
 // inconsistent: nodes/tasks-per-node/cpus-per-task < 1, tasks that do not fit nodes x tasks-per-node, more
 // nodes than tasks, a malformed --time, a job name or output directory sbatch cannot take in an #SBATCH line,
 // --gpus with device cpu on every stage or a cuda stage without --gpus, an empty checkpoint.dir (after --set), or
-// a relative path, or --set overrides with a program (they are `sluice train` arguments).
+// a relative path, or --set overrides with a program (they are `sluice train` arguments), --warning-seconds outside
+// 10..86400, or an --sbatch-option that is malformed, short-form, or names a directive the script sets itself.
 std::string render_sbatch_script(const SbatchRequest& request, const config::Config& config);
 
 // The equivalent launch without Slurm, for messages: `mpirun --mca odls_base_sigkill_timeout 30 -np N SLUICE train

@@ -143,6 +143,54 @@ TEST(RenderSbatchScript, PartitionAndAccountBecomeDirectives) {
   EXPECT_TRUE(contains_line(script, "#SBATCH --account=climate-7"));
 }
 
+TEST(RenderSbatchScript, SbatchOptionsBecomeDirectivesUnderOneComment) {
+  SbatchRequest request = basic_request();
+  request.sbatch_options = {"qos=long", "--mem=0", "exclusive", "constraint=intel&ib"};
+  const std::string script = render_sbatch_script(request, pipeline_config(2, 1));
+  EXPECT_TRUE(contains_line(script, "# From `sluice submit --sbatch-option`."));
+  for (const char* line : {"#SBATCH --qos=long", "#SBATCH --mem=0", "#SBATCH --exclusive",
+                           "#SBATCH --constraint=intel&ib"}) {
+    EXPECT_TRUE(contains_line(script, line)) << line;
+  }
+  // They come before the first command: sbatch stops reading #SBATCH lines there.
+  EXPECT_LT(script.find("#SBATCH --constraint=intel&ib"), script.find("\nset -u\n"));
+}
+
+TEST(RenderSbatchScript, SbatchOptionsThatContradictTheScriptAreRefusedNamingTheirOption) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"time=2-00:00:00", "--time is set by --time; use that option instead"},
+      {"--signal=B:USR1@300", "--signal is set by --warning-seconds"},
+      {"no-requeue", "--no-requeue is set by the template"},
+      {"ntasks=64", "--ntasks is set by the config"},
+      {"-q long", "is not NAME or NAME=VALUE"},
+      {"qos=a b", "is not NAME or NAME=VALUE"},
+      {"mem=1G;rm", "is not NAME or NAME=VALUE"},
+      {"", "is not NAME or NAME=VALUE"},
+  };
+  for (const auto& [option, expected] : cases) {
+    SbatchRequest request = basic_request();
+    request.sbatch_options = {"qos=long", option};
+    const std::string message = render_error(request, pipeline_config(2, 1));
+    EXPECT_NE(message.find("--sbatch-option \"" + option + "\""), std::string::npos) << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << option << ": " << message;
+  }
+}
+
+TEST(RenderSbatchScript, WarningSecondsSetTheSignalLead) {
+  SbatchRequest request = basic_request();
+  EXPECT_TRUE(contains_line(render_sbatch_script(request, pipeline_config(2, 1)), "#SBATCH --signal=B:USR1@120"));
+  request.warning_seconds = 600;
+  for (bool gpus : {false, true}) {
+    request.gpus = gpus;
+    const std::string script = render_sbatch_script(request, pipeline_config(2, 1, {gpus ? "cuda" : "cpu"}));
+    EXPECT_TRUE(contains_line(script, "#SBATCH --signal=B:USR1@600")) << (gpus ? "gpu" : "cpu");
+    EXPECT_NE(script.find("# 600 s before the time limit"), std::string::npos);
+  }
+  request.gpus = false;
+  request.warning_seconds = 5;
+  EXPECT_EQ(render_error(request, pipeline_config(2, 1)), "--warning-seconds must be between 10 and 86400, got 5");
+}
+
 TEST(RenderSbatchScript, OverridesAndOddPathsAreQuotedForBash) {
   SbatchRequest request = basic_request();
   request.config_path = "/jobs/my run's config.yaml";

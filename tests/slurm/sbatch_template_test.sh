@@ -52,6 +52,15 @@ chmod +x "$work/bin/srun" "$work/bin/scontrol"
 bash -n "$work/job.sbatch" || fail "generated script is not valid bash"
 grep -qx '#SBATCH --ntasks=4' "$work/job.sbatch" || fail "mlp.yaml has 4 stages: expected --ntasks=4"
 
+# Repeatable options written before the config file take one value each (the file stays the positional), and
+# --sbatch-option / --warning-seconds reach the script.
+"$sluice" submit --set checkpoint.dir=/scratch/ck --sbatch-option qos=long --sbatch-option mem=0 "$config" \
+  --nodes 1 --dry-run --sluice /opt/fake/sluice --output-dir "$work/logs" --warning-seconds 300 \
+  > "$work/options.sbatch" 2> "$work/options.err" || fail "options before the config file: $(cat "$work/options.err")"
+for line in '#SBATCH --qos=long' '#SBATCH --mem=0' '#SBATCH --signal=B:USR1@300'; do
+  grep -qxF -- "$line" "$work/options.sbatch" || fail "submit --sbatch-option/--warning-seconds: no line '$line'"
+done
+
 # Runs the batch script with the stand-ins; $1: "signal" to send USR1 once the step runs, "finish", "term"
 # (SIGTERM to the batch shell, then the step finishes with FAKE_SRUN_EXIT), or
 # "race" (the stand-in srun signals the batch shell and exits by itself, see FAKE_SRUN_RACE_EXIT).

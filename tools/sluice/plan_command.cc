@@ -282,7 +282,8 @@ void register_plan_command(CLI::App& app) {
                    "Training config (YAML): schedule, stages, chunks and micro-batches from its pipeline section "
                    "(flags override), per-stage activation stash from its model and recompute policy")
       ->check(kExistingFileShortMessage);
-  plan->add_option("--set", options->overrides, "With CONFIG: override a config key, key.path=value (repeatable)");
+  plan->add_option("--set", options->overrides, "With CONFIG: override a config key, key.path=value (repeatable)")
+      ->allow_extra_args(false);  // one value per --set, so a config file after it stays positional
   plan->add_option("--schedule", options->schedule, "Schedule to generate")
       ->check(CLI::IsMember(schedule::schedule_names()));
   plan->add_option("--from-file", options->from_file, "Load a schedule (text, or CSV by .csv extension) instead")

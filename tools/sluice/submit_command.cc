@@ -167,8 +167,16 @@ void register_submit_command(CLI::App& app) {
   cmd->add_option("--time", request.time, "Wall-clock limit, HH:MM:SS or D-HH:MM:SS (default 01:00:00)");
   cmd->add_option("--partition", request.partition, "Slurm partition");
   cmd->add_option("--account", request.account, "Slurm account");
+  cmd->add_option("--warning-seconds", request.warning_seconds,
+                  "Seconds between Slurm's warning (SIGUSR1) and the time limit: room for a step and a checkpoint "
+                  "(default 120)");
+  cmd->add_option("--sbatch-option", request.sbatch_options,
+                  "Another #SBATCH directive, NAME or NAME=VALUE (repeatable), e.g. --sbatch-option qos=long "
+                  "--sbatch-option mem=0")
+      ->allow_extra_args(false);  // one value each: the config file after it stays positional
   cmd->add_option("--job-name", request.job_name, "Job name (default: sluice-<config file stem>)");
-  cmd->add_option("--set", request.overrides, "Override a config key: key.path=value (repeatable), also passed to train");
+  cmd->add_option("--set", request.overrides, "Override a config key: key.path=value (repeatable), also passed to train")
+      ->allow_extra_args(false);  // one value per --set, so a config file after it stays positional
   cmd->add_option("--sluice", options->sluice_path, "sluice binary the job runs (default: this one)");
   cmd->add_option("--output-dir", options->output_dir, "Where the script and the job's logs go (default .)");
   cmd->add_flag("--dry-run", options->dry_run, "Print the script instead of writing and submitting it");

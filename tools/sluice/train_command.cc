@@ -172,7 +172,8 @@ void register_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a pipelined model (run under mpirun or srun)");
   cmd->add_option("config", options->config, "YAML config file")->required();
-  cmd->add_option("--set", options->overrides, "Override a config key: key.path=value (repeatable)");
+  cmd->add_option("--set", options->overrides, "Override a config key: key.path=value (repeatable)")
+      ->allow_extra_args(false);  // one value per --set, so a config file after it stays positional
   cmd->add_flag("--json", options->json, "One JSON object per step and a final summary object");
   cmd->add_option("--trace", options->trace, "Write the last step's measured timeline (Chrome trace JSON)");
   cmd->add_option("--profile", options->profile,
