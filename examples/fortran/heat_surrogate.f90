@@ -15,7 +15,8 @@
 ! bit for bit where it stopped.
 !
 ! Run:  mpirun -np 4 ./heat_surrogate [time_steps [hold_at]]
-!       sluice submit --program ./heat_surrogate --config heat.yaml --nodes 1 -- [time_steps [hold_at]]
+!       sluice submit --program ./heat_surrogate --config YOUR.yaml --nodes 1 -- [time_steps [hold_at]]
+!       (YOUR.yaml: a config with the built-in one's model, a checkpoint.dir, and data: {type: external})
 ! The config is the file named by SLUICE_CONFIG when set (`sluice submit --program` sets it), else the one
 ! built in below. hold_at (a demonstration and test hook, 0 = off): after that time step, wait up to 120 s for a
 ! preemption signal, polling sluice_stop_requested, so that a signal lands at a known place in the window.
