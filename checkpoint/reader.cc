@@ -97,7 +97,7 @@ hid_t native_type(DataType type) {
 
 }  // namespace
 
-Reader::Reader(MPI_Comm comm, const std::string& path) {
+std::string resolve_checkpoint_path(MPI_Comm comm, const std::string& path) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // Rank 0 alone picks the file so that a save finishing meanwhile cannot make ranks open different checkpoints.
@@ -105,9 +105,14 @@ Reader::Reader(MPI_Comm comm, const std::string& path) {
   comm::agree_or_throw(comm, "finding the checkpoint to read", comm::capture_failure([&] {
                          if (rank == 0) resolved = resolve_checkpoint_path(path);
                        }));
+  std::string file;
   comm::agree_or_throw(comm, "sharing the checkpoint path", comm::capture_failure([&] {
-                         file_ = broadcast_bytes(comm, resolved, 0);
+                         file = broadcast_bytes(comm, resolved, 0);
                        }));
+  return file;
+}
+
+Reader::Reader(MPI_Comm comm, const std::string& path) : file_(resolve_checkpoint_path(comm, path)) {
   comm::agree_or_throw(comm, "opening the checkpoint", comm::capture_failure([&] { open_and_index(); }));
 }
 

@@ -92,6 +92,10 @@ class Reader {
   std::optional<std::map<std::string, ManifestLine>> manifest_;
 };
 
+// Collective over comm: the file `path` names (a directory: its latest checkpoint), as rank 0 resolves it, on
+// every rank; all ranks throw the same Error(kCheckpoint) when it cannot be resolved.
+std::string resolve_checkpoint_path(MPI_Comm comm, const std::string& path);
+
 // Collective over comm: every float dataset's and application array's checksum is verified, the work split across ranks; all ranks throw
 // the same Error(kCheckpoint) naming file and dataset if any check fails. Call before loading anything.
 void verify_all(MPI_Comm comm, const std::string& path);

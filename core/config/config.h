@@ -102,6 +102,9 @@ struct CheckpointSpec {
   std::string dir;  // empty: no periodic checkpoints
   int every = 0;    // steps between checkpoints; 0 = only on request / preemption
   int keep = 3;     // how many to keep in `dir`
+  // auto | always | never: read a checkpoint first in a separate process (sluice-checkpoint-probe) before this
+  // process opens it, so a file that crashes libhdf5 becomes an error (checkpoint/isolated_read.h).
+  std::string isolated_reads = "auto";
 };
 
 // Config section `comm`: Sluice's own waits for other ranks (core/comm/wait_settings.h, docs/WAITING.md).

@@ -275,11 +275,14 @@ DataSpec parse_data(const ConfigNode& node) {
 }
 
 CheckpointSpec parse_checkpoint(const ConfigNode& node) {
-  node.require_map_with_keys({"dir", "every", "keep"}, "checkpoint");
+  node.require_map_with_keys({"dir", "every", "keep", "isolated_reads"}, "checkpoint");
   CheckpointSpec checkpoint;
   if (node.has("dir")) checkpoint.dir = node.child("dir").as_string();
   if (node.has("every")) checkpoint.every = non_negative_int(node.child("every"));
   if (node.has("keep")) checkpoint.keep = positive_int(node.child("keep"));
+  if (node.has("isolated_reads")) {
+    checkpoint.isolated_reads = node.child("isolated_reads").as_choice({"auto", "always", "never"});
+  }
   if (checkpoint.every > 0 && checkpoint.dir.empty()) {
     node.child("every").fail("periodic checkpoints need checkpoint.dir");
   }

@@ -3,7 +3,9 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint/directory.h"
 #include "checkpoint/format.h"
+#include "checkpoint/isolated_read.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/reader.h"
 #include "core/common/error.h"
@@ -66,12 +68,16 @@ void InferenceModel::load(const std::string& path) {
   config::Config cfg;
   std::vector<std::unique_ptr<model::Layer>> layers;
   SavedNormalization normalization;
+  // The probe first, outside the HDF5 lock (it may take a while): a separate process reads the whole file, so a
+  // file that crashes libhdf5 becomes an error instead of killing the host. No config here: always auto.
+  const std::string file = checkpoint::resolve_checkpoint_path(path);
+  checkpoint::probe_checkpoint(file, checkpoint::IsolatedReads::kAuto);
   {
     // The process-wide HDF5 lock (core/common/hdf5_lock.h), held until the reader has closed the file: loads of
     // distinct models, and a trainer's saves and loads, take turns inside HDF5.
     const Hdf5Lock hdf5_turn;
     // Serial open (no communicator): HDF5's default driver needs no MPI_Init.
-    const checkpoint::Reader reader(path);
+    const checkpoint::Reader reader(file);
     cfg = saved_config(reader);
     layers = model::build_layers(cfg.model, backend, custom_layers_);
     if (layers.empty()) throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': model has no layers");

@@ -8,6 +8,7 @@
 
 #include "checkpoint/byte_exchange.h"
 #include "checkpoint/directory.h"
+#include "checkpoint/isolated_read.h"
 #include "checkpoint/reader.h"
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
@@ -57,7 +58,11 @@ std::string load_newest_valid(Trainer& trainer, const std::string& dir, const Ap
   std::string rejected;
   for (const std::string& file : candidates) {
     try {
-      checkpoint::verify_all(trainer.mpi().world(), file);  // collective and agreed: every rank decides alike
+      // Collective and agreed: every rank decides alike. The probe first: a file that crashes libhdf5 is skipped
+      // like any other damaged file instead of killing every rank.
+      checkpoint::probe_checkpoint(trainer.mpi().world(), file,
+                                   checkpoint::isolated_reads_from_name(trainer.config().checkpoint.isolated_reads));
+      checkpoint::verify_all(trainer.mpi().world(), file);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kCheckpoint) throw;  // a communication failure is not the file's fault
       if (trainer.layout().rank == 0) {

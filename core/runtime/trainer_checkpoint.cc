@@ -14,6 +14,7 @@
 #include "checkpoint/directory.h"
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
+#include "checkpoint/isolated_read.h"
 #include "checkpoint/reader.h"
 #include "checkpoint/save.h"
 #include "checkpoint/save_layout.h"
@@ -224,7 +225,13 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   check_path_everywhere(trainer, path, "sluice_load_checkpoint");
   check_same_registration(trainer.mpi().world(), application);
   MPI_Comm world = trainer.mpi().world();
-  checkpoint::Reader reader(world, path);
+  std::string file = path;
+  if (!verified) {
+    // The probe first: a file that crashes libhdf5 must crash it, not this process.
+    file = checkpoint::resolve_checkpoint_path(world, path);
+    checkpoint::probe_checkpoint(world, file, checkpoint::isolated_reads_from_name(trainer.config().checkpoint.isolated_reads));
+  }
+  checkpoint::Reader reader(world, file);
   if (!verified) checkpoint::verify_all(world, reader.file());
 
   // Read everything this rank needs into staging buffers, agree that every rank succeeded, and only then

@@ -29,8 +29,11 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
 
 // Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
 // shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset or application
-// array) the trainer and the application arrays are unchanged on every rank. `verified`: the caller has just run
-// checkpoint::verify_all on this file (resume_fallback.h), so the full read of every dataset is not repeated.
+// array) the trainer and the application arrays are unchanged on every rank. Before this process opens the file,
+// rank 0 has the checkpoint probe read it in a separate process (checkpoint.isolated_reads,
+// checkpoint/isolated_read.h): a file that crashes libhdf5 is kCheckpoint "FILE: the HDF5 library crashed ...".
+// `verified`: the caller has just probed and run checkpoint::verify_all on this file (resume_fallback.h), so
+// neither is repeated.
 void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr,
                      bool verified = false);
 
