@@ -2,20 +2,20 @@
 # Lays out Sluice's install tree and packs it into a tarball (run by the //capi:install_tree genrule).
 #
 # Usage: make_install_tree.sh OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A
-#                             SLUICE_MOD SLUICE_F90 SLUICE_BIN TEMPLATE...
+#                             SLUICE_MOD SLUICE_F90 SLUICE_BIN PROBE_BIN TEMPLATE...
 #
 # The tree is relocatable: the .pc files locate the prefix from ${pcfiledir} and the CMake package from its own
 # directory, so unpacking it anywhere (bazel run //capi:install -- PREFIX, or tar -x) gives a working install.
 set -euo pipefail
 
-if [[ $# -lt 9 ]]; then
+if [[ $# -lt 10 ]]; then
   echo "usage: $0 OUT_TAR SLUICE_H LIBSLUICE_SO LIBSLUICE_A LIBSLUICE_FORTRAN_SO LIBSLUICE_FORTRAN_A SLUICE_MOD" \
-    "SLUICE_F90 SLUICE_BIN TEMPLATE..." >&2
+    "SLUICE_F90 SLUICE_BIN PROBE_BIN TEMPLATE..." >&2
   exit 2
 fi
 out_tar="$1" header="$2" shared="$3" static="$4" fortran_shared="$5" fortran_static="$6" module="$7"
-module_source="$8" command="$9"
-shift 9
+module_source="$8" command="$9" probe="${10}"
+shift 10
 template_dir=""
 for template in "$@"; do template_dir="$(dirname "$template")"; done
 
@@ -33,9 +33,12 @@ mpi_module_flags="$(mpifort --showme:compile)"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 chmod 0755 "$stage"  # mktemp makes it 0700, and tar would give that mode to the user's PREFIX
-mkdir -p "$stage/bin" "$stage/include/sluice" "$stage/lib/pkgconfig" "$stage/lib/cmake/sluice" \
+mkdir -p "$stage/bin" "$stage/libexec/sluice" "$stage/include/sluice" "$stage/lib/pkgconfig" "$stage/lib/cmake/sluice" \
   "$stage/share/sluice/fortran"
 install -m 0755 "$command" "$stage/bin/sluice"
+# The checkpoint probe: libsluice.so (PREFIX/lib) and bin/sluice look for it in ../libexec/sluice from their own
+# directory, so that a checkpoint that crashes libhdf5 kills the probe, not the host (checkpoint/isolated_read.h).
+install -m 0755 "$probe" "$stage/libexec/sluice/sluice-checkpoint-probe"
 install -m 0644 "$header" "$stage/include/sluice/sluice.h"
 install -m 0644 "$module" "$stage/include/sluice/sluice.mod"
 # The module's source: other Fortran compilers (and the CMake package, for the user's compiler) build it themselves.

@@ -31,7 +31,7 @@ bash "$install_sh" "$tarball" "$prefix"
 for file in include/sluice/sluice.h include/sluice/sluice.mod lib/libsluice.so lib/libsluice.a \
     lib/libsluice_fortran.so lib/libsluice_fortran.a lib/pkgconfig/sluice.pc lib/pkgconfig/sluice-fortran.pc \
     lib/cmake/sluice/sluice-config.cmake lib/cmake/sluice/sluice-config-version.cmake bin/sluice \
-    share/sluice/fortran/sluice.f90; do
+    libexec/sluice/sluice-checkpoint-probe share/sluice/fortran/sluice.f90; do
   [[ -f "$prefix/$file" ]] || fail "install tree lacks $file"
 done
 

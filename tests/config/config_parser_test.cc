@@ -505,6 +505,15 @@ TEST(ConfigOverrides, CreateMissingKeysAndSections) {
   EXPECT_EQ(config.model.layers[1].name, "foo");
 }
 
+TEST(ConfigParser, CheckpointIsolatedReadsIsAutoAlwaysOrNever) {
+  EXPECT_EQ(parse_config(kValid).checkpoint.isolated_reads, "auto");
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=always"}).checkpoint.isolated_reads, "always");
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=never"}).checkpoint.isolated_reads, "never");
+  const std::string message = config_error(kValid, {"checkpoint.isolated_reads=sometimes"});
+  EXPECT_NE(message.find("checkpoint.isolated_reads"), std::string::npos) << message;
+  EXPECT_NE(message.find("auto, always, never"), std::string::npos) << message;
+}
+
 TEST(ConfigOverrides, BadPathsNameTheOverride) {
   EXPECT_EQ(
       config_error(kValid, {"model.layers.9.outputs=3"}),
