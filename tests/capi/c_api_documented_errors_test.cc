@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <sluice/sluice.h>
+#include <sys/stat.h>
 
 #include "tests/capi/misuse_test_support.h"
 
@@ -82,10 +83,24 @@ std::string garbage_file() {
   return path;
 }
 
+// A checkpoint probe (SLUICE_CHECKPOINT_PROBE) that never finishes: the library must kill it at its limit.
+std::string hanging_probe() {
+  const std::string path = scratch_dir() + "/hanging_probe.sh";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("#!/bin/sh\nexec sleep 120\n", f);
+  std::fclose(f);
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+constexpr const char* kLinear = "{type: linear, outputs: 4}";
+
 // Listed in sluice.h but not provokable from one healthy MPI rank: STATE of sluice_trainer_create (MPI not
 // initialized: this test runs inside MPI), COMM (an MPI failure), CUDA (a CPU build), UNSUPPORTED of the checkpoint
 // calls (a build without HDF5), INTERNAL of sluice_install_signal_handlers (sigaction failing), CHECKPOINT of
-// sluice_train_step's periodic save (it writes a fresh file; its IO failure is covered).
+// sluice_train_step's periodic save (it writes a fresh file; its IO failure is covered), TIMEOUT of
+// sluice_model_load(_checkpoint) (its probe's limit comes from the process's comm.timeout, at least 300 s without a
+// trainer; sluice_trainer_resume's TIMEOUT runs the same code).
 
 std::vector<Case> lifecycle_cases() {
   return {
@@ -217,6 +232,23 @@ std::vector<Case> checkpoint_cases() {
        [](Scratch& s) {
          int64_t step = 0;
          return sluice_trainer_resume(s.started(), nullptr, &step);
+       }},
+      {"sluice_trainer_resume", SLUICE_ERROR_CONFIG, "checkpoint.isolated_reads is always but the checkpoint probe",
+       [](Scratch& s) {
+         // No SLUICE_CHECKPOINT_PROBE here and no probe beside this test binary.
+         int64_t step = 0;
+         return sluice_trainer_resume(s.started(config(kLinear, "checkpoint: {isolated_reads: always}\n")),
+                                      garbage_file().c_str(), &step);
+       }},
+      {"sluice_trainer_resume", SLUICE_ERROR_TIMEOUT, "reading it did not finish within",
+       [](Scratch& s) {
+         const std::string probe = hanging_probe();
+         setenv("SLUICE_CHECKPOINT_PROBE", probe.c_str(), 1);
+         int64_t step = 0;
+         const sluice_status status =
+             sluice_trainer_resume(s.started(config(kLinear, "comm: {timeout: 1}\n")), garbage_file().c_str(), &step);
+         unsetenv("SLUICE_CHECKPOINT_PROBE");
+         return status;
        }},
       {"sluice_trainer_resume", SLUICE_ERROR_CHECKPOINT, "missing.h5",
        [](Scratch& s) {
