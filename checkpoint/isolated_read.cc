@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,12 +79,25 @@ pid_t spawn_probe(const std::string& probe, const std::string& file, int& report
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], kReportFd);  // dup2 clears close-on-exec on the copy
+  // None of the host's other descriptors (MPI's sockets and shared memory, the solver's files) goes along.
+  posix_spawn_file_actions_addclosefrom_np(&actions, kReportFd + 1);
+  // Default dispositions and no blocked signal, whatever the host set: a crash must end the probe by its signal.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t all;
+  sigset_t none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   const std::string fd_text = std::to_string(kReportFd);
   std::vector<char*> argv = {const_cast<char*>(probe.c_str()), const_cast<char*>("--report-fd"),
                              const_cast<char*>(fd_text.c_str()), const_cast<char*>("--"),
                              const_cast<char*>(file.c_str()), nullptr};
   pid_t child = -1;
-  const int failed = posix_spawn(&child, probe.c_str(), &actions, nullptr, argv.data(), environ);
+  const int failed = posix_spawn(&child, probe.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (failed != 0) {
