@@ -1,8 +1,8 @@
 // The checkpoint probe: before a training or host process opens a checkpoint file with libhdf5, a separate
-// process (the `sluice-checkpoint-probe` executable, tools/sluice/checkpoint_probe.cc) reads the whole file first with the
-// same reader code (Reader + verify_all: every dataset, every checksum). libhdf5 1.10.8 crashes on some crafted
-// files (tests/fuzz/hdf5_crashes) before Sluice sees any data; a crash then kills the probe, not the week-long
-// simulation, and becomes an Error(kCheckpoint) naming the file.
+// process (the `sluice-checkpoint-probe` executable, tools/sluice/checkpoint_probe.cc) reads the whole file first
+// with the same reader code (Reader + verify_all: every dataset, every checksum). libhdf5 1.10.8 crashes on some
+// crafted files (tests/fuzz/hdf5_crashes) before Sluice sees any data; a crash then kills the probe, not the
+// week-long simulation, and becomes an Error(kCheckpoint) naming the file.
 //
 // Why a spawned executable and not fork(): the host has called MPI_Init (registered memory, progress threads) and
 // forking it is unsafe. posix_spawn (glibc: clone(CLONE_VM | CLONE_VFORK) + exec) copies nothing of the host and
