@@ -3,7 +3,8 @@
 // separate process first, so sluice_load_checkpoint and sluice_model_load return SLUICE_ERROR_CHECKPOINT naming the
 // file and the crash instead of the host dying by SIGSEGV (as it did before the probe), sluice_trainer_resume of a
 // directory whose newest file is that one resumes from the older valid checkpoint, and
-// checkpoint.isolated_reads: always without a probe is a CONFIG error. Run with 2 ranks.
+// checkpoint.isolated_reads: always without a probe is a CONFIG error. Run with 2 and 3 ranks (one pipeline stage per
+// rank): only rank 0 runs the probe, every rank must return its verdict.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -24,11 +25,19 @@ constexpr int kInputs = 4;
 constexpr int kOutputs = 2;
 constexpr int kBatch = 8;
 
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+// One stage per rank.
 std::string config(const std::string& extra) {
   return "model:\n  inputs: " + std::to_string(kInputs) +
-         "\n  layers:\n    - {type: linear, outputs: 8}\n    - {type: tanh}\n    - {type: linear, outputs: " +
-         std::to_string(kOutputs) +
-         "}\npipeline: {stages: 2, schedule: 1f1b, microbatches: 2}\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\n"
+         "\n  layers:\n    - {type: linear, outputs: 8}\n    - {type: tanh}\n    - {type: linear, outputs: 8}\n"
+         "    - {type: tanh}\n    - {type: linear, outputs: " + std::to_string(kOutputs) +
+         "}\npipeline: {stages: " + std::to_string(world_size()) +
+         ", schedule: 1f1b, microbatches: 2}\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\n"
          "data: {type: external, batch: " + std::to_string(kBatch) + "}\nseed: 3\n" + extra;
 }
 
@@ -81,7 +90,7 @@ TEST(CApiCrashingCheckpoint, LoadCheckpointReturnsAnErrorAndTheTrainerStaysUsabl
 }
 
 TEST(CApiCrashingCheckpoint, ResumeFromDirectoryFallsBackToTheOlderValidCheckpoint) {
-  const std::string dir = shared_path("crashing_newest");
+  const std::string dir = shared_path("crashing_newest_np" + std::to_string(world_size()));
   sluice_trainer* first = started(config(""));
   train(first, 2);
   if (rank() == 0) std::filesystem::create_directories(dir);
