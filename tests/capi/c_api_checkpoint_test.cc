@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/capi/run_test_support.h"
+
 namespace {
 
 constexpr int kInputs = 5;
@@ -43,12 +45,7 @@ struct Data {
   }
 };
 
-sluice_trainer* started(const std::string& yaml) {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, yaml.c_str(), &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started(const std::string& yaml) { return sluice::testing::started_trainer(yaml); }
 
 // Runs steps [from, to) and returns their losses followed by a prediction of step 0's inputs.
 std::vector<float> run(sluice_trainer* t, int from, int to) {

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/capi/run_test_support.h"
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -58,12 +60,7 @@ int rank() {
   return r;
 }
 
-sluice_trainer* started(const std::string& yaml) {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, yaml.c_str(), &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started(const std::string& yaml) { return sluice::testing::started_trainer(yaml); }
 
 void train(sluice_trainer* t, int steps) {
   std::vector<float> x(kBatch * kInputs), y(kBatch * kOutputs);

@@ -33,12 +33,7 @@ struct Batch {
   }
 };
 
-sluice_trainer* started() {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, kConfig.c_str(), &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started() { return sluice::testing::started_trainer(kConfig); }
 
 std::vector<float> predict(sluice_trainer* t) {
   const Batch probe(99);

@@ -20,6 +20,8 @@
 #include "tests/capi/checkpoint_tensors.h"
 #include "tests/mpi_world.h"
 
+#include "tests/capi/run_test_support.h"
+
 namespace {
 
 using sluice::testing::world_rank;
@@ -36,12 +38,7 @@ std::string scratch(const std::string& name) {
   return std::string(tmp ? tmp : "/tmp") + "/" + name;
 }
 
-sluice_trainer* started() {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, kConfig, &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started() { return sluice::testing::started_trainer(kConfig); }
 
 std::vector<float> inputs() {
   std::vector<float> x(kBatch * kIn);

@@ -14,6 +14,8 @@
 
 #include "tests/mpi_world.h"
 
+#include "tests/capi/run_test_support.h"
+
 namespace {
 
 constexpr int kIn = 3, kOut = 2, kBatch = 4;
@@ -27,12 +29,7 @@ std::string config(int accumulate) {
          ", lr_schedule: {type: step, step_size: 2, gamma: 0.5}}\ndata: {type: external, batch: 4}\n";
 }
 
-sluice_trainer* started(int accumulate = 1) {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, config(accumulate).c_str(), &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started(int accumulate = 1) { return sluice::testing::started_trainer(config(accumulate)); }
 
 void train(sluice_trainer* t, int calls) {
   std::vector<float> x(kBatch * kIn, 0.5f), y(kBatch * kOut, 0.25f);

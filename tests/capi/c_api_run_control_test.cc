@@ -58,12 +58,7 @@ struct Data {
   }
 };
 
-sluice_trainer* started(const std::string& yaml) {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, yaml.c_str(), &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started(const std::string& yaml) { return sluice::testing::started_trainer(yaml); }
 
 // Steps [from, to): their losses.
 std::vector<float> train(sluice_trainer* t, int from, int to) {

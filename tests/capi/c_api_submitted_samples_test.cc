@@ -51,12 +51,7 @@ struct Samples {
   }
 };
 
-sluice_trainer* started(const std::string& yaml) {
-  sluice_trainer* t = nullptr;
-  EXPECT_EQ(sluice_trainer_create(MPI_COMM_WORLD, yaml.c_str(), &t), SLUICE_OK) << sluice_last_error();
-  EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
-  return t;
-}
+sluice_trainer* started(const std::string& yaml) { return sluice::testing::started_trainer(yaml); }
 
 // How many of a call's `total` samples each rank submits: uneven, and on every other call one rank submits none
 // (which one moves). The global order is rank-major, so rank r's share is the slice after ranks 0..r-1's.
