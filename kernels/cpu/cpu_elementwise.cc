@@ -30,10 +30,20 @@ void CpuBackend::copy_impl(const Tensor& source, Tensor& destination) {
   std::copy(source.data(), source.data() + source.size(), destination.data());
 }
 
+// Eight partial sums, element i in lane i % 8, added pairwise at the end: one serial chain of double adds (4
+// cycles each) made this a ~6 ms pass over a rank's 4 M gradients every step (the trainer's finiteness check),
+// eight independent chains let the compiler vectorise it. The order depends only on the tensor's size, so every
+// run (pipelined or sequential) gets the same bits.
 double CpuBackend::sum_of_squares_impl(const Tensor& x) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < x.size(); ++i) sum += static_cast<double>(x.data()[i]) * x.data()[i];
-  return sum;
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  const float* v = x.data();
+  const int64_t full = x.size() - x.size() % kLanes;
+  for (int64_t i = 0; i < full; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(v[i + j]) * v[i + j];
+  }
+  for (int64_t i = full; i < x.size(); ++i) lanes[i - full] += static_cast<double>(v[i]) * v[i];
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
 }  // namespace sluice::kernels

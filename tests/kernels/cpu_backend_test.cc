@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -256,6 +257,23 @@ TEST(CpuBackendElementwise, AddAxpyScaleCopySumOfSquares) {
   backend.copy(a, out);
   EXPECT_EQ(out.to_vector(), a.to_vector());
   EXPECT_DOUBLE_EQ(backend.sum_of_squares(a), 14.0);
+}
+
+// sum_of_squares keeps eight partial sums: every element must land in one of them, the n % 8 tail included, and
+// a non-finite element must show (the trainer's numeric check relies on it).
+TEST(CpuBackendElementwise, SumOfSquaresCountsEveryElementAtEverySize) {
+  Backend& backend = cpu_backend();
+  for (int64_t size : {1, 7, 8, 9, 17, 1000, 1031}) {
+    Tensor x = Tensor::host(1, size);
+    double expected = 0.0;
+    for (int64_t i = 0; i < size; ++i) {
+      x.data()[i] = 0.25f * static_cast<float>(i % 13) - 1.0f;
+      expected += static_cast<double>(x.data()[i]) * x.data()[i];
+    }
+    EXPECT_NEAR(backend.sum_of_squares(x), expected, 1e-12 * expected) << size << " elements";
+    x.data()[size - 1] = std::numeric_limits<float>::infinity();
+    EXPECT_FALSE(std::isfinite(backend.sum_of_squares(x))) << size << " elements, the last infinite";
+  }
 }
 
 TEST(CpuBackendLoss, MseValueAndGradient) {
