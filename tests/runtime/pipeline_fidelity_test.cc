@@ -29,8 +29,8 @@ using sluice::testing::world_size;
 constexpr int kSteps = 3;
 constexpr int64_t kReplicaBatch = 32;
 
-// `wide`: the same layers at widths from 128 on, where the CPU backend's x W^T and dy W leave OpenBLAS for its
-// unpacked kernels (kernels/cpu/unpacked_gemm.h; on AVX-512 CPUs), widths not multiples of their tiles.
+// `wide`: the same layers at widths 130-160, not multiples of OpenBLAS's register tiles, where its blocked
+// kernels take other paths (edge tiles, several panels) than at the narrow widths.
 std::string model_yaml(bool dropout, bool wide = false) {
   const std::string drop1 = dropout ? "    - {type: dropout, p: 0.2}\n" : "";
   const std::string drop2 = dropout ? "    - {type: dropout, p: 0.1}\n" : "";
@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
     AllSchedules, Fidelity,
     testing::schedule_recompute_dp_grid(), testing::grid_name);
 
-// The same grid on the wide model: the unpacked GEMMs must keep every schedule equal to the sequential run.
+// The same grid on the wide model: GEMMs with edge tiles must keep every schedule equal to the sequential run.
 class WideFidelity : public ::testing::TestWithParam<testing::GridParam> {};
 
 TEST_P(WideFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
