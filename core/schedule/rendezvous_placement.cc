@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/schedule/blocked_table.h"
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/latest_start.h"
 #include "core/schedule/message_calendar.h"
@@ -33,7 +34,7 @@ class Play {
   Play(const Schedule& compute, const CostModel& costs, const LatestStarts& latest, Schedule& lowered)
       : compute_(compute), costs_(costs), latest_(latest), lowered_(lowered), transfer_(transfer_time(costs)),
         open_(compute.ranks), clock_(compute.ranks, 0.0), position_(compute.ranks, 0), version_(compute.ranks, 0),
-        arrived_(static_cast<size_t>(compute.num_stages()) * 2 * compute.microbatches, 0) {}
+        arrived_(table_size(compute), 0) {}
 
   bool run() {
     for (int rank = 0; rank < compute_.ranks; ++rank) queue_.push({0.0, rank, 0u});
@@ -53,9 +54,13 @@ class Play {
     int receiver;
   };
 
+  // By message; rows are (stage, direction): blocked_table.h.
+  static size_t table_size(const Schedule& compute) {
+    return blocked_table_size(2 * compute.num_stages(), compute.microbatches);
+  }
   size_t key(const PendingMessage& m) const {
-    return (static_cast<size_t>(m.stage) * 2 + (m.send_kind == ActionKind::SEND_F ? 0 : 1)) * compute_.microbatches +
-           m.microbatch;
+    const size_t row = static_cast<size_t>(m.stage) * 2 + (m.send_kind == ActionKind::SEND_F ? 0 : 1);
+    return blocked_index(row, 2 * static_cast<size_t>(compute_.num_stages()), m.microbatch);
   }
   // The message `a` (on `rank`) needs from another rank, or false when its input is local.
   bool input_of(int rank, const Action& a, size_t& input) const {
@@ -120,12 +125,22 @@ class Play {
     return wait_late < compute_late;
   }
 
+  // The play hops between hundreds of ranks' lists, more streams than the hardware prefetcher follows: fetch the
+  // rank's next compute actions and the end of its lowered list a round of ranks before they are needed.
+  void prefetch_ahead(int rank, const std::vector<Action>& list) const {
+    constexpr size_t kActionsAhead = 16;
+    if (position_[rank] + kActionsAhead < list.size()) __builtin_prefetch(&list[position_[rank] + kActionsAhead]);
+    const std::vector<Action>& out = lowered_.actions[rank];
+    if (out.size() + kActionsAhead < out.capacity()) __builtin_prefetch(out.data() + out.size() + kActionsAhead, 1);
+  }
+
   void step(int rank, double time) {
     time = exchange_ready(rank, time);
     clock_[rank] = time;
     const auto& list = compute_.actions[rank];
     if (position_[rank] >= list.size()) return;  // only messages left: their receivers come to this rank
     const Action& next = list[position_[rank]];
+    prefetch_ahead(rank, list);
     size_t input = 0;
     if (input_of(rank, next, input) && !arrived_[input]) return;  // its sender exchanges with it when free
     double until = 0.0;
@@ -141,6 +156,9 @@ class Play {
       const int receiver = compute_.rank_of(message.send_kind == ActionKind::SEND_F ? next.stage + 1 : next.stage - 1);
       open_[rank].push_back({message, receiver});
       open_[receiver].push_back({message, receiver});
+      // The receiver may have been idle for many rounds: its list's end is cold by the time the pair goes in.
+      const std::vector<Action>& theirs = lowered_.actions[receiver];
+      __builtin_prefetch(theirs.data() + theirs.size(), 1);
     }
     requeue(rank);
   }

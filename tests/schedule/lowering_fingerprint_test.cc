@@ -96,7 +96,8 @@ TEST(LoweringFingerprintTest, ResultsMatchThoseBeforeTheSpeedWork) {
   for (const CostModel& costs : {CostModel{}, costs_of(2, 1, 0.5), costs_of(1, 2, 1), costs_of(1, 1, 3),
                                  costs_of(1, 1, 1, 0.25), costs_of(1.5, 0.75, 0.3, 0.1)})
     for (const auto& point : points()) actual << line_for(point, costs) << "\n";
-  if (const char* dir = std::getenv("SLUICE_WRITE_GOLDEN")) std::ofstream(std::string(dir) + "/" + kGolden) << actual.str();
+  if (const char* dir = std::getenv("SLUICE_WRITE_GOLDEN"))
+    std::ofstream(std::string(dir) + "/" + kGolden) << actual.str();
   std::ifstream in(std::string("tests/schedule/golden/") + kGolden);
   ASSERT_TRUE(in) << "missing golden file " << kGolden;
   std::string expected_line, actual_line;
