@@ -86,7 +86,7 @@ class DependencyRun::Engine {
         event_end_(table_size(stages_, microbatches_), step_, time_bound(schedule, longest_action(), transfer_)),
         position_(schedule.ranks, 0),
         free_at_(schedule.ranks, 0.0), waiting_on_(schedule.ranks, kNotWaiting),
-        ready_(step_, longest_action() + transfer_) {
+        ready_(step_, longest_action() + transfer_, step_ == 1.0 ? Ties::kPushOrder : Ties::kLowestFirst) {
     for (int rank = 0; rank < schedule_.ranks; ++rank) ready_.push(0.0, rank);
   }
 

@@ -1,4 +1,5 @@
-// Internal: the dependency run's queue of (time, rank) wake-ups, handed out in nondecreasing time.
+// Internal: the queues of (time, rank) wake-ups of the dependency run and the rendezvous play, handed out in
+// nondecreasing time.
 #pragma once
 
 #include <algorithm>
@@ -30,41 +31,48 @@ inline double time_step(std::initializer_list<double> values) {
   return 0.0;
 }
 
-// With times on a step (time_step() above) and a bounded look-ahead it is a ring of per-time-step buckets: O(1) per
-// operation and no allocation once the buckets have grown, where a heap costs O(log ranks) and a fresh bucket per
-// step costs an allocation each. Which of several ranks woken at the same time goes first is part of the result
-// (lowering's serialization follows it), and each path keeps the order it always had: with whole-number times (the
-// unit costs that lowering and the validator use) ties keep push order; with any other times they go to the lower
-// rank, as the heap that served them before gave them (on a finer step each bucket is a small heap of ranks). Times
-// on no step of at most 2^-10 fall back to that heap.
-class ReadyQueue {
+// Which of several entries due at the same time comes out first. It is part of the results (lowering's
+// serialization follows it), so each user keeps the order it always had.
+enum class Ties {
+  kPushOrder,    // the dependency run with whole-number times (the unit costs of lowering and the validator)
+  kLowestFirst,  // the lowest entry, as a heap of (time, entry) gives it: every other user
+};
+
+// Entries (ranks, or anything ordered) due at times, handed out in nondecreasing time. With times on a step
+// (time_step() above) and a bounded look-ahead it is a ring of per-time-step buckets: O(1) per operation with push
+// order, a small heap per bucket with kLowestFirst, and no allocation once the buckets have grown, where one heap of
+// everything costs O(log entries) and a fresh bucket per step costs an allocation each. Times on no step of at most
+// 2^-10, or a look-ahead past 4096 steps, fall back to that heap (whose ties go to the lowest entry).
+template <typename Item>
+class TimedQueue {
  public:
   // `step`: as time_step() gives it (0: none); `max_delay`: how far past the current time push() can ever be called.
-  ReadyQueue(double step, double max_delay)
-      : use_ring_(step > 0.0 && max_delay / step <= kMaxRingDelay), by_rank_(step < 1.0), per_step_(1.0 / step),
-        buckets_(use_ring_ ? ring_size(max_delay / step) : 0), mask_(buckets_.empty() ? 0 : buckets_.size() - 1) {}
+  TimedQueue(double step, double max_delay, Ties ties)
+      : use_ring_(step > 0.0 && max_delay / step <= kMaxRingDelay), lowest_first_(ties == Ties::kLowestFirst),
+        per_step_(use_ring_ ? 1.0 / step : 0.0), buckets_(use_ring_ ? ring_size(max_delay / step) : 0),
+        mask_(buckets_.empty() ? 0 : buckets_.size() - 1) {}
 
   bool empty() const { return use_ring_ ? size_ == 0 : heap_.empty(); }
 
-  void push(double time, int rank) {
+  void push(double time, Item item) {
     if (!use_ring_) {
-      heap_.push({time, rank});
+      heap_.push({time, item});
       return;
     }
-    std::vector<int>& bucket = buckets_[static_cast<size_t>(time * per_step_) & mask_];
-    bucket.push_back(rank);
-    if (by_rank_) restore_rank_order(bucket);
+    std::vector<Item>& bucket = buckets_[static_cast<size_t>(time * per_step_) & mask_];
+    bucket.push_back(item);
+    if (lowest_first_) restore_order(bucket);
     ++size_;
   }
 
   // Requires !empty().
-  std::pair<double, int> pop() {
+  std::pair<double, Item> pop() {
     if (!use_ring_) {
       const auto top = heap_.top();
       heap_.pop();
       return top;
     }
-    return by_rank_ ? pop_lowest_rank() : pop_first_pushed();
+    return lowest_first_ ? pop_lowest() : pop_first_pushed();
   }
 
  private:
@@ -78,11 +86,11 @@ class ReadyQueue {
   }
 
   // Out of line, so that push() stays small enough to inline into the dependency run's loop on the unit-cost path.
-  __attribute__((noinline)) static void restore_rank_order(std::vector<int>& bucket) {
-    std::push_heap(bucket.begin(), bucket.end(), std::greater<int>());
+  __attribute__((noinline)) static void restore_order(std::vector<Item>& bucket) {
+    std::push_heap(bucket.begin(), bucket.end(), std::greater<Item>());
   }
 
-  std::pair<double, int> pop_first_pushed() {
+  std::pair<double, Item> pop_first_pushed() {
     while (read_ >= buckets_[current_ & mask_].size()) {
       buckets_[current_ & mask_].clear();  // keeps its capacity for the time step that reuses it
       ++current_;
@@ -92,27 +100,30 @@ class ReadyQueue {
     return {static_cast<double>(current_), buckets_[current_ & mask_][read_++]};
   }
 
-  std::pair<double, int> pop_lowest_rank() {
+  std::pair<double, Item> pop_lowest() {
     while (buckets_[current_ & mask_].empty()) ++current_;
-    std::vector<int>& bucket = buckets_[current_ & mask_];
-    std::pop_heap(bucket.begin(), bucket.end(), std::greater<int>());
-    const int rank = bucket.back();
+    std::vector<Item>& bucket = buckets_[current_ & mask_];
+    std::pop_heap(bucket.begin(), bucket.end(), std::greater<Item>());
+    const Item item = bucket.back();
     bucket.pop_back();
     --size_;
-    return {static_cast<double>(current_) / per_step_, rank};
+    return {static_cast<double>(current_) / per_step_, item};
   }
 
-  using Entry = std::pair<double, int>;  // (time, rank)
+  using Entry = std::pair<double, Item>;  // (time, item)
   const bool use_ring_;
-  const bool by_rank_;     // ties to the lower rank (every step but 1)
+  const bool lowest_first_;
   const double per_step_;  // time steps per time unit
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
-  std::vector<std::vector<int>> buckets_;
+  std::vector<std::vector<Item>> buckets_;
   const size_t mask_;
   size_t current_ = 0;  // the time step being handed out
   size_t read_ = 0;     // push order: the next entry of the current bucket
   size_t size_ = 0;
 };
+
+// The dependency run's queue of ranks.
+using ReadyQueue = TimedQueue<int>;
 
 }  // namespace detail
 }  // namespace schedule
