@@ -25,14 +25,7 @@ namespace {
 
 const char kGolden[] = "lowering_fingerprints.txt";
 
-CostModel costs_of(double f, double i, double w, double latency = 0.0) {
-  CostModel costs;
-  costs.forward = f;
-  costs.backward_input = i;
-  costs.backward_weight = w;
-  costs.latency = latency;
-  return costs;
-}
+using testing::costs_of;
 
 // FNV-1a over every action of every list, with a separator per list, so that moving one action changes it.
 uint64_t fingerprint(const Schedule& schedule) {
