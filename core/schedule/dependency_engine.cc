@@ -17,8 +17,6 @@ namespace {
 constexpr double kNotDone = -1.0;
 constexpr int64_t kNotWaiting = -1;
 
-bool is_whole(double value) { return std::floor(value) == value && value < 1e9; }
-
 static_assert(static_cast<int>(ActionKind::F) == 0 && static_cast<int>(ActionKind::B) == 1 &&
                   static_cast<int>(ActionKind::I) == 2 && static_cast<int>(ActionKind::W) == 3,
               "the cost table is indexed by the compute kinds");
@@ -29,6 +27,49 @@ struct Need {
   int64_t event;
   int stage;
 };
+
+// When each event was produced (kNotDone: not yet). On a time step (ready_queue.h) with no time of the run beyond
+// 2^31 steps, as a whole number of steps in 32 bits: exact, and half the memory of doubles, which matters because
+// the one load of an event's end time is the run's main cache miss (at p = 512 the table is tens of MB).
+class EventTimes {
+ public:
+  // `bound`: no time of the run exceeds it.
+  EventTimes(size_t size, double step, double bound)
+      : compact_(step > 0.0 && bound / step < static_cast<double>(INT32_MAX)), per_step_(compact_ ? 1.0 / step : 0.0),
+        step_(step) {
+    if (compact_)
+      steps_.assign(size, -1);
+    else
+      times_.assign(size, kNotDone);
+  }
+
+  double operator[](int64_t event) const {
+    if (!compact_) return times_[event];
+    const int32_t steps = steps_[event];
+    return steps < 0 ? kNotDone : steps * step_;
+  }
+  void set(int64_t event, double time) {
+    if (compact_)
+      steps_[event] = static_cast<int32_t>(time * per_step_);
+    else
+      times_[event] = time;
+  }
+
+ private:
+  const bool compact_;
+  const double per_step_;
+  const double step_;
+  std::vector<int32_t> steps_;
+  std::vector<double> times_;
+};
+
+// A time no action of `schedule` can end after: every action waiting for the one before it, and every input
+// arriving from another rank.
+double time_bound(const Schedule& schedule, double longest_action, double transfer) {
+  size_t actions = 0;
+  for (const auto& list : schedule.actions) actions += list.size();
+  return static_cast<double>(actions) * (longest_action + transfer);
+}
 
 }  // namespace
 
@@ -41,12 +82,11 @@ class DependencyRun::Engine {
         transfer_(transfer_time(costs)),
         cost_{costs.forward, costs.backward_input + costs.backward_weight, costs.backward_input,
               costs.backward_weight},
-        event_end_(table_size(stages_, microbatches_), kNotDone),
+        step_(time_step({costs.forward, costs.backward_input, costs.backward_weight, transfer_})),
+        event_end_(table_size(stages_, microbatches_), step_, time_bound(schedule, longest_action(), transfer_)),
         position_(schedule.ranks, 0),
         free_at_(schedule.ranks, 0.0), waiting_on_(schedule.ranks, kNotWaiting),
-        ready_(is_whole(costs.forward) && is_whole(costs.backward_input) && is_whole(costs.backward_weight) &&
-                   is_whole(transfer_),
-               *std::max_element(std::begin(cost_), std::end(cost_)) + transfer_) {
+        ready_(step_, longest_action() + transfer_, step_ == 1.0 ? Ties::kPushOrder : Ties::kLowestFirst) {
     for (int rank = 0; rank < schedule_.ranks; ++rank) ready_.push(0.0, rank);
   }
 
@@ -70,6 +110,8 @@ class DependencyRun::Engine {
   }
 
  private:
+  double longest_action() const { return *std::max_element(std::begin(cost_), std::end(cost_)); }
+
   // Event times are stored in blocks of 8 micro-batches (one cache line of doubles) per (kind, stage), with all
   // stages of one micro-batch block side by side. A micro-batch travels through neighbouring stages at about the
   // same time, so the events the ranks touch together share a few pages; one row per stage instead spreads them
@@ -162,10 +204,10 @@ class DependencyRun::Engine {
   void publish(const Action& action, double end, double now) {
     const int s = action.stage, m = action.microbatch;
     if (action.kind == ActionKind::F) {
-      event_end_[forward_event(s, m)] = end;
+      event_end_.set(forward_event(s, m), end);
       if (s + 1 < stages_) wake(schedule_.stage_to_rank[s + 1], forward_event(s, m), now);
     } else if (produces_input_gradient(action.kind)) {
-      event_end_[input_grad_event(s, m)] = end;
+      event_end_.set(input_grad_event(s, m), end);
       if (s > 0) wake(schedule_.stage_to_rank[s - 1], input_grad_event(s, m), now);
     }
   }
@@ -181,7 +223,8 @@ class DependencyRun::Engine {
   const int microbatches_;
   const double transfer_;
   const double cost_[4];  // indexed by the compute kinds F, B, I, W (action.h's enum order)
-  std::vector<double> event_end_;
+  const double step_;  // ready_queue.h's time_step() of the costs
+  EventTimes event_end_;
   std::vector<size_t> position_;
   std::vector<double> free_at_;
   std::vector<int64_t> waiting_on_;

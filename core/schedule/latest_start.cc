@@ -24,8 +24,8 @@ double cost_of(const CostModel& costs, ActionKind kind) {
 }  // namespace
 
 LatestStarts::LatestStarts(const Schedule& compute, const CostModel& costs, double makespan)
-    : microbatches_(compute.microbatches), costs_(costs), remaining_(compute.ranks) {
-  const size_t events = static_cast<size_t>(compute.num_stages()) * compute.microbatches;
+    : stages_(compute.num_stages()), costs_(costs), remaining_(compute.ranks) {
+  const size_t events = blocked_table_size(static_cast<size_t>(stages_), compute.microbatches);
   for (auto& table : latest_) table.assign(events, std::numeric_limits<double>::quiet_NaN());
   waiting_on_.assign(compute.ranks, -1);
   std::vector<int> ready;

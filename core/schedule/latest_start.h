@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/schedule/action.h"
+#include "core/schedule/blocked_table.h"
 #include "core/schedule/cost_model.h"
 #include "core/schedule/schedule.h"
 
@@ -24,12 +25,13 @@ class LatestStarts {
 
  private:
   static int row(ActionKind kind) { return kind == ActionKind::F ? 0 : kind == ActionKind::W ? 2 : 1; }
+  // Rows are stages (blocked_table.h): the play asks for neighbouring stages' entries at about the same time.
   size_t index(int stage, int microbatch) const {
-    return static_cast<size_t>(stage) * microbatches_ + static_cast<size_t>(microbatch);
+    return blocked_index(static_cast<size_t>(stage), static_cast<size_t>(stages_), microbatch);
   }
   bool settle_rank(const Schedule& compute, int rank, double makespan, std::vector<int>& woken);
 
-  int microbatches_;
+  int stages_;
   CostModel costs_;
   std::vector<double> latest_[3];  // F, B or I, W; by (stage, micro-batch); NaN until known
   std::vector<size_t> remaining_;  // per rank: compute actions not yet settled (its list's prefix length)

@@ -1,14 +1,14 @@
 #include "core/schedule/rendezvous_placement.h"
 
 #include <algorithm>
-#include <functional>
-#include <queue>
-#include <tuple>
+#include <cstdint>
 #include <vector>
 
+#include "core/schedule/blocked_table.h"
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/latest_start.h"
 #include "core/schedule/message_calendar.h"
+#include "core/schedule/ready_queue.h"
 
 namespace sluice {
 namespace schedule {
@@ -33,14 +33,16 @@ class Play {
   Play(const Schedule& compute, const CostModel& costs, const LatestStarts& latest, Schedule& lowered)
       : compute_(compute), costs_(costs), latest_(latest), lowered_(lowered), transfer_(transfer_time(costs)),
         open_(compute.ranks), clock_(compute.ranks, 0.0), position_(compute.ranks, 0), version_(compute.ranks, 0),
-        arrived_(static_cast<size_t>(compute.num_stages()) * 2 * compute.microbatches, 0) {}
+        arrived_(table_size(compute), 0),
+        queue_(transfer_ == 0.0 ? time_step({costs.forward, costs.backward_input, costs.backward_weight}) : 0.0,
+               std::max({costs.forward, costs.backward_input + costs.backward_weight}), Ties::kLowestFirst) {}
 
   bool run() {
-    for (int rank = 0; rank < compute_.ranks; ++rank) queue_.push({0.0, rank, 0u});
+    for (int rank = 0; rank < compute_.ranks; ++rank) push(0.0, rank, 0u);
     while (!queue_.empty()) {
-      const auto [time, rank, version] = queue_.top();
-      queue_.pop();
-      if (version == version_[rank]) step(rank, std::max(time, clock_[rank]));
+      const auto [time, entry] = queue_.pop();
+      const int rank = static_cast<int>(entry >> 32);
+      if (static_cast<unsigned>(entry) == version_[rank]) step(rank, std::max(time, clock_[rank]));
     }
     for (int rank = 0; rank < compute_.ranks; ++rank)
       if (position_[rank] < compute_.actions[rank].size() || !open_[rank].empty()) return false;
@@ -53,9 +55,13 @@ class Play {
     int receiver;
   };
 
+  // By message; rows are (stage, direction): blocked_table.h.
+  static size_t table_size(const Schedule& compute) {
+    return blocked_table_size(2 * compute.num_stages(), compute.microbatches);
+  }
   size_t key(const PendingMessage& m) const {
-    return (static_cast<size_t>(m.stage) * 2 + (m.send_kind == ActionKind::SEND_F ? 0 : 1)) * compute_.microbatches +
-           m.microbatch;
+    const size_t row = static_cast<size_t>(m.stage) * 2 + (m.send_kind == ActionKind::SEND_F ? 0 : 1);
+    return blocked_index(row, 2 * static_cast<size_t>(compute_.num_stages()), m.microbatch);
   }
   // The message `a` (on `rank`) needs from another rank, or false when its input is local.
   bool input_of(int rank, const Action& a, size_t& input) const {
@@ -75,7 +81,11 @@ class Play {
     return m.send_kind == ActionKind::SEND_F ? Action{m.stage + 1, ActionKind::F, m.microbatch}
                                              : Action{m.stage - 1, ActionKind::B, m.microbatch};
   }
-  void requeue(int rank) { queue_.push({clock_[rank], rank, ++version_[rank]}); }
+  // Queue entries are the rank and its version in one word, so that they come out by (time, rank, version).
+  void push(double time, int rank, unsigned version) {
+    queue_.push(time, static_cast<uint64_t>(rank) << 32 | version);
+  }
+  void requeue(int rank) { push(clock_[rank], rank, ++version_[rank]); }
 
   // Exchanges, at `time`, every open message of `rank` whose other end is between actions by then.
   double exchange_ready(int rank, double time) {
@@ -120,17 +130,27 @@ class Play {
     return wait_late < compute_late;
   }
 
+  // The play hops between hundreds of ranks' lists, more streams than the hardware prefetcher follows: fetch the
+  // rank's next compute actions and the end of its lowered list a round of ranks before they are needed.
+  void prefetch_ahead(int rank, const std::vector<Action>& list) const {
+    constexpr size_t kActionsAhead = 16;
+    if (position_[rank] + kActionsAhead < list.size()) __builtin_prefetch(&list[position_[rank] + kActionsAhead]);
+    const std::vector<Action>& out = lowered_.actions[rank];
+    if (out.size() + kActionsAhead < out.capacity()) __builtin_prefetch(out.data() + out.size() + kActionsAhead, 1);
+  }
+
   void step(int rank, double time) {
     time = exchange_ready(rank, time);
     clock_[rank] = time;
     const auto& list = compute_.actions[rank];
     if (position_[rank] >= list.size()) return;  // only messages left: their receivers come to this rank
     const Action& next = list[position_[rank]];
+    prefetch_ahead(rank, list);
     size_t input = 0;
     if (input_of(rank, next, input) && !arrived_[input]) return;  // its sender exchanges with it when free
     double until = 0.0;
     if (should_wait(rank, next, time, until)) {
-      queue_.push({until, rank, ++version_[rank]});
+      push(until, rank, ++version_[rank]);
       return;
     }
     lowered_.actions[rank].push_back(next);
@@ -141,11 +161,13 @@ class Play {
       const int receiver = compute_.rank_of(message.send_kind == ActionKind::SEND_F ? next.stage + 1 : next.stage - 1);
       open_[rank].push_back({message, receiver});
       open_[receiver].push_back({message, receiver});
+      // The receiver may have been idle for many rounds: its list's end is cold by the time the pair goes in.
+      const std::vector<Action>& theirs = lowered_.actions[receiver];
+      __builtin_prefetch(theirs.data() + theirs.size(), 1);
     }
     requeue(rank);
   }
 
-  using Entry = std::tuple<double, int, unsigned>;  // time, rank, the rank's version when queued
   const Schedule& compute_;
   const CostModel costs_;
   const LatestStarts& latest_;
@@ -156,7 +178,10 @@ class Play {
   std::vector<size_t> position_;
   std::vector<unsigned> version_;  // queue entries of older versions are stale
   std::vector<char> arrived_;      // by message
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
+  // Every push is at most the longest action past the time being played when transfers cost nothing (a rank's
+  // clock is at most its running action's end), so the ring applies there; with transfers, exchanges move clocks
+  // on by a transfer each, without a fixed bound, and the queue is a heap.
+  TimedQueue<uint64_t> queue_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/schedule/blocked_table.h"
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/simulator.h"
 
@@ -11,13 +12,15 @@ namespace sluice {
 namespace schedule {
 namespace {
 
-// Both ends of one message; a time < 0 means "not yet".
+// Both ends of one message; a time < 0 means "not yet". 24 bytes: at p = 512, m = 4096 there are 8 million, and
+// the table is the replay's main cache load (the rank stopped on a message is kept per rank instead).
 struct Message {
   double send_post = -1.0;
   double recv_post = -1.0;
   double complete = -1.0;
-  int waiter = -1;  // a rank stopped until this message completes
 };
+
+constexpr size_t kNoMessage = ~size_t{0};
 
 // Walks every rank's list in order under one transfer mode. A rank advances as far as it can; it stops at a
 // compute action whose input has not arrived, or (blocking) at an unmatched SEND/RECV, and is queued again only
@@ -27,9 +30,8 @@ class Replayer {
  public:
   Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode)
       : s_(schedule), costs_(costs), mode_(mode), transfer_(transfer_time(costs)),
-        messages_(static_cast<size_t>(schedule.num_stages()) * 2 * schedule.microbatches),
-        cursor_(schedule.ranks, 0), clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0),
-        oldest_(schedule.ranks, 0) {}
+        messages_(table_size(schedule)), cursor_(schedule.ranks, 0), waiting_on_(schedule.ranks, kNoMessage),
+        clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0), oldest_(schedule.ranks, 0) {}
 
   double run() {
     for (int rank = 0; rank < s_.ranks; ++rank) ready_.push_back(rank);
@@ -53,8 +55,11 @@ class Replayer {
   }
 
  private:
+  // Rows are (sender stage, direction): blocked_table.h.
+  static size_t table_size(const Schedule& s) { return detail::blocked_table_size(2 * s.num_stages(), s.microbatches); }
   size_t key(int sender_stage, bool forward, int microbatch) const {
-    return (static_cast<size_t>(sender_stage) * 2 + (forward ? 0 : 1)) * s_.microbatches + microbatch;
+    const size_t row = static_cast<size_t>(sender_stage) * 2 + (forward ? 0 : 1);
+    return detail::blocked_index(row, 2 * static_cast<size_t>(s_.num_stages()), microbatch);
   }
   size_t key_of(const Action& a) const {  // a SEND or RECV
     switch (a.kind) {
@@ -68,13 +73,13 @@ class Replayer {
     const bool toward_next = a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_B;
     return s_.rank_of(toward_next ? a.stage + 1 : a.stage - 1);
   }
-  // The message a compute action waits for, or nullptr when its input is produced on this rank.
-  Message* input_of(int rank, const Action& a) {
+  // The key of the message a compute action waits for, or kNoMessage when its input is produced on this rank.
+  size_t input_of(int rank, const Action& a) const {
     if (a.kind == ActionKind::F && a.stage > 0 && s_.rank_of(a.stage - 1) != rank)
-      return &messages_[key(a.stage - 1, true, a.microbatch)];
+      return key(a.stage - 1, true, a.microbatch);
     if (detail::produces_input_gradient(a.kind) && a.stage < s_.num_stages() - 1 && s_.rank_of(a.stage + 1) != rank)
-      return &messages_[key(a.stage + 1, false, a.microbatch)];
-    return nullptr;
+      return key(a.stage + 1, false, a.microbatch);
+    return kNoMessage;
   }
   double cost_of(ActionKind kind) const {
     switch (kind) {
@@ -85,23 +90,40 @@ class Replayer {
     }
   }
 
-  void wake(Message& m) {
-    if (m.waiter >= 0) ready_.push_back(m.waiter);
-    m.waiter = -1;
+  // Message `key` completed: whichever of its two ranks was stopped on it may move again.
+  void wake(size_t key, int one_end, int other_end) {
+    for (int rank : {one_end, other_end}) {
+      if (waiting_on_[rank] != key) continue;
+      waiting_on_[rank] = kNoMessage;
+      ready_.push_back(rank);
+    }
+  }
+
+  // The replay hops between hundreds of ranks' lists and their messages, more streams than the hardware prefetcher
+  // follows, and each message's line is first touched cold: fetch both a few actions before they are needed.
+  void prefetch_ahead(int rank, const std::vector<Action>& list, size_t i) const {
+    constexpr size_t kActionsAhead = 32, kMessagesAhead = 8;
+    if (i + kActionsAhead < list.size()) __builtin_prefetch(&list[i + kActionsAhead]);
+    if (i + kMessagesAhead >= list.size()) return;
+    const Action& a = list[i + kMessagesAhead];
+    if (is_communication(a.kind)) __builtin_prefetch(&messages_[key_of(a)], 1);
+    else if (const size_t input = input_of(rank, a); input != kNoMessage) __builtin_prefetch(&messages_[input]);
   }
 
   // Runs `rank` until it must wait, registering it with the message it waits for.
   void advance(int rank) {
     const std::vector<Action>& list = s_.actions[rank];
     for (size_t& i = cursor_[rank]; i < list.size(); ++i) {
+      prefetch_ahead(rank, list, i);
       const Action& a = list[i];
       if (is_compute(a.kind)) {
-        Message* input = input_of(rank, a);
-        if (input && input->complete < 0.0) {
-          input->waiter = rank;
+        const size_t input = input_of(rank, a);
+        const double arrived = input == kNoMessage ? 0.0 : messages_[input].complete;
+        if (arrived < 0.0) {
+          waiting_on_[rank] = input;
           return;
         }
-        clock_[rank] = std::max(clock_[rank], input ? input->complete : 0.0) + cost_of(a.kind);
+        clock_[rank] = std::max(clock_[rank], arrived) + cost_of(a.kind);
       } else if (!post(rank, a)) {
         return;
       }
@@ -110,19 +132,20 @@ class Replayer {
 
   // Posts a SEND/RECV at the rank's clock; false while a blocking post waits for its other end.
   bool post(int rank, const Action& a) {
-    Message& m = messages_[key_of(a)];
+    const size_t key = key_of(a);
+    Message& m = messages_[key];
     const bool sending = a.kind == ActionKind::SEND_F || a.kind == ActionKind::SEND_B;
     double& mine = sending ? m.send_post : m.recv_post;
     if (mine < 0.0) mine = clock_[rank];
     if (mode_ == TransferMode::kPostingOrder) return true;  // open from now on: oldest_open() finds it
     const double theirs = sending ? m.recv_post : m.send_post;
     if (theirs < 0.0) {
-      m.waiter = rank;
+      waiting_on_[rank] = key;
       return false;
     }
     if (m.complete < 0.0) {
       m.complete = std::max(m.send_post, m.recv_post) + transfer_;
-      wake(m);  // the other end is stopped at its post
+      wake(key, rank, peer_of(a));  // the other end is stopped at its post
     }
     clock_[rank] = std::max(clock_[rank], m.complete);
     return true;
@@ -148,13 +171,14 @@ class Replayer {
         const int peer = peer_of(a);
         const Action* theirs = oldest_open(peer);
         if (theirs == nullptr || key_of(*theirs) != key_of(a)) break;
-        Message& m = messages_[key_of(a)];
+        const size_t key = key_of(a);
+        Message& m = messages_[key];
         // The transfer starts once both ends are posted; it completes no earlier than either rank's older ones.
         m.complete = std::max({std::max(m.send_post, m.recv_post) + transfer_, last_done_[rank], last_done_[peer]});
         last_done_[rank] = last_done_[peer] = m.complete;
         ++oldest_[rank];
         ++oldest_[peer];
-        wake(m);
+        wake(key, rank, peer);
         look_.push_back(peer);
       }
     }
@@ -166,6 +190,7 @@ class Replayer {
   const double transfer_;
   std::vector<Message> messages_;
   std::vector<size_t> cursor_;
+  std::vector<size_t> waiting_on_;  // per rank: the message it is stopped on, or kNoMessage
   std::vector<double> clock_;      // when the rank's last compute (or blocking transfer) ends
   std::vector<double> last_done_;  // when the rank's last completed message completed
   // Posting order: a rank's open messages are the SEND/RECVs it has posted (before its cursor) and not completed,

@@ -18,14 +18,7 @@ namespace sluice {
 namespace schedule {
 namespace {
 
-CostModel costs_of(double f, double i, double w, double latency = 0.0) {
-  CostModel costs;
-  costs.forward = f;
-  costs.backward_input = i;
-  costs.backward_weight = w;
-  costs.latency = latency;
-  return costs;
-}
+using testing::costs_of;
 
 // Two ranks, one stage each, two micro-batches, fused B; F = 1, B = 2, latency 3. Rank 1 posts RECV_F1 before its
 // SEND_B0 (a legal, deadlock-free order: both ranks see the pairs F0, F1, B0, B1).

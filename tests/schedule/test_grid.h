@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/schedule/cost_model.h"
+
 namespace sluice {
 namespace schedule {
 namespace testing {
@@ -34,6 +36,16 @@ inline std::vector<GridPoint> valid_grid() {
 inline std::string describe(const GridPoint& point) {
   return point.name + " P=" + std::to_string(point.ranks) + " M=" + std::to_string(point.microbatches) +
          " V=" + std::to_string(point.chunks);
+}
+
+// A cost model with the given F, I, W and per-message latency (the tests' cost shapes).
+inline CostModel costs_of(double f, double i, double w, double latency = 0.0) {
+  CostModel costs;
+  costs.forward = f;
+  costs.backward_input = i;
+  costs.backward_weight = w;
+  costs.latency = latency;
+  return costs;
 }
 
 }  // namespace testing
