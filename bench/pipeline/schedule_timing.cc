@@ -24,12 +24,39 @@ double executor_span_seconds(const runtime::StepCounters& counters) {
   return end_us * 1e-6;
 }
 
+static_assert(static_cast<int>(schedule::ActionKind::I) == static_cast<int>(runtime::ComputeKind::kI) &&
+                  static_cast<int>(schedule::ActionKind::W) == static_cast<int>(runtime::ComputeKind::kW),
+              "a compute action's kind indexes KindSeconds");
+
+// Adds each compute action of `timeline` to its virtual stage's busy seconds (the names are the actions' text).
+void add_stage_busy(const std::vector<runtime::TimedAction>& timeline, std::vector<runtime::KindSeconds>& busy) {
+  for (const runtime::TimedAction& timed : timeline) {
+    const schedule::Action action = schedule::parse_action(timed.name);
+    if (!schedule::is_compute(action.kind) || action.stage < 0 || action.stage >= static_cast<int>(busy.size())) continue;
+    busy[action.stage][static_cast<int>(action.kind)] += timed.duration_us * 1e-6;
+  }
+}
+
+// The per-stage costs of the timed steps: every rank's stage seconds summed (a stage lives on one rank of the
+// benchmark's single pipeline), over the schedule's counts times the steps.
+std::vector<schedule::StageCost> measured_stage_costs(std::vector<runtime::KindSeconds> busy,
+                                                      const schedule::Schedule& compute, int steps) {
+  MPI_Allreduce(MPI_IN_PLACE, busy.data(), static_cast<int>(busy.size() * busy[0].size()), MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  std::vector<runtime::KindCounts> counts = runtime::count_compute_actions_per_stage(compute);
+  for (runtime::KindCounts& c : counts) {
+    for (int& n : c) n *= steps;
+  }
+  return runtime::stage_costs_from_busy(busy, counts);
+}
+
 }  // namespace
 
 ScheduleTiming::ScheduleTiming(const std::string& schedule, config::Config cfg)
     : schedule_(schedule), trainer_(std::make_unique<runtime::Trainer>(MPI_COMM_WORLD, std::move(cfg))) {
   trainer_->start();
-  trainer_->set_tracing(true);  // for the executor span; one small record per compute action
+  trainer_->set_tracing(true);  // for the executor span and the stages' costs; one small record per compute action
+  stage_busy_.assign(trainer_->lowered_schedule().num_stages(), runtime::KindSeconds{});
 }
 
 void ScheduleTiming::step(const float* inputs, const float* targets, int64_t rows, bool timed) {
@@ -43,6 +70,7 @@ void ScheduleTiming::step(const float* inputs, const float* targets, int64_t row
   MPI_Allreduce(MPI_IN_PLACE, &wait, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (!timed) return;
   last_timeline_ = counters.timeline;
+  add_stage_busy(counters.timeline, stage_busy_);
   last_start_steady_us_ = counters.start_steady_us;
   double busy_total = 0.0;
   for (double b : busy) busy_total += b;
@@ -72,13 +100,17 @@ ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seco
     typical[k] = runtime::median(values, "busy seconds");
   }
   const schedule::Schedule compute = schedule::compute_only(trainer_->lowered_schedule());
-  const schedule::CostModel costs = runtime::costs_from_busy(typical, runtime::count_compute_actions(compute), latency_seconds);
+  schedule::CostModel costs = runtime::costs_from_busy(typical, runtime::count_compute_actions(compute), latency_seconds);
+  // F / I / W columns stay the means over all stages; the simulation runs every stage at its own costs.
+  schedule::CostModel staged = costs;
+  staged.per_stage = measured_stage_costs(stage_busy_, compute, static_cast<int>(step_seconds_.size()));
 
   ScheduleResult result;
   result.schedule = compute.chunks > 1 ? schedule_ + " (v=" + std::to_string(compute.chunks) + ")" : schedule_;
   result.pipe_ms = 1e3 * runtime::median(step_seconds_, "pipelined step times");
   result.seq_ms = 1e3 * seq_seconds;
-  result.simulated_bubble = schedule::simulate(compute, costs).bubble_fraction;
+  const schedule::SimulationResult simulated = schedule::simulate(compute, staged);
+  result.simulated_bubble = simulated.bubble_fraction;
   result.measured_bubble = runtime::median(measured_bubbles_, "measured bubbles");
   result.executor_bubble = runtime::median(executor_bubbles_, "executor bubbles");
   std::vector<double> busy_per_rank;
@@ -91,7 +123,7 @@ ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seco
   result.wait_ms = 1e3 * runtime::median(wait_seconds_, "wait seconds");
   result.outside_ms = 1e3 * runtime::median(outside_seconds_, "seconds outside the executor");
   result.optimizer_ms = 1e3 * optimizer_seconds_;
-  result.simulated_ms = 1e3 * schedule::simulate(compute, costs).makespan;
+  result.simulated_ms = 1e3 * simulated.makespan;
   result.f_ms = 1e3 * costs.forward;
   result.i_ms = 1e3 * costs.backward_input;
   result.w_ms = 1e3 * costs.backward_weight;

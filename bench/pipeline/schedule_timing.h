@@ -29,7 +29,8 @@ class ScheduleTiming {
   // trainer spends after the pipeline drains.
   void time_optimizer(int repetitions);
 
-  // Medians over the timed steps; the simulated bubble uses the median busy seconds per kind and `latency`
+  // Medians over the timed steps; the simulated bubble uses each virtual stage's own mean F / I / W over the timed
+  // steps (the stages differ: the last computes the loss, the first skips the model's input gradient) and `latency`
   // (one-way seconds per message). Same answer on every rank. Throws sluice::Error if no step was timed.
   ScheduleResult summarize(double latency_seconds, double seq_seconds) const;
 
@@ -46,6 +47,7 @@ class ScheduleTiming {
   std::vector<double> measured_bubbles_;  // Trainer::last_bubble_fraction()
   std::vector<double> executor_bubbles_;  // over the executor's compute span
   std::vector<runtime::KindSeconds> busy_;         // per kind, summed over ranks
+  std::vector<runtime::KindSeconds> stage_busy_;   // this rank's per virtual stage and kind, over all timed steps
   std::vector<double> wait_seconds_;      // blocked in receives, mean over ranks
   std::vector<double> outside_seconds_;   // step time minus the executor's compute span (slowest ranks)
   double optimizer_seconds_ = 0.0;

@@ -12,22 +12,52 @@ namespace {
 
 int index_of(ComputeKind kind) { return static_cast<int>(kind); }
 
+void count(const schedule::Action& a, KindCounts& counts) {
+  switch (a.kind) {
+    case schedule::ActionKind::F: ++counts[index_of(ComputeKind::kF)]; break;
+    case schedule::ActionKind::B: ++counts[index_of(ComputeKind::kB)]; break;
+    case schedule::ActionKind::I: ++counts[index_of(ComputeKind::kI)]; break;
+    case schedule::ActionKind::W: ++counts[index_of(ComputeKind::kW)]; break;
+    default: break;  // communication costs come from the measured latency
+  }
+}
+
 }  // namespace
 
 KindCounts count_compute_actions(const schedule::Schedule& schedule) {
   KindCounts counts{};
   for (const auto& list : schedule.actions) {
+    for (const schedule::Action& a : list) count(a, counts);
+  }
+  return counts;
+}
+
+std::vector<KindCounts> count_compute_actions_per_stage(const schedule::Schedule& schedule) {
+  std::vector<KindCounts> counts(schedule.num_stages(), KindCounts{});
+  for (const auto& list : schedule.actions) {
     for (const schedule::Action& a : list) {
-      switch (a.kind) {
-        case schedule::ActionKind::F: ++counts[index_of(ComputeKind::kF)]; break;
-        case schedule::ActionKind::B: ++counts[index_of(ComputeKind::kB)]; break;
-        case schedule::ActionKind::I: ++counts[index_of(ComputeKind::kI)]; break;
-        case schedule::ActionKind::W: ++counts[index_of(ComputeKind::kW)]; break;
-        default: break;  // communication costs come from the measured latency
-      }
+      if (a.stage >= 0 && a.stage < schedule.num_stages()) count(a, counts[a.stage]);
     }
   }
   return counts;
+}
+
+std::vector<schedule::StageCost> stage_costs_from_busy(const std::vector<KindSeconds>& busy,
+                                                       const std::vector<KindCounts>& counts) {
+  if (busy.size() != counts.size()) {
+    throw Error(ErrorCode::kInvalidArgument, "measured costs: busy seconds for " + std::to_string(busy.size()) +
+                                                 " stages but action counts for " + std::to_string(counts.size()));
+  }
+  std::vector<schedule::StageCost> stages;
+  for (size_t s = 0; s < busy.size(); ++s) {
+    try {
+      const schedule::CostModel costs = costs_from_busy(busy[s], counts[s], 0.0);
+      stages.push_back({costs.forward, costs.backward_input, costs.backward_weight});
+    } catch (const Error& error) {
+      throw Error(error.code(), "stage " + std::to_string(s) + ": " + error.what());
+    }
+  }
+  return stages;
 }
 
 schedule::CostModel costs_from_busy(const KindSeconds& busy, const KindCounts& counts, double latency) {

@@ -31,6 +31,13 @@ KindCounts count_compute_actions(const schedule::Schedule& schedule);
 // kind if the schedule has no F or no backward, or I and W counts differ.
 schedule::CostModel costs_from_busy(const KindSeconds& busy, const KindCounts& counts, double latency);
 
+// The same per virtual stage (index = stage), for CostModel::per_stage: each stage's actions of each kind, and
+// costs_from_busy's split applied to each stage's own busy seconds (summed over its replicas, like `busy` above).
+// Throws as costs_from_busy does, naming the stage.
+std::vector<KindCounts> count_compute_actions_per_stage(const schedule::Schedule& schedule);
+std::vector<schedule::StageCost> stage_costs_from_busy(const std::vector<KindSeconds>& busy,
+                                                       const std::vector<KindCounts>& counts);
+
 // The second micro-batch count a profiling run measures at, so that a per-action fixed cost can be told apart from
 // the cost per row: the divisor of `batch` (rows per replica) other than `microbatches` closest (by ratio) to 8x
 // `microbatches`, i.e. micro-batches of about 1/8 the rows; when the configured micro-batches already have one row,

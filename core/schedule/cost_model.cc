@@ -21,12 +21,31 @@ void check_cost_model(const CostModel& costs) {
   require_non_negative("forward cost", costs.forward);
   require_non_negative("backward-input cost", costs.backward_input);
   require_non_negative("backward-weight cost", costs.backward_weight);
+  for (size_t stage = 0; stage < costs.per_stage.size(); ++stage) {
+    const std::string of = " of stage " + std::to_string(stage);
+    require_non_negative(("forward cost" + of).c_str(), costs.per_stage[stage].forward);
+    require_non_negative(("backward-input cost" + of).c_str(), costs.per_stage[stage].backward_input);
+    require_non_negative(("backward-weight cost" + of).c_str(), costs.per_stage[stage].backward_weight);
+  }
   require_non_negative("latency", costs.latency);
   require_non_negative("bytes per message", costs.bytes_per_message);
   require_non_negative("bandwidth", costs.bandwidth);
   if (costs.bytes_per_message > 0.0 && costs.bandwidth == 0.0)
     throw Error(ErrorCode::kInvalidArgument, "cost model: bytes per message is set but bandwidth is 0; give a "
                                              "positive bandwidth (bytes per time unit)");
+}
+
+double compute_cost(const CostModel& costs, ActionKind kind, int stage) {
+  const bool own = !costs.per_stage.empty();
+  const double forward = own ? costs.per_stage[stage].forward : costs.forward;
+  const double input = own ? costs.per_stage[stage].backward_input : costs.backward_input;
+  const double weight = own ? costs.per_stage[stage].backward_weight : costs.backward_weight;
+  switch (kind) {
+    case ActionKind::F: return forward;
+    case ActionKind::I: return input;
+    case ActionKind::W: return weight;
+    default: return input + weight;  // B
+  }
 }
 
 double transfer_time(const CostModel& costs) {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/ready_queue.h"
 
@@ -82,7 +84,10 @@ class DependencyRun::Engine {
         transfer_(transfer_time(costs)),
         cost_{costs.forward, costs.backward_input + costs.backward_weight, costs.backward_input,
               costs.backward_weight},
-        step_(time_step({costs.forward, costs.backward_input, costs.backward_weight, transfer_})),
+        stage_cost_(per_stage_table(costs, stages_)),
+        // Measured per-stage costs fall on no common step: they take the heap.
+        step_(stage_cost_.empty() ? time_step({costs.forward, costs.backward_input, costs.backward_weight, transfer_})
+                                  : 0.0),
         event_end_(table_size(stages_, microbatches_), step_, time_bound(schedule, longest_action(), transfer_)),
         position_(schedule.ranks, 0),
         free_at_(schedule.ranks, 0.0), waiting_on_(schedule.ranks, kNotWaiting),
@@ -110,7 +115,33 @@ class DependencyRun::Engine {
   }
 
  private:
-  double longest_action() const { return *std::max_element(std::begin(cost_), std::end(cost_)); }
+  double longest_action() const {
+    const double uniform = *std::max_element(std::begin(cost_), std::end(cost_));
+    return stage_cost_.empty() ? uniform : *std::max_element(stage_cost_.begin(), stage_cost_.end());
+  }
+
+  // What `action` costs: its stage's own entry when the costs are per stage.
+  double cost_of(const Action& action) const {
+    const int kind = static_cast<int>(action.kind);
+    return stage_cost_.empty() ? cost_[kind] : stage_cost_[static_cast<size_t>(action.stage) * 4 + kind];
+  }
+
+  // CostModel::per_stage as a flat table of 4 costs (F, B, I, W) per stage; empty when the costs are uniform.
+  static std::vector<double> per_stage_table(const CostModel& costs, int stages) {
+    if (costs.per_stage.empty()) return {};
+    if (static_cast<int>(costs.per_stage.size()) != stages) {
+      throw Error(ErrorCode::kInvalidArgument, "cost model: per_stage has " + std::to_string(costs.per_stage.size()) +
+                                                   " entries but the schedule has " + std::to_string(stages) +
+                                                   " stages");
+    }
+    std::vector<double> table;
+    for (int stage = 0; stage < stages; ++stage) {
+      for (ActionKind kind : {ActionKind::F, ActionKind::B, ActionKind::I, ActionKind::W}) {
+        table.push_back(compute_cost(costs, kind, stage));
+      }
+    }
+    return table;
+  }
 
   // Event times are stored in blocks of 8 micro-batches (one cache line of doubles) per (kind, stage), with all
   // stages of one micro-batch block side by side. A micro-batch travels through neighbouring stages at about the
@@ -183,7 +214,7 @@ class DependencyRun::Engine {
       ready_.push(start, rank);
       return false;
     }
-    const double end = start + cost_[static_cast<int>(action.kind)];
+    const double end = start + cost_of(action);
     started = {rank, position, action, start, end};
     prefetch_ahead(list, position);
     ++position;
@@ -223,6 +254,7 @@ class DependencyRun::Engine {
   const int microbatches_;
   const double transfer_;
   const double cost_[4];  // indexed by the compute kinds F, B, I, W (action.h's enum order)
+  const std::vector<double> stage_cost_;  // 4 per stage when CostModel::per_stage is set, else empty
   const double step_;  // ready_queue.h's time_step() of the costs
   EventTimes event_end_;
   std::vector<size_t> position_;

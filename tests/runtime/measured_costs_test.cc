@@ -111,6 +111,53 @@ schedule::CostModel synthetic(double rows) {
   return c;
 }
 
+// ZB-V on 2 ranks has 4 virtual stages, each with M forwards, M input and M weight gradients.
+TEST(CountComputeActionsPerStage, EveryVirtualStageCountsItsOwnActions) {
+  const std::vector<KindCounts> counts = count_compute_actions_per_stage(schedule::make_schedule("zb-v", 2, 4, 2));
+  ASSERT_EQ(counts.size(), 4u);
+  for (const KindCounts& c : counts) {
+    EXPECT_EQ(c[kF], 4);
+    EXPECT_EQ(c[kI], 4);
+    EXPECT_EQ(c[kW], 4);
+    EXPECT_EQ(c[kB], 0);
+  }
+}
+
+// Each stage's costs from its own seconds: a last stage with a longer backward (the loss) stays longer, and the
+// simulated 1F1B step is then bound by it, which mean costs over all stages would hide.
+TEST(StageCostsFromBusy, KeepEachStagesOwnDurationsForTheSimulator) {
+  const schedule::Schedule one_f_one_b = schedule::make_schedule("1f1b", 2, 8);
+  const std::vector<KindCounts> counts = count_compute_actions_per_stage(one_f_one_b);
+  std::vector<KindSeconds> busy(2, KindSeconds{});
+  busy[0][kF] = 8 * 1.0;
+  busy[0][kB] = 8 * 2.0;
+  busy[1][kF] = 8 * 1.0;
+  busy[1][kB] = 8 * 3.0;
+  const std::vector<schedule::StageCost> stages = stage_costs_from_busy(busy, counts);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_DOUBLE_EQ(stages[0].forward, 1.0);
+  EXPECT_DOUBLE_EQ(stages[0].backward_input + stages[0].backward_weight, 2.0);
+  EXPECT_DOUBLE_EQ(stages[1].backward_input + stages[1].backward_weight, 3.0);
+  schedule::CostModel costs;
+  costs.per_stage = stages;
+  EXPECT_DOUBLE_EQ(schedule::simulate(one_f_one_b, costs).makespan, 1.0 + 8 * (1.0 + 3.0) + 2.0);
+}
+
+TEST(StageCostsFromBusy, NamesTheStageWithoutActions) {
+  std::vector<KindCounts> counts(2, KindCounts{});
+  counts[0][kF] = 1;
+  counts[0][kB] = 1;
+  std::vector<KindSeconds> busy(2, KindSeconds{});
+  try {
+    stage_costs_from_busy(busy, counts);
+    ADD_FAILURE() << "a stage without actions accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("stage 1: measured costs: the schedule has no F action"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(FitCostProfile, RecoversFixedAndPerRowTermsFromTwoSizes) {
   const schedule::CostProfile p = fit_cost_profile({synthetic(32), 32}, {synthetic(4), 4}, 4, "zb-h1 stages 4");
   EXPECT_NEAR(p.forward_per_microbatch, 4 * 3e-4, 1e-12);

@@ -140,6 +140,62 @@ TEST(SimulatorTest, UnequalCostsShiftTheTimeline) {
   EXPECT_DOUBLE_EQ(result.timeline[0][2].start, 4);  // first B after two forwards
 }
 
+// Measured stages differ (the last computes the loss, the first skips the input gradient). With a last stage
+// slower than the first, 1F1B on 2 ranks is bound by rank 1 from its first F on: F0 + m (F1 + B1) + B0.
+TEST(SimulatorTest, PerStageCostsMakeTheSlowerStageTheBound) {
+  CostModel costs;
+  costs.per_stage = {{1.0, 3.0, 0.0}, {2.0, 4.0, 1.0}};  // F, I, W per stage: B0 = 3, B1 = 5
+  for (int m : {1, 4, 7}) {
+    const SimulationResult result = simulate(make_schedule("1f1b", 2, m, 1), costs);
+    EXPECT_DOUBLE_EQ(result.makespan, 1.0 + m * (2.0 + 5.0) + 3.0) << "m=" << m;
+    EXPECT_DOUBLE_EQ(result.busy[0], m * (1.0 + 3.0)) << "m=" << m;
+    EXPECT_DOUBLE_EQ(result.busy[1], m * (2.0 + 5.0)) << "m=" << m;
+  }
+}
+
+// Per-stage entries equal to the uniform costs give the uniform run, action for action.
+TEST(SimulatorTest, PerStageCostsEqualToTheUniformOnesChangeNothing) {
+  CostModel uniform;
+  uniform.forward = 1.5;
+  uniform.backward_input = 1.0;
+  uniform.backward_weight = 0.75;
+  for (const char* name : {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"}) {
+    const int chunks = name == std::string("interleaved") || name == std::string("zb-v") ? 2 : 1;
+    const Schedule schedule = make_schedule(name, 4, 8, chunks);
+    CostModel staged = uniform;
+    staged.per_stage.assign(schedule.num_stages(), {1.5, 1.0, 0.75});
+    const SimulationResult a = simulate(schedule, uniform), b = simulate(schedule, staged);
+    EXPECT_EQ(a.makespan, b.makespan) << name;
+    for (int rank = 0; rank < schedule.ranks; ++rank) {
+      ASSERT_EQ(a.timeline[rank].size(), b.timeline[rank].size()) << name;
+      for (size_t i = 0; i < a.timeline[rank].size(); ++i) {
+        EXPECT_EQ(a.timeline[rank][i].start, b.timeline[rank][i].start) << name << " rank " << rank << " #" << i;
+      }
+    }
+  }
+}
+
+TEST(SimulatorTest, PerStageCostsMustCoverEveryStageAndBeValid) {
+  CostModel short_list;
+  short_list.per_stage = {{1, 1, 1}};
+  try {
+    simulate(make_schedule("1f1b", 2, 2, 1), short_list);
+    ADD_FAILURE() << "one entry accepted for two stages";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("per_stage has 1 entries but the schedule has 2 stages"),
+              std::string::npos)
+        << error.what();
+  }
+  CostModel negative;
+  negative.per_stage = {{1, 1, 1}, {1, -2, 1}};
+  try {
+    simulate(make_schedule("1f1b", 2, 2, 1), negative);
+    ADD_FAILURE() << "a negative stage cost accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("backward-input cost of stage 1"), std::string::npos) << error.what();
+  }
+}
+
 TEST(SimulatorTest, RejectsBadCostsAndSchedulesThatCannotFinish) {
   CostModel negative;
   negative.latency = -1;

@@ -48,7 +48,8 @@ def main():
     args = parse_args()
     sluice = os.path.abspath(args.sluice)
     rng = random.Random(args.seed)
-    with tempfile.TemporaryDirectory(prefix="sluice-redteam.") as work:
+    # A rank killed by the faults campaign may still be writing into it for a moment: cleanup must not fail the run.
+    with tempfile.TemporaryDirectory(prefix="sluice-redteam.", ignore_cleanup_errors=True) as work:
         keep = os.path.abspath(args.keep) if args.keep else os.path.join(work, "findings")
         os.makedirs(keep, exist_ok=True)
         ctx = campaigns.Context(sluice=sluice, work=work, keep=keep, rng=rng)
