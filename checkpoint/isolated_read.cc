@@ -152,7 +152,8 @@ void probe_checkpoint(const std::string& file, IsolatedReads mode) {
   int report_fd = -1;
   const pid_t child = spawn_probe(probe, file, report_fd);
   await_report(child, report_fd, file, probe_timeout_seconds(file),
-               "the checkpoint probe's limit: comm.timeout + 1 s per 8 MiB");
+               "the checkpoint probe's limit: comm.timeout (or " + std::to_string(static_cast<int>(comm::kStartupTimeoutSeconds)) +
+                   " s when it is 0) + 1 s per 8 MiB");
 }
 
 void probe_checkpoint(MPI_Comm comm, const std::string& file, IsolatedReads mode) {

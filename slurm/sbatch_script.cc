@@ -1,5 +1,6 @@
 #include "slurm/sbatch_script.h"
 
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <regex>
@@ -62,7 +63,9 @@ const std::map<std::string, std::string>& directives_set_by_sluice() {
       {"signal", "--warning-seconds"}, {"requeue", "the template (requeue on preemption)"},
       {"no-requeue", "the template (requeue on preemption)"}, {"output", "--output-dir"},
       {"error", "--output-dir"}, {"open-mode", "the template (logs of a requeued run append)"},
-      {"partition", "--partition"}, {"account", "--account"}, {"gpus-per-task", "--gpus"},
+      {"partition", "--partition"}, {"account", "--account"}, {"gpus-per-task", "--gpus"}, {"gpus", "--gpus"},
+      {"gpus-per-node", "--gpus"}, {"gpus-per-socket", "--gpus"}, {"cpus-per-gpu", "--gpus"},
+      {"array", "one job per checkpoint.dir (the tasks of an array would share it)"},
   };
   return owners;
 }
@@ -75,12 +78,14 @@ void check_sbatch_option(const std::string& option) {
   require(std::regex_match(text, match, std::regex("--([a-z][a-z0-9-]*)(=[A-Za-z0-9_./:+,@%=&|*\\[\\]-]+)?")),
           "--sbatch-option \"" + option + "\" is not NAME or NAME=VALUE (a long sbatch option such as qos=long; "
           "VALUE without spaces or quotes)");
+  // sbatch also takes an unambiguous prefix of a long option (--sig for --signal): a prefix of an owned name counts.
   const std::string name = match[1].str();
-  const auto owner = directives_set_by_sluice().find(name);
-  if (owner == directives_set_by_sluice().end()) return;
-  const bool has_option = owner->second.rfind("--", 0) == 0;
-  require(false, "--sbatch-option \"" + option + "\": --" + name + " is set by " + owner->second +
-                     (has_option ? "; use that option instead" : "; edit the script from --dry-run to change it"));
+  for (const auto& [owned, owner] : directives_set_by_sluice()) {
+    if (owned.rfind(name, 0) != 0) continue;
+    const bool has_option = owner.rfind("--", 0) == 0;
+    require(false, "--sbatch-option \"" + option + "\": --" + owned + " is set by " + owner +
+                       (has_option ? "; use that option instead" : "; edit the script from --dry-run to change it"));
+  }
 }
 
 // #SBATCH lines for the optional choices, each with the comment the templates promise for every directive.
@@ -103,6 +108,17 @@ std::string extra_directives(const SbatchRequest& request) {
 void require_sbatch_word(const std::string& value, const std::string& option) {
   require(std::regex_match(value, std::regex("[A-Za-z0-9_./:+,-]+")),
           option + " \"" + value + "\" cannot go on an #SBATCH line: use only letters, digits and _ . / : + , -");
+}
+
+// Seconds of a checked --time, "D-HH:MM:SS" or "HH:MM:SS".
+long time_limit_seconds(const std::string& time) {
+  long days = 0, hours = 0, minutes = 0, seconds = 0;
+  if (time.find('-') != std::string::npos) {
+    std::sscanf(time.c_str(), "%ld-%ld:%ld:%ld", &days, &hours, &minutes, &seconds);
+  } else {
+    std::sscanf(time.c_str(), "%ld:%ld:%ld", &hours, &minutes, &seconds);
+  }
+  return ((days * 24 + hours) * 60 + minutes) * 60 + seconds;
 }
 
 // An MPI world size is an int: a product beyond it names the numbers (in 64 bits), not a wrapped-around count.
@@ -156,6 +172,10 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   // Below 10 s no step and checkpoint can finish; above a day the warning would come before most jobs start.
   require(request.warning_seconds >= 10 && request.warning_seconds <= 86400,
           "--warning-seconds must be between 10 and 86400, got " + std::to_string(request.warning_seconds));
+  // A warning at or before the start would checkpoint, exit 75 and requeue the job forever without training.
+  require(request.warning_seconds < time_limit_seconds(request.time),
+          "--warning-seconds " + std::to_string(request.warning_seconds) + " is not shorter than --time " +
+              request.time + ": the warning would come before the job could train");
   require(request.program_path.empty() || request.overrides.empty(),
           "--set overrides are arguments of `sluice train`; a --program reads its own config: edit the config file "
           "instead");

@@ -8,7 +8,7 @@
 #   cuda     `bazel build --config=cuda //...`, then `bazel test --config=cuda` of the tests whose code differs
 #            under cuda: the test targets that depend on a target with a select() on //:cuda_enabled (81 of 171 in November 2026).
 #            CUT TO FIT CI's 90 MINUTES: with asan, fuzz and mpich added, a cold run is estimated at ~75 min on 2
-#            cores (docs/CI.md, "Time budget"; not measured end to end), too close to 90 to run all 148 tests again
+#            cores (docs/CI.md, "Time budget"; not measured end to end), too close to 90 to run all 171 tests again
 #            under cuda; the other tests run the same code as the default configuration. SLUICE_CUDA_TESTS=all
 #            runs every test. Only when the CUDA toolkit is installed
 #            (/usr/local/cuda/bin/nvcc; it comes with the machine image, not from apt, so without it this part is

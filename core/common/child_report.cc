@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <thread>
 
 #include "core/common/error.h"
 
@@ -43,28 +45,64 @@ bool read_report(int fd, bool bounded, Clock::time_point deadline, std::string& 
   }
 }
 
-int reap(pid_t child) {
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
+// Signals a reader dies of when the code it runs faults: what a crafted file does to libhdf5. Any other signal
+// came from outside (the OOM killer's SIGKILL, a job's SIGTERM, ^C) and says nothing about the file, so it must not
+// be reported as a damaged file (a directory resume would skip a good checkpoint and lose progress).
+bool is_crash_signal(int signal) {
+  return signal == SIGSEGV || signal == SIGBUS || signal == SIGABRT || signal == SIGFPE || signal == SIGILL ||
+         signal == SIGTRAP || signal == SIGSYS;
 }
 
-void throw_outcome(int status, const std::string& report, const std::string& subject) {
-  if (WIFSIGNALED(status)) {
-    throw Error(ErrorCode::kCheckpoint, subject + ": the HDF5 library crashed (signal " +
-                                            std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) +
-                                            ") reading it; the file is corrupt or not a Sluice checkpoint");
+// How long a child that closed its report (or was sent SIGKILL) gets to be reaped: exit handlers, or a process
+// stuck in the kernel on a file system that does not answer. Past it the caller goes on without the status.
+constexpr std::chrono::seconds kReapGrace{10};
+
+// The child's wait status, or nothing when it cannot be had by `deadline`: the child was reaped elsewhere (the
+// host ignores SIGCHLD, or another thread called waitpid(-1)), or it is still there. Sleeps between polls: no spin.
+std::optional<int> reap(pid_t child, Clock::time_point deadline) {
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) return status;
+    if (done < 0 && errno != EINTR) return std::nullopt;  // ECHILD: not ours to reap any more
+    if (Clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
+}
+
+std::string status_text(const std::optional<int>& status) {
+  if (!status) return "its exit status is unavailable (SIGCHLD ignored or reaped elsewhere in this process)";
+  if (WIFEXITED(*status)) return "exit status " + std::to_string(WEXITSTATUS(*status));
+  return "status " + std::to_string(*status);
+}
+
+void throw_signal(int signal, const std::string& subject) {
+  const std::string name = std::string(" (signal ") + std::to_string(signal) + ", " + strsignal(signal) + ")";
+  if (is_crash_signal(signal)) {
+    throw Error(ErrorCode::kCheckpoint, subject + ": the HDF5 library crashed" + name +
+                                            " reading it; the file is corrupt or not a Sluice checkpoint");
+  }
+  throw Error(ErrorCode::kIo, subject + ": the reading process was killed" + name +
+                                  " before it finished (out of memory, or the job is ending); the file was not judged");
+}
+
+void throw_outcome(const std::optional<int>& status, const std::string& report, const std::string& subject) {
+  if (status && WIFSIGNALED(*status)) throw_signal(WTERMSIG(*status), subject);
+  if (report.size() == 1 && report[0] == kDone) return;
   if (report.empty()) {
-    throw Error(ErrorCode::kInternal, subject + ": the reading process ended (exit status " +
-                                          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                                          ") without reporting a result");
+    throw Error(ErrorCode::kInternal, subject + ": the reading process ended without reporting a result; " +
+                                          status_text(status));
   }
   if (report[0] == kFailed && report.size() >= 2) {
     throw Error(static_cast<ErrorCode>(static_cast<unsigned char>(report[1])), report.substr(2));
   }
   if (report[0] == kOtherFailure) throw Error(ErrorCode::kInternal, report.substr(1));
+  throw Error(ErrorCode::kInternal, subject + ": the reading process sent a malformed report (" +
+                                        std::to_string(report.size()) + " bytes, first " +
+                                        std::to_string(static_cast<unsigned char>(report[0])) + "); " +
+                                        status_text(status));
 }
 
 }  // namespace
@@ -102,7 +140,7 @@ void await_report(pid_t child, int report_fd, const std::string& subject, double
   close(report_fd);
   if (!finished) {
     kill(child, SIGKILL);
-    reap(child);
+    reap(child, Clock::now() + kReapGrace);  // a child stuck in the kernel is left behind rather than waited for
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", timeout_seconds);
     throw Error(ErrorCode::kTimeout, subject + ": reading it did not finish within " + seconds + " s (" +
@@ -110,7 +148,13 @@ void await_report(pid_t child, int report_fd, const std::string& subject, double
                                          "); the reading process was killed. The file may be corrupt (HDF5 "
                                          "looping on it) or on a file system that does not answer");
   }
-  throw_outcome(reap(child), report, subject);
+  std::optional<int> status = reap(child, Clock::now() + kReapGrace);
+  if (!status && kill(child, 0) == 0) {  // reported, but hangs on its way out (exit handlers): its verdict stands
+    kill(child, SIGKILL);
+    status = reap(child, Clock::now() + kReapGrace);
+    if (status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) status = std::nullopt;  // our own kill
+  }
+  throw_outcome(status, report, subject);
 }
 
 }  // namespace sluice

@@ -24,11 +24,18 @@ void send_report(int fd, const std::string& report);
 // it, waiting at most `timeout_seconds` (<= 0: no bound) without spinning, then reaps the child. Returns normally
 // when the child reported success. Throws:
 //  - Error(kCheckpoint) "<subject>: the HDF5 library crashed (signal N, NAME) reading it; the file is corrupt or
-//    not a Sluice checkpoint" when the child died by a signal;
+//    not a Sluice checkpoint" when the child died of a fault (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP,
+//    SIGSYS);
+//  - Error(kIo) "<subject>: the reading process was killed (signal N, NAME) before it finished ..." when another
+//    signal ended it (the OOM killer, the job ending): that says nothing about the file;
 //  - the child's own Error (its code and message) when it reported one;
 //  - Error(kTimeout) "<subject>: reading it did not finish within N s (<timeout_source>); the reading process was
 //    killed ..." after killing (SIGKILL) and reaping a child still running at the deadline;
-//  - Error(kInternal) naming subject and exit status when the child exited without a report.
+//  - Error(kInternal) naming subject and exit status when the child exited without a report or with a malformed
+//    one.
+// Reaping is bounded too (10 s after the report or the kill): a child reaped elsewhere (SIGCHLD ignored by the
+// host) or stuck in the kernel is left behind, and a child that reported but hangs in its exit handlers is killed
+// with its verdict kept.
 void await_report(pid_t child, int report_fd, const std::string& subject, double timeout_seconds,
                   const std::string& timeout_source);
 

@@ -162,6 +162,9 @@ TEST(RenderSbatchScript, SbatchOptionsThatContradictTheScriptAreRefusedNamingThe
       {"--signal=B:USR1@300", "--signal is set by --warning-seconds"},
       {"no-requeue", "--no-requeue is set by the template"},
       {"ntasks=64", "--ntasks is set by the config"},
+      {"sig=USR2@60", "--signal is set by --warning-seconds"},  // sbatch takes unambiguous prefixes
+      {"gpus=2", "--gpus is set by --gpus"},
+      {"array=0-3", "--array is set by one job per checkpoint.dir"},
       {"-q long", "is not NAME or NAME=VALUE"},
       {"qos=a b", "is not NAME or NAME=VALUE"},
       {"mem=1G;rm", "is not NAME or NAME=VALUE"},
@@ -189,6 +192,18 @@ TEST(RenderSbatchScript, WarningSecondsSetTheSignalLead) {
   request.gpus = false;
   request.warning_seconds = 5;
   EXPECT_EQ(render_error(request, pipeline_config(2, 1)), "--warning-seconds must be between 10 and 86400, got 5");
+  // A warning before the job could train would requeue it forever.
+  request.time = "00:10:00";
+  request.warning_seconds = 600;
+  EXPECT_EQ(render_error(request, pipeline_config(2, 1)),
+            "--warning-seconds 600 is not shorter than --time 00:10:00: the warning would come before the job could "
+            "train");
+  request.warning_seconds = 599;
+  EXPECT_TRUE(contains_line(render_sbatch_script(request, pipeline_config(2, 1)), "#SBATCH --signal=B:USR1@599"));
+  request.time = "1-00:00:00";
+  request.warning_seconds = 86400;
+  EXPECT_NE(render_error(request, pipeline_config(2, 1)).find("is not shorter than --time 1-00:00:00"),
+            std::string::npos);
 }
 
 TEST(RenderSbatchScript, OverridesAndOddPathsAreQuotedForBash) {

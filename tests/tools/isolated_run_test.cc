@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <iostream>
 
+#include "core/common/child_report.h"
 #include "core/common/error.h"
 
 namespace sluice::tools {
@@ -44,6 +46,55 @@ TEST(IsolatedRunTest, CrashInTheChildBecomesAnErrorNamingTheFileAndSignal) {
   EXPECT_EQ(error.code(), ErrorCode::kCheckpoint);
   EXPECT_THAT(error.what(), HasSubstr("some.h5: the HDF5 library crashed (signal 11"));
   EXPECT_THAT(error.what(), HasSubstr("the file is corrupt or not a Sluice checkpoint"));
+}
+
+// The OOM killer's SIGKILL or a job's SIGTERM says nothing about the file: not CHECKPOINT (which a directory resume
+// takes as "damaged, skip it" and would lose a good checkpoint), but an I/O error naming the signal.
+TEST(IsolatedRunTest, ChildKilledFromOutsideIsNotReportedAsADamagedFile) {
+  for (int signal : {SIGKILL, SIGTERM, SIGINT}) {
+    const Error error = caught([signal] { raise(signal); });
+    EXPECT_EQ(error.code(), ErrorCode::kIo) << signal;
+    EXPECT_THAT(error.what(), HasSubstr("some.h5: the reading process was killed (signal " + std::to_string(signal)));
+    EXPECT_THAT(error.what(), HasSubstr("the file was not judged"));
+  }
+  for (int signal : {SIGBUS, SIGABRT, SIGFPE}) {
+    EXPECT_EQ(caught([signal] { raise(signal); }).code(), ErrorCode::kCheckpoint) << signal;
+  }
+}
+
+// A host that ignores SIGCHLD has its children reaped by the kernel: the report still decides, and without one the
+// error says the status is unavailable instead of inventing "exit status 0".
+TEST(IsolatedRunTest, AHostIgnoringSigchldStillGetsTheVerdict) {
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGCHLD, &ignore, &previous);
+  run_isolated([] {}, "some.h5", 30);
+  EXPECT_EQ(caught([] { throw Error(ErrorCode::kCheckpoint, "bad dataset"); }).code(), ErrorCode::kCheckpoint);
+  const Error crashed = caught([] { raise(SIGSEGV); });
+  sigaction(SIGCHLD, &previous, nullptr);
+  EXPECT_EQ(crashed.code(), ErrorCode::kInternal);
+  EXPECT_THAT(crashed.what(), HasSubstr("without reporting a result; its exit status is unavailable"));
+}
+
+// A report that is not one of the protocol's is not taken as success.
+TEST(IsolatedRunTest, AMalformedReportIsAnInternalError) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    send_report(fds[1], std::string(1, '\x07'));
+    _exit(0);
+  }
+  close(fds[1]);
+  try {
+    await_report(child, fds[0], "some.h5", 30, "test");
+    ADD_FAILURE() << "a malformed report was taken as success";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kInternal);
+    EXPECT_THAT(error.what(), HasSubstr("some.h5: the reading process sent a malformed report"));
+  }
 }
 
 TEST(IsolatedRunTest, HangingChildIsKilledAfterTheTimeout) {
