@@ -36,16 +36,12 @@ void check_cost_model(const CostModel& costs) {
 }
 
 double compute_cost(const CostModel& costs, ActionKind kind, int stage) {
-  const bool own = !costs.per_stage.empty();
-  const double forward = own ? costs.per_stage[stage].forward : costs.forward;
-  const double input = own ? costs.per_stage[stage].backward_input : costs.backward_input;
-  const double weight = own ? costs.per_stage[stage].backward_weight : costs.backward_weight;
-  switch (kind) {
-    case ActionKind::F: return forward;
-    case ActionKind::I: return input;
-    case ActionKind::W: return weight;
-    default: return input + weight;  // B
-  }
+  if (costs.per_stage.empty()) return compute_cost(costs, kind);
+  CostModel own;
+  own.forward = costs.per_stage[stage].forward;
+  own.backward_input = costs.per_stage[stage].backward_input;
+  own.backward_weight = costs.per_stage[stage].backward_weight;
+  return compute_cost(own, kind);
 }
 
 double transfer_time(const CostModel& costs) {

@@ -28,8 +28,18 @@ struct CostModel {
   std::vector<StageCost> per_stage;
 };
 
-// What one compute action of `kind` (F; B = I + W; I; W) costs on virtual stage `stage`: per_stage[stage] when
-// per_stage is set, else the fields of `costs`.
+// What one compute action of `kind` (F; B = I + W; I; W) costs by the uniform fields of `costs` (inline: lowering
+// calls it once per action).
+inline double compute_cost(const CostModel& costs, ActionKind kind) {
+  switch (kind) {
+    case ActionKind::F: return costs.forward;
+    case ActionKind::I: return costs.backward_input;
+    case ActionKind::W: return costs.backward_weight;
+    default: return costs.backward_input + costs.backward_weight;  // B
+  }
+}
+
+// The same on virtual stage `stage`: per_stage[stage] when per_stage is set, else the uniform fields.
 double compute_cost(const CostModel& costs, ActionKind kind, int stage);
 
 // Throws sluice::Error(kInvalidArgument) naming the first negative or non-finite field (of per_stage too, with

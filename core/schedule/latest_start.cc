@@ -10,18 +10,6 @@
 namespace sluice {
 namespace schedule {
 namespace detail {
-namespace {
-
-double cost_of(const CostModel& costs, ActionKind kind) {
-  switch (kind) {
-    case ActionKind::F: return costs.forward;
-    case ActionKind::I: return costs.backward_input;
-    case ActionKind::W: return costs.backward_weight;
-    default: return costs.backward_input + costs.backward_weight;
-  }
-}
-
-}  // namespace
 
 LatestStarts::LatestStarts(const Schedule& compute, const CostModel& costs, double makespan)
     : stages_(compute.num_stages()), costs_(costs), remaining_(compute.ranks) {
@@ -69,7 +57,7 @@ bool LatestStarts::settle_rank(const Schedule& compute, int rank, double makespa
       }
       bound = std::min(bound, later - transfer);
     }
-    latest_[row(a.kind)][index(a.stage, a.microbatch)] = bound - cost_of(costs_, a.kind);
+    latest_[row(a.kind)][index(a.stage, a.microbatch)] = bound - compute_cost(costs_, a.kind);
     // The one rank that can be stopped on this action: the one holding its predecessor across the hand-over.
     const int before = a.kind == ActionKind::F ? a.stage - 1 : a.kind == ActionKind::W ? -1 : a.stage + 1;
     if (before < 0 || before >= stages) continue;

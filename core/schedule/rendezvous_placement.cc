@@ -15,15 +15,6 @@ namespace schedule {
 namespace detail {
 namespace {
 
-double cost_of(const CostModel& costs, ActionKind kind) {
-  switch (kind) {
-    case ActionKind::F: return costs.forward;
-    case ActionKind::I: return costs.backward_input;
-    case ActionKind::W: return costs.backward_weight;
-    default: return costs.backward_input + costs.backward_weight;
-  }
-}
-
 // Every rank runs its compute list in order. A rank between actions first exchanges every produced message whose
 // other end is also between actions (both lists get the pair at the same point, so every rank sees its pairs in
 // one global order and the result cannot deadlock), then starts its next action if its input has arrived, unless
@@ -122,7 +113,7 @@ class Play {
       if (open.message.sender != rank) continue;
       const double receiver_free = clock_[open.receiver];
       until = until < 0.0 ? receiver_free : std::min(until, receiver_free);
-      const double arrives = time + cost_of(costs_, next.kind) + transfer_;
+      const double arrives = time + compute_cost(costs_, next.kind) + transfer_;
       compute_late = std::max(compute_late, arrives - latest_.of(consumer_of(open.message)));
     }
     if (until < 0.0 || compute_late <= 0.0) return false;
@@ -155,7 +146,7 @@ class Play {
     }
     lowered_.actions[rank].push_back(next);
     ++position_[rank];
-    clock_[rank] = time + cost_of(costs_, next.kind);
+    clock_[rank] = time + compute_cost(costs_, next.kind);
     PendingMessage message;
     if (message_after(compute_, rank, next, message)) {
       const int receiver = compute_.rank_of(message.send_kind == ActionKind::SEND_F ? next.stage + 1 : next.stage - 1);
