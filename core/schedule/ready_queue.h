@@ -97,7 +97,7 @@ class TimedQueue {
       read_ = 0;
     }
     --size_;
-    return {static_cast<double>(current_), buckets_[current_ & mask_][read_++]};
+    return {static_cast<double>(current_) / per_step_, buckets_[current_ & mask_][read_++]};
   }
 
   std::pair<double, Item> pop_lowest() {
