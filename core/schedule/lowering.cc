@@ -167,6 +167,8 @@ class PlacementScore {
         blocking_(replay_makespan(lowered, costs, TransferMode::kBlocking)) {}
 
   bool reaches_compute_only() const { return posting_ <= ideal_ && blocking_ <= ideal_; }
+  double posting() const { return posting_; }
+  double blocking() const { return blocking_; }
 
   // True (and the candidate's replays become the best ones) if `candidate` is better.
   bool improve(const Schedule& candidate, const CostModel& costs) {
@@ -203,12 +205,19 @@ Schedule lower(const Schedule& compute) {
   return lower_in_time_order(compute, unit_costs, pending, false);
 }
 
-Schedule lower(const Schedule& compute, const CostModel& costs) {
+Schedule lower(const Schedule& compute, const CostModel& costs) { return lower_and_replay(compute, costs).lowered; }
+
+CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs) {
   check_cost_model(costs);
   throw_if_lowered(compute);
   TimedCalendar plain_calendar, deferred_calendar;
-  if (compute.ranks < 2) return lower_in_time_order(compute, costs, plain_calendar, false);
   const double ideal = compute_only_makespan(compute, costs);
+  if (compute.ranks < 2) {  // nothing to place: one list, and its replays are the compute-only timeline's
+    Schedule lowered = lower_in_time_order(compute, costs, plain_calendar, false);
+    const double posting = replay_makespan(lowered, costs, TransferMode::kPostingOrder);
+    const double blocking = replay_makespan(lowered, costs, TransferMode::kBlocking);
+    return {std::move(lowered), ideal, posting, blocking};
+  }
   // No placement wins everywhere: the rendezvous play usually reaches the compute-only makespan both ways, but not
   // always; where not, the time-ordered placement (RECVs where the data arrives) or its deferred form (pairs at the
   // receiver's next action boundary: ZB-V's costed cases) may do better in posting order. Prefer the one that keeps
@@ -225,12 +234,12 @@ Schedule lower(const Schedule& compute, const CostModel& costs) {
     }
     return best_score->reaches_compute_only();
   };
+  auto chosen = [&] { return CostedLowering{std::move(*best), ideal, best_score->posting(), best_score->blocking()}; };
   Schedule played = empty_lowered(compute);
-  if (detail::place_by_rendezvous(compute, costs, ideal, played) && consider(std::move(played)))
-    return std::move(*best);
-  if (consider(lower_in_time_order(compute, costs, plain_calendar, false))) return std::move(*best);
+  if (detail::place_by_rendezvous(compute, costs, ideal, played) && consider(std::move(played))) return chosen();
+  if (consider(lower_in_time_order(compute, costs, plain_calendar, false))) return chosen();
   consider(lower_in_time_order(compute, costs, deferred_calendar, true));
-  return std::move(*best);
+  return chosen();
 }
 
 }  // namespace schedule

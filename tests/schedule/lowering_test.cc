@@ -4,6 +4,7 @@
 
 #include "core/common/error.h"
 #include "core/schedule/generators.h"
+#include "core/schedule/replay.h"
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
 #include "tests/schedule/test_grid.h"
@@ -58,6 +59,22 @@ TEST(LoweringTest, SendsLeaveBeforeTheRanksNextComputation) {
       while (j < list.size() && is_communication(list[j].kind) && list[j] != Action{list[i].stage, ActionKind::SEND_F, list[i].microbatch}) ++j;
       ASSERT_LT(j, list.size()) << to_string(list[i]);
       EXPECT_EQ(list[j], (Action{list[i].stage, ActionKind::SEND_F, list[i].microbatch})) << to_string(list[i]);
+    }
+  }
+}
+
+// The makespans lower_and_replay() hands out are the ones its callers would otherwise compute again.
+TEST(LoweringTest, LowerAndReplayReportsTheChosenListsReplays) {
+  for (const auto& point : valid_grid()) {
+    if (point.microbatches % 4 != 1) continue;  // a quarter of the grid: three full replays per case
+    const Schedule compute = make_schedule(point.name, point.ranks, point.microbatches, point.chunks);
+    for (const CostModel& costs : {testing::costs_of(2, 1, 0.5), testing::costs_of(1, 1, 1, 0.3)}) {
+      const CostedLowering result = lower_and_replay(compute, costs);
+      EXPECT_EQ(result.lowered.actions, lower(compute, costs).actions) << describe(point);
+      EXPECT_EQ(result.compute_only, simulate(compute, costs).makespan) << describe(point);
+      EXPECT_EQ(result.posting_order, replay_makespan(result.lowered, costs, TransferMode::kPostingOrder))
+          << describe(point);
+      EXPECT_EQ(result.blocking, replay_makespan(result.lowered, costs, TransferMode::kBlocking)) << describe(point);
     }
   }
 }
