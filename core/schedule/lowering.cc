@@ -17,6 +17,7 @@
 #include "core/schedule/message_calendar.h"
 #include "core/schedule/rendezvous_placement.h"
 #include "core/schedule/replay.h"
+#include "core/schedule/replay_workspace.h"
 #include "core/schedule/simulator.h"
 
 namespace sluice {
@@ -163,8 +164,8 @@ Schedule lower_in_time_order(const Schedule& compute, const CostModel& costs, Ca
 class PlacementScore {
  public:
   PlacementScore(const Schedule& lowered, const CostModel& costs, double ideal)
-      : ideal_(ideal), posting_(replay_makespan(lowered, costs, TransferMode::kPostingOrder)),
-        blocking_(replay_makespan(lowered, costs, TransferMode::kBlocking)) {}
+      : ideal_(ideal), posting_(replays_.makespan(lowered, costs, TransferMode::kPostingOrder)),
+        blocking_(replays_.makespan(lowered, costs, TransferMode::kBlocking)) {}
 
   bool reaches_compute_only() const { return posting_ <= ideal_ && blocking_ <= ideal_; }
   double posting() const { return posting_; }
@@ -172,10 +173,10 @@ class PlacementScore {
 
   // True (and the candidate's replays become the best ones) if `candidate` is better.
   bool improve(const Schedule& candidate, const CostModel& costs) {
-    const double posting = replay_makespan(candidate, costs, TransferMode::kPostingOrder);
+    const double posting = replays_.makespan(candidate, costs, TransferMode::kPostingOrder);
     const bool within = posting <= ideal_ * 1.01, best_within = posting_ <= ideal_ * 1.01;
     if (within != best_within) return within ? take(posting, costs, candidate) : false;
-    const double blocking = replay_makespan(candidate, costs, TransferMode::kBlocking);
+    const double blocking = replays_.makespan(candidate, costs, TransferMode::kBlocking);
     if (std::make_tuple(blocking > ideal_ * 1.01, posting, blocking) <
         std::make_tuple(blocking_ > ideal_ * 1.01, posting_, blocking_))
       return take(posting, blocking);
@@ -184,7 +185,7 @@ class PlacementScore {
 
  private:
   bool take(double posting, const CostModel& costs, const Schedule& candidate) {
-    return take(posting, replay_makespan(candidate, costs, TransferMode::kBlocking));
+    return take(posting, replays_.makespan(candidate, costs, TransferMode::kBlocking));
   }
   bool take(double posting, double blocking) {
     posting_ = posting;
@@ -192,6 +193,7 @@ class PlacementScore {
     return true;
   }
 
+  detail::ReplayWorkspace replays_;  // first: the initializers below use it
   const double ideal_;
   double posting_, blocking_;
 };
