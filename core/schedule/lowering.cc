@@ -198,6 +198,17 @@ class PlacementScore {
   double posting_, blocking_;
 };
 
+// Whether the play's lists replay at the compute-only makespan `ideal` both ways, known without replaying them. The
+// play's timeline is one execution of its lists that keeps the blocking rule (each pair at a moment both ranks are
+// free) and the posting-order rule (each rank's pairs complete in list order); both replays start every action as
+// early as their rule allows, so they end no later than the play (max and + round monotonically). And no replay ends
+// before compute only, whose starts wait for nothing but data: with the replays' own (uniform) costs, a play that
+// ends by `ideal` replays at exactly `ideal` both ways, as replaying it would find. Per-stage costs time `ideal` by
+// other costs than the replays, so there the replays run.
+bool play_reaches_compute_only(const CostModel& costs, double ideal, double played_makespan) {
+  return costs.per_stage.empty() && played_makespan <= ideal;
+}
+
 }  // namespace
 
 Schedule lower(const Schedule& compute) {
@@ -238,7 +249,11 @@ CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs)
   };
   auto chosen = [&] { return CostedLowering{std::move(*best), ideal, best_score->posting(), best_score->blocking()}; };
   Schedule played = empty_lowered(compute);
-  if (detail::place_by_rendezvous(compute, costs, ideal, played) && consider(std::move(played))) return chosen();
+  double played_makespan = 0.0;
+  if (detail::place_by_rendezvous(compute, costs, ideal, played, played_makespan)) {
+    if (play_reaches_compute_only(costs, ideal, played_makespan)) return {std::move(played), ideal, ideal, ideal};
+    if (consider(std::move(played))) return chosen();
+  }
   if (consider(lower_in_time_order(compute, costs, plain_calendar, false))) return chosen();
   consider(lower_in_time_order(compute, costs, deferred_calendar, true));
   return chosen();

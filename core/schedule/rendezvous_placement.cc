@@ -29,13 +29,17 @@ class Play {
                  transfer_ == 0.0 ? time_step({costs.forward, costs.backward_input, costs.backward_weight}) : 0.0,
                  std::max({costs.forward, costs.backward_input + costs.backward_weight})) {}
 
-  bool run() {
+  // `makespan`: when the last rank's last action or exchange ends.
+  bool run(double& makespan) {
     for (int rank = 0; rank < compute_.ranks; ++rank) wakeups_.push(0.0, rank);
     double time = 0.0;
     int rank = 0;
     while (wakeups_.pop(time, rank)) step(rank, std::max(time, clock_[rank]));
-    for (int rank = 0; rank < compute_.ranks; ++rank)
+    makespan = 0.0;
+    for (int rank = 0; rank < compute_.ranks; ++rank) {
       if (position_[rank] < compute_.actions[rank].size() || !open_[rank].empty()) return false;
+      makespan = std::max(makespan, clock_[rank]);
+    }
     return true;
   }
 
@@ -171,9 +175,10 @@ class Play {
 
 }  // namespace
 
-bool place_by_rendezvous(const Schedule& compute, const CostModel& costs, double makespan, Schedule& lowered) {
+bool place_by_rendezvous(const Schedule& compute, const CostModel& costs, double makespan, Schedule& lowered,
+                         double& played_makespan) {
   const LatestStarts latest(compute, costs, makespan);
-  return Play(compute, costs, latest, lowered).run();
+  return Play(compute, costs, latest, lowered).run(played_makespan);
 }
 
 }  // namespace detail

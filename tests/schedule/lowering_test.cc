@@ -65,10 +65,13 @@ TEST(LoweringTest, SendsLeaveBeforeTheRanksNextComputation) {
 
 // The makespans lower_and_replay() hands out are the ones its callers would otherwise compute again.
 TEST(LoweringTest, LowerAndReplayReportsTheChosenListsReplays) {
+  // Unit, power-of-two step, off-step, latency, and a transfer longer than an action.
+  const CostModel shapes[] = {testing::costs_of(1, 1, 1), testing::costs_of(2, 1, 0.5),
+                              testing::costs_of(1.3, 0.7, 0.3), testing::costs_of(1, 1, 1, 0.3),
+                              testing::costs_of(2, 1, 1, 2.5)};
   for (const auto& point : valid_grid()) {
-    if (point.microbatches % 4 != 1) continue;  // a quarter of the grid: three full replays per case
     const Schedule compute = make_schedule(point.name, point.ranks, point.microbatches, point.chunks);
-    for (const CostModel& costs : {testing::costs_of(2, 1, 0.5), testing::costs_of(1, 1, 1, 0.3)}) {
+    for (const CostModel& costs : shapes) {
       const CostedLowering result = lower_and_replay(compute, costs);
       EXPECT_EQ(result.lowered.actions, lower(compute, costs).actions) << describe(point);
       EXPECT_EQ(result.compute_only, simulate(compute, costs).makespan) << describe(point);
