@@ -19,7 +19,8 @@ constexpr size_t kNotWaiting = ~size_t{0};
 class LongestPath {
  public:
   LongestPath(const Schedule& compute, const CostModel& costs)
-      : s_(compute), costs_(costs), transfer_(transfer_time(costs)), rows_(2 * static_cast<size_t>(compute.num_stages())),
+      : s_(compute), costs_(costs), transfer_(transfer_time(costs)),
+        rows_(2 * static_cast<size_t>(compute.num_stages())),
         end_(blocked_table_size(rows_, compute.microbatches), kNotDone), position_(compute.ranks, 0),
         free_at_(compute.ranks, 0.0), waiting_on_(compute.ranks, kNotWaiting) {}
 

@@ -21,6 +21,7 @@ class RankWakeups {
   // `step`: as time_step() gives it (0: none); `max_delay`: how far past the time last popped a push can be.
   RankWakeups(int ranks, double step, double max_delay)
       : use_ring_(step > 0.0 && max_delay / step <= kMaxRingDelay), per_step_(use_ring_ ? 1.0 / step : 0.0),
+        step_(use_ring_ ? step : 0.0),
         words_((static_cast<size_t>(ranks) + 63) / 64), buckets_(use_ring_ ? ring_size(max_delay / step) : 0),
         mask_(buckets_ == 0 ? 0 : buckets_ - 1), bits_(buckets_ * words_, 0), counts_(buckets_, 0),
         live_step_(ranks, kNone), version_(ranks, 0), heap_(0.0, 0.0, Ties::kLowestFirst) {}
@@ -66,7 +67,7 @@ class RankWakeups {
       --size_;
       if (live_step_[rank] != current_) continue;  // replaced by a later push
       live_step_[rank] = kNone;
-      time = static_cast<double>(current_) / per_step_;
+      time = static_cast<double>(current_) * step_;
       return true;
     }
     return false;
@@ -86,6 +87,7 @@ class RankWakeups {
 
   const bool use_ring_;
   const double per_step_;  // time steps per time unit
+  const double step_;      // a power of two (time_step()), so a step count times it is exact
   const size_t words_;     // per bucket: one bit per rank
   const size_t buckets_;
   const size_t mask_;

@@ -32,7 +32,8 @@ class Replayer {
   // `messages`: any earlier replay's table, refilled here (its pages are already there).
   Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode, std::vector<Message>& messages)
       : s_(schedule), costs_(costs), mode_(mode), transfer_(transfer_time(costs)),
-        messages_(reset(messages, table_size(schedule))), cursor_(schedule.ranks, 0), waiting_on_(schedule.ranks, kNoMessage),
+        messages_(reset(messages, table_size(schedule))), cursor_(schedule.ranks, 0),
+        waiting_on_(schedule.ranks, kNoMessage),
         clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0), oldest_(schedule.ranks, 0) {}
 
   double run() {
