@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/common/error.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/replay.h"
@@ -78,6 +80,30 @@ TEST(LoweringTest, LowerAndReplayReportsTheChosenListsReplays) {
       EXPECT_EQ(result.posting_order, replay_makespan(result.lowered, costs, TransferMode::kPostingOrder))
           << describe(point);
       EXPECT_EQ(result.blocking, replay_makespan(result.lowered, costs, TransferMode::kBlocking)) << describe(point);
+    }
+  }
+}
+
+// The same at sizes where the rendezvous play's own timeline (kept without replays when it reaches compute only)
+// has many ranks interleaving.
+TEST(LoweringTest, LowerAndReplayMatchesFreshReplaysAtLargerSizes) {
+  const CostModel shapes[] = {testing::costs_of(2, 1, 0.5), testing::costs_of(1.3, 0.7, 0.3),
+                              testing::costs_of(1, 1, 1, 0.3)};
+  for (const char* name : {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"}) {
+    const int chunks = std::string(name) == "zb-v" || std::string(name) == "interleaved" ? 2 : 1;
+    for (int ranks : {16, 32}) {
+      for (int microbatches : {31, 64}) {
+        const Schedule compute = make_schedule(name, ranks, microbatches, chunks);
+        for (const CostModel& costs : shapes) {
+          const CostedLowering result = lower_and_replay(compute, costs);
+          const std::string where = std::string(name) + " p=" + std::to_string(ranks) + " m=" +
+                                    std::to_string(microbatches) + " F=" + std::to_string(costs.forward);
+          EXPECT_EQ(result.compute_only, simulate(compute, costs).makespan) << where;
+          EXPECT_EQ(result.posting_order, replay_makespan(result.lowered, costs, TransferMode::kPostingOrder))
+              << where;
+          EXPECT_EQ(result.blocking, replay_makespan(result.lowered, costs, TransferMode::kBlocking)) << where;
+        }
+      }
     }
   }
 }
