@@ -13,9 +13,11 @@
 #include "core/common/error.h"
 #include "core/schedule/dependency_engine.h"
 #include "core/schedule/kind_traits.h"
+#include "core/schedule/longest_path.h"
 #include "core/schedule/message_calendar.h"
 #include "core/schedule/rendezvous_placement.h"
 #include "core/schedule/replay.h"
+#include "core/schedule/replay_workspace.h"
 #include "core/schedule/simulator.h"
 
 namespace sluice {
@@ -60,8 +62,10 @@ void throw_if_lowered(const Schedule& compute) {
                 "lower(): schedule '" + compute.name + "' already contains SEND/RECV actions");
 }
 
-// The compute-only makespan (what simulate() reports) without keeping the timeline.
+// The compute-only makespan (what simulate() reports) without keeping the timeline. The time-ordered run only
+// when the walk gets stuck: it names where.
 double compute_only_makespan(const Schedule& compute, const CostModel& costs) {
+  if (const auto makespan = detail::longest_path_makespan(compute, costs)) return *makespan;
   detail::DependencyRun run(compute, costs);
   detail::StartedAction started;
   double makespan = 0.0;
@@ -160,17 +164,19 @@ Schedule lower_in_time_order(const Schedule& compute, const CostModel& costs, Ca
 class PlacementScore {
  public:
   PlacementScore(const Schedule& lowered, const CostModel& costs, double ideal)
-      : ideal_(ideal), posting_(replay_makespan(lowered, costs, TransferMode::kPostingOrder)),
-        blocking_(replay_makespan(lowered, costs, TransferMode::kBlocking)) {}
+      : ideal_(ideal), posting_(replays_.makespan(lowered, costs, TransferMode::kPostingOrder)),
+        blocking_(replays_.makespan(lowered, costs, TransferMode::kBlocking)) {}
 
   bool reaches_compute_only() const { return posting_ <= ideal_ && blocking_ <= ideal_; }
+  double posting() const { return posting_; }
+  double blocking() const { return blocking_; }
 
   // True (and the candidate's replays become the best ones) if `candidate` is better.
   bool improve(const Schedule& candidate, const CostModel& costs) {
-    const double posting = replay_makespan(candidate, costs, TransferMode::kPostingOrder);
+    const double posting = replays_.makespan(candidate, costs, TransferMode::kPostingOrder);
     const bool within = posting <= ideal_ * 1.01, best_within = posting_ <= ideal_ * 1.01;
     if (within != best_within) return within ? take(posting, costs, candidate) : false;
-    const double blocking = replay_makespan(candidate, costs, TransferMode::kBlocking);
+    const double blocking = replays_.makespan(candidate, costs, TransferMode::kBlocking);
     if (std::make_tuple(blocking > ideal_ * 1.01, posting, blocking) <
         std::make_tuple(blocking_ > ideal_ * 1.01, posting_, blocking_))
       return take(posting, blocking);
@@ -179,7 +185,7 @@ class PlacementScore {
 
  private:
   bool take(double posting, const CostModel& costs, const Schedule& candidate) {
-    return take(posting, replay_makespan(candidate, costs, TransferMode::kBlocking));
+    return take(posting, replays_.makespan(candidate, costs, TransferMode::kBlocking));
   }
   bool take(double posting, double blocking) {
     posting_ = posting;
@@ -187,9 +193,21 @@ class PlacementScore {
     return true;
   }
 
+  detail::ReplayWorkspace replays_;  // first: the initializers below use it
   const double ideal_;
   double posting_, blocking_;
 };
+
+// Whether the play's lists replay at the compute-only makespan `ideal` both ways, known without replaying them. The
+// play's timeline is one execution of its lists that keeps the blocking rule (each pair at a moment both ranks are
+// free) and the posting-order rule (each rank's pairs complete in list order); both replays start every action as
+// early as their rule allows, so they end no later than the play (max and + round monotonically). And no replay ends
+// before compute only, whose starts wait for nothing but data: with the replays' own (uniform) costs, a play that
+// ends by `ideal` replays at exactly `ideal` both ways, as replaying it would find. Per-stage costs time `ideal` by
+// other costs than the replays, so there the replays run.
+bool play_reaches_compute_only(const CostModel& costs, double ideal, double played_makespan) {
+  return costs.per_stage.empty() && played_makespan <= ideal;
+}
 
 }  // namespace
 
@@ -200,12 +218,19 @@ Schedule lower(const Schedule& compute) {
   return lower_in_time_order(compute, unit_costs, pending, false);
 }
 
-Schedule lower(const Schedule& compute, const CostModel& costs) {
+Schedule lower(const Schedule& compute, const CostModel& costs) { return lower_and_replay(compute, costs).lowered; }
+
+CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs) {
   check_cost_model(costs);
   throw_if_lowered(compute);
   TimedCalendar plain_calendar, deferred_calendar;
-  if (compute.ranks < 2) return lower_in_time_order(compute, costs, plain_calendar, false);
   const double ideal = compute_only_makespan(compute, costs);
+  if (compute.ranks < 2) {  // nothing to place: one list, and its replays are the compute-only timeline's
+    Schedule lowered = lower_in_time_order(compute, costs, plain_calendar, false);
+    const double posting = replay_makespan(lowered, costs, TransferMode::kPostingOrder);
+    const double blocking = replay_makespan(lowered, costs, TransferMode::kBlocking);
+    return {std::move(lowered), ideal, posting, blocking};
+  }
   // No placement wins everywhere: the rendezvous play usually reaches the compute-only makespan both ways, but not
   // always; where not, the time-ordered placement (RECVs where the data arrives) or its deferred form (pairs at the
   // receiver's next action boundary: ZB-V's costed cases) may do better in posting order. Prefer the one that keeps
@@ -222,12 +247,16 @@ Schedule lower(const Schedule& compute, const CostModel& costs) {
     }
     return best_score->reaches_compute_only();
   };
+  auto chosen = [&] { return CostedLowering{std::move(*best), ideal, best_score->posting(), best_score->blocking()}; };
   Schedule played = empty_lowered(compute);
-  if (detail::place_by_rendezvous(compute, costs, ideal, played) && consider(std::move(played)))
-    return std::move(*best);
-  if (consider(lower_in_time_order(compute, costs, plain_calendar, false))) return std::move(*best);
+  double played_makespan = 0.0;
+  if (detail::place_by_rendezvous(compute, costs, ideal, played, played_makespan)) {
+    if (play_reaches_compute_only(costs, ideal, played_makespan)) return {std::move(played), ideal, ideal, ideal};
+    if (consider(std::move(played))) return chosen();
+  }
+  if (consider(lower_in_time_order(compute, costs, plain_calendar, false))) return chosen();
   consider(lower_in_time_order(compute, costs, deferred_calendar, true));
-  return std::move(*best);
+  return chosen();
 }
 
 }  // namespace schedule

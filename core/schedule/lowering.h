@@ -21,5 +21,15 @@ Schedule lower(const Schedule& compute);
 // best of them (posting order within 1% first, then blocking within 1%). The compute order is `compute`'s.
 Schedule lower(const Schedule& compute, const CostModel& costs);
 
+// lower(compute, costs) with the makespans it computed to choose the placement, so that callers that report them
+// need not replay the lists again (each replay at p = 512, m = 4096 costs about as much as the choice saved).
+struct CostedLowering {
+  Schedule lowered;
+  double compute_only = 0.0;   // simulate(compute, costs).makespan
+  double posting_order = 0.0;  // replay_makespan(lowered, costs, TransferMode::kPostingOrder)
+  double blocking = 0.0;       // replay_makespan(lowered, costs, TransferMode::kBlocking)
+};
+CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs);
+
 }  // namespace schedule
 }  // namespace sluice

@@ -49,7 +49,8 @@ class TimedQueue {
   // `step`: as time_step() gives it (0: none); `max_delay`: how far past the current time push() can ever be called.
   TimedQueue(double step, double max_delay, Ties ties)
       : use_ring_(step > 0.0 && max_delay / step <= kMaxRingDelay), lowest_first_(ties == Ties::kLowestFirst),
-        per_step_(use_ring_ ? 1.0 / step : 0.0), buckets_(use_ring_ ? ring_size(max_delay / step) : 0),
+        per_step_(use_ring_ ? 1.0 / step : 0.0), step_(use_ring_ ? step : 0.0),
+        buckets_(use_ring_ ? ring_size(max_delay / step) : 0),
         mask_(buckets_.empty() ? 0 : buckets_.size() - 1) {}
 
   bool empty() const { return use_ring_ ? size_ == 0 : heap_.empty(); }
@@ -97,7 +98,7 @@ class TimedQueue {
       read_ = 0;
     }
     --size_;
-    return {static_cast<double>(current_), buckets_[current_ & mask_][read_++]};
+    return {static_cast<double>(current_) * step_, buckets_[current_ & mask_][read_++]};
   }
 
   std::pair<double, Item> pop_lowest() {
@@ -107,13 +108,14 @@ class TimedQueue {
     const Item item = bucket.back();
     bucket.pop_back();
     --size_;
-    return {static_cast<double>(current_) / per_step_, item};
+    return {static_cast<double>(current_) * step_, item};
   }
 
   using Entry = std::pair<double, Item>;  // (time, item)
   const bool use_ring_;
   const bool lowest_first_;
   const double per_step_;  // time steps per time unit
+  const double step_;      // a power of two (time_step()), so a step count times it is exact, and no division
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
   std::vector<std::vector<Item>> buckets_;
   const size_t mask_;

@@ -1,13 +1,13 @@
 #include "core/schedule/rendezvous_placement.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <vector>
 
 #include "core/schedule/blocked_table.h"
 #include "core/schedule/kind_traits.h"
 #include "core/schedule/latest_start.h"
 #include "core/schedule/message_calendar.h"
+#include "core/schedule/rank_wakeups.h"
 #include "core/schedule/ready_queue.h"
 
 namespace sluice {
@@ -23,20 +23,23 @@ class Play {
  public:
   Play(const Schedule& compute, const CostModel& costs, const LatestStarts& latest, Schedule& lowered)
       : compute_(compute), costs_(costs), latest_(latest), lowered_(lowered), transfer_(transfer_time(costs)),
-        open_(compute.ranks), clock_(compute.ranks, 0.0), position_(compute.ranks, 0), version_(compute.ranks, 0),
+        open_(compute.ranks), clock_(compute.ranks, 0.0), position_(compute.ranks, 0),
         arrived_(table_size(compute), 0),
-        queue_(transfer_ == 0.0 ? time_step({costs.forward, costs.backward_input, costs.backward_weight}) : 0.0,
-               std::max({costs.forward, costs.backward_input + costs.backward_weight}), Ties::kLowestFirst) {}
+        wakeups_(compute.ranks,
+                 transfer_ == 0.0 ? time_step({costs.forward, costs.backward_input, costs.backward_weight}) : 0.0,
+                 std::max({costs.forward, costs.backward_input + costs.backward_weight})) {}
 
-  bool run() {
-    for (int rank = 0; rank < compute_.ranks; ++rank) push(0.0, rank, 0u);
-    while (!queue_.empty()) {
-      const auto [time, entry] = queue_.pop();
-      const int rank = static_cast<int>(entry >> 32);
-      if (static_cast<unsigned>(entry) == version_[rank]) step(rank, std::max(time, clock_[rank]));
-    }
-    for (int rank = 0; rank < compute_.ranks; ++rank)
+  // `makespan`: when the last rank's last action or exchange ends.
+  bool run(double& makespan) {
+    for (int rank = 0; rank < compute_.ranks; ++rank) wakeups_.push(0.0, rank);
+    double time = 0.0;
+    int rank = 0;
+    while (wakeups_.pop(time, rank)) step(rank, std::max(time, clock_[rank]));
+    makespan = 0.0;
+    for (int rank = 0; rank < compute_.ranks; ++rank) {
       if (position_[rank] < compute_.actions[rank].size() || !open_[rank].empty()) return false;
+      makespan = std::max(makespan, clock_[rank]);
+    }
     return true;
   }
 
@@ -72,11 +75,7 @@ class Play {
     return m.send_kind == ActionKind::SEND_F ? Action{m.stage + 1, ActionKind::F, m.microbatch}
                                              : Action{m.stage - 1, ActionKind::B, m.microbatch};
   }
-  // Queue entries are the rank and its version in one word, so that they come out by (time, rank, version).
-  void push(double time, int rank, unsigned version) {
-    queue_.push(time, static_cast<uint64_t>(rank) << 32 | version);
-  }
-  void requeue(int rank) { push(clock_[rank], rank, ++version_[rank]); }
+  void requeue(int rank) { wakeups_.push(clock_[rank], rank); }
 
   // Exchanges, at `time`, every open message of `rank` whose other end is between actions by then.
   double exchange_ready(int rank, double time) {
@@ -141,7 +140,7 @@ class Play {
     if (input_of(rank, next, input) && !arrived_[input]) return;  // its sender exchanges with it when free
     double until = 0.0;
     if (should_wait(rank, next, time, until)) {
-      push(until, rank, ++version_[rank]);
+      wakeups_.push(until, rank);
       return;
     }
     lowered_.actions[rank].push_back(next);
@@ -167,19 +166,19 @@ class Play {
   std::vector<std::vector<Open>> open_;  // per rank: produced, not yet exchanged messages it is an end of
   std::vector<double> clock_;            // when the rank is next between actions
   std::vector<size_t> position_;
-  std::vector<unsigned> version_;  // queue entries of older versions are stale
-  std::vector<char> arrived_;      // by message
+  std::vector<char> arrived_;  // by message
   // Every push is at most the longest action past the time being played when transfers cost nothing (a rank's
   // clock is at most its running action's end), so the ring applies there; with transfers, exchanges move clocks
   // on by a transfer each, without a fixed bound, and the queue is a heap.
-  TimedQueue<uint64_t> queue_;
+  RankWakeups wakeups_;
 };
 
 }  // namespace
 
-bool place_by_rendezvous(const Schedule& compute, const CostModel& costs, double makespan, Schedule& lowered) {
+bool place_by_rendezvous(const Schedule& compute, const CostModel& costs, double makespan, Schedule& lowered,
+                         double& played_makespan) {
   const LatestStarts latest(compute, costs, makespan);
-  return Play(compute, costs, latest, lowered).run();
+  return Play(compute, costs, latest, lowered).run(played_makespan);
 }
 
 }  // namespace detail

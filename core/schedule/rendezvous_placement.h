@@ -13,9 +13,11 @@ namespace schedule {
 namespace detail {
 
 // Fills `lowered` (the header and reserved, empty lists lowering builds) from the compute-only `compute`, whose
-// compute-only makespan under `costs` is `makespan`. Returns false (and leaves `lowered` unusable) only if the play
-// got stuck, which a compute schedule that runs never does.
-bool place_by_rendezvous(const Schedule& compute, const CostModel& costs, double makespan, Schedule& lowered);
+// compute-only makespan under `costs` is `makespan`, and sets `played_makespan` to when the play itself ended (its
+// timeline is one blocking execution of `lowered`; uniform costs). Returns false (and leaves `lowered` unusable) only
+// if the play got stuck, which a compute schedule that runs never does.
+bool place_by_rendezvous(const Schedule& compute, const CostModel& costs, double makespan, Schedule& lowered,
+                         double& played_makespan);
 
 }  // namespace detail
 }  // namespace schedule

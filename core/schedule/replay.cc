@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/schedule/blocked_table.h"
 #include "core/schedule/kind_traits.h"
+#include "core/schedule/replay_workspace.h"
 #include "core/schedule/simulator.h"
 
 namespace sluice {
@@ -28,9 +29,11 @@ constexpr size_t kNoMessage = ~size_t{0};
 // (sender stage, direction, micro-batch), so both ends find the same one without a search.
 class Replayer {
  public:
-  Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode)
+  // `messages`: any earlier replay's table, refilled here (its pages are already there).
+  Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode, std::vector<Message>& messages)
       : s_(schedule), costs_(costs), mode_(mode), transfer_(transfer_time(costs)),
-        messages_(table_size(schedule)), cursor_(schedule.ranks, 0), waiting_on_(schedule.ranks, kNoMessage),
+        messages_(reset(messages, table_size(schedule))), cursor_(schedule.ranks, 0),
+        waiting_on_(schedule.ranks, kNoMessage),
         clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0), oldest_(schedule.ranks, 0) {}
 
   double run() {
@@ -55,6 +58,10 @@ class Replayer {
   }
 
  private:
+  static std::vector<Message>& reset(std::vector<Message>& messages, size_t size) {
+    messages.assign(size, Message{});
+    return messages;
+  }
   // Rows are (sender stage, direction): blocked_table.h.
   static size_t table_size(const Schedule& s) { return detail::blocked_table_size(2 * s.num_stages(), s.microbatches); }
   size_t key(int sender_stage, bool forward, int microbatch) const {
@@ -188,7 +195,7 @@ class Replayer {
   const CostModel costs_;
   const TransferMode mode_;
   const double transfer_;
-  std::vector<Message> messages_;
+  std::vector<Message>& messages_;
   std::vector<size_t> cursor_;
   std::vector<size_t> waiting_on_;  // per rank: the message it is stopped on, or kNoMessage
   std::vector<double> clock_;      // when the rank's last compute (or blocking transfer) ends
@@ -218,12 +225,27 @@ TransferMode parse_transfer_mode(const std::string& text) {
 }
 
 double replay_makespan(const Schedule& lowered, const CostModel& costs, TransferMode mode) {
+  return detail::ReplayWorkspace().makespan(lowered, costs, mode);
+}
+
+namespace detail {
+
+struct ReplayWorkspace::Table {
+  std::vector<Message> messages;
+};
+
+ReplayWorkspace::ReplayWorkspace() : table_(std::make_unique<Table>()) {}
+ReplayWorkspace::~ReplayWorkspace() = default;
+
+double ReplayWorkspace::makespan(const Schedule& lowered, const CostModel& costs, TransferMode mode) {
   check_cost_model(costs);
   if (!is_lowered(lowered) && lowered.ranks > 1)
     throw Error(ErrorCode::kInvalidArgument, "replay: schedule '" + lowered.name + "' has no SEND/RECV; lower() it");
   if (mode == TransferMode::kComputeOnly) return simulate(lowered, costs).makespan;
-  return Replayer(lowered, costs, mode).run();
+  return Replayer(lowered, costs, mode, table_->messages).run();
 }
+
+}  // namespace detail
 
 }  // namespace schedule
 }  // namespace sluice

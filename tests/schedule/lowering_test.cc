@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/common/error.h"
 #include "core/schedule/generators.h"
+#include "core/schedule/replay.h"
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
 #include "tests/schedule/test_grid.h"
@@ -58,6 +61,49 @@ TEST(LoweringTest, SendsLeaveBeforeTheRanksNextComputation) {
       while (j < list.size() && is_communication(list[j].kind) && list[j] != Action{list[i].stage, ActionKind::SEND_F, list[i].microbatch}) ++j;
       ASSERT_LT(j, list.size()) << to_string(list[i]);
       EXPECT_EQ(list[j], (Action{list[i].stage, ActionKind::SEND_F, list[i].microbatch})) << to_string(list[i]);
+    }
+  }
+}
+
+// The makespans lower_and_replay() hands out are the ones its callers would otherwise compute again.
+TEST(LoweringTest, LowerAndReplayReportsTheChosenListsReplays) {
+  // Unit, power-of-two step, off-step, latency, and a transfer longer than an action.
+  const CostModel shapes[] = {testing::costs_of(1, 1, 1), testing::costs_of(2, 1, 0.5),
+                              testing::costs_of(1.3, 0.7, 0.3), testing::costs_of(1, 1, 1, 0.3),
+                              testing::costs_of(2, 1, 1, 2.5)};
+  for (const auto& point : valid_grid()) {
+    const Schedule compute = make_schedule(point.name, point.ranks, point.microbatches, point.chunks);
+    for (const CostModel& costs : shapes) {
+      const CostedLowering result = lower_and_replay(compute, costs);
+      EXPECT_EQ(result.lowered.actions, lower(compute, costs).actions) << describe(point);
+      EXPECT_EQ(result.compute_only, simulate(compute, costs).makespan) << describe(point);
+      EXPECT_EQ(result.posting_order, replay_makespan(result.lowered, costs, TransferMode::kPostingOrder))
+          << describe(point);
+      EXPECT_EQ(result.blocking, replay_makespan(result.lowered, costs, TransferMode::kBlocking)) << describe(point);
+    }
+  }
+}
+
+// The same at sizes where the rendezvous play's own timeline (kept without replays when it reaches compute only)
+// has many ranks interleaving.
+TEST(LoweringTest, LowerAndReplayMatchesFreshReplaysAtLargerSizes) {
+  const CostModel shapes[] = {testing::costs_of(2, 1, 0.5), testing::costs_of(1.3, 0.7, 0.3),
+                              testing::costs_of(1, 1, 1, 0.3)};
+  for (const char* name : {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"}) {
+    const int chunks = std::string(name) == "zb-v" || std::string(name) == "interleaved" ? 2 : 1;
+    for (int ranks : {16, 32}) {
+      for (int microbatches : {31, 64}) {
+        const Schedule compute = make_schedule(name, ranks, microbatches, chunks);
+        for (const CostModel& costs : shapes) {
+          const CostedLowering result = lower_and_replay(compute, costs);
+          const std::string where = std::string(name) + " p=" + std::to_string(ranks) + " m=" +
+                                    std::to_string(microbatches) + " F=" + std::to_string(costs.forward);
+          EXPECT_EQ(result.compute_only, simulate(compute, costs).makespan) << where;
+          EXPECT_EQ(result.posting_order, replay_makespan(result.lowered, costs, TransferMode::kPostingOrder))
+              << where;
+          EXPECT_EQ(result.blocking, replay_makespan(result.lowered, costs, TransferMode::kBlocking)) << where;
+        }
+      }
     }
   }
 }

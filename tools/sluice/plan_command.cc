@@ -16,7 +16,6 @@
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/schedule/render.h"
-#include "core/schedule/replay.h"
 #include "core/schedule/schedule_io.h"
 #include "core/schedule/simulator.h"
 #include "core/schedule/validator.h"
@@ -60,10 +59,10 @@ struct TransferMakespans {
   double blocking = 0.0;
 };
 
-TransferMakespans replay_transfers(const Schedule& lowered, const CostModel& costs) {
-  if (!is_lowered(lowered)) return {};
-  return {replay_makespan(lowered, costs, TransferMode::kPostingOrder),
-          replay_makespan(lowered, costs, TransferMode::kBlocking)};
+// From the replays the costed lowering ran to choose its placement (none for one rank: nothing to place).
+TransferMakespans transfers_of(const CostedLowering& lowering) {
+  if (!is_lowered(lowering.lowered)) return {};
+  return {lowering.posting_order, lowering.blocking};
 }
 
 // Simulated time units become milliseconds in the trace viewer, which reads microseconds.
@@ -247,10 +246,11 @@ void run_plan(PlanOptions options) {
   std::optional<ModelPlan> model;
   if (cfg) model = plan_model(*cfg, compute, options.costs);
   // Lowered with the costs the plan simulates, so that RECVs sit where their data arrives (no posting-order loss).
-  const Schedule lowered = lower(compute, options.costs);
+  const CostedLowering lowering = lower_and_replay(compute, options.costs);
+  const Schedule& lowered = lowering.lowered;
   validate(lowered);
   const SimulationResult result = simulate(compute, options.costs);
-  const TransferMakespans transfers = replay_transfers(lowered, options.costs);
+  const TransferMakespans transfers = transfers_of(lowering);
   if (!options.save_schedule_path.empty()) save_schedule(lowered, options.save_schedule_path);
 
   std::ofstream file;
