@@ -118,6 +118,9 @@ class LongestPath {
 }  // namespace
 
 std::optional<double> longest_path_makespan(const Schedule& compute, const CostModel& costs) {
+  // A per-stage table of the wrong length is the dependency run's error to report (it names both lengths); the
+  // walk would read past the table or ignore its extra entries.
+  if (!costs.per_stage.empty() && static_cast<int>(costs.per_stage.size()) != compute.num_stages()) return std::nullopt;
   return LongestPath(compute, costs).run();
 }
 

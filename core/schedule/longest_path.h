@@ -15,8 +15,9 @@ namespace schedule {
 namespace detail {
 
 // The compute-only makespan of the compute-only `compute` under `costs` (per-stage costs included), equal to the
-// last end of a DependencyRun bit for bit; nothing when some rank never finishes (the dependency run then says
-// where it stalls).
+// last end of a DependencyRun bit for bit; nothing when some rank never finishes or the per-stage table does not
+// match the stages (the dependency run then says what is wrong). `compute` holds no SEND/RECV (lowering checks
+// that first): the walk does not skip them.
 std::optional<double> longest_path_makespan(const Schedule& compute, const CostModel& costs);
 
 }  // namespace detail

@@ -225,7 +225,7 @@ CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs)
   throw_if_lowered(compute);
   TimedCalendar plain_calendar, deferred_calendar;
   const double ideal = compute_only_makespan(compute, costs);
-  if (compute.ranks < 2) {  // nothing to place: one list, and its replays are the compute-only timeline's
+  if (compute.ranks < 2) {  // nothing to place: one list (replayed for its makespans, which use uniform costs)
     Schedule lowered = lower_in_time_order(compute, costs, plain_calendar, false);
     const double posting = replay_makespan(lowered, costs, TransferMode::kPostingOrder);
     const double blocking = replay_makespan(lowered, costs, TransferMode::kBlocking);

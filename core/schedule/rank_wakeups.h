@@ -45,15 +45,7 @@ class RankWakeups {
   bool pop(double& time, int& rank) { return use_ring_ ? pop_ring(time, rank) : pop_heap(time, rank); }
 
  private:
-  static constexpr double kMaxRingDelay = 4096;
   static constexpr size_t kNone = ~size_t{0};
-
-  // A power of two above the look-ahead, so that live time steps never share a bucket.
-  static size_t ring_size(double max_delay) {
-    size_t size = 2;
-    while (static_cast<double>(size) < std::ceil(max_delay) + 2) size *= 2;
-    return size;
-  }
 
   bool pop_ring(double& time, int& rank) {
     while (size_ > 0) {

@@ -31,6 +31,18 @@ inline double time_step(std::initializer_list<double> values) {
   return 0.0;
 }
 
+// The longest look-ahead, in time steps, that the per-time-step rings (TimedQueue, RankWakeups) take on; beyond it
+// they fall back to a heap.
+constexpr double kMaxRingDelay = 4096;
+
+// A ring's bucket count for a look-ahead of `max_delay` steps: a power of two above it, so that live time steps
+// never share a bucket.
+inline size_t ring_size(double max_delay) {
+  size_t size = 2;
+  while (static_cast<double>(size) < std::ceil(max_delay) + 2) size *= 2;
+  return size;
+}
+
 // Which of several entries due at the same time comes out first. It is part of the results (lowering's
 // serialization follows it), so each user keeps the order it always had.
 enum class Ties {
@@ -77,14 +89,6 @@ class TimedQueue {
   }
 
  private:
-  static constexpr double kMaxRingDelay = 4096;
-
-  // A power of two above the look-ahead, so that live time steps never share a bucket.
-  static size_t ring_size(double max_delay) {
-    size_t size = 2;
-    while (static_cast<double>(size) < std::ceil(max_delay) + 2) size *= 2;
-    return size;
-  }
 
   // Out of line, so that push() stays small enough to inline into the dependency run's loop on the unit-cost path.
   __attribute__((noinline)) static void restore_order(std::vector<Item>& bucket) {
