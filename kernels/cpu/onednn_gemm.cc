@@ -1,7 +1,7 @@
 #include "kernels/cpu/onednn_gemm.h"
 
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <map>
 #include <tuple>
@@ -54,7 +54,7 @@ struct Context {
   }
 };
 
-// A rows x cols operand at `data`, row-major with leading dimension ld, or its transpose (stored cols x rows).
+// A rows x cols operand, row-major with leading dimension ld, or the transpose of one stored cols x rows.
 dnnl_memory_desc_t describe(int64_t rows, int64_t cols, int64_t ld, bool transposed) {
   dnnl_memory_desc_t md;
   const dnnl_dims_t dims = {rows, cols};
@@ -142,8 +142,8 @@ bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_
 namespace {
 
 // x W^T: the matmul primitive (brgemm), cached per shape; it reads the transposed weight through strides.
-OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
+OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
   static thread_local Context context;
   if (context.stream == nullptr) return OnednnGemmResult::kUnavailable;
   const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta, threads};

@@ -26,7 +26,8 @@ enum class OnednnGemmResult {
 // ldc; beta = 0 overwrites c (NaNs included), as BLAS does. k >= 1. On kUnavailable the caller uses OpenBLAS;
 // that answer is fixed per shape for the thread's life, so a shape never switches libraries mid-run. Never
 // changes the caller's OpenMP thread count: it is set for the call and restored.
-OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads);
+OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                             int64_t ldc, int threads);
 
 }  // namespace sluice::kernels

@@ -75,8 +75,9 @@ TEST(OnednnGemmTest, MatchesOpenBlasAndTheReferenceOnOddShapes) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
                 static_cast<int>(s.n), static_cast<int>(s.k), s.alpha, a.data(), static_cast<int>(lda), b.data(),
                 static_cast<int>(ldb), s.beta, blas.data(), static_cast<int>(ldc));
-    ASSERT_EQ(onednn_gemm(false, s.tb, s.m, s.n, s.k, s.alpha, a.data(), lda, b.data(), ldb, s.beta, ours.data(), ldc, 1),
-              OnednnGemmResult::kDone);
+    ASSERT_EQ(
+        onednn_gemm(false, s.tb, s.m, s.n, s.k, s.alpha, a.data(), lda, b.data(), ldb, s.beta, ours.data(), ldc, 1),
+        OnednnGemmResult::kDone);
     const double tolerance = 1e-5 * std::sqrt(static_cast<double>(s.k)) * (std::fabs(s.alpha) + 1.0);
     for (int64_t i = 0; i < s.m; ++i) {
       for (int64_t j = 0; j < ldc; ++j) {
