@@ -27,10 +27,9 @@ void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float a
     }
     return;
   }
-  if (onednn_gemm_suits(ta, tb, m, n, k)) {
-    // oneDNN runs on as many threads as the BLAS (config key cpu_threads): one setting for every product.
-    const OnednnGemmResult result = onednn_gemm(ta, tb, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta,
-                                                c.data(), c.cols(), blas_thread_count());
+  if (onednn_gemm_suits(ta, tb, m, n, k, blas_thread_count())) {
+    const OnednnGemmResult result =
+        onednn_gemm(ta, tb, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(), c.cols());
     if (result == OnednnGemmResult::kDone) return;
     if (result == OnednnGemmResult::kFailed) {
       throw Error(ErrorCode::kInternal, "gemm: oneDNN failed on a " + std::to_string(m) + "x" + std::to_string(k) +

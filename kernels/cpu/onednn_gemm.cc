@@ -17,7 +17,7 @@ constexpr int64_t kMinMultiplyAdds = int64_t{1} << 20;
 constexpr int64_t kMinWeightSide = 128;
 
 // Everything a primitive depends on; alpha and beta are baked into it (output scale, sum post-op).
-using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float, int>;
+using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float>;
 
 // One matmul primitive and the memory objects it runs on; the data pointers are set per call.
 struct Entry {
@@ -83,8 +83,7 @@ dnnl_primitive_attr_t make_attr(float alpha, float beta) {
 // Builds the primitive for `key` (called with the OpenMP thread count already set: oneDNN sizes its blocking
 // for the threads it sees at creation). False where oneDNN refuses.
 bool build(const Key& key, dnnl_engine_t engine, Entry& entry) {
-  const auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, threads] = key;
-  (void)threads;
+  const auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, beta] = key;
   const dnnl_memory_desc_t a_md = describe(m, k, lda, ta), b_md = describe(k, n, ldb, tb),
                            c_md = describe(m, n, ldc, false);
   dnnl_matmul_desc_t desc;
@@ -135,18 +134,18 @@ bool runtime_is_openmp() {
 
 }  // namespace
 
-bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k) {
-  return !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide && m * n * k >= kMinMultiplyAdds;
+bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k, int blas_threads) {
+  return blas_threads == 1 && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide && m * n * k >= kMinMultiplyAdds;
 }
 
 namespace {
 
 // x W^T: the matmul primitive (brgemm), cached per shape; it reads the transposed weight through strides.
 OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
+                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   static thread_local Context context;
   if (context.stream == nullptr) return OnednnGemmResult::kUnavailable;
-  const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta, threads};
+  const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta};
   Entry* entry = find_or_build(context, key);
   if (entry == nullptr) return OnednnGemmResult::kUnavailable;
   dnnl_memory_set_data_handle(entry->src, const_cast<float*>(a));
@@ -163,13 +162,12 @@ OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, f
 
 OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                             int64_t ldc, int threads) {
+                             int64_t ldc) {
   if (transpose_a || !runtime_is_openmp()) return OnednnGemmResult::kUnavailable;  // threads must follow the config
-  const int team = threads < 1 ? 1 : threads;
-  OmpThreadsScope scope(team);
+  OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: the rank's one core is its whole budget
   // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
   // sgemm for dy W. Both are fixed by the shape.
-  if (transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, team);
+  if (transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return status == dnnl_success ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
 }

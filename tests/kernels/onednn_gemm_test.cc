@@ -76,7 +76,7 @@ TEST(OnednnGemmTest, MatchesOpenBlasAndTheReferenceOnOddShapes) {
                 static_cast<int>(s.n), static_cast<int>(s.k), s.alpha, a.data(), static_cast<int>(lda), b.data(),
                 static_cast<int>(ldb), s.beta, blas.data(), static_cast<int>(ldc));
     ASSERT_EQ(
-        onednn_gemm(false, s.tb, s.m, s.n, s.k, s.alpha, a.data(), lda, b.data(), ldb, s.beta, ours.data(), ldc, 1),
+        onednn_gemm(false, s.tb, s.m, s.n, s.k, s.alpha, a.data(), lda, b.data(), ldb, s.beta, ours.data(), ldc),
         OnednnGemmResult::kDone);
     const double tolerance = 1e-5 * std::sqrt(static_cast<double>(s.k)) * (std::fabs(s.alpha) + 1.0);
     for (int64_t i = 0; i < s.m; ++i) {
@@ -99,9 +99,9 @@ TEST(OnednnGemmTest, SameBitsOnEveryCallAndTheCallersThreadCountKept) {
   const std::vector<float> a = random_values(m * k, 4), w = random_values(n * k, 5);
   for (bool tb : {true, false}) {
     std::vector<float> first(m * n), second(m * n, 1.0f);
-    ASSERT_EQ(onednn_gemm(false, tb, m, n, k, 1.0f, a.data(), k, w.data(), tb ? k : n, 0.0f, first.data(), n, 1),
+    ASSERT_EQ(onednn_gemm(false, tb, m, n, k, 1.0f, a.data(), k, w.data(), tb ? k : n, 0.0f, first.data(), n),
               OnednnGemmResult::kDone);
-    ASSERT_EQ(onednn_gemm(false, tb, m, n, k, 1.0f, a.data(), k, w.data(), tb ? k : n, 0.0f, second.data(), n, 1),
+    ASSERT_EQ(onednn_gemm(false, tb, m, n, k, 1.0f, a.data(), k, w.data(), tb ? k : n, 0.0f, second.data(), n),
               OnednnGemmResult::kDone);
     EXPECT_EQ(first, second) << (tb ? "x W^T" : "dy W") << " differs between two identical calls";
     EXPECT_EQ(omp_get_max_threads(), 3) << "the OpenMP thread count was not restored";
@@ -109,24 +109,29 @@ TEST(OnednnGemmTest, SameBitsOnEveryCallAndTheCallersThreadCountKept) {
 }
 
 TEST(OnednnGemmTest, RoutingDependsOnTheShapeOnly) {
-  // The benchmark model's two weight products go to oneDNN; the gradient product dy^T x and small products stay
-  // on OpenBLAS, whatever the micro-batch size.
-  EXPECT_TRUE(onednn_gemm_suits(false, true, 32, 1024, 1024));
-  EXPECT_TRUE(onednn_gemm_suits(false, false, 32, 1024, 1024));
-  EXPECT_TRUE(onednn_gemm_suits(false, true, 256, 1024, 1024));
-  EXPECT_FALSE(onednn_gemm_suits(true, false, 1024, 1024, 32));
-  EXPECT_FALSE(onednn_gemm_suits(false, true, 36, 33, 17));
-  EXPECT_FALSE(onednn_gemm_suits(false, false, 32, 1024, 10));
+  // On one BLAS thread the benchmark model's two weight products go to oneDNN, whatever the micro-batch size;
+  // the gradient product dy^T x and small products stay on OpenBLAS.
+  EXPECT_TRUE(onednn_gemm_suits(false, true, 32, 1024, 1024, 1));
+  EXPECT_TRUE(onednn_gemm_suits(false, false, 32, 1024, 1024, 1));
+  EXPECT_TRUE(onednn_gemm_suits(false, true, 256, 1024, 1024, 1));
+  EXPECT_FALSE(onednn_gemm_suits(true, false, 1024, 1024, 32, 1));
+  EXPECT_FALSE(onednn_gemm_suits(false, true, 36, 33, 17, 1));
+  EXPECT_FALSE(onednn_gemm_suits(false, false, 32, 1024, 10, 1));
+  // A rank with several BLAS threads keeps OpenBLAS (its threads and an OpenMP team would fight over the cores).
+  EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024, 2));
   const std::vector<float> a(4, 1.0f), b(4, 1.0f);
   std::vector<float> c(4, 0.0f);
-  EXPECT_EQ(onednn_gemm(true, false, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2, 1),
+  EXPECT_EQ(onednn_gemm(true, false, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2),
             OnednnGemmResult::kUnavailable);
   EXPECT_EQ(c, std::vector<float>(4, 0.0f)) << "an unavailable product must leave c untouched";
 }
 
-// Through the backend: a routed shape with beta = 0 over NaNs, and k = 0 (the backend's own branch).
+// Through the backend on one BLAS thread (the routed case): beta = 0 over NaNs, and k = 0 (the backend's own
+// branch).
 TEST(OnednnGemmTest, BackendProductsOnRoutedShapes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  openblas_set_num_threads(1);
+  ASSERT_TRUE(onednn_gemm_suits(false, true, 32, 512, 512, openblas_get_num_threads()));
   Backend& backend = cpu_backend();
   const Tensor x = random_tensor(32, 512, 6), w = random_tensor(512, 512, 7);
   Tensor y = Tensor::host(32, 512);
