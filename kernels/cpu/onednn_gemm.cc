@@ -127,6 +127,13 @@ class OmpThreadsScope {
   int previous_;
 };
 
+// The route was measured on AVX-512 only (brgemm kernels); elsewhere OpenBLAS keeps every product. Fixed per
+// machine, like OpenBLAS's own kernel choice.
+bool cpu_has_avx512() {
+  static const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  return avx512;
+}
+
 bool runtime_is_openmp() {
   static const bool openmp = dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP;
   return openmp;
@@ -135,7 +142,8 @@ bool runtime_is_openmp() {
 }  // namespace
 
 bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k, int blas_threads) {
-  return blas_threads == 1 && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide && m * n * k >= kMinMultiplyAdds;
+  return blas_threads == 1 && cpu_has_avx512() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
+         m * n * k >= kMinMultiplyAdds;
 }
 
 namespace {

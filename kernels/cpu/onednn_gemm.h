@@ -11,12 +11,12 @@
 
 namespace sluice::kernels {
 
-// Whether the CPU backend computes c = alpha op(a) op(b) + beta c through oneDNN. Decided by the shape and the
-// BLAS thread count (config key cpu_threads, fixed for a run) alone, never by timing or by which thread asks, so
-// the pipelined run and the sequential reference compute every product with the same library and get the same
-// bits. Only single-threaded ranks (the pipeline's one core per rank): with 2 threads on 2 cores oneDNN's
-// OpenMP team and OpenBLAS's threads took a 1-rank step from 130 ms to 290-345 ms (OMP_WAIT_POLICY=passive:
-// 169 ms), so a multi-threaded rank keeps OpenBLAS for every product.
+// Whether the CPU backend computes c = alpha op(a) op(b) + beta c through oneDNN. Decided by the shape, the
+// machine (AVX-512, where it was measured) and the BLAS thread count (config key cpu_threads, fixed for a run)
+// alone, never by timing or by which thread asks, so the pipelined run and the sequential reference compute
+// every product with the same library and get the same bits. Only single-threaded ranks (the pipeline's one
+// core per rank): with 2 threads on 2 cores oneDNN's OpenMP team and OpenBLAS's threads took a 1-rank step from
+// 130 ms to 290-345 ms (OMP_WAIT_POLICY=passive: 169 ms), so a multi-threaded rank keeps OpenBLAS throughout.
 bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, int blas_threads);
 
 enum class OnednnGemmResult {

@@ -4,6 +4,7 @@
 // caller's OpenMP thread count left as it was.
 #include <cblas.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,8 @@
 
 namespace sluice::kernels {
 namespace {
+
+bool avx512() { return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core; }
 
 struct Case {
   bool tb;
@@ -108,7 +111,11 @@ TEST(OnednnGemmTest, SameBitsOnEveryCallAndTheCallersThreadCountKept) {
   }
 }
 
-TEST(OnednnGemmTest, RoutingDependsOnTheShapeOnly) {
+TEST(OnednnGemmTest, RoutingDependsOnTheShapeMachineAndThreadsOnly) {
+  if (!avx512()) {
+    EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024, 1)) << "the route is for AVX-512 machines only";
+    GTEST_SKIP() << "no AVX-512: every product stays on OpenBLAS";
+  }
   // On one BLAS thread the benchmark model's two weight products go to oneDNN, whatever the micro-batch size;
   // the gradient product dy^T x and small products stay on OpenBLAS.
   EXPECT_TRUE(onednn_gemm_suits(false, true, 32, 1024, 1024, 1));
@@ -130,6 +137,7 @@ TEST(OnednnGemmTest, RoutingDependsOnTheShapeOnly) {
 // branch).
 TEST(OnednnGemmTest, BackendProductsOnRoutedShapes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (!avx512()) GTEST_SKIP() << "no AVX-512: the backend does not route to oneDNN";
   openblas_set_num_threads(1);
   ASSERT_TRUE(onednn_gemm_suits(false, true, 32, 512, 512, openblas_get_num_threads()));
   Backend& backend = cpu_backend();
