@@ -7,7 +7,7 @@ packages=(
   bazel-bootstrap g++ gfortran make cmake pkg-config
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
-  libopenblas-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev libdeflate-dev
+  libopenblas-dev libdnnl-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev libdeflate-dev
   python3 valgrind procps patchelf
   slurmd slurmctld slurm-client munge
   # --config=fuzz (tests/fuzz): clang 14; libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer*.a) and the

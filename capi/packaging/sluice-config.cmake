@@ -53,7 +53,7 @@ if(NOT TARGET Sluice::sluice_static AND ("C" IN_LIST _sluice_languages OR "CXX" 
     IMPORTED_LOCATION "${_sluice_prefix}/lib/libsluice.a"
     IMPORTED_LINK_INTERFACE_LANGUAGES "CXX"
     INTERFACE_INCLUDE_DIRECTORIES "${_sluice_prefix}/include"
-    INTERFACE_LINK_LIBRARIES "${_sluice_mpi_target};hdf5_openmpi;yaml-cpp;openblas;deflate;stdc++;m;pthread")
+    INTERFACE_LINK_LIBRARIES "${_sluice_mpi_target};hdf5_openmpi;yaml-cpp;openblas;dnnl;gomp;deflate;stdc++;m;pthread")
   unset(_sluice_mpi_target)
 endif()
 

@@ -1,6 +1,7 @@
-// The host implementation of Backend: GEMM through OpenBLAS (cblas_sgemm), everything else as plain loops over
-// host memory. Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless,
-// so one instance serves the whole process (`cpu_backend()`).
+// The host implementation of Backend: GEMM through OpenBLAS (cblas_sgemm) or, for the skinny weight products where
+// OpenBLAS's packing dominates, oneDNN (chosen by shape, cpu_gemm.cc); everything else as plain loops over host
+// memory. Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
+// apart from oneDNN's per-thread primitive caches, so one instance serves the whole process (`cpu_backend()`).
 #pragma once
 
 #include "kernels/backend.h"

@@ -1,7 +1,13 @@
-// Matrix products and the bias ops that go with them.
+// Matrix products and the bias ops that go with them. A product goes to oneDNN or to OpenBLAS by its shape alone
+// (onednn_gemm_suits), so the pipelined run and the sequential reference use the same library for it.
 #include <cblas.h>
 
+#include <string>
+
+#include "core/common/error.h"
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/onednn_gemm.h"
 
 namespace sluice::kernels {
 
@@ -20,6 +26,16 @@ void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float a
       scale_impl(beta, c);
     }
     return;
+  }
+  if (onednn_gemm_suits(ta, tb, m, n, k, blas_thread_count())) {
+    const OnednnGemmResult result =
+        onednn_gemm(ta, tb, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(), c.cols());
+    if (result == OnednnGemmResult::kDone) return;
+    if (result == OnednnGemmResult::kFailed) {
+      throw Error(ErrorCode::kInternal, "gemm: oneDNN failed on a " + std::to_string(m) + "x" + std::to_string(k) +
+                                            " by " + std::to_string(k) + "x" + std::to_string(n) +
+                                            " product (out of memory?)");
+    }
   }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a.data(), static_cast<int>(a.cols()), b.data(),

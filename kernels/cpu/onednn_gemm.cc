@@ -1,0 +1,183 @@
+#include "kernels/cpu/onednn_gemm.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <map>
+#include <tuple>
+
+namespace sluice::kernels {
+
+namespace {
+
+// Below this many multiply-adds the per-call cost of a primitive (argument set-up, brgemm dispatch) is not
+// repaid; the test models' small layers stay on OpenBLAS.
+constexpr int64_t kMinMultiplyAdds = int64_t{1} << 20;
+// A weight narrower or shallower than this has too little to gain from not being packed.
+constexpr int64_t kMinWeightSide = 128;
+
+// Everything a primitive depends on; alpha and beta are baked into it (output scale, sum post-op).
+using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float>;
+
+// One matmul primitive and the memory objects it runs on; the data pointers are set per call.
+struct Entry {
+  dnnl_primitive_t primitive = nullptr;  // null: oneDNN could not build it
+  dnnl_memory_t src = nullptr, weights = nullptr, dst = nullptr;
+  Entry() = default;
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+  ~Entry() { release(); }
+  void release() {
+    dnnl_memory_destroy(src);
+    dnnl_memory_destroy(weights);
+    dnnl_memory_destroy(dst);
+    dnnl_primitive_destroy(primitive);
+    src = weights = dst = nullptr;
+    primitive = nullptr;
+  }
+};
+
+// Per thread, so no locks: an engine, an in-order stream and the primitives built so far. Entries live as long
+// as the thread; a run sees a handful of shapes.
+struct Context {
+  dnnl_engine_t engine = nullptr;
+  dnnl_stream_t stream = nullptr;
+  std::map<Key, Entry> entries;
+  Context() {
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) return;
+    if (dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success) stream = nullptr;
+  }
+  ~Context() {
+    entries.clear();
+    dnnl_stream_destroy(stream);
+    dnnl_engine_destroy(engine);
+  }
+};
+
+// A rows x cols operand, row-major with leading dimension ld, or the transpose of one stored cols x rows.
+dnnl_memory_desc_t describe(int64_t rows, int64_t cols, int64_t ld, bool transposed) {
+  dnnl_memory_desc_t md;
+  const dnnl_dims_t dims = {rows, cols};
+  const dnnl_dims_t strides = {transposed ? 1 : ld, transposed ? ld : 1};
+  dnnl_memory_desc_init_by_strides(&md, 2, dims, dnnl_f32, strides);
+  return md;
+}
+
+dnnl_primitive_attr_t make_attr(float alpha, float beta) {
+  dnnl_primitive_attr_t attr = nullptr;
+  if (dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
+  bool ok = alpha == 1.0f || dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == dnnl_success;
+  if (ok && beta != 0.0f) {
+    dnnl_post_ops_t post_ops = nullptr;
+    ok = dnnl_post_ops_create(&post_ops) == dnnl_success && dnnl_post_ops_append_sum(post_ops, beta) == dnnl_success &&
+         dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success;
+    dnnl_post_ops_destroy(post_ops);
+  }
+  if (!ok) {
+    dnnl_primitive_attr_destroy(attr);
+    return nullptr;
+  }
+  return attr;
+}
+
+// Builds the primitive for `key` (called with the OpenMP thread count already set: oneDNN sizes its blocking
+// for the threads it sees at creation). False where oneDNN refuses.
+bool build(const Key& key, dnnl_engine_t engine, Entry& entry) {
+  const auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, beta] = key;
+  const dnnl_memory_desc_t a_md = describe(m, k, lda, ta), b_md = describe(k, n, ldb, tb),
+                           c_md = describe(m, n, ldc, false);
+  dnnl_matmul_desc_t desc;
+  if (dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md) != dnnl_success) return false;
+  dnnl_primitive_attr_t attr = make_attr(alpha, beta);
+  if (attr == nullptr) return false;
+  dnnl_primitive_desc_t pd = nullptr;
+  const bool described = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr) == dnnl_success;
+  dnnl_primitive_attr_destroy(attr);
+  if (!described) return false;
+  const bool ok = dnnl_primitive_create(&entry.primitive, pd) == dnnl_success &&
+                  dnnl_memory_create(&entry.src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+                  dnnl_memory_create(&entry.weights, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+                  dnnl_memory_create(&entry.dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
+  dnnl_primitive_desc_destroy(pd);
+  return ok;
+}
+
+// The cached primitive for `key`, built on first use; null where it cannot be built (not retried: the answer
+// would not change, and a shape must not switch libraries in the middle of a run).
+Entry* find_or_build(Context& context, const Key& key) {
+  auto found = context.entries.find(key);
+  if (found != context.entries.end()) return found->second.primitive != nullptr ? &found->second : nullptr;
+  Entry& entry = context.entries[key];
+  if (!build(key, context.engine, entry)) {
+    entry.release();
+    return nullptr;
+  }
+  return &entry;
+}
+
+// Sets the calling thread's OpenMP thread count (what oneDNN's OpenMP runtime reads) for one scope.
+class OmpThreadsScope {
+ public:
+  explicit OmpThreadsScope(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OmpThreadsScope() { omp_set_num_threads(previous_); }
+  OmpThreadsScope(const OmpThreadsScope&) = delete;
+  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+// The route was measured on AVX-512 only (brgemm kernels); elsewhere OpenBLAS keeps every product. Fixed per
+// machine, like OpenBLAS's own kernel choice.
+bool cpu_has_avx512() {
+  static const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  return avx512;
+}
+
+bool runtime_is_openmp() {
+  static const bool openmp = dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP;
+  return openmp;
+}
+
+}  // namespace
+
+bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k, int blas_threads) {
+  return blas_threads == 1 && cpu_has_avx512() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
+         m * n * k >= kMinMultiplyAdds;
+}
+
+namespace {
+
+// x W^T: the matmul primitive (brgemm), cached per shape; it reads the transposed weight through strides.
+OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  static thread_local Context context;
+  if (context.stream == nullptr) return OnednnGemmResult::kUnavailable;
+  const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta};
+  Entry* entry = find_or_build(context, key);
+  if (entry == nullptr) return OnednnGemmResult::kUnavailable;
+  dnnl_memory_set_data_handle(entry->src, const_cast<float*>(a));
+  dnnl_memory_set_data_handle(entry->weights, const_cast<float*>(b));
+  dnnl_memory_set_data_handle(entry->dst, c);
+  const dnnl_exec_arg_t args[] = {
+      {DNNL_ARG_SRC, entry->src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, entry->dst}};
+  const bool ran = dnnl_primitive_execute(entry->primitive, context.stream, 3, args) == dnnl_success &&
+                   dnnl_stream_wait(context.stream) == dnnl_success;
+  return ran ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
+}
+
+}  // namespace
+
+OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                             int64_t ldc) {
+  if (transpose_a || !runtime_is_openmp()) return OnednnGemmResult::kUnavailable;  // threads must follow the config
+  OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: the rank's one core is its whole budget
+  // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
+  // sgemm for dy W. Both are fixed by the shape.
+  if (transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return status == dnnl_success ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
+}
+
+}  // namespace sluice::kernels

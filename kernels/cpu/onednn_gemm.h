@@ -1,0 +1,36 @@
+// Row-major single-precision GEMMs through oneDNN's matmul primitive, for the shapes where it beats OpenBLAS.
+//
+// Why: OpenBLAS 0.3.21 copies the whole weight into its panel layout on every call. For a pipeline's 32-row
+// micro-batches against a 1024x1024 weight that copy costs about as much as the multiply (issue 17). oneDNN's
+// matmul primitive (x W^T, weight read in place through strides) and its sgemm (dy W) took about 0.73x and 0.75x
+// of OpenBLAS's CPU time there (docs/BUILD_SETTINGS.md, "oneDNN"). The gradient product dy^T x (op(a)
+// transposed) stays on OpenBLAS, which is as fast there.
+#pragma once
+
+#include <cstdint>
+
+namespace sluice::kernels {
+
+// Whether the CPU backend computes c = alpha op(a) op(b) + beta c through oneDNN. Decided by the shape, the
+// machine (AVX-512, where it was measured) and the BLAS thread count (config key cpu_threads, fixed for a run)
+// alone, never by timing or by which thread asks, so the pipelined run and the sequential reference compute
+// every product with the same library and get the same bits. Only single-threaded ranks (the pipeline's one
+// core per rank): with 2 threads on 2 cores oneDNN's OpenMP team and OpenBLAS's threads took a 1-rank step from
+// 130 ms to 290-345 ms (OMP_WAIT_POLICY=passive: 169 ms), so a multi-threaded rank keeps OpenBLAS throughout.
+bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, int blas_threads);
+
+enum class OnednnGemmResult {
+  kDone,
+  kUnavailable,  // oneDNN cannot build the primitive (or was built for another threading runtime); c untouched
+  kFailed,       // the primitive failed while running (out of memory for its scratchpad); c is undefined
+};
+
+// c (m x n) = alpha op(a) op(b) + beta c on one thread, all row-major with leading dimensions lda, ldb,
+// ldc; beta = 0 overwrites c (NaNs included), as BLAS does. k >= 1. On kUnavailable the caller uses OpenBLAS;
+// that answer is fixed per shape for the thread's life, so a shape never switches libraries mid-run. Never
+// changes the caller's OpenMP thread count: it is set to 1 for the call and restored.
+OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                             int64_t ldc);
+
+}  // namespace sluice::kernels
