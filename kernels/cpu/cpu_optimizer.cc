@@ -6,11 +6,16 @@
 // formula (the #else branch below; sqrtps and divps are correctly rounded like sqrtss/divss; no FMA, no
 // reassociation), so the results are bit-identical to it; tests/kernels/cpu_optimizer_simd_test.cc checks that
 // against a scalar reference. The tail (n % 4 elements) goes through the same vector code via a small padded buffer.
+// On CPUs with AVX-512F the bulk runs sixteen lanes at a time with the same operations (adamw_avx512).
 #include <cmath>
 #include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SLUICE_ADAMW_AVX512 1
 #endif
 
 #include "kernels/cpu/cpu_backend.h"
@@ -77,6 +82,42 @@ void for_each_lane_group(int64_t n, float* const (&arrays)[kArrays], Lanes lanes
   for (int a = 1; a < kArrays; ++a) std::memcpy(arrays[a] + i, padded[a], sizeof(float) * tail);
 }
 
+#if defined(SLUICE_ADAMW_AVX512)
+// Sixteen lanes of adamw_lanes' formula with the same IEEE operations in the same order (vdivps and vsqrtps are
+// correctly rounded like their SSE forms; no FMA), so every element gets the SSE2 path's bits. Why: with four lanes
+// the three divisions and the square root bound the loop, and the update was 15% of a pipeline rank's step on the
+// benchmark model (issue 17); sixteen lanes leave it bound by memory. Compiled for AVX-512F only here and chosen
+// at run time (adamw_avx512_available), so the binary still runs on any x86-64. Returns how many leading elements
+// it updated (a multiple of 16); the rest go through the four-lane code.
+__attribute__((target("avx512f"))) int64_t adamw_avx512(const AdamWConstants& k, int64_t n, const float* g_ptr,
+                                                        float* m1_ptr, float* m2_ptr, float* p_ptr) {
+  const __m512 beta1 = _mm512_set1_ps(k.beta1), one_minus_beta1 = _mm512_set1_ps(k.one_minus_beta1);
+  const __m512 beta2 = _mm512_set1_ps(k.beta2), one_minus_beta2 = _mm512_set1_ps(k.one_minus_beta2);
+  const __m512 bc1 = _mm512_set1_ps(k.bias_correction1), bc2 = _mm512_set1_ps(k.bias_correction2);
+  const __m512 lr = _mm512_set1_ps(k.lr), eps = _mm512_set1_ps(k.eps), decay = _mm512_set1_ps(k.decay);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 g = _mm512_loadu_ps(g_ptr + i);
+    const __m512 m1 = _mm512_add_ps(_mm512_mul_ps(beta1, _mm512_loadu_ps(m1_ptr + i)), _mm512_mul_ps(one_minus_beta1, g));
+    const __m512 m2 =
+        _mm512_add_ps(_mm512_mul_ps(beta2, _mm512_loadu_ps(m2_ptr + i)), _mm512_mul_ps(_mm512_mul_ps(one_minus_beta2, g), g));
+    _mm512_storeu_ps(m1_ptr + i, m1);
+    _mm512_storeu_ps(m2_ptr + i, m2);
+    const __m512 m_hat = _mm512_div_ps(m1, bc1);
+    const __m512 v_hat = _mm512_div_ps(m2, bc2);
+    const __m512 step = _mm512_div_ps(_mm512_mul_ps(lr, m_hat), _mm512_add_ps(_mm512_sqrt_ps(v_hat), eps));
+    _mm512_storeu_ps(p_ptr + i, _mm512_sub_ps(_mm512_mul_ps(_mm512_loadu_ps(p_ptr + i), decay), step));
+  }
+  return i;
+}
+
+// Whether this CPU runs adamw_avx512 (fixed per machine; the results do not depend on it).
+bool adamw_avx512_available() {
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+}
+#endif
+
 }  // namespace
 
 // SGD stays a plain loop: it has no sqrt or division, and the SSE2 version measured slower (bench/kernels).
@@ -105,9 +146,15 @@ void CpuBackend::adamw_update_impl(const AdamWHyper& hyper, int64_t step, const 
   k.lr = hyper.lr;
   k.eps = hyper.eps;
   k.decay = 1.0f - hyper.lr * hyper.weight_decay;
-  float* const arrays[4] = {const_cast<float*>(grad.data()), exp_avg.data(), exp_avg_sq.data(), param.data()};
+  int64_t done = 0;  // elements already updated by the sixteen-lane code
+#if defined(SLUICE_ADAMW_AVX512)
+  if (adamw_avx512_available())
+    done = adamw_avx512(k, param.size(), grad.data(), exp_avg.data(), exp_avg_sq.data(), param.data());
+#endif
+  float* const arrays[4] = {const_cast<float*>(grad.data()) + done, exp_avg.data() + done, exp_avg_sq.data() + done,
+                            param.data() + done};
   // grad (arrays[0]) is only read, never written (const_cast only to share one pointer array).
-  for_each_lane_group<4>(param.size(), arrays,
+  for_each_lane_group<4>(param.size() - done, arrays,
                          [&k](float* const* at) { adamw_lanes(k, at[0], at[1], at[2], at[3]); });
 }
 
