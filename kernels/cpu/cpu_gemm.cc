@@ -5,7 +5,6 @@
 #include <string>
 
 #include "core/common/error.h"
-#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/onednn_gemm.h"
 
@@ -27,14 +26,14 @@ void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float a
     }
     return;
   }
-  if (onednn_gemm_suits(ta, tb, m, n, k, blas_thread_count())) {
+  if (onednn_gemm_suits(ta, tb, m, n, k)) {
     const OnednnGemmResult result =
         onednn_gemm(ta, tb, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(), c.cols());
     if (result == OnednnGemmResult::kDone) return;
     if (result == OnednnGemmResult::kFailed) {
-      throw Error(ErrorCode::kInternal, "gemm: oneDNN failed on a " + std::to_string(m) + "x" + std::to_string(k) +
-                                            " by " + std::to_string(k) + "x" + std::to_string(n) +
-                                            " product (out of memory?)");
+      throw Error(ErrorCode::kInternal, "gemm: oneDNN failed to build or run a " + std::to_string(m) + "x" +
+                                            std::to_string(k) + " by " + std::to_string(k) + "x" +
+                                            std::to_string(n) + " product (out of memory?)");
     }
   }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),

@@ -81,45 +81,64 @@ dnnl_primitive_attr_t make_attr(float alpha, float beta) {
 }
 
 // Builds the primitive for `key` (called with the OpenMP thread count already set: oneDNN sizes its blocking
-// for the threads it sees at creation). False where oneDNN refuses.
-bool build(const Key& key, dnnl_engine_t engine, Entry& entry) {
+// for the threads it sees at creation). dnnl_unimplemented where oneDNN has no kernel for it (fixed per shape and
+// machine); any other failure is transient (memory).
+dnnl_status_t build(const Key& key, dnnl_engine_t engine, Entry& entry) {
   const auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, beta] = key;
   const dnnl_memory_desc_t a_md = describe(m, k, lda, ta), b_md = describe(k, n, ldb, tb),
                            c_md = describe(m, n, ldc, false);
   dnnl_matmul_desc_t desc;
-  if (dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md) != dnnl_success) return false;
+  dnnl_status_t status = dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md);
+  if (status != dnnl_success) return status;
   dnnl_primitive_attr_t attr = make_attr(alpha, beta);
-  if (attr == nullptr) return false;
+  if (attr == nullptr) return dnnl_unimplemented;
   dnnl_primitive_desc_t pd = nullptr;
-  const bool described = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr) == dnnl_success;
+  status = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr);
   dnnl_primitive_attr_destroy(attr);
-  if (!described) return false;
-  const bool ok = dnnl_primitive_create(&entry.primitive, pd) == dnnl_success &&
-                  dnnl_memory_create(&entry.src, &a_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-                  dnnl_memory_create(&entry.weights, &b_md, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-                  dnnl_memory_create(&entry.dst, &c_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
+  if (status != dnnl_success) return status;
+  status = dnnl_primitive_create(&entry.primitive, pd);
+  if (status == dnnl_success) status = dnnl_memory_create(&entry.src, &a_md, engine, DNNL_MEMORY_NONE);
+  if (status == dnnl_success) status = dnnl_memory_create(&entry.weights, &b_md, engine, DNNL_MEMORY_NONE);
+  if (status == dnnl_success) status = dnnl_memory_create(&entry.dst, &c_md, engine, DNNL_MEMORY_NONE);
   dnnl_primitive_desc_destroy(pd);
-  return ok;
+  return status;
 }
 
-// The cached primitive for `key`, built on first use; null where it cannot be built (not retried: the answer
-// would not change, and a shape must not switch libraries in the middle of a run).
-Entry* find_or_build(Context& context, const Key& key) {
+// At most this many shapes per thread: a run trains on a handful, but predicting batches of many sizes would
+// otherwise keep one primitive (and its JIT code) per size forever. Dropping them all is harmless: a primitive
+// rebuilt for the same key computes the same bits.
+constexpr size_t kMaxCachedShapes = 64;
+
+// The cached primitive for `key`, built on first use. `unimplemented` (oneDNN has no kernel for the shape: cached,
+// not retried, so a shape never switches libraries mid-run) and other failures (not cached) give null.
+Entry* find_or_build(Context& context, const Key& key, bool& unimplemented) {
+  unimplemented = false;
   auto found = context.entries.find(key);
-  if (found != context.entries.end()) return found->second.primitive != nullptr ? &found->second : nullptr;
-  Entry& entry = context.entries[key];
-  if (!build(key, context.engine, entry)) {
-    entry.release();
-    return nullptr;
+  if (found != context.entries.end()) {
+    unimplemented = found->second.primitive == nullptr;
+    return unimplemented ? nullptr : &found->second;
   }
-  return &entry;
+  if (context.entries.size() >= kMaxCachedShapes) context.entries.clear();
+  Entry& entry = context.entries[key];
+  const dnnl_status_t status = build(key, context.engine, entry);
+  if (status == dnnl_success) return &entry;
+  entry.release();
+  unimplemented = status == dnnl_unimplemented;
+  if (!unimplemented) context.entries.erase(key);  // transient: the next call tries again
+  return nullptr;
 }
 
-// Sets the calling thread's OpenMP thread count (what oneDNN's OpenMP runtime reads) for one scope.
+// Sets the calling thread's OpenMP thread count (what oneDNN's OpenMP runtime reads) for one scope, where it is not
+// that already: with Intel's OpenMP runtime, setting the count outside a parallel region shrinks the host's thread
+// team at once, so a host already at one thread is left alone.
 class OmpThreadsScope {
  public:
-  explicit OmpThreadsScope(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~OmpThreadsScope() { omp_set_num_threads(previous_); }
+  explicit OmpThreadsScope(int threads) : previous_(omp_get_max_threads()) {
+    if (previous_ != threads) omp_set_num_threads(threads);
+  }
+  ~OmpThreadsScope() {
+    if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+  }
   OmpThreadsScope(const OmpThreadsScope&) = delete;
   OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
 
@@ -141,8 +160,8 @@ bool runtime_is_openmp() {
 
 }  // namespace
 
-bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k, int blas_threads) {
-  return blas_threads == 1 && cpu_has_avx512() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
+bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k) {
+  return cpu_has_avx512() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
          m * n * k >= kMinMultiplyAdds;
 }
 
@@ -154,8 +173,9 @@ OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, f
   static thread_local Context context;
   if (context.stream == nullptr) return OnednnGemmResult::kUnavailable;
   const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta};
-  Entry* entry = find_or_build(context, key);
-  if (entry == nullptr) return OnednnGemmResult::kUnavailable;
+  bool unimplemented = false;
+  Entry* entry = find_or_build(context, key, unimplemented);
+  if (entry == nullptr) return unimplemented ? OnednnGemmResult::kUnavailable : OnednnGemmResult::kFailed;
   dnnl_memory_set_data_handle(entry->src, const_cast<float*>(a));
   dnnl_memory_set_data_handle(entry->weights, const_cast<float*>(b));
   dnnl_memory_set_data_handle(entry->dst, c);

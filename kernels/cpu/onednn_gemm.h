@@ -11,24 +11,26 @@
 
 namespace sluice::kernels {
 
-// Whether the CPU backend computes c = alpha op(a) op(b) + beta c through oneDNN. Decided by the shape, the
-// machine (AVX-512, where it was measured) and the BLAS thread count (config key cpu_threads, fixed for a run)
-// alone, never by timing or by which thread asks, so the pipelined run and the sequential reference compute
-// every product with the same library and get the same bits. Only single-threaded ranks (the pipeline's one
-// core per rank): with 2 threads on 2 cores oneDNN's OpenMP team and OpenBLAS's threads took a 1-rank step from
-// 130 ms to 290-345 ms (OMP_WAIT_POLICY=passive: 169 ms), so a multi-threaded rank keeps OpenBLAS throughout.
-bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, int blas_threads);
+// Whether the CPU backend computes c = alpha op(a) op(b) + beta c through oneDNN. Decided by the shape and the
+// machine (AVX-512, where it was measured) alone, never by timing, by the BLAS thread count or by which thread asks,
+// so every run on a machine computes a product with the same library and the same bits: the pipelined run and the
+// sequential reference, a run and its resume on another core count, `sluice_predict` and the model API's predict.
+// A routed product always runs on ONE oneDNN thread, also on a rank with several BLAS threads: oneDNN splits the
+// sum over k differently for other thread counts, which would make the bits depend on `cpu_threads` (and with 2
+// threads on 2 cores its OpenMP team and OpenBLAS's threads took a 1-rank step from 130 ms to 290-345 ms).
+bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k);
 
 enum class OnednnGemmResult {
   kDone,
-  kUnavailable,  // oneDNN cannot build the primitive (or was built for another threading runtime); c untouched
-  kFailed,       // the primitive failed while running (out of memory for its scratchpad); c is undefined
+  kUnavailable,  // oneDNN does not implement the product (or was built for another threading runtime); c untouched
+  kFailed,       // building or running it failed (out of memory, say); c is undefined
 };
 
 // c (m x n) = alpha op(a) op(b) + beta c on one thread, all row-major with leading dimensions lda, ldb,
 // ldc; beta = 0 overwrites c (NaNs included), as BLAS does. k >= 1. On kUnavailable the caller uses OpenBLAS;
-// that answer is fixed per shape for the thread's life, so a shape never switches libraries mid-run. Never
-// changes the caller's OpenMP thread count: it is set to 1 for the call and restored.
+// that answer depends on the shape and the machine only (oneDNN's "unimplemented"), so a shape never switches
+// libraries mid-run; a transient failure (memory) is kFailed, an error, not a silent switch. Never changes the
+// caller's OpenMP thread count: where it is not 1 already, it is set to 1 for the call and restored.
 OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc);

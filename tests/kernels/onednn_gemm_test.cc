@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -111,21 +112,19 @@ TEST(OnednnGemmTest, SameBitsOnEveryCallAndTheCallersThreadCountKept) {
   }
 }
 
-TEST(OnednnGemmTest, RoutingDependsOnTheShapeMachineAndThreadsOnly) {
+TEST(OnednnGemmTest, RoutingDependsOnTheShapeAndMachineOnly) {
   if (!avx512()) {
-    EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024, 1)) << "the route is for AVX-512 machines only";
+    EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024)) << "the route is for AVX-512 machines only";
     GTEST_SKIP() << "no AVX-512: every product stays on OpenBLAS";
   }
-  // On one BLAS thread the benchmark model's two weight products go to oneDNN, whatever the micro-batch size;
+  // The benchmark model's two weight products go to oneDNN, whatever the micro-batch size;
   // the gradient product dy^T x and small products stay on OpenBLAS.
-  EXPECT_TRUE(onednn_gemm_suits(false, true, 32, 1024, 1024, 1));
-  EXPECT_TRUE(onednn_gemm_suits(false, false, 32, 1024, 1024, 1));
-  EXPECT_TRUE(onednn_gemm_suits(false, true, 256, 1024, 1024, 1));
-  EXPECT_FALSE(onednn_gemm_suits(true, false, 1024, 1024, 32, 1));
-  EXPECT_FALSE(onednn_gemm_suits(false, true, 36, 33, 17, 1));
-  EXPECT_FALSE(onednn_gemm_suits(false, false, 32, 1024, 10, 1));
-  // A rank with several BLAS threads keeps OpenBLAS (its threads and an OpenMP team would fight over the cores).
-  EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024, 2));
+  EXPECT_TRUE(onednn_gemm_suits(false, true, 32, 1024, 1024));
+  EXPECT_TRUE(onednn_gemm_suits(false, false, 32, 1024, 1024));
+  EXPECT_TRUE(onednn_gemm_suits(false, true, 256, 1024, 1024));
+  EXPECT_FALSE(onednn_gemm_suits(true, false, 1024, 1024, 32));
+  EXPECT_FALSE(onednn_gemm_suits(false, true, 36, 33, 17));
+  EXPECT_FALSE(onednn_gemm_suits(false, false, 32, 1024, 10));
   const std::vector<float> a(4, 1.0f), b(4, 1.0f);
   std::vector<float> c(4, 0.0f);
   EXPECT_EQ(onednn_gemm(true, false, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2),
@@ -139,7 +138,7 @@ TEST(OnednnGemmTest, BackendProductsOnRoutedShapes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   if (!avx512()) GTEST_SKIP() << "no AVX-512: the backend does not route to oneDNN";
   openblas_set_num_threads(1);
-  ASSERT_TRUE(onednn_gemm_suits(false, true, 32, 512, 512, openblas_get_num_threads()));
+  ASSERT_TRUE(onednn_gemm_suits(false, true, 32, 512, 512));
   Backend& backend = cpu_backend();
   const Tensor x = random_tensor(32, 512, 6), w = random_tensor(512, 512, 7);
   Tensor y = Tensor::host(32, 512);
@@ -153,6 +152,33 @@ TEST(OnednnGemmTest, BackendProductsOnRoutedShapes) {
   const Tensor empty_a = Tensor::host(32, 0), empty_b = Tensor::host(0, 512);
   backend.gemm(Transpose::kNo, Transpose::kNo, 1.0f, empty_a, empty_b, 0.0f, y);
   for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], 0.0f) << "k = 0 with beta = 0 must clear c";
+}
+
+// The bits of every product are the same whatever the BLAS thread count (`cpu_threads`): a routed product must not
+// switch to OpenBLAS on a multi-threaded rank, nor run oneDNN on more threads (which splits the sum over k). So a
+// run and its resume on another core count, or a pipeline and a reference with other thread counts, agree.
+TEST(OnednnGemmTest, ProductsHaveTheSameBitsOnOneAndOnSeveralBlasThreads) {
+  Backend& backend = cpu_backend();
+  const Tensor x = random_tensor(32, 1024, 8), w = random_tensor(1024, 1024, 9), dy = random_tensor(32, 1024, 10);
+  auto products = [&] {
+    Tensor y = Tensor::host(32, 1024), dx = Tensor::host(32, 1024), dw = Tensor::host(1024, 1024);
+    backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, w, 0.0f, y);    // x W^T (routed on AVX-512)
+    backend.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dy, w, 0.0f, dx);   // dy W (routed on AVX-512)
+    backend.gemm(Transpose::kYes, Transpose::kNo, 1.0f, dy, x, 0.0f, dw);  // dy^T x (OpenBLAS)
+    std::vector<float> all(y.data(), y.data() + y.size());
+    all.insert(all.end(), dx.data(), dx.data() + dx.size());
+    all.insert(all.end(), dw.data(), dw.data() + dw.size());
+    return all;
+  };
+  const int before = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  const std::vector<float> one = products();
+  openblas_set_num_threads(2);
+  const std::vector<float> two = products();
+  openblas_set_num_threads(before);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
+      << "a product's bits depend on the BLAS thread count";
 }
 
 }  // namespace
