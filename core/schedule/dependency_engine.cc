@@ -171,23 +171,14 @@ class DependencyRun::Engine {
 
   // Fills `needs` with the events `action` waits for; returns how many.
   int dependencies(const Action& action, Need needs[2]) const {
-    const int s = action.stage, m = action.microbatch;
-    switch (action.kind) {
-      case ActionKind::F:
-        if (s == 0) return 0;
-        needs[0] = {forward_event(s - 1, m), s - 1};
-        return 1;
-      case ActionKind::B:
-      case ActionKind::I:
-        needs[0] = {forward_event(s, m), s};
-        if (s == stages_ - 1) return 1;
-        needs[1] = {input_grad_event(s + 1, m), s + 1};
-        return 2;
-      case ActionKind::W:
-        needs[0] = {input_grad_event(s, m), s};
-        return 1;
-      default: return 0;
+    ActionInput inputs[2] = {};
+    const int count = action_inputs(action, stages_, inputs);
+    for (int i = 0; i < count; ++i) {
+      const int stage = inputs[i].stage;
+      needs[i] = {inputs[i].forward ? forward_event(stage, action.microbatch) : input_grad_event(stage, action.microbatch),
+                  stage};
     }
+    return count;
   }
 
   // Starts the rank's next compute action if its inputs are there at `now`; otherwise queues the rank again

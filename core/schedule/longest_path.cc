@@ -53,7 +53,7 @@ class LongestPath {
   // When `a` can start on `rank` given the events it needs (the dependency run's rule), or kNotDone when one is
   // not yet produced; `missing` is then that event.
   double start_of(int rank, const Action& a, size_t& missing) const {
-    const int s = a.stage, m = a.microbatch;
+    const int m = a.microbatch;
     double start = free_at_[rank];
     // Folds one input into `start`; false when it is not yet produced.
     auto input = [&](int stage, bool forward) {
@@ -66,14 +66,11 @@ class LongestPath {
       start = std::max(start, done_at + (s_.stage_to_rank[stage] != rank ? transfer_ : 0.0));
       return true;
     };
-    bool known = true;
-    if (a.kind == ActionKind::F)
-      known = s == 0 || input(s - 1, true);
-    else if (produces_input_gradient(a.kind))
-      known = input(s, true) && (s + 1 == s_.num_stages() || input(s + 1, false));
-    else  // W: its own stage's input gradient
-      known = input(s, false);
-    return known ? start : kNotDone;
+    ActionInput inputs[2] = {};
+    const int count = action_inputs(a, s_.num_stages(), inputs);
+    for (int i = 0; i < count; ++i)
+      if (!input(inputs[i].stage, inputs[i].forward)) return kNotDone;
+    return start;
   }
 
   void advance(int rank) {

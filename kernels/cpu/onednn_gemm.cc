@@ -191,8 +191,9 @@ OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, f
 OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc) {
-  if (transpose_a || !runtime_is_openmp()) return OnednnGemmResult::kUnavailable;  // threads must follow the config
-  OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: the rank's one core is its whole budget
+  // Without OpenMP's runtime oneDNN's thread count is not ours to hold at one (onednn_gemm_suits says why).
+  if (transpose_a || !runtime_is_openmp()) return OnednnGemmResult::kUnavailable;
+  OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: one thread keeps the bits thread-count free
   // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
   // sgemm for dy W. Both are fixed by the shape.
   if (transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
