@@ -16,7 +16,7 @@ struct BenchModel {
   int microbatches = 8;    // M
   int stages = 2;          // pipeline ranks P
   std::string optimizer = "sgd";  // sgd | adamw (config optimizer.type; the PyTorch comparison uses adamw)
-  int cpu_threads = 0;     // config cpu_threads (BLAS threads per rank); 0 = not set, the process's setting
+  int cpu_threads = 0;     // config cpu_threads (kernel threads per rank); 0 = not set, the process's setting
   std::string wait = "auto";  // config comm.wait: how a rank waits for a message (auto | spin | yield | block)
 };
 

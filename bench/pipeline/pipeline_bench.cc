@@ -134,7 +134,7 @@ int run(int argc, char** argv) {
   app.add_option("--optimizer", options.model.optimizer, "optimizer of every run (adamw: the PyTorch comparison's)")
       ->check(CLI::IsMember({"sgd", "adamw"}));
   app.add_option("--cpu-threads", options.model.cpu_threads,
-                 "config cpu_threads: BLAS threads per rank (default: the process's, OPENBLAS_NUM_THREADS)")
+                 "config cpu_threads: kernel threads per rank (default: the process's, OPENBLAS_NUM_THREADS)")
       ->check(CLI::PositiveNumber);
   app.add_option("--wait", options.model.wait, "config comm.wait of every run")
       ->check(CLI::IsMember({"auto", "spin", "yield", "block"}));

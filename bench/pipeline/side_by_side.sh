@@ -81,15 +81,22 @@ run_sluice() {
     collect sluice "@1x2" "$(grep '^schedule 1f1b' <<<"$output")"
   fi
 }
+# PyTorch's gloo processes now and then abort at exit ("terminate called without an active exception"): such a run
+# is tried once more rather than ending the whole comparison.
+torch_twice() {
+  local output
+  output="$("$python" bench/pipeline/torch_pipeline.py "$@" 2>&1)" && { echo "$output"; return 0; }
+  echo "side_by_side.sh: the PyTorch run failed, trying it once more" >&2
+  output="$("$python" bench/pipeline/torch_pipeline.py "$@" 2>&1)" || { echo "$output" >&2; return 1; }
+  echo "$output"
+}
 run_torch() {
   local output
   # shellcheck disable=SC2086
-  output="$("$python" bench/pipeline/torch_pipeline.py --schedules $schedules --steps "$steps" --warmup "$warmup" \
-    2>&1)" || { echo "$output" >&2; return 1; }
+  output="$(torch_twice --schedules $schedules --steps "$steps" --warmup "$warmup")" || return 1
   collect torch "" "$output"
   if [ "$threads_row" = 1 ]; then
-    output="$("$python" bench/pipeline/torch_pipeline.py --ranks 1 --threads 2 --steps "$steps" --warmup "$warmup" \
-      2>&1)" || { echo "$output" >&2; return 1; }
+    output="$(torch_twice --ranks 1 --threads 2 --steps "$steps" --warmup "$warmup")" || return 1
     collect torch "@1x2" "$(sed 's/^schedule single-process-2t /schedule 1f1b /' <<<"$output")"
   fi
 }

@@ -133,7 +133,7 @@ struct Config {
   // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). tf32 and bf16
   // need at least one cuda stage and apply only to the cuda stages; cpu stages always compute in fp32.
   std::string gemm_precision = "fp32";
-  // Config key `cpu_threads`: BLAS threads of a rank whose stage runs on the cpu. auto = the cores this rank owns
+  // Config key `cpu_threads`: kernel threads of a rank whose stage runs on the cpu. auto = the cores this rank owns
   // (its affinity mask when the launcher bound it, else the node's cores shared out among the node's ranks);
   // keep = leave the process's setting alone; N = exactly N. Not given (kDefault): auto under `sluice train`, keep
   // under the C API, where the host owns its threads (core/runtime/cpu_threads.h).

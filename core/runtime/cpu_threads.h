@@ -1,6 +1,8 @@
-// How many BLAS threads a cpu rank's kernels use (config key `cpu_threads`, core/config/config.h): the cores the
-// rank owns, so that 1 rank on a 2-core node uses both and 2 ranks use one each, without ever taking threads from
-// the host program unless its config asks for it.
+// How many threads a cpu rank's kernels use (config key `cpu_threads`, core/config/config.h): the cores the rank
+// owns, so that 1 rank on a 2-core node uses both and 2 ranks use one each, without ever taking threads from the
+// host program unless its config asks for it. The count lives in the BLAS library's thread setting, the one the
+// host and Sluice share (kernels/cpu/blas_threads.h); the CPU backend splits each large product over that many
+// threads of its own and runs the library single-threaded inside, putting the setting back once no product runs.
 #pragma once
 
 #include <mpi.h>
@@ -15,7 +17,7 @@ namespace sluice::runtime {
 int auto_cpu_threads(int cores_bound, int cores_on_node, int ranks_on_node);
 
 // Collective over `comm` (it counts the node's ranks). Applies config.cpu_threads when `on_cpu` (kDefault and keep
-// change nothing) and returns the BLAS thread count the rank then runs with.
+// change nothing) and returns the thread count the rank's kernels then run with.
 int apply_cpu_threads(const config::Config& config, MPI_Comm comm, bool on_cpu);
 
 }  // namespace sluice::runtime

@@ -49,7 +49,7 @@ std::string my_layout_line(Trainer& trainer) {
   }
   const std::vector<int>& nodes = trainer.rank_order_choice().node_of_rank;
   if (!nodes.empty()) mine << ", node " << nodes.at(layout.rank);
-  mine << ", " << trainer.blas_threads() << " BLAS thread(s), host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
+  mine << ", " << trainer.blas_threads() << " kernel thread(s), host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
        << trainer.backend().device_name() << ", transport " << trainer.transport_name();
   return mine.str();
 }

@@ -103,7 +103,7 @@ class Trainer {
   const config::Layout& layout() const { return layout_; }
   // How pipeline.rank_order was resolved at start, with the inter-node bytes of each option (run report).
   const config::RankOrderChoice& rank_order_choice() const { return rank_order_; }
-  // The BLAS threads this rank's cpu kernels run with, after config.cpu_threads was applied at start.
+  // The threads this rank's cpu kernels run with (the BLAS setting), after config.cpu_threads was applied at start.
   int blas_threads() const { return blas_threads_; }
   // With pipeline.schedule auto: the candidate table the schedule was chosen from (run report); else empty.
   const std::string& schedule_choice_report() const { return schedule_choice_report_; }

@@ -1,14 +1,68 @@
 // Matrix products and the bias ops that go with them. A product goes to oneDNN or to OpenBLAS by its shape alone
-// (onednn_gemm_suits), so the pipelined run and the sequential reference use the same library for it.
+// (onednn_gemm_suits), so the pipelined run and the sequential reference use the same library for it; it is cut
+// into blocks fixed by its shape (gemm_split.h) that the rank's threads compute side by side, each block on one
+// library thread, so its bits do not depend on the thread count either.
 #include <cblas.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/common/error.h"
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/gemm_split.h"
 #include "kernels/cpu/onednn_gemm.h"
+#include "kernels/cpu/parallel_blocks.h"
 
 namespace sluice::kernels {
+
+namespace {
+
+// One product's operands as raw row-major views: c (m x n) = alpha op(a) op(b) + beta c.
+struct Product {
+  bool ta, tb;
+  int64_t m, n, k;
+  float alpha, beta;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  int64_t ldb;
+  float* c;
+  int64_t ldc;
+};
+
+// Block j of `whole` under `split`: a band of c's rows (and of op(a)'s) or of its columns (and of op(b)'s).
+Product block_of(const Product& whole, const GemmSplit& split, int64_t j) {
+  Product part = whole;
+  const int64_t first = j * split.block;
+  if (split.by_rows) {
+    part.m = std::min(split.block, whole.m - first);
+    part.a = whole.ta ? whole.a + first : whole.a + first * whole.lda;  // op(a)'s rows are a's columns if transposed
+    part.c = whole.c + first * whole.ldc;
+  } else {
+    part.n = std::min(split.block, whole.n - first);
+    part.b = whole.tb ? whole.b + first * whole.ldb : whole.b + first;  // op(b)'s columns are b's rows if transposed
+    part.c = whole.c + first;
+  }
+  return part;
+}
+
+// One block on the calling thread: oneDNN where the whole product is routed there and oneDNN implements the
+// block's shape (both fixed by the shapes), OpenBLAS (held at one thread by the caller) otherwise.
+OnednnGemmResult compute_block(const Product& p, bool routed) {
+  if (routed) {
+    const OnednnGemmResult result =
+        onednn_gemm(p.ta, p.tb, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc);
+    if (result != OnednnGemmResult::kUnavailable) return result;
+  }
+  cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans, p.tb ? CblasTrans : CblasNoTrans, static_cast<int>(p.m),
+              static_cast<int>(p.n), static_cast<int>(p.k), p.alpha, p.a, static_cast<int>(p.lda), p.b,
+              static_cast<int>(p.ldb), p.beta, p.c, static_cast<int>(p.ldc));
+  return OnednnGemmResult::kDone;
+}
+
+}  // namespace
 
 void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
                            float beta, Tensor& c) {
@@ -26,19 +80,27 @@ void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float a
     }
     return;
   }
-  if (onednn_gemm_suits(ta, tb, m, n, k)) {
-    const OnednnGemmResult result =
-        onednn_gemm(ta, tb, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(), c.cols());
-    if (result == OnednnGemmResult::kDone) return;
+  const Product whole{ta, tb, m, n, k, alpha, beta, a.data(), a.cols(), b.data(), b.cols(), c.data(), c.cols()};
+  const GemmSplit split = gemm_split(m, n, k);
+  const bool routed = onednn_gemm_suits(ta, tb, m, n, k);
+  // The rank's threads (cpu_threads, or the host's BLAS setting) run the blocks; the library inside each block runs
+  // on one, and the setting is back once no product runs.
+  const BlasHeldAtOneThread library_on_one_thread;
+  std::vector<OnednnGemmResult> results(static_cast<size_t>(split.count), OnednnGemmResult::kDone);
+  if (split.count == 1) {
+    results[0] = compute_block(whole, routed);
+  } else {
+    run_blocks(split.count, library_on_one_thread.team_threads(), [&](int64_t j) {
+      results[static_cast<size_t>(j)] = compute_block(block_of(whole, split, j), routed);
+    });
+  }
+  for (OnednnGemmResult result : results) {
     if (result == OnednnGemmResult::kFailed) {
       throw Error(ErrorCode::kInternal, "gemm: oneDNN failed to build or run a " + std::to_string(m) + "x" +
                                             std::to_string(k) + " by " + std::to_string(k) + "x" +
                                             std::to_string(n) + " product (out of memory?)");
     }
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a.data(), static_cast<int>(a.cols()), b.data(),
-              static_cast<int>(b.cols()), beta, c.data(), static_cast<int>(c.cols()));
 }
 
 void CpuBackend::add_bias_impl(const Tensor& bias, Tensor& y) {

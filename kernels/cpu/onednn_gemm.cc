@@ -43,9 +43,16 @@ struct Context {
   dnnl_engine_t engine = nullptr;
   dnnl_stream_t stream = nullptr;
   std::map<Key, Entry> entries;
-  Context() {
-    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) return;
-    if (dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success) stream = nullptr;
+  // Creates the engine and stream on first use, and again after a failure (memory, say): a failure is an error
+  // for this call, never a lasting switch of this thread to OpenBLAS, which would give the blocks this thread
+  // happens to run other bits than the rest.
+  bool ready() {
+    if (engine == nullptr && dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) engine = nullptr;
+    if (engine != nullptr && stream == nullptr &&
+        dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success) {
+      stream = nullptr;
+    }
+    return stream != nullptr;
   }
   ~Context() {
     entries.clear();
@@ -171,7 +178,7 @@ namespace {
 OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   static thread_local Context context;
-  if (context.stream == nullptr) return OnednnGemmResult::kUnavailable;
+  if (!context.ready()) return OnednnGemmResult::kFailed;
   const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta};
   bool unimplemented = false;
   Entry* entry = find_or_build(context, key, unimplemented);

@@ -15,9 +15,9 @@ namespace sluice::kernels {
 // machine (AVX-512, where it was measured) alone, never by timing, by the BLAS thread count or by which thread asks,
 // so every run on a machine computes a product with the same library and the same bits: the pipelined run and the
 // sequential reference, a run and its resume on another core count, `sluice_predict` and the model API's predict.
-// A routed product always runs on ONE oneDNN thread, also on a rank with several BLAS threads: oneDNN splits the
-// sum over k differently for other thread counts, which would make the bits depend on `cpu_threads` (and with 2
-// threads on 2 cores its OpenMP team and OpenBLAS's threads took a 1-rank step from 130 ms to 290-345 ms).
+// oneDNN itself always runs on ONE thread: with more it splits the sum over k differently for other thread counts,
+// which would make the bits depend on `cpu_threads`. A rank's threads share a product out in blocks fixed by the
+// shape instead (kernels/cpu/gemm_split.h), each block one call here; the route is decided on the whole product.
 bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k);
 
 enum class OnednnGemmResult {
@@ -30,7 +30,8 @@ enum class OnednnGemmResult {
 // ldc; beta = 0 overwrites c (NaNs included), as BLAS does. k >= 1. On kUnavailable the caller uses OpenBLAS;
 // that answer depends on the shape and the machine only (oneDNN's "unimplemented"), so a shape never switches
 // libraries mid-run; a transient failure (memory) is kFailed, an error, not a silent switch. Never changes the
-// caller's OpenMP thread count: where it is not 1 already, it is set to 1 for the call and restored.
+// caller's OpenMP thread count: where it is not 1 already, it is set to 1 for the call and restored. Callable from
+// several threads at once (each keeps its own primitives).
 OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc);

@@ -340,7 +340,7 @@ TEST(RenderSbatchScript, ProgramReplacesSluiceTrainWithQuotedArguments) {
 TEST(RenderSbatchScript, ProgramJobHasTheSameSignalAndRequeueLogicAsTrain) {
   const std::string train = render_sbatch_script(basic_request(), pipeline_config(2, 1));
   const std::string program = render_sbatch_script(program_request(), pipeline_config(2, 1));
-  const std::string marker = "# One BLAS thread per allocated core";
+  const std::string marker = "# One kernel thread per allocated core";
   const std::string train_tail = from_line(train, marker);
   std::string program_tail = from_line(program, marker);
   ASSERT_FALSE(train_tail.empty());

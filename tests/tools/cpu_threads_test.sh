@@ -18,17 +18,17 @@ mpi=(timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca
 common=(--set pipeline.stages=1 --set steps=1)
 
 out="$("${mpi[@]}" -np 1 "$SLUICE" train "$CONFIG" "${common[@]}" 2>&1)"
-grep -q "rank 0: .*, $(expect 1) BLAS thread(s)" <<<"$out" || fail "1 rank: expected $(expect 1) threads: $out"
+grep -q "rank 0: .*, $(expect 1) kernel thread(s)" <<<"$out" || fail "1 rank: expected $(expect 1) threads: $out"
 
 out="$("${mpi[@]}" -np 2 "$SLUICE" train "$CONFIG" "${common[@]}" 2>&1)"
 for r in 0 1; do
-  grep -q "rank $r: .*, $(expect 2) BLAS thread(s)" <<<"$out" || fail "2 ranks: expected $(expect 2) threads: $out"
+  grep -q "rank $r: .*, $(expect 2) kernel thread(s)" <<<"$out" || fail "2 ranks: expected $(expect 2) threads: $out"
 done
 
 out="$("${mpi[@]}" -np 1 "$SLUICE" train "$CONFIG" "${common[@]}" --set cpu_threads=3 2>&1)"
-grep -q "rank 0: .*, 3 BLAS thread(s)" <<<"$out" || fail "cpu_threads=3: $out"
+grep -q "rank 0: .*, 3 kernel thread(s)" <<<"$out" || fail "cpu_threads=3: $out"
 
 # OPENBLAS_NUM_THREADS=1 from the environment is what keep leaves in place
 out="$("${mpi[@]}" -np 1 "$SLUICE" train "$CONFIG" "${common[@]}" --set cpu_threads=keep 2>&1)"
-grep -q "rank 0: .*, 1 BLAS thread(s)" <<<"$out" || fail "cpu_threads=keep: $out"
+grep -q "rank 0: .*, 1 kernel thread(s)" <<<"$out" || fail "cpu_threads=keep: $out"
 finish "cpu threads"
