@@ -37,7 +37,9 @@ TEST(ParallelBlocksTest, EveryBlockRunsOnceOnTheThreadsAskedFor) {
       for (int64_t j = 0; j < count; ++j) EXPECT_EQ(runs[static_cast<size_t>(j)].load(), 1) << "block " << j;
       const size_t expected = static_cast<size_t>(std::min<int64_t>(threads, count));
       EXPECT_EQ(seen.size(), expected) << "threads that ran blocks";
-      if (expected == 1) EXPECT_EQ(*seen.begin(), std::this_thread::get_id()) << "one thread is the caller's";
+      if (expected == 1) {
+        EXPECT_EQ(*seen.begin(), std::this_thread::get_id()) << "one thread is the caller's";
+      }
     }
   }
 }
