@@ -6,6 +6,9 @@
 #include <map>
 #include <tuple>
 
+#include "kernels/cpu/async_signals_held.h"
+#include "kernels/cpu/onednn_route.h"
+
 namespace sluice::kernels {
 
 namespace {
@@ -153,11 +156,22 @@ class OmpThreadsScope {
   int previous_;
 };
 
-// The route was measured on AVX-512 only (brgemm kernels); elsewhere OpenBLAS keeps every product. Fixed per
-// machine, like OpenBLAS's own kernel choice.
-bool cpu_has_avx512() {
-  static const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-  return avx512;
+// The route was measured on AVX-512 only (brgemm kernels); elsewhere OpenBLAS keeps every product unless
+// SLUICE_ONEDNN_GEMM says otherwise. Fixed per process, like OpenBLAS's own kernel choice.
+bool route_taken_on_this_machine() {
+  static const bool taken = [] {
+    const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+    switch (onednn_route_setting()) {
+      case OnednnRoute::kOn:
+        return true;
+      case OnednnRoute::kOff:
+        return false;
+      case OnednnRoute::kAuto:
+        break;
+    }
+    return avx512;
+  }();
+  return taken;
 }
 
 bool runtime_is_openmp() {
@@ -168,7 +182,7 @@ bool runtime_is_openmp() {
 }  // namespace
 
 bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k) {
-  return cpu_has_avx512() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
+  return route_taken_on_this_machine() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
          m * n * k >= kMinMultiplyAdds;
 }
 
@@ -188,6 +202,7 @@ OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, f
   dnnl_memory_set_data_handle(entry->dst, c);
   const dnnl_exec_arg_t args[] = {
       {DNNL_ARG_SRC, entry->src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, entry->dst}};
+  const AsyncSignalsHeld held;  // oneDNN's gemm-based kernels may run with the stack pointer in the heap
   const bool ran = dnnl_primitive_execute(entry->primitive, context.stream, 3, args) == dnnl_success &&
                    dnnl_stream_wait(context.stream) == dnnl_success;
   return ran ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
@@ -204,6 +219,7 @@ OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int6
   // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
   // sgemm for dy W. Both are fixed by the shape.
   if (transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const AsyncSignalsHeld held;  // its generated kernels run with the stack pointer in the heap (async_signals_held.h)
   const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return status == dnnl_success ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
 }

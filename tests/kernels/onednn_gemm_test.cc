@@ -17,12 +17,20 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/onednn_gemm.h"
+#include "kernels/cpu/onednn_route.h"
 #include "tests/kernels/random_tensor.h"
 
 namespace sluice::kernels {
 namespace {
 
 bool avx512() { return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core; }
+
+// Whether the backend routes here: AVX-512 by default; BUILD sets SLUICE_ONEDNN_GEMM=on, so CI covers the route on
+// any CPU.
+bool routed_here() {
+  const OnednnRoute setting = onednn_route_setting();
+  return setting == OnednnRoute::kOn || (setting == OnednnRoute::kAuto && avx512());
+}
 
 struct Case {
   bool tb;
@@ -113,9 +121,9 @@ TEST(OnednnGemmTest, SameBitsOnEveryCallAndTheCallersThreadCountKept) {
 }
 
 TEST(OnednnGemmTest, RoutingDependsOnTheShapeAndMachineOnly) {
-  if (!avx512()) {
-    EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024)) << "the route is for AVX-512 machines only";
-    GTEST_SKIP() << "no AVX-512: every product stays on OpenBLAS";
+  if (!routed_here()) {
+    EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024)) << "the route is off or for AVX-512 machines only";
+    GTEST_SKIP() << "no AVX-512 and SLUICE_ONEDNN_GEMM not on: every product stays on OpenBLAS";
   }
   // The benchmark model's two weight products go to oneDNN, whatever the micro-batch size;
   // the gradient product dy^T x and small products stay on OpenBLAS.
@@ -136,7 +144,7 @@ TEST(OnednnGemmTest, RoutingDependsOnTheShapeAndMachineOnly) {
 // branch).
 TEST(OnednnGemmTest, BackendProductsOnRoutedShapes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  if (!avx512()) GTEST_SKIP() << "no AVX-512: the backend does not route to oneDNN";
+  if (!routed_here()) GTEST_SKIP() << "no AVX-512 and SLUICE_ONEDNN_GEMM not on: the backend does not route to oneDNN";
   openblas_set_num_threads(1);
   ASSERT_TRUE(onednn_gemm_suits(false, true, 32, 512, 512));
   Backend& backend = cpu_backend();
