@@ -125,7 +125,7 @@ std::array<std::vector<int>, 2> caps(const std::vector<int>& phase_peaks) {
 
 // No order is shorter with F = I = W = 1: the last rank's first forward arrives at p - 1 and it then has 6m units
 // of work; the last micro-batch leaves rank 0 no earlier than m - 1, then crosses 2p stages forward, 2p back and
-// its W. Reaching it ends the search early, which keeps p = 512 about as fast as with two candidates.
+// its W. Reaching it (usual once m >= p) ends the search early, which matters at large p.
 double shortest_possible(int ranks, int microbatches) {
   return std::max(6.0 * microbatches + ranks - 1, 4.0 * ranks + microbatches);
 }
