@@ -4,9 +4,14 @@
 // phases against each other (p=8, m=10 took 72 units instead of 70 with F = I = W). Instead every rank builds the
 // schedule of the full V, n = max(m, 2p - 1) micro-batches, and leaves out the micro-batches >= m. Removing work
 // from a valid order keeps it valid (every dependency of a kept action is on a kept micro-batch), and it also
-// makes m < p work. Below 2p - 1 the fixed phases still leave gaps, so there a greedy play-out held to the same
-// per-rank memory (zero_bubble_v_greedy.cc) competes, and the shorter order wins (p=16, m=16: 117, not 126).
+// makes m < p work. Below 2p - 1 the fixed phases still leave gaps, so there greedy play-outs
+// (zero_bubble_v_greedy.cc) compete, and the shortest order wins. Like the zero-bubble authors' generator (zbv.py,
+// try_v_schedule, which tries several ways of filling bubbles with W and keeps the best), this is a small search:
+// a few priority orders, each under two memory caps (below). It stays a deterministic function of (p, m).
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <vector>
 
 #include "core/schedule/generator_kernels.h"
 #include "core/schedule/simulator.h"
@@ -97,25 +102,53 @@ bool better(const SimulationResult& candidate, const SimulationResult& best) {
   return less;
 }
 
+// The priority orders the greedy tries, first to last (a later one replaces an earlier one only if better).
+// Forwards first (the V's ascending arm, then the descending one) wins nearly everywhere; backwards first, the
+// ascending arm's I first, or an I between the two forwards in the few cases where the others leave a gap (found
+// by comparing with the authors' generator over p <= 16, m < 2p - 1; tests/schedule/reference/).
+constexpr ActionKind kF = ActionKind::F, kI = ActionKind::I;
+constexpr std::array<std::array<Piece, 4>, 4> kPriorities = {{
+    {{{kF, 1}, {kF, 0}, {kI, 0}, {kI, 1}}},
+    {{{kI, 0}, {kI, 1}, {kF, 1}, {kF, 0}}},
+    {{{kF, 1}, {kF, 0}, {kI, 1}, {kI, 0}}},
+    {{{kF, 1}, {kI, 0}, {kF, 0}, {kI, 1}}},
+}};
+
+// Two caps on the (stage, micro-batch) pairs a rank holds: the fixed phases' own per-rank peaks (no rank needs more
+// than with PyTorch's order), then every rank the largest of them. The second never raises the largest peak over
+// ranks, the memory a run must provision for, and with few micro-batches it lets the first ranks run ahead:
+// p = 16, m = 16 needs it to match the authors' order. Per-rank caps come first, so at equal length they win.
+std::array<std::vector<int>, 2> caps(const std::vector<int>& phase_peaks) {
+  const int largest = *std::max_element(phase_peaks.begin(), phase_peaks.end());
+  return {phase_peaks, std::vector<int>(phase_peaks.size(), largest)};
+}
+
+// No order is shorter with F = I = W = 1: the last rank's first forward arrives at p - 1 and it then has 6m units
+// of work; the last micro-batch leaves rank 0 no earlier than m - 1, then crosses 2p stages forward, 2p back and
+// its W. Reaching it (usual once m >= p) ends the search early, which matters at large p.
+double shortest_possible(int ranks, int microbatches) {
+  return std::max(6.0 * microbatches + ranks - 1, 4.0 * ranks + microbatches);
+}
+
 }  // namespace
 
 Schedule zero_bubble_v(int ranks, int microbatches) {
   Schedule best = zero_bubble_v_phases(ranks, microbatches);
   if (microbatches >= 2 * ranks - 1) return best;
-  // Forwards first (the V's ascending arm, then the descending one) wins nearly everywhere; backwards first in a
-  // few cases (measured over p <= 16, m < 2p - 1). Both are held to the fixed phases' per-rank peaks.
   SimulationResult best_result = simulate(best);
-  const std::vector<int> cap = best_result.peak_inflight;
-  using K = ActionKind;
-  for (const std::array<Piece, 4>& priority :
-       {std::array<Piece, 4>{{{K::F, 1}, {K::F, 0}, {K::I, 0}, {K::I, 1}}},
-        std::array<Piece, 4>{{{K::I, 0}, {K::I, 1}, {K::F, 1}, {K::F, 0}}}}) {
-    std::optional<Schedule> candidate = zero_bubble_v_greedy(ranks, microbatches, priority, cap);
-    if (!candidate) continue;
-    SimulationResult result = simulate(*candidate);
-    if (better(result, best_result)) {
-      best = std::move(*candidate);
-      best_result = std::move(result);
+  const std::array<std::vector<int>, 2> cap_list = caps(best_result.peak_inflight);
+  const double bound = shortest_possible(ranks, microbatches);
+  for (const std::vector<int>& cap : cap_list) {
+    for (const std::array<Piece, 4>& priority : kPriorities) {
+      if (best_result.makespan <= bound) return best;
+      const int deadline = static_cast<int>(best_result.makespan);  // whole units: F = I = W = 1
+      std::optional<Schedule> candidate = zero_bubble_v_greedy(ranks, microbatches, priority, cap, deadline);
+      if (!candidate) continue;
+      SimulationResult result = simulate(*candidate);
+      if (better(result, best_result)) {
+        best = std::move(*candidate);
+        best_result = std::move(result);
+      }
     }
   }
   return best;

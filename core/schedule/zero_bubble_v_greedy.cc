@@ -24,12 +24,15 @@ class GreedyV {
         next_(static_cast<size_t>(stages_) * 3, 0), inflight_(ranks, 0) {}
 
   // False if a step left every rank waiting: then nothing is under way and no later step differs (not seen with
-  // the caps and priorities zero_bubble_v uses; it then keeps the fixed-phase order).
-  bool run(const std::array<Piece, 4>& priority, Schedule& schedule) {
+  // the caps and priorities zero_bubble_v uses; it then keeps the fixed-phase order). False too once the play-out
+  // cannot end by `deadline`: zero_bubble_v passes the best length so far, and a play-out runs each action no
+  // earlier than the event simulator would, so it could not win; at p = 512 most play-outs stop early.
+  bool run(const std::array<Piece, 4>& priority, int deadline, Schedule& schedule) {
     const int64_t total = 6LL * ranks_ * microbatches_;
     int64_t placed = 0;
     bool idle_before = false;
     for (int time = 0; placed < total; ++time) {
+      if (time >= deadline) return false;  // what is left ends after time + 1 > deadline
       bool acted = false;
       for (int rank = 0; rank < ranks_; ++rank) {
         const std::optional<Piece> piece = choose(rank, priority, time);
@@ -102,10 +105,10 @@ class GreedyV {
 }  // namespace
 
 std::optional<Schedule> zero_bubble_v_greedy(int ranks, int microbatches, const std::array<Piece, 4>& priority,
-                                             const std::vector<int>& cap) {
+                                             const std::vector<int>& cap, int deadline) {
   Schedule schedule = empty_schedule("zb-v", ranks, microbatches, 2, v_placement(ranks));
   for (auto& list : schedule.actions) list.reserve(6 * static_cast<size_t>(microbatches));
-  if (!GreedyV(ranks, microbatches, cap).run(priority, schedule)) return std::nullopt;
+  if (!GreedyV(ranks, microbatches, cap).run(priority, deadline, schedule)) return std::nullopt;
   return schedule;
 }
 

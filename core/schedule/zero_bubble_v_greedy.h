@@ -19,9 +19,9 @@ struct Piece {
 };
 
 // Ranks run the first ready piece of `priority`, else a ready W; rank r starts no forward while it holds cap[r]
-// (stage, micro-batch) pairs. nullopt if the play-out stalls.
+// (stage, micro-batch) pairs. nullopt if the play-out stalls or does not end by time `deadline` (F = I = W = 1).
 std::optional<Schedule> zero_bubble_v_greedy(int ranks, int microbatches, const std::array<Piece, 4>& priority,
-                                             const std::vector<int>& cap);
+                                             const std::vector<int>& cap, int deadline);
 
 }  // namespace detail
 }  // namespace schedule
