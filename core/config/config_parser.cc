@@ -21,6 +21,7 @@
 #include "core/config/normalization_parser.h"
 #include "core/config/yaml_overrides.h"
 #include "core/config/yaml_strict.h"
+#include "core/schedule/schedule_kinds.h"
 
 namespace sluice::config {
 
@@ -160,19 +161,13 @@ void parse_split(const ConfigNode& split, std::size_t layer_count, PipelineSpec&
   }
 }
 
-// The chunks each schedule runs (core/schedule/generators.cc enforces the same when it builds one). Checked here so
+// The chunks each schedule runs (core/schedule/schedule_kinds.h, which make_schedule enforces too). Checked here so
 // that a mismatch is a config error at create naming the key and line, not a schedule error at start.
 void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline) {
-  const std::string& schedule = pipeline.schedule;
-  std::string needs;
-  if (schedule == "interleaved" && pipeline.chunks < 2) needs = "chunks >= 2 (virtual stages per rank)";
-  if (schedule == "zb-v" && pipeline.chunks != 2) needs = "chunks = 2 (two stages per rank in a V)";
-  if ((schedule == "gpipe" || schedule == "1f1b" || schedule == "zb-h1") && pipeline.chunks != 1) {
-    needs = "chunks = 1 (use interleaved or zb-v for several chunks)";
-  }
-  if (needs.empty()) return;
-  const std::string problem = "schedule " + schedule + " needs pipeline." + needs + ", got chunks = " +
-                              std::to_string(pipeline.chunks);
+  const std::optional<schedule::ScheduleKind> kind = schedule::find_schedule_kind(pipeline.schedule);
+  if (!kind || schedule::chunks_allowed(*kind, pipeline.chunks)) return;  // auto: the search picks the chunks
+  const std::string problem = "schedule " + pipeline.schedule + " needs pipeline." +
+                              schedule::chunks_requirement(*kind) + ", got chunks = " + std::to_string(pipeline.chunks);
   // Name the key the user wrote: chunks when given, else the schedule that asks for other chunks than the default.
   if (node.has("chunks")) node.child("chunks").fail(problem);
   node.child("schedule").fail(problem + (node.has("chunks") ? "" : " (the default)"));
@@ -186,7 +181,9 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
   if (node.has("schedule")) {
-    pipeline.schedule = node.child("schedule").as_choice({"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "auto"});
+    std::vector<std::string> schedules = schedule::schedule_names();
+    schedules.push_back("auto");
+    pipeline.schedule = node.child("schedule").as_choice(schedules);
   }
   if (node.has("memory_budget"))
     pipeline.memory_budget = number_in(node.child("memory_budget"), 0.0, true, 1e30, "bytes per rank >= 0");

@@ -17,11 +17,17 @@ struct Shape {
   int chunks;
 };
 
+// Every schedule kind with the chunk counts it runs: the one-chunk kinds first, then (with more than one rank; with one,
+// more chunks only add the same work in smaller pieces) the looped kinds up to max_chunks and the V, in table order.
 std::vector<Shape> shapes(int ranks, int max_chunks) {
-  std::vector<Shape> list = {{"gpipe", 1}, {"1f1b", 1}, {"zb-h1", 1}};
-  if (ranks > 1) {  // with one rank, more chunks only add the same work in smaller pieces
-    for (int v = 2; v <= max_chunks; ++v) list.push_back({"interleaved", v});
-    list.push_back({"zb-v", 2});
+  std::vector<Shape> list;
+  for (const ScheduleKindInfo& kind : schedule_kinds())
+    if (kind.chunks == ChunkRule::kExactlyOne) list.push_back({kind.name, 1});
+  if (ranks == 1) return list;
+  for (const ScheduleKindInfo& kind : schedule_kinds()) {
+    if (kind.chunks == ChunkRule::kAtLeastTwo)
+      for (int v = 2; v <= max_chunks; ++v) list.push_back({kind.name, v});
+    if (kind.chunks == ChunkRule::kExactlyTwo) list.push_back({kind.name, 2});
   }
   return list;
 }

@@ -74,10 +74,10 @@ TEST(GeneratorsTest, InvalidCombinationsSayWhatWouldSatisfyThem) {
   expect_invalid("gpipe", 0, 4, 1, "ranks (stages) must be positive, got 0");
   expect_invalid("1f1b", 2, -1, 1, "microbatches must be positive, got -1");
   expect_invalid("1f1b", 2, 4, 0, "chunks must be positive, got 0");
-  expect_invalid("gpipe", 2, 4, 2, "exactly 1 chunk per rank, got chunks = 2");
-  expect_invalid("1f1b", 2, 4, 3, "exactly 1 chunk per rank");
-  expect_invalid("zb-h1", 2, 4, 2, "exactly 1 chunk per rank");
-  expect_invalid("zb-v", 4, 8, 3, "needs exactly chunks = 2");
+  expect_invalid("gpipe", 2, 4, 2, "needs chunks = 1 (use interleaved or zb-v for several chunks), got chunks = 2");
+  expect_invalid("1f1b", 2, 4, 3, "needs chunks = 1");
+  expect_invalid("zb-h1", 2, 4, 2, "needs chunks = 1");
+  expect_invalid("zb-v", 4, 8, 3, "needs chunks = 2 (two stages per rank in a V), got chunks = 3");
   expect_invalid("interleaved", 4, 8, 1, "needs chunks >= 2");
   expect_invalid("zero", 4, 8, 1, "unknown schedule 'zero' (expected one of: gpipe, 1f1b, interleaved, zb-h1, zb-v)");
 }

@@ -32,7 +32,7 @@ ALLOWED = {
 
 # Vocabulary: enums and their config spellings, header-only (no code, no further dependencies), which the typed
 # config holds. They sit beside the code that uses them, and every layer may include them.
-VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode"}
+VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds"}
 
 # Test oracles: never part of what ships, whatever layer would otherwise allow them.
 TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkpoint"}

@@ -224,8 +224,9 @@ Schedule build_schedule(const PlanOptions& options) {
   if (options.stages <= 0 || options.microbatches <= 0)
     throw Error(ErrorCode::kInvalidArgument, "plan: --stages and --microbatches are required and must be positive");
   int chunks = options.chunks;
-  if (chunks == 0) chunks = (options.schedule == "interleaved" || options.schedule == "zb-v") ? 2 : 1;
-  return make_schedule(options.schedule, options.stages, options.microbatches, chunks);
+  const std::optional<schedule::ScheduleKind> kind = schedule::find_schedule_kind(options.schedule);
+  if (chunks == 0 && kind) chunks = schedule::default_chunks(*kind);
+  return make_schedule(options.schedule, options.stages, options.microbatches, chunks == 0 ? 1 : chunks);
 }
 
 void run_plan(PlanOptions options) {
