@@ -104,6 +104,21 @@ cuda_affected_tests() {
 
 wanted() { [[ " $configs " == *" $1 "* ]]; }
 
+# The house limit on functions (no function over ~80 lines or complexity 20) over the product's code, counted as one
+# test: lizard prints each function over the limit and exits non-zero.
+check_function_sizes() {
+  local product=(capi core kernels checkpoint tools slurm)
+  if lizard -w -L 80 -C 20 "${product[@]}"; then
+    total_passed=$((total_passed + 1))
+    summaries+=("function sizes (lizard -w -L 80 -C 20 ${product[*]}): 1 passed, 0 failed")
+  else
+    all_ok=0
+    total_failed=$((total_failed + 1))
+    summaries+=("function sizes (lizard -w -L 80 -C 20 ${product[*]}): 0 passed, 1 failed (functions listed above)")
+  fi
+}
+check_function_sizes
+
 wanted default && run_suite default //...
 
 if wanted asan; then
