@@ -1,4 +1,4 @@
-// The benchmark's result rows and their markdown rendering (the table bench/README.md quotes).
+// The benchmark's result rows and their markdown rendering (the tables bench/README.md and bench/HISTORY.md quote).
 #pragma once
 
 #include <ostream>
