@@ -7,7 +7,8 @@
 //     checkpoint is written, and the run ends as "stopped" (the command line exits 75, which the sbatch
 //     templates turn into a requeue).
 // Every operation here is collective over the trainer's world and fails on every rank together (comm::agree).
-// The library prints nothing itself: messages go to the caller's log function.
+// The loop's own messages go to the caller's log function (the command line prints them; the C API passes its
+// sluice_set_log sink, whose default writes warnings to stderr: core/common/log.h).
 #pragma once
 
 #include <cstdint>
