@@ -71,7 +71,10 @@ class Reader {
   std::vector<int64_t> numbers() {
     const int64_t count = number();
     // A count the buffer cannot hold is a corrupt message, not a reason to allocate.
-    if (count < 0 || static_cast<size_t>(count) > (bytes_.size() - at_) / sizeof(int64_t)) return fail(), std::vector<int64_t>();
+    if (count < 0 || static_cast<size_t>(count) > (bytes_.size() - at_) / sizeof(int64_t)) {
+      fail();
+      return {};
+    }
     std::vector<int64_t> out;
     for (int64_t i = 0; i < count; ++i) out.push_back(number());
     return out;
