@@ -31,6 +31,7 @@ struct Wire {
   ErrorCode code = ErrorCode::kInternal;
   int64_t origin = -1;
   std::string message;
+  Decision decision;  // rank 0's, when the call carries one (agree_on_decision); empty otherwise
 };
 
 std::string bounded(const std::string& text) {
@@ -65,6 +66,17 @@ class Reader {
     if (length < 0 || static_cast<size_t>(length) > bytes_.size() - at_) return fail(), std::string();
     std::string out(bytes_.data() + at_, static_cast<size_t>(length));
     at_ += static_cast<size_t>(length);
+    return out;
+  }
+  std::vector<int64_t> numbers() {
+    const int64_t count = number();
+    // A count the buffer cannot hold is a corrupt message, not a reason to allocate.
+    if (count < 0 || static_cast<size_t>(count) > (bytes_.size() - at_) / sizeof(int64_t)) {
+      fail();
+      return {};
+    }
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < count; ++i) out.push_back(number());
     return out;
   }
   bool ok() const { return ok_; }
@@ -109,6 +121,9 @@ std::vector<char> encode(const Wire& w) {
   put(out, static_cast<int64_t>(w.code));
   put(out, w.origin);
   put(out, w.message);
+  put(out, static_cast<int64_t>(w.decision.numbers.size()));
+  for (const int64_t n : w.decision.numbers) put(out, n);
+  put(out, w.decision.text);
   return out;
 }
 
@@ -120,6 +135,8 @@ std::optional<Wire> decode_wire(const std::vector<char>& bytes) {
   w.code = static_cast<ErrorCode>(in.number());
   w.origin = in.number();
   w.message = in.text();
+  w.decision.numbers = in.numbers();
+  w.decision.text = in.text();
   if (!in.ok()) return std::nullopt;
   return w;
 }
@@ -344,6 +361,12 @@ std::optional<Error> as_error(const std::exception_ptr& failure) {
 
 Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
               const std::optional<Deadline>& bound) {
+  Decision none;
+  return agree_on_decision(comm, what, mine, none, bound);
+}
+
+Verdict agree_on_decision(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
+                          Decision& decision, const std::optional<Deadline>& bound) {
   const Deadline deadline = bound ? *bound : step_deadline();  // from now: see agreement.h
   int rank = 0, size = 1;
   if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
@@ -363,9 +386,11 @@ Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>
     Wire w;
     if (rank == 0) {
       w = decide(collect_reports(comm, size, report.sequence, report, deadline), report.sequence, deadline);
+      if (w.kind == 0) w.decision = decision;
       if (size > 1) send_verdicts(comm, size, w, deadline);
     } else {
       w = report_and_wait(comm, report, deadline);
+      decision = w.kind == 0 ? w.decision : Decision{};
     }
     Verdict v = to_verdict(w, rank, what);
     // Messages of this call (or of the step before it) may still arrive from the silent rank: its communicators

@@ -20,6 +20,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/comm/bounded_wait.h"
 #include "core/comm/wait_settings.h"
@@ -30,6 +31,12 @@ namespace sluice::comm {
 // Tags the agreement reserves on every communicator it runs on (MPI guarantees tags up to 32767).
 constexpr int kAgreementReportTag = 32765;
 constexpr int kAgreementVerdictTag = 32766;
+
+// What rank 0 decided for every rank (agree_on_decision, rank_zero_decides.h): a few numbers and a text.
+struct Decision {
+  std::vector<int64_t> numbers;
+  std::string text;
+};
 
 // What every rank learns from one agreement.
 struct Verdict {
@@ -48,6 +55,12 @@ struct Verdict {
 // so a step longer than comm.timeout met a deadline already past and named the other ranks silent.
 Verdict agree(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
               const std::optional<Deadline>& deadline = std::nullopt);
+
+// agree(), with rank 0's `decision` carried in its verdict: when every rank succeeded, every rank's `decision`
+// holds rank 0's on return; otherwise it is empty on the other ranks. Same protocol and deadlines as agree() (the
+// verdict only grows), so a silent or out-of-step rank is named exactly as there. rank_zero_decides.h wraps it.
+Verdict agree_on_decision(MPI_Comm comm, const std::string& what, const std::optional<Error>& mine,
+                          Decision& decision, const std::optional<Deadline>& deadline = std::nullopt);
 
 // agree(), then throw on every rank if any rank failed: the failing rank rethrows its own exception (`mine`
 // may hold any exception type; non-Sluice ones count as kInternal for the others), every other rank throws an

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/comm/duplicate_comm.h"
 #include "core/comm/mpi_transport.h"
 #include "core/comm/request_wait.h"
 #include "core/common/error.h"
@@ -20,9 +21,8 @@ MpiContext::MpiContext(MPI_Comm world, int stages, int stage_rank, int replica) 
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) throw Error(ErrorCode::kState, "MPI is not initialized: call MPI_Init before Sluice");
-  check_mpi(MPI_Comm_dup(world, &world_), "MPI_Comm_dup");
-  // Errors come back as codes we turn into exceptions, instead of MPI aborting the host code.
-  MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
+  // Bounded, and returning errors as codes we turn into exceptions instead of MPI aborting the host code.
+  world_ = duplicate_communicator(world, "world");
   int rank = 0, size = 1;
   MPI_Comm_rank(world_, &rank);
   MPI_Comm_size(world_, &size);
@@ -30,6 +30,8 @@ MpiContext::MpiContext(MPI_Comm world, int stages, int stage_rank, int replica) 
     throw Error(ErrorCode::kConfig, "world size " + std::to_string(size) + " is not a multiple of " +
                                         std::to_string(stages) + " pipeline stages");
   }
+  // The one wait MPI cannot bound: there is no non-blocking split, so a rank that never arrives here hangs the
+  // others (duplicate_comm.h; docs/ARCHITECTURE.md). Every rank reached the bounded duplicate just before.
   check_mpi(MPI_Comm_split(world_, replica, stage_rank, &pipeline_comm_), "MPI_Comm_split (pipeline)");
   check_mpi(MPI_Comm_split(world_, stage_rank, replica, &dp_comm_), "MPI_Comm_split (data parallel)");
   MPI_Comm_set_errhandler(pipeline_comm_, MPI_ERRORS_RETURN);

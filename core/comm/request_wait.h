@@ -13,8 +13,11 @@
 #include <mpi.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/common/error.h"
 
 namespace sluice::comm {
 
@@ -25,6 +28,19 @@ void wait_for(MPI_Request& request, const std::string& what);
 // The same wait, calling `meanwhile` (which must not block) before every poll: for a rank that others wait on
 // while it waits itself, and must keep telling them it is alive (the checkpoint writer's progress messages).
 void wait_for(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile);
+
+// wait_for, for a request whose buffer lives in `buffer`: when the wait times out, MPI may still write into (or
+// read from) the buffer once the silent peer wakes up, so the buffer is leaked rather than freed, then the
+// timeout is rethrown. For requests whose buffers would otherwise die with the caller's scope.
+template <typename Buffer>
+void wait_for_keeping(MPI_Request& request, std::unique_ptr<Buffer>& buffer, const std::string& what) {
+  try {
+    wait_for(request, what);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kTimeout) static_cast<void>(buffer.release());
+    throw;
+  }
+}
 
 // For destructors and error paths: finishes `request` within comm.timeout unless a timeout was already seen
 // in this process (then gives up at once). Returns whether the request completed; never throws.

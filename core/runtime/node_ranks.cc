@@ -11,13 +11,14 @@
 #include <string>
 
 #include "core/comm/mpi_context.h"
-#include "core/comm/request_wait.h"
+#include "core/comm/small_collectives.h"
 #include "core/common/error.h"
 
 namespace sluice::runtime {
 namespace {
 
-// This node's ranks of `comm`, in `comm` rank order; freed on scope exit.
+// This node's ranks of `comm`, in `comm` rank order; freed on scope exit. Made by a split, the one wait MPI cannot
+// bound (core/comm/duplicate_comm.h).
 class NodeComm {
  public:
   explicit NodeComm(MPI_Comm comm) {
@@ -65,15 +66,8 @@ std::vector<int> node_of_each_rank(MPI_Comm comm) {
   comm::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank (node map)");
   comm::check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size (node map)");
   const NodeComm node(comm);
-  int leader = rank;  // a node's key: its lowest rank
-  MPI_Request request = MPI_REQUEST_NULL;  // non-blocking + Sluice's bounded wait: no busy hang at start-up
-  comm::check_mpi(MPI_Iallreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node.get(), &request),
-                  "MPI_Iallreduce (node map)");
-  comm::wait_for(request, "node map (lowest rank of the node) from " + comm::peers_text(node.get()));
-  const int mine[2] = {from_environment, leader};
-  std::vector<int> all(2 * static_cast<size_t>(size));
-  comm::check_mpi(MPI_Iallgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm, &request), "MPI_Iallgather (node map)");
-  comm::wait_for(request, "node map from " + comm::peers_text(comm));
+  const int leader = comm::all_min(node.get(), rank, "node map (lowest rank of the node)");  // a node's key
+  const std::vector<int> all = comm::all_gather_ints(comm, {from_environment, leader}, "node map");
   bool every_rank_set_it = true;
   for (int r = 0; r < size; ++r) {
     if (all[2 * r] == kMalformed) {
@@ -101,11 +95,7 @@ int cores_of_node_ranks(MPI_Comm comm) {
   if (sched_getaffinity(0, sizeof mask, &mask) != 0) std::memset(&mask, 0xff, sizeof mask);  // unknown: any core
   unsigned char bits[sizeof mask];
   std::memcpy(bits, &mask, sizeof mask);
-  MPI_Request request = MPI_REQUEST_NULL;
-  comm::check_mpi(MPI_Iallreduce(MPI_IN_PLACE, bits, static_cast<int>(sizeof bits), MPI_BYTE, MPI_BOR, node.get(),
-                                 &request),
-                  "MPI_Iallreduce (cores of the node's ranks)");
-  comm::wait_for(request, "cores of the node's ranks from " + comm::peers_text(node.get()));
+  comm::all_bitwise_or(node.get(), bits, static_cast<int>(sizeof bits), "cores of the node's ranks");
   std::memcpy(&mask, bits, sizeof mask);
   return std::max(CPU_COUNT(&mask), 1);
 }

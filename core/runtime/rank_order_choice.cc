@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "core/comm/duplicate_comm.h"
-#include "core/comm/mpi_context.h"
-#include "core/comm/request_wait.h"
+#include "core/comm/rank_zero_decides.h"
+#include "core/common/error.h"
 #include "core/model/partition.h"
 #include "core/runtime/node_ranks.h"
 
@@ -35,22 +35,22 @@ config::RankOrderChoice agree_rank_order(
     const std::function<config::RankOrderChoice(const std::vector<int>& node_of_rank)>& decide) {
   const comm::DuplicateComm dup(world, "rank order");
   const std::vector<int> nodes = node_of_each_rank(dup.get());
-  int rank = 0;
-  comm::check_mpi(MPI_Comm_rank(dup.get(), &rank), "MPI_Comm_rank (rank order)");
-  config::RankOrderChoice choice;
-  choice.order = requested == config::RankOrder::kAuto ? config::RankOrder::kStagesWithinNode : requested;
-  if (rank == 0) {
+  const comm::Decision decision = comm::rank_zero_decides(dup.get(), "rank order", [&] {
+    config::RankOrderChoice choice;
+    choice.order = requested == config::RankOrder::kAuto ? config::RankOrder::kStagesWithinNode : requested;
     try {
       choice = decide(nodes);
     } catch (...) {
       // The build after this reports the same problem, agreed across ranks; keep the default here.
     }
-  }
-  int64_t wire[4] = {static_cast<int64_t>(choice.order), choice.across_nodes_bytes, choice.within_node_bytes,
-                     choice.nodes};
-  MPI_Request request = MPI_REQUEST_NULL;  // non-blocking + Sluice's bounded wait: no busy hang at start-up
-  comm::check_mpi(MPI_Ibcast(wire, 4, MPI_INT64_T, 0, dup.get(), &request), "MPI_Ibcast (rank order)");
-  comm::wait_for(request, "rank order from " + comm::world_ranks_text(dup.get(), {0}));
+    comm::Decision d;
+    d.numbers = {static_cast<int64_t>(choice.order), choice.across_nodes_bytes, choice.within_node_bytes,
+                 choice.nodes};
+    return d;
+  });
+  const std::vector<int64_t>& wire = decision.numbers;
+  if (wire.size() != 4) throw Error(ErrorCode::kInternal, "rank order: malformed decision from rank 0");
+  config::RankOrderChoice choice;
   choice.order = static_cast<config::RankOrder>(wire[0]);
   choice.across_nodes_bytes = wire[1];
   choice.within_node_bytes = wire[2];

@@ -1,10 +1,9 @@
 #include "core/runtime/schedule_choice.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
-#include "core/comm/mpi_context.h"
+#include "core/comm/rank_zero_decides.h"
 #include "core/model/partition.h"
 #include "core/common/error.h"
 #include "core/schedule/cost_profile.h"
@@ -127,36 +126,33 @@ void apply(const schedule::Candidate& chosen, config::Config& cfg) {
 
 std::string agree_schedule(MPI_Comm world, config::Config& cfg, const model::CustomLayerRegistry& custom_layers,
                            int data_parallel) {
-  int rank = 0;
-  comm::check_mpi(MPI_Comm_rank(world, &rank), "MPI_Comm_rank");
-  // Rank 0's verdict: {ok, schedule name index, chunks, micro-batches, recompute}, then its message/report.
-  std::array<int, 5> verdict{0, 0, 0, 0, 0};
-  std::string text;
-  if (rank == 0) {
+  // Rank 0's decision: numbers {ok, schedule name index, chunks, micro-batches, recompute}, text its report or
+  // its error. Rank 0's failure travels as data (ok 0), so every rank throws the same kConfig error below.
+  const comm::Decision decision = comm::rank_zero_decides(world, "pipeline.schedule auto", [&] {
+    comm::Decision d;
+    d.numbers = {0, 0, 0, 0, 0};
     try {
       const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, custom_layers), data_parallel);
       const schedule::Candidate& c = choice.candidates[choice.chosen];
       const std::vector<std::string>& names = schedule::schedule_names();
-      verdict = {1, static_cast<int>(std::find(names.begin(), names.end(), c.schedule) - names.begin()), c.chunks,
-                 c.microbatches, c.recompute ? 1 : 0};
-      text = choice.report;
+      d.numbers = {1, static_cast<int64_t>(std::find(names.begin(), names.end(), c.schedule) - names.begin()),
+                   c.chunks, c.microbatches, c.recompute ? 1 : 0};
+      d.text = choice.report;
     } catch (const std::exception& e) {
-      text = e.what();
+      d.text = e.what();
     }
-  }
-  comm::check_mpi(MPI_Bcast(verdict.data(), 5, MPI_INT, 0, world), "MPI_Bcast");
-  int length = static_cast<int>(text.size());
-  comm::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, world), "MPI_Bcast");
-  text.resize(length);
-  comm::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, 0, world), "MPI_Bcast");
-  if (!verdict[0]) throw Error(ErrorCode::kConfig, text + " (decided on rank 0)");
+    return d;
+  });
+  const std::vector<int64_t>& verdict = decision.numbers;
+  if (verdict.size() != 5) throw Error(ErrorCode::kInternal, "pipeline.schedule auto: malformed decision from rank 0");
+  if (!verdict[0]) throw Error(ErrorCode::kConfig, decision.text + " (decided on rank 0)");
   schedule::Candidate chosen;
-  chosen.schedule = schedule::schedule_names()[verdict[1]];
-  chosen.chunks = verdict[2];
-  chosen.microbatches = verdict[3];
+  chosen.schedule = schedule::schedule_names().at(static_cast<size_t>(verdict[1]));
+  chosen.chunks = static_cast<int>(verdict[2]);
+  chosen.microbatches = static_cast<int>(verdict[3]);
   chosen.recompute = verdict[4] != 0;
   apply(chosen, cfg);
-  return text;
+  return decision.text;
 }
 
 }  // namespace sluice::runtime

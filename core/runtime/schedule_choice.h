@@ -42,9 +42,10 @@ std::optional<schedule::CostModel> planned_costs(const config::Config& cfg, int 
 // Writes the chosen candidate into `cfg.pipeline` in place of auto.
 void apply(const schedule::Candidate& chosen, config::Config& cfg);
 
-// Collective over `world`: world rank 0 runs choose_schedule and broadcasts the result, which every rank applies
-// to `cfg`; returns the report (rank 0's table). If rank 0 fails (nothing fits, a custom layer it cannot size),
-// every rank throws Error(kConfig) with its message, so no rank goes on alone.
+// Collective over `world` (the trainer's duplicate, never the host's communicator): rank 0 runs choose_schedule
+// and its result reaches every rank through comm::rank_zero_decides (bounded by comm.timeout; a silent rank is
+// named), and every rank applies it to `cfg`; returns the report (rank 0's table). If rank 0 fails (nothing fits,
+// a custom layer it cannot size), every rank throws Error(kConfig) with its message, so no rank goes on alone.
 std::string agree_schedule(MPI_Comm world, config::Config& cfg, const model::CustomLayerRegistry& custom_layers,
                            int data_parallel);
 

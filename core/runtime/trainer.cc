@@ -12,6 +12,7 @@
 #include "core/model/loss.h"
 #include "core/model/partition.h"
 #include "core/comm/agreement.h"
+#include "core/comm/duplicate_comm.h"
 #include "core/comm/timeout_as_failure.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
@@ -43,20 +44,24 @@ void Trainer::start() {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(world_in_, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(world_in_, &rank), "MPI_Comm_rank");
+  // Collective: Sluice never sends on the host's communicator (its messages could match the host's own), so every
+  // message from here on travels on this duplicate or on communicators made from it.
+  if (!world_) world_ = std::make_unique<comm::DuplicateComm>(world_in_, "trainer");
+  const MPI_Comm world = world_->get();
   // Collective: comm.timeout and comm.wait bound and shape every wait from here on.
-  apply_wait_settings(cfg_.comm, world_in_);
+  apply_wait_settings(cfg_.comm, world);
   // Collective: pipeline.schedule auto becomes a concrete schedule before anything reads it (rank 0 decides).
   if (cfg_.pipeline.schedule == "auto") {
     const int stages = std::max(1, cfg_.pipeline.stages);
     const int replicas = cfg_.pipeline.data_parallel > 0 ? cfg_.pipeline.data_parallel : world_size / stages;
-    schedule_choice_report_ = agree_schedule(world_in_, cfg_, custom_layers_, replicas);
+    schedule_choice_report_ = agree_schedule(world, cfg_, custom_layers_, replicas);
   }
   // A pure function of the config and the world size: identical on every rank, so it may throw directly.
   layout_ = config::make_layout(cfg_, world_size, rank);
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).
   rank_order_ = choose_rank_order(world_size);
   layout_ = config::make_layout(cfg_, world_size, rank, rank_order_.order);
-  mpi_ = std::make_unique<comm::MpiContext>(world_in_, cfg_.pipeline.stages, layout_.stage_rank, layout_.replica);
+  mpi_ = std::make_unique<comm::MpiContext>(world, cfg_.pipeline.stages, layout_.stage_rank, layout_.replica);
   // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
   const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
@@ -101,7 +106,7 @@ void Trainer::start() {
 config::RankOrderChoice Trainer::choose_rank_order(int world_size) {
   const int P = cfg_.pipeline.stages;
   const config::RankOrder requested = cfg_.pipeline.rank_order;
-  return agree_rank_order(world_in_, requested, [&](const std::vector<int>& nodes) {
+  return agree_rank_order(world_->get(), requested, [&](const std::vector<int>& nodes) {
     const int replicas = world_size / P;
     if (P == 1 || replicas == 1) {  // one pipeline or one stage: every order is the same layout
       return config::choose_rank_order(requested, nodes, P,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/comm/duplicate_comm.h"
 #include "core/comm/mpi_context.h"
 #include "core/common/error.h"
 #include "core/config/config.h"
@@ -204,7 +205,8 @@ class Trainer {
   NormalizedBatch normalized_batch(const float* inputs, const float* targets, int64_t rows) const;
   double loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch, kernels::Tensor& grad);
 
-  MPI_Comm world_in_;
+  MPI_Comm world_in_;  // the host's: only duplicated (start), never sent on
+  std::unique_ptr<comm::DuplicateComm> world_;  // before mpi_: outlives every communicator made from it
   config::Config cfg_;
   model::CustomLayerRegistry custom_layers_;
   bool started_ = false;

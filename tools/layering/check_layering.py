@@ -2,7 +2,8 @@
 """Checks Sluice's layers (docs/ARCHITECTURE.md, "Layers the build enforces") two ways:
 
   graph    FILE     every edge of a `bazel query --output=graph` dependency graph (//tools/layering:product_graph)
-  includes DIR      every #include "..." and every <mpi.h>/CUDA/NCCL include of the C++ sources under DIR
+  includes DIR      every #include "..." and every <mpi.h>/CUDA/NCCL include of the C++ sources under DIR, and
+                    every MPI communication or wait call outside core/comm and checkpoint/ (MPI_CALL_HOMES)
 
 Bazel visibility stops a BUILD file from naming a forbidden target, but not a header reached through another
 dependency (GCC has no layering check), hence the include scan. Exits 1 and lists every violation.
@@ -42,6 +43,43 @@ TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkp
 NO_MPI = {"core/common", "core/schedule", "core/config", "core/model", "kernels"}
 CUDA_HEADER = re.compile(r"^(cuda|cublas|nccl|cuda_runtime|curand)\w*\.h$")
 CUDA_ALLOWED = ("kernels/cuda/", "core/comm/nccl_", "core/runtime/nccl_")
+
+# Every MPI message and wait of Sluice's lives in core/comm, bounded by its wait and failure agreement
+# (docs/ARCHITECTURE.md, "Waits"); checkpoint/ keeps its own, on MPI-IO's side of HDF5. Elsewhere in product code
+# (any layer above) these calls are refused: point-to-point, persistent requests, collectives (blocking or not),
+# probes, tests and waits. Creating communicators, ranks, sizes and MPI_Wtime are not communication.
+MPI_CALL_HOMES = ("core/comm", "checkpoint")
+_POINT_TO_POINT = ["Send", "Ssend", "Bsend", "Rsend", "Recv", "Sendrecv", "Sendrecv_replace", "Mrecv",
+                   "Send_init", "Ssend_init", "Bsend_init", "Rsend_init", "Recv_init"]
+_COLLECTIVE = ["Bcast", "Reduce", "Allreduce", "Reduce_scatter", "Reduce_scatter_block", "Allgather", "Allgatherv",
+               "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Alltoallw", "Barrier", "Scan",
+               "Exscan", "Neighbor_allgather", "Neighbor_allgatherv", "Neighbor_alltoall", "Neighbor_alltoallv",
+               "Neighbor_alltoallw"]
+_PROBE = ["Probe", "Mprobe"]
+_TEST_AND_WAIT = ["Start", "Startall", "Test", "Testall", "Testany", "Testsome", "Wait", "Waitall", "Waitany",
+                  "Waitsome"]
+_STARTED = _POINT_TO_POINT + _COLLECTIVE + _PROBE
+# Non-blocking forms: MPI_Isend, MPI_Ibcast, MPI_Iallreduce, MPI_Improbe (the name after the I is lower case).
+_NON_BLOCKING = ["I" + name[0].lower() + name[1:] for name in _STARTED]
+MPI_CALL = re.compile(r"\b(MPI_(?:" + "|".join(_STARTED + _NON_BLOCKING + _TEST_AND_WAIT) + r"))\s*\(")
+# Comments and string and character literals, which may name a call ("MPI_Ibcast (rank order)" in an error).
+_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+
+
+def mpi_call_problems(rel, text):
+    """The MPI communication and wait calls in `text` (the file at workspace path `rel`) that its layer may not
+    make, as 'path:line: MPI_Xxx(: why'."""
+    layer = layer_of(rel)
+    if layer is None or layer in MPI_CALL_HOMES:
+        return []
+    code = _NOT_CODE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    problems = []
+    for m in MPI_CALL.finditer(code):
+        number = code.count("\n", 0, m.start()) + 1
+        problems.append(f"{rel}:{number}: {m.group(1)}(: MPI communication and waits live in core/comm (its "
+                        f"bounded helpers), not in {layer}")
+    return problems
+
 
 # External repositories each layer may link (graph check).
 EXTERNAL_ALLOWED = {
@@ -125,6 +163,8 @@ def check_includes(root):
                 continue
             full = os.path.join(folder, f)
             rel = os.path.relpath(full, root)
+            with open(full, errors="replace") as source:
+                problems += mpi_call_problems(rel, source.read())
             for number, line in enumerate(open(full, errors="replace"), 1):
                 m = include.match(line)
                 if not m:

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/comm/agreement.h"
+#include "core/comm/small_collectives.h"
 #include "core/runtime/measured_costs.h"
 #include "core/runtime/message_latency.h"
 #include "core/schedule/cost_profile.h"
@@ -16,9 +17,7 @@ constexpr int kSecondSizeSteps = 2;
 
 // World ranks of replica 0's stages 0 and 1 (whatever pipeline.rank_order made of them).
 std::array<int, 2> first_two_stages(MPI_Comm world, const config::Layout& layout) {
-  const int mine[2] = {layout.stage_rank, layout.replica};
-  std::vector<int> all(2 * static_cast<size_t>(layout.world));
-  MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, world);
+  const std::vector<int> all = comm::all_gather_ints(world, {layout.stage_rank, layout.replica}, "stages of the ranks");
   std::array<int, 2> ranks{0, 0};
   for (int r = 0; r < layout.world; ++r)
     if (all[2 * r + 1] == 0 && all[2 * r] < 2) ranks[all[2 * r]] = r;
@@ -36,7 +35,7 @@ double rows_per_microbatch(const runtime::Trainer& trainer) {
 runtime::MeasuredPoint measure(MPI_Comm world, const runtime::Trainer& trainer) {
   const config::Layout& layout = trainer.layout();
   runtime::KindSeconds busy = trainer.last_counters().busy_seconds;
-  MPI_Allreduce(MPI_IN_PLACE, busy.data(), static_cast<int>(busy.size()), MPI_DOUBLE, MPI_SUM, world);
+  comm::all_sum(world, busy.data(), static_cast<int>(busy.size()), "busy seconds of the ranks");
   for (double& seconds : busy) seconds /= layout.data_parallel;
   const double rows = rows_per_microbatch(trainer);
   double message = 0.0;
