@@ -4,7 +4,7 @@
 // that threw would leave its peers waiting forever in the next message or collective.
 //
 // This is the only implementation; the trainer, the checkpoint reader and writer, the C API, the Fortran
-// module (through sluice_join_with_error) and the command line all use it. docs/ARCHITECTURE.md describes it.
+// module (through sluice_join_with_error) and the command line all use it. docs/DESIGN.md describes it.
 //
 // Protocol (point-to-point on two reserved tags of the given communicator, so it never matches the host
 // code's or the pipeline's messages): every rank sends a report {sequence, what, failure?} to rank 0; rank 0

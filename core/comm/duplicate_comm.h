@@ -4,7 +4,7 @@
 // The duplicate is made with MPI_Comm_idup under Sluice's bounded wait (request_wait.h), so a rank that never
 // joins is named in a TIMEOUT instead of hanging the others. Communicators made by splitting (MPI_Comm_split,
 // MPI_Comm_split_type: the pipeline and data-parallel groups, a node's ranks) cannot be bounded: MPI has no
-// non-blocking split, so those are the one wait of Sluice's that MPI leaves unbounded (docs/ARCHITECTURE.md).
+// non-blocking split, so those are the one wait of Sluice's that MPI leaves unbounded (docs/DESIGN.md).
 #pragma once
 
 #include <mpi.h>

@@ -31,7 +31,7 @@ MpiContext::MpiContext(MPI_Comm world, int stages, int stage_rank, int replica) 
                                         std::to_string(stages) + " pipeline stages");
   }
   // The one wait MPI cannot bound: there is no non-blocking split, so a rank that never arrives here hangs the
-  // others (duplicate_comm.h; docs/ARCHITECTURE.md). Every rank reached the bounded duplicate just before.
+  // others (duplicate_comm.h; docs/DESIGN.md). Every rank reached the bounded duplicate just before.
   check_mpi(MPI_Comm_split(world_, replica, stage_rank, &pipeline_comm_), "MPI_Comm_split (pipeline)");
   check_mpi(MPI_Comm_split(world_, stage_rank, replica, &dp_comm_), "MPI_Comm_split (data parallel)");
   MPI_Comm_set_errhandler(pipeline_comm_, MPI_ERRORS_RETURN);

@@ -1,4 +1,4 @@
-// Sluice never sends on the host's communicator (docs/ARCHITECTURE.md): a trainer started on a host communicator
+// Sluice never sends on the host's communicator (docs/DESIGN.md): a trainer started on a host communicator
 // H, with pipeline.schedule auto (rank 0 decides), the rank order, the wait set-up and one training step, makes
 // no MPI communication call on H. The calls are seen through MPI's profiling interface: this binary defines the
 // MPI functions Sluice's code calls, records their communicator and forwards to PMPI_*.

@@ -45,7 +45,7 @@ CUDA_HEADER = re.compile(r"^(cuda|cublas|nccl|cuda_runtime|curand)\w*\.h$")
 CUDA_ALLOWED = ("kernels/cuda/", "core/comm/nccl_", "core/runtime/nccl_")
 
 # Every MPI message and wait of Sluice's lives in core/comm, bounded by its wait and failure agreement
-# (docs/ARCHITECTURE.md, "Waits"); checkpoint/ keeps its own, on MPI-IO's side of HDF5. Elsewhere in product code
+# (docs/DESIGN.md, "The central invariant"); checkpoint/ keeps its own, on MPI-IO's side of HDF5. Elsewhere in product code
 # (any layer above) these calls are refused: point-to-point, persistent requests, collectives (blocking or not),
 # probes, tests and waits. Creating communicators, ranks, sizes and MPI_Wtime are not communication.
 MPI_CALL_HOMES = ("core/comm", "checkpoint")
