@@ -448,9 +448,9 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
       *output_features = t->trainer->output_features();
       return;
     }
-    // Before start: the layer list's width rule, with the widths the custom layers were registered with.
-    *output_features = sluice::config::output_width(
-        t->config.model.layers, t->config.model.inputs, [&](const std::string& name, int64_t) {
+    // Before start: the layer list's shape rule, with the widths the custom layers were registered with.
+    *output_features = sluice::config::output_features(
+        t->config.model, [&](const std::string& name, int64_t) {
           auto it = t->custom_out_features.find(name);
           if (it == t->custom_out_features.end()) {
             throw Error(ErrorCode::kConfig, "custom layer '" + name + "' is not registered yet");

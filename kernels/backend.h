@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/activation.h"
+#include "kernels/conv_geometry.h"
 #include "kernels/gemm_precision.h"
 #include "kernels/host_staging.h"
 #include "kernels/rng.h"
@@ -139,6 +140,22 @@ class Backend {
   void sgd_update_many(const SgdHyper& hyper, const std::vector<SgdSlot>& slots);
   void adamw_update_many(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots);
 
+  // Fields (kernels/conv_geometry.h: x [samples][in_features], weight [out][weight_cols], bias [1][out],
+  // y [samples][out_features]). A backend without these ops throws Error(kUnsupported) naming the op and device.
+  // y = conv(x, weight) (+ bias when `bias` is not null), with the geometry's implicit zero padding.
+  void conv_forward(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                    Tensor& y);
+  // dx = dL/dx of the convolution for dL/dy = dy (overwrites dx).
+  void conv_backward_data(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight, Tensor& dx);
+  // weight_grad += dL/dweight, bias_grad += dL/dbias (skipped when null). The sum over samples is added in
+  // sample order, so the bits depend on neither the thread count nor how the samples are shared out.
+  void conv_accumulate_param_grads(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                   Tensor& weight_grad, Tensor* bias_grad);
+  // y = x with explicit periodic or reflect padding around each sample's field (y [samples][out_features]).
+  void pad_forward(const PadGeometry& geometry, const Tensor& x, Tensor& y);
+  // dx = the sum, for each element of x, of dy over every place of y it was copied to (overwrites dx).
+  void pad_backward(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
+
  protected:
   // Throws when `tensor` (named `operand` of `op` in the message) is not in this backend's memory. Called for
   // every operand of an op before its shapes are checked. The default accepts everything: the CPU backend's
@@ -185,6 +202,16 @@ class Backend {
   // exactly its per-tensor bits); device backends override it to update many tensors per launch.
   virtual void sgd_update_many_impl(const SgdHyper& hyper, const std::vector<SgdSlot>& slots);
   virtual void adamw_update_many_impl(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots);
+
+  // Field ops; the defaults throw Error(kUnsupported) "<op> is not available on <device_name()>".
+  virtual void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                 const Tensor* bias, Tensor& y);
+  virtual void conv_backward_data_impl(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                       Tensor& dx);
+  virtual void conv_accumulate_param_grads_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                                Tensor& weight_grad, Tensor* bias_grad);
+  virtual void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y);
+  virtual void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
 
  private:
   void require_all_on_device(const char* op,

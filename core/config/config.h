@@ -12,6 +12,7 @@
 #include "core/config/lr_schedule_spec.h"
 #include "core/config/normalization_spec.h"
 #include "core/config/rank_order.h"
+#include "core/config/sample_shape.h"
 #include "core/model/loss_kind.h"
 #include "core/model/recompute_mode.h"
 
@@ -36,9 +37,20 @@ inline const std::vector<std::string>& data_type_names() {
 inline const std::string& data_type_name(DataType type) { return data_type_names().at(static_cast<std::size_t>(type)); }
 
 struct ModelSpec {
-  int64_t inputs = 0;
-  std::vector<LayerSpec> layers;  // the layer vocabulary (types, fields, widths) is core/config/layer_spec.h
+  int64_t inputs = 0;  // features per sample: `model.inputs` given as a count, or the product of its shape
+  // `model.inputs` given as a shape [C, D1[, D2[, D3]]] (a field per sample); empty when given as a count.
+  SampleShape input_shape;
+  std::vector<LayerSpec> layers;  // the layer vocabulary is core/config/layer_spec.h, their shapes sample_shape.h
 };
+
+// The shape of one input sample: the field, or rows of `inputs` features.
+inline SampleShape input_shape_of(const ModelSpec& model) {
+  return model.input_shape.empty() ? SampleShape{model.inputs} : model.input_shape;
+}
+// Features per output sample (-1 when a custom layer's width is unknown and nothing after it fixes it).
+inline int64_t output_features(const ModelSpec& model, const CustomWidths& custom_widths = {}) {
+  return features_of(output_shape(model.layers, input_shape_of(model), custom_widths));
+}
 
 struct PipelineSpec {
   int stages = 1;                    // pipeline ranks P

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 #include "core/common/message_text.h"
 #include "core/config/comm_parser.h"
@@ -107,13 +108,48 @@ Enum as_enum(const ConfigNode& node, const std::vector<std::string>& names) {
   return static_cast<Enum>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
+// `model.inputs`: a feature count, or a field's shape [C, D1[, D2[, D3]]] of positive extents.
+void parse_model_inputs(const ConfigNode& inputs, ModelSpec& model) {
+  if (!inputs.is_sequence()) {
+    model.inputs = inputs.as_int();
+    if (model.inputs <= 0) inputs.fail("expected a positive integer, got " + inputs.describe_value());
+    return;
+  }
+  const std::vector<ConfigNode> extents = inputs.elements();
+  if (extents.size() < 2 || extents.size() > 4) {
+    inputs.fail("expected a feature count or a shape [channels, extent1[, extent2[, extent3]]], got " +
+                std::to_string(extents.size()) + " values");
+  }
+  model.inputs = 1;
+  for (const ConfigNode& extent : extents) {
+    const int64_t value = extent.as_int();
+    if (value <= 0) extent.fail("expected a positive extent, got " + extent.describe_value());
+    model.input_shape.push_back(value);
+    model.inputs = checked_mul(model.inputs, value, "model.inputs", ErrorCode::kConfig);
+  }
+}
+
+// Every layer can take what the layer before gives (a conv needs a field, a linear layer rows, a kernel must fit):
+// checked here so the error names the layer's entry and line.
+void check_layer_shapes(const ConfigNode& layers, const ModelSpec& model) {
+  const std::vector<ConfigNode> entries = layers.elements();
+  SampleShape shape = input_shape_of(model);
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    try {
+      shape = output_shape(model.layers[i], shape);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kConfig) throw;
+      entries[i].fail(e.what());
+    }
+  }
+}
+
 ModelSpec parse_model(const ConfigNode& node) {
   node.require_map_with_keys({"inputs", "layers"}, "model");
   ModelSpec model;
-  const ConfigNode inputs = node.child("inputs");
-  model.inputs = inputs.as_int();
-  if (model.inputs <= 0) inputs.fail("expected a positive integer, got " + inputs.describe_value());
+  parse_model_inputs(node.child("inputs"), model);
   model.layers = parse_layer_specs(node.child("layers"));
+  check_layer_shapes(node.child("layers"), model);
   return model;
 }
 
@@ -362,7 +398,7 @@ Config parse_tree(const ConfigNode& root) {
   config.data = parse_data(root.child("data"));
   if (root.has("normalization")) {
     config.normalization = parse_normalization(root.child("normalization"), config.model.inputs,
-                                               output_width(config.model.layers, config.model.inputs), config.loss);
+                                               output_features(config.model), config.loss);
   }
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
   if (root.has("comm")) config.comm = parse_comm(root.child("comm"));

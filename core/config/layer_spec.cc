@@ -19,7 +19,8 @@ const std::vector<TypeEntry>& type_table() {
   static const std::vector<TypeEntry> table = {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
-      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kCustom, "custom"},
+      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
+      {LayerType::kCustom, "custom"},
   };
   return table;
 }
@@ -31,6 +32,12 @@ std::string text(int64_t value) { return std::to_string(value); }
 std::string text(double value) { return std::to_string(value); }
 std::string text(bool value) { return value ? "true" : "false"; }
 std::string text(const std::string& value) { return value; }
+std::string text(Padding value) { return padding_name(value); }
+std::string text(const std::vector<int64_t>& values) {
+  std::string joined = "[";
+  for (size_t i = 0; i < values.size(); ++i) joined += (i ? ", " : "") + std::to_string(values[i]);
+  return joined + "]";
+}
 
 // Every field that describes a layer, written out once: `visit(key, a.field, b.field)` for each, in the order
 // a difference is reported. `line` is not one of them (it is where the entry was written, not what it is).
@@ -44,6 +51,12 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("p", a.p, b.p);
   visit("eps", a.eps, b.eps);
   visit("bias", a.bias, b.bias);
+  visit("channels", a.channels, b.channels);
+  visit("kernel", a.kernel, b.kernel);
+  visit("stride", a.stride, b.stride);
+  visit("dilation", a.dilation, b.dilation);
+  visit("groups", a.groups, b.groups);
+  visit("padding", a.padding, b.padding);
 }
 
 }  // namespace
@@ -80,6 +93,13 @@ std::optional<LayerType> find_layer_type(const std::string& name) {
   return std::nullopt;
 }
 
+const std::vector<std::string>& padding_names() {
+  static const std::vector<std::string> names = {"none", "zeros", "periodic", "reflect"};
+  return names;
+}
+
+const std::string& padding_name(Padding padding) { return padding_names().at(static_cast<size_t>(padding)); }
+
 bool is_activation(LayerType type) {
   return type == LayerType::kRelu || type == LayerType::kGelu || type == LayerType::kTanh;
 }
@@ -103,26 +123,6 @@ std::optional<LayerSpecDifference> first_difference(const LayerSpec& was, const 
     if (!difference && !(a == b)) difference = LayerSpecDifference{key, text(a), text(b)};
   });
   return difference;
-}
-
-int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths) {
-  switch (layer.type) {
-    case LayerType::kLinear: return layer.outputs;
-    case LayerType::kCustom: return custom_widths ? custom_widths(layer.name, in) : -1;
-    case LayerType::kRelu:
-    case LayerType::kGelu:
-    case LayerType::kTanh:
-    case LayerType::kLayerNorm:
-    case LayerType::kDropout:
-    case LayerType::kResidualMlp: return in;
-  }
-  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
-}
-
-int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths) {
-  int64_t width = inputs;
-  for (const LayerSpec& layer : layers) width = output_width(layer, width, custom_widths);
-  return width;
 }
 
 }  // namespace sluice::config

@@ -1,10 +1,9 @@
 // The layer vocabulary, in one place: the layer types and their config names, the typed `model.layers` entry,
-// what makes two entries the same layer, and how wide a layer's output is. The parser (layer_spec_parser.cc)
-// is the only code that checks an entry; everything else trusts a LayerSpec it is given.
+// and what makes two entries the same layer (what shape a layer gives is core/config/sample_shape.h). The parser
+// (layer_spec_parser.cc) is the only code that checks an entry; everything else trusts a LayerSpec it is given.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +12,13 @@
 
 namespace sluice::config {
 
-enum class LayerType { kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kCustom };
+enum class LayerType { kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kCustom };
+
+// conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
+// (PyTorch's padding_mode='circular') or its mirror image without the edge (PyTorch's 'reflect').
+enum class Padding { kNone, kZeros, kPeriodic, kReflect };
+const std::vector<std::string>& padding_names();  // indexed by Padding, as the YAML spells them
+const std::string& padding_name(Padding padding);
 
 // Every layer type, in the order error messages list them; layer_type_names() is the same list spelled as in
 // the YAML (`type: residual_mlp`).
@@ -36,7 +41,15 @@ struct LayerSpec {
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
   double p = 0.0;          // dropout probability
   double eps = 1e-5;       // layernorm epsilon
-  bool bias = true;        // linear: with bias
+  bool bias = true;        // linear, conv: with bias
+  int64_t channels = 0;    // conv: output channels
+  // conv: one value for every spatial dimension, or one per dimension (core/config/sample_shape.h resolves them
+  // against the input's dimensions)
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> stride{1};
+  std::vector<int64_t> dilation{1};
+  int64_t groups = 1;      // conv: channel groups
+  Padding padding = Padding::kNone;  // conv
   std::string name;        // custom: name the application registered the layer under
   int line = 0;            // 1-based line in the YAML text, for error messages (0 if unknown)
 };
@@ -54,17 +67,5 @@ struct LayerSpecDifference {
   std::string is;
 };
 std::optional<LayerSpecDifference> first_difference(const LayerSpec& was, const LayerSpec& is);
-
-// How wide a custom layer's output is, given the name it was registered under and its input width. It may
-// throw (an unregistered name) or answer a negative width for "unknown".
-using CustomWidths = std::function<int64_t(const std::string& name, int64_t in_features)>;
-
-// The output width of `layer` given its input width `in`: linear gives `outputs`, custom asks `custom_widths`
-// (unknown, -1, when it is empty), every other type keeps the width. A negative (unknown) `in` stays unknown
-// through width-keeping layers.
-int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths = {});
-
-// The output width of a whole layer list that takes `inputs` features: output_width applied layer by layer.
-int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths = {});
 
 }  // namespace sluice::config

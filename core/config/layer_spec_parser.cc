@@ -1,6 +1,8 @@
 #include "core/config/layer_spec_parser.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels/activation.h"
 
@@ -17,6 +19,35 @@ int64_t positive_int(const ConfigNode& node) {
   return value;
 }
 
+// A size given once for every spatial dimension (`kernel: 3`) or once per dimension (`kernel: [3, 1]`, 1 to 3).
+std::vector<int64_t> positive_ints(const ConfigNode& node) {
+  if (!node.is_sequence()) return {positive_int(node)};
+  const std::vector<ConfigNode> values = node.elements();
+  if (values.empty() || values.size() > 3) {
+    node.fail("expected one positive integer or a list of 1 to 3 (one per spatial dimension), got " +
+              std::to_string(values.size()) + " values");
+  }
+  std::vector<int64_t> result;
+  for (const ConfigNode& value : values) result.push_back(positive_int(value));
+  return result;
+}
+
+void parse_conv(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "channels", "kernel", "stride", "dilation", "groups", "padding", "bias"},
+                              "a conv layer");
+  layer.channels = positive_int(entry.child("channels"));
+  layer.kernel = positive_ints(entry.child("kernel"));
+  if (entry.has("stride")) layer.stride = positive_ints(entry.child("stride"));
+  if (entry.has("dilation")) layer.dilation = positive_ints(entry.child("dilation"));
+  if (entry.has("groups")) layer.groups = positive_int(entry.child("groups"));
+  if (entry.has("padding")) {
+    const std::string name = entry.child("padding").as_choice(padding_names());
+    layer.padding = static_cast<Padding>(std::find(padding_names().begin(), padding_names().end(), name) -
+                                         padding_names().begin());
+  }
+  if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
+}
+
 void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
   const std::string what = "a " + layer_type_name(layer.type) + " layer";
   switch (layer.type) {
@@ -28,7 +59,11 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
     case LayerType::kRelu:
     case LayerType::kGelu:
     case LayerType::kTanh:
+    case LayerType::kFlatten:
       entry.require_map_with_keys({"type"}, what);
+      return;
+    case LayerType::kConv:
+      parse_conv(entry, layer);
       return;
     case LayerType::kLayerNorm:
       entry.require_map_with_keys({"type", "eps"}, what);

@@ -10,7 +10,7 @@ namespace sluice::data {
 
 int64_t model_output_features(const config::ModelSpec& model) {
   // No custom widths here: a custom layer makes the width unknown (-1) until a later linear layer sets it.
-  return config::output_width(model.layers, model.inputs);
+  return config::output_features(model);
 }
 
 std::unique_ptr<DataSource> make_data_source(const config::Config& config) {

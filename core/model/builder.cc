@@ -1,10 +1,13 @@
 #include "core/model/builder.h"
 
+#include <optional>
 #include <string>
 
 #include "core/common/error.h"
 #include "core/model/activation_layer.h"
+#include "core/model/conv_layer.h"
 #include "core/model/dropout_layer.h"
+#include "core/model/flatten_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
 #include "core/model/residual_mlp_layer.h"
@@ -46,10 +49,20 @@ std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer
 
 namespace {
 
+// The conv layer a `conv` entry describes on input field `in` (its geometry is config::conv_geometry's).
+std::unique_ptr<Layer> build_conv(const config::LayerSpec& layer, const config::SampleShape& in,
+                                  kernels::Backend& backend) {
+  std::optional<kernels::PadMode> explicit_padding;
+  if (layer.padding == config::Padding::kPeriodic) explicit_padding = kernels::PadMode::kPeriodic;
+  if (layer.padding == config::Padding::kReflect) explicit_padding = kernels::PadMode::kReflect;
+  return std::make_unique<ConvLayer>(backend, config::conv_geometry(layer, in), layer.bias, explicit_padding);
+}
+
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
-std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, int64_t width,
+std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
                                  kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
   using config::LayerType;
+  const int64_t width = config::features_of(in);
   switch (layer.type) {
     case LayerType::kLinear: return std::make_unique<LinearLayer>(backend, width, layer.outputs, layer.bias);
     case LayerType::kRelu:
@@ -61,6 +74,8 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, i
     case LayerType::kDropout: return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
     case LayerType::kResidualMlp:
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
+    case LayerType::kConv: return build_conv(layer, in, backend);
+    case LayerType::kFlatten: return std::make_unique<FlattenLayer>(width);
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
   }
   throw Error(ErrorCode::kInternal, where(index, layer) + ": layer type " +
@@ -71,24 +86,25 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, i
 
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers) {
-  return build_layers(spec, backend, custom_layers, 0, static_cast<int>(spec.layers.size()), spec.inputs);
+  return build_layers(spec, backend, custom_layers, 0, static_cast<int>(spec.layers.size()),
+                      config::input_shape_of(spec));
 }
 
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers, int first, int last,
-                                                 int64_t in_features) {
+                                                 const config::SampleShape& in_shape) {
   if (first < 0 || first > last || last > static_cast<int>(spec.layers.size())) {
     throw Error(ErrorCode::kInvalidArgument, "build_layers: layers [" + std::to_string(first) + ", " +
                                                  std::to_string(last) + ") of a model of " +
                                                  std::to_string(spec.layers.size()));
   }
   std::vector<std::unique_ptr<Layer>> layers;
-  int64_t width = in_features;
+  config::SampleShape shape = in_shape;
   for (size_t i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {
-    std::unique_ptr<Layer> layer = build_one(i, spec.layers[i], width, backend, custom_layers);
+    std::unique_ptr<Layer> layer = build_one(i, spec.layers[i], shape, backend, custom_layers);
     layer->set_global_index(static_cast<int>(i));
-    // The one width rule (config::output_width); a custom layer's width is what the built layer reports.
-    width = config::output_width(spec.layers[i], width,
+    // The one shape rule (config::output_shape); a custom layer's width is what the built layer reports.
+    shape = config::output_shape(spec.layers[i], shape,
                                  [&](const std::string&, int64_t) { return layer->out_features(); });
     layers.push_back(std::move(layer));
   }

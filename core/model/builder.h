@@ -25,12 +25,12 @@ using CustomLayerRegistry = std::map<std::string, CustomLayerFactory>;
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers = {});
 
-// Only model layers [first, last), the first taking `in_features` inputs (model_shape.h has every layer's
-// width): what a pipeline rank builds, so that it allocates only its share of the model. Initial values do not
+// Only model layers [first, last), the first taking samples of shape `in_shape` (model_shape.h has every layer's
+// shapes): what a pipeline rank builds, so that it allocates only its share of the model. Initial values do not
 // depend on which layers are built together (the RNG is keyed by global layer index).
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers, int first, int last,
-                                                 int64_t in_features);
+                                                 const config::SampleShape& in_shape);
 
 // Model layer `index` of type custom, built through its registered factory and checked (registered, returns a
 // layer, takes `in_features`, gives at least one output); Error(kConfig) naming the layer otherwise.

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/activation.h"
+#include "kernels/conv_geometry.h"
 
 namespace sluice::model {
 
@@ -27,6 +28,15 @@ inline double residual_mlp_flops(int64_t features, int64_t hidden) {
 }
 inline int64_t residual_mlp_params(int64_t features, int64_t hidden) {
   return dense_params(features, hidden, true) + dense_params(hidden, features, true);
+}
+
+// Each output element is in/groups · Π kernel multiply-adds, for the forward, the input gradient and the weight
+// gradient each (as a dense layer's).
+inline double conv_flops(const kernels::ConvGeometry& g) {
+  return 6.0 * static_cast<double>(g.out_features()) * static_cast<double>(g.weight_cols());
+}
+inline int64_t conv_params(const kernels::ConvGeometry& g, bool bias) {
+  return g.out_channels * g.weight_cols() + (bias ? g.out_channels : 0);
 }
 
 }  // namespace sluice::model

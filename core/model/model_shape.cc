@@ -14,18 +14,25 @@ LayerShape custom_shape(size_t index, const config::LayerSpec& layer, int64_t in
   return shape;
 }
 
-LayerShape builtin_shape(const config::LayerSpec& layer, int64_t in) {
+// Features, parameters and FLOPs of a built-in layer taking `in_shape` (its output shape is already known).
+LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
   using config::LayerType;
+  const int64_t in = config::features_of(in_shape);
   switch (layer.type) {
     case LayerType::kLinear:
-      return {in, layer.outputs, dense_params(in, layer.outputs, layer.bias), dense_flops(in, layer.outputs)};
+      return {in, out, dense_params(in, layer.outputs, layer.bias), dense_flops(in, layer.outputs)};
     case LayerType::kRelu:
     case LayerType::kGelu:
-    case LayerType::kTanh: return {in, in, 0, activation_flops(config::activation_of(layer.type), in)};
-    case LayerType::kLayerNorm: return {in, in, layernorm_params(in), layernorm_flops(in)};
-    case LayerType::kDropout: return {in, in, 0, dropout_flops(in)};
+    case LayerType::kTanh: return {in, out, 0, activation_flops(config::activation_of(layer.type), in)};
+    case LayerType::kLayerNorm: return {in, out, layernorm_params(in), layernorm_flops(in)};
+    case LayerType::kDropout: return {in, out, 0, dropout_flops(in)};
     case LayerType::kResidualMlp:
-      return {in, in, residual_mlp_params(in, layer.hidden), residual_mlp_flops(in, layer.hidden)};
+      return {in, out, residual_mlp_params(in, layer.hidden), residual_mlp_flops(in, layer.hidden)};
+    case LayerType::kConv: {
+      const kernels::ConvGeometry geometry = config::conv_geometry(layer, in_shape);
+      return {in, out, conv_params(geometry, layer.bias), conv_flops(geometry)};
+    }
+    case LayerType::kFlatten: return {in, out, 0, 0.0};
     case LayerType::kCustom: break;
   }
   return {};  // not reached: custom layers go through custom_shape
@@ -36,12 +43,19 @@ LayerShape builtin_shape(const config::LayerSpec& layer, int64_t in) {
 std::vector<LayerShape> model_shape(const config::ModelSpec& spec, const CustomLayerRegistry& custom_layers) {
   std::vector<LayerShape> shapes;
   shapes.reserve(spec.layers.size());
-  int64_t width = spec.inputs;
+  config::SampleShape shape = config::input_shape_of(spec);
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const config::LayerSpec& layer = spec.layers[i];
-    shapes.push_back(layer.type == config::LayerType::kCustom ? custom_shape(i, layer, width, custom_layers)
-                                                              : builtin_shape(layer, width));
-    width = shapes.back().out;
+    if (layer.type == config::LayerType::kCustom) {
+      shapes.push_back(custom_shape(i, layer, config::features_of(shape), custom_layers));
+      shapes.back().out_shape = {shapes.back().out};
+    } else {
+      const config::SampleShape out_shape = config::output_shape(layer, shape);
+      shapes.push_back(builtin_shape(layer, shape, config::features_of(out_shape)));
+      shapes.back().out_shape = out_shape;
+    }
+    shapes.back().in_shape = shape;
+    shape = shapes.back().out_shape;
   }
   return shapes;
 }

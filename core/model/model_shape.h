@@ -1,4 +1,4 @@
-// A model's per-layer shape from the config alone: widths, parameter counts and per-sample FLOPs, with nothing
+// A model's per-layer shape from the config alone: sample shapes and widths, parameter counts and per-sample FLOPs, with nothing
 // allocated for the built-in layers (a custom layer is built once through its factory and dropped: its size is
 // the application's). The partition (balanced_split over `flops`) and the rank-order choice use it before a rank
 // knows which layers it will hold.
@@ -13,10 +13,12 @@
 namespace sluice::model {
 
 struct LayerShape {
-  int64_t in = 0;
+  int64_t in = 0;   // features per sample
   int64_t out = 0;
   int64_t params = 0;  // floats
   double flops = 0.0;  // per sample, forward + backward (Layer::flops_per_sample)
+  config::SampleShape in_shape;  // the field (or rows) each sample is
+  config::SampleShape out_shape;
 };
 
 // Throws Error(kConfig) naming the layer when a custom layer is not registered or its factory misbehaves

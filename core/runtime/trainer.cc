@@ -157,7 +157,8 @@ void Trainer::build_local_state() {
     if (lowered_.stage_to_rank[stage] != layout_.stage_rank) continue;
     const model::LayerRange range = ranges[stage];
     std::vector<std::unique_ptr<model::Layer>> mine =
-        model::build_layers(cfg_.model, backend, custom_layers_, range.first, range.last, shapes[range.first].in);
+        model::build_layers(cfg_.model, backend, custom_layers_, range.first, range.last,
+                            shapes[range.first].in_shape);
     model::init_layers(mine, cfg_.seed);
     stages_[stage] = std::make_unique<model::StageModule>(backend, ranges[stage].first, std::move(mine), recompute);
   }

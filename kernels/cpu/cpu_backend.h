@@ -1,6 +1,6 @@
 // The host implementation of Backend: GEMM through OpenBLAS (cblas_sgemm) or, for the skinny weight products where
 // OpenBLAS's packing dominates, oneDNN (chosen by shape, cpu_gemm.cc); everything else as plain loops over host
-// memory. Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
+// memory; convolutions through oneDNN (cpu_conv.cc). Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
 // apart from oneDNN's per-thread primitive caches, so one instance serves the whole process (`cpu_backend()`).
 #pragma once
 
@@ -51,6 +51,15 @@ class CpuBackend : public Backend {
   void sgd_update_impl(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param) override;
   void adamw_update_impl(const AdamWHyper& hyper, int64_t step, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                          Tensor& param) override;
+
+  void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                         Tensor& y) override;
+  void conv_backward_data_impl(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                               Tensor& dx) override;
+  void conv_accumulate_param_grads_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                        Tensor& weight_grad, Tensor* bias_grad) override;
+  void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
 };
 
 // The process-wide CPU backend.

@@ -1,12 +1,12 @@
 #include "kernels/cpu/onednn_gemm.h"
 
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <map>
 #include <tuple>
 
 #include "kernels/cpu/async_signals_held.h"
+#include "kernels/cpu/onednn_one_thread.h"
 #include "kernels/cpu/onednn_route.h"
 
 namespace sluice::kernels {
@@ -138,24 +138,6 @@ Entry* find_or_build(Context& context, const Key& key, bool& unimplemented) {
   return nullptr;
 }
 
-// Sets the calling thread's OpenMP thread count (what oneDNN's OpenMP runtime reads) for one scope, where it is not
-// that already: with Intel's OpenMP runtime, setting the count outside a parallel region shrinks the host's thread
-// team at once, so a host already at one thread is left alone.
-class OmpThreadsScope {
- public:
-  explicit OmpThreadsScope(int threads) : previous_(omp_get_max_threads()) {
-    if (previous_ != threads) omp_set_num_threads(threads);
-  }
-  ~OmpThreadsScope() {
-    if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
-  }
-  OmpThreadsScope(const OmpThreadsScope&) = delete;
-  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
-
- private:
-  int previous_;
-};
-
 // The route was measured on AVX-512 only (brgemm kernels); elsewhere OpenBLAS keeps every product unless
 // SLUICE_ONEDNN_GEMM says otherwise. Fixed per process, like OpenBLAS's own kernel choice.
 bool route_taken_on_this_machine() {
@@ -172,11 +154,6 @@ bool route_taken_on_this_machine() {
     return avx512;
   }();
   return taken;
-}
-
-bool runtime_is_openmp() {
-  static const bool openmp = dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP;
-  return openmp;
 }
 
 }  // namespace
@@ -214,7 +191,7 @@ OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int6
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc) {
   // Without OpenMP's runtime oneDNN's thread count is not ours to hold at one (onednn_gemm_suits says why).
-  if (transpose_a || !runtime_is_openmp()) return OnednnGemmResult::kUnavailable;
+  if (transpose_a || !onednn_runtime_is_openmp()) return OnednnGemmResult::kUnavailable;
   OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: one thread keeps the bits thread-count free
   // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
   // sgemm for dy W. Both are fixed by the shape.

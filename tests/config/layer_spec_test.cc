@@ -1,5 +1,6 @@
 // The layer vocabulary: the one name <-> type table, the width rule, and LayerSpec equality.
 #include "core/config/layer_spec.h"
+#include "core/config/sample_shape.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +14,8 @@ namespace sluice::config {
 namespace {
 
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
-  const std::vector<std::string> expected = {"linear",    "relu",    "gelu",         "tanh",
-                                             "layernorm", "dropout", "residual_mlp", "custom"};
+  const std::vector<std::string> expected = {"linear",  "relu",         "gelu", "tanh",    "layernorm",
+                                             "dropout", "residual_mlp", "conv", "flatten", "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -57,6 +58,7 @@ TEST(LayerSpec, OutputWidthForEachKind) {
     switch (type) {
       case LayerType::kLinear: EXPECT_EQ(output_width(spec, 7), 11); break;
       case LayerType::kCustom: EXPECT_EQ(output_width(spec, 7), -1) << "no custom widths: unknown"; break;
+      case LayerType::kConv: EXPECT_THROW(output_width(spec, 7), Error) << "a conv needs a field, not rows"; break;
       default:
         EXPECT_EQ(output_width(spec, 7), 7) << layer_type_name(type);
         EXPECT_EQ(output_width(spec, -1), -1) << layer_type_name(type) << " keeps an unknown width unknown";

@@ -1,0 +1,123 @@
+#include "core/config/sample_shape.h"
+
+#include "core/common/error.h"
+
+namespace sluice::config {
+namespace {
+
+[[noreturn]] void refuse(const std::string& problem) { throw Error(ErrorCode::kConfig, problem); }
+
+// `values` given once stand for every one of `dims` spatial dimensions; otherwise there must be one per dimension.
+std::vector<int64_t> per_dimension(const char* key, const std::vector<int64_t>& values, size_t dims) {
+  if (values.size() == 1) return std::vector<int64_t>(dims, values[0]);
+  if (values.size() != dims) {
+    refuse(std::string(key) + " has " + std::to_string(values.size()) + " values but the input field has " +
+           std::to_string(dims) + " spatial dimension" + (dims == 1 ? "" : "s"));
+  }
+  return values;
+}
+
+void require_rows(const LayerSpec& layer, const SampleShape& in) {
+  if (is_field(in)) {
+    refuse("a " + layer_type_name(layer.type) + " layer takes rows of features, but its input is a field " +
+           shape_text(in) + "; put {type: flatten} before it");
+  }
+}
+
+}  // namespace
+
+int64_t features_of(const SampleShape& shape) {
+  int64_t features = 1;
+  for (int64_t extent : shape) {
+    if (extent < 0) return -1;
+    features *= extent;
+  }
+  return features;
+}
+
+std::string shape_text(const SampleShape& shape) {
+  if (!is_field(shape)) return "rows of " + (shape.empty() ? std::string("?") : std::to_string(shape[0])) + " features";
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+kernels::ConvGeometry conv_geometry(const LayerSpec& layer, const SampleShape& in) {
+  if (!is_field(in)) {
+    refuse("a conv layer needs a field [channels, extents..] as its input, but gets " + shape_text(in) +
+           " (give model.inputs as a shape such as [2, 64, 64])");
+  }
+  kernels::ConvGeometry g;
+  const size_t dims = in.size() - 1;
+  g.in_channels = in[0];
+  g.out_channels = layer.channels;
+  g.groups = layer.groups;
+  g.in.assign(in.begin() + 1, in.end());
+  g.kernel = per_dimension("kernel", layer.kernel, dims);
+  g.stride = per_dimension("stride", layer.stride, dims);
+  g.dilation = per_dimension("dilation", layer.dilation, dims);
+  g.pad_low.assign(dims, 0);
+  g.pad_high.assign(dims, 0);
+  if (g.in_channels % g.groups != 0 || g.out_channels % g.groups != 0) {
+    refuse("groups " + std::to_string(g.groups) + " must divide both the input channels (" +
+           std::to_string(g.in_channels) + ") and the output channels (" + std::to_string(g.out_channels) + ")");
+  }
+  for (size_t d = 0; d < dims && layer.padding != Padding::kNone; ++d) {
+    g.pad_low[d] = kernels::same_pad_low(g.kernel[d], g.dilation[d]);
+    g.pad_high[d] = kernels::same_pad_high(g.kernel[d], g.dilation[d]);
+    const bool fits = layer.padding == Padding::kPeriodic ? g.pad_high[d] <= g.in[d] : g.pad_high[d] < g.in[d];
+    if (layer.padding != Padding::kZeros && !fits) {
+      refuse(padding_name(layer.padding) + " padding of " + std::to_string(g.pad_high[d]) +
+             " (kernel " + std::to_string(g.kernel[d]) + ", dilation " + std::to_string(g.dilation[d]) +
+             ") is wider than spatial extent " + std::to_string(g.in[d]) + " of the input " + shape_text(in));
+    }
+  }
+  try {
+    kernels::complete_conv_geometry(g);
+  } catch (const Error& e) {
+    refuse(std::string(e.what()) + " (input " + shape_text(in) + ")");
+  }
+  return g;
+}
+
+SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
+  switch (layer.type) {
+    case LayerType::kLinear:
+      require_rows(layer, in);
+      return {layer.outputs};
+    case LayerType::kResidualMlp:
+    case LayerType::kLayerNorm:
+      require_rows(layer, in);
+      return in;
+    case LayerType::kCustom: return {custom_widths ? custom_widths(layer.name, features_of(in)) : -1};
+    case LayerType::kRelu:
+    case LayerType::kGelu:
+    case LayerType::kTanh:
+    case LayerType::kDropout: return in;
+    case LayerType::kFlatten: return {features_of(in)};
+    case LayerType::kConv: {
+      const kernels::ConvGeometry g = conv_geometry(layer, in);
+      SampleShape out{g.out_channels};
+      out.insert(out.end(), g.out.begin(), g.out.end());
+      return out;
+    }
+  }
+  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
+}
+
+SampleShape output_shape(const std::vector<LayerSpec>& layers, const SampleShape& in,
+                         const CustomWidths& custom_widths) {
+  SampleShape shape = in;
+  for (const LayerSpec& layer : layers) shape = output_shape(layer, shape, custom_widths);
+  return shape;
+}
+
+int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths) {
+  return features_of(output_shape(layer, SampleShape{in}, custom_widths));
+}
+
+int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths) {
+  return features_of(output_shape(layers, SampleShape{inputs}, custom_widths));
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,47 @@
+// What each sample looks like between layers, and the one rule for what shape a layer gives. A sample is either a
+// row of features ({F}) or a field: channels, then 1 to 3 spatial extents ({C, D1[, D2[, D3]]}), C order, the last
+// extent varying fastest (PyTorch's N·C·D·H·W without N). Both are stored as [samples][features] tensors; the shape
+// is what the layers read the features as.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config/layer_spec.h"
+#include "kernels/conv_geometry.h"
+
+namespace sluice::config {
+
+using SampleShape = std::vector<int64_t>;
+
+inline bool is_field(const SampleShape& shape) { return shape.size() >= 2; }
+// C·ΠD (or F); -1 when any extent is unknown (negative).
+int64_t features_of(const SampleShape& shape);
+// "[3, 64, 64]" or, for rows, "rows of 12 features".
+std::string shape_text(const SampleShape& shape);
+
+// How wide a custom layer's output is, given the name it was registered under and its input width. It may
+// throw (an unregistered name) or answer a negative width for "unknown".
+using CustomWidths = std::function<int64_t(const std::string& name, int64_t in_features)>;
+
+// The shape `layer` gives for input shape `in`. Throws Error(kConfig) with the problem alone (the caller names
+// where the layer is) when the layer cannot take that input: a conv on rows, a kernel that does not fit, a linear
+// layer on a field (flatten first). A custom layer gives rows of what `custom_widths` answers (unknown, -1, when it is
+// empty); unknown stays unknown through the layers that keep their input's shape.
+SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths = {});
+// The output shape of a whole layer list taking `in`.
+SampleShape output_shape(const std::vector<LayerSpec>& layers, const SampleShape& in,
+                         const CustomWidths& custom_widths = {});
+
+// Rows in, rows out: features_of(output_shape(layer, {in})).
+int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths = {});
+int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths = {});
+
+// A conv layer's geometry on input field `in` (the kernel, stride and dilation given once stand for every spatial
+// dimension; padding other than none keeps the size at stride 1, the extra one of an even kernel on the high side).
+// Throws Error(kConfig) with the problem, as output_shape does.
+kernels::ConvGeometry conv_geometry(const LayerSpec& layer, const SampleShape& in);
+
+}  // namespace sluice::config

@@ -1,0 +1,87 @@
+#include "core/model/conv_layer.h"
+
+#include <cmath>
+
+#include "core/model/layer_costs.h"
+
+namespace sluice::model {
+
+using kernels::Tensor;
+
+ConvLayer::ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geometry, bool with_bias,
+                     std::optional<kernels::PadMode> explicit_padding)
+    : backend_(backend), geometry_(geometry), computed_(geometry) {
+  kernels::complete_conv_geometry(geometry_);
+  if (explicit_padding) {
+    pad_ = kernels::PadGeometry{*explicit_padding, geometry_.in_channels, geometry_.in, geometry_.pad_low,
+                                geometry_.pad_high};
+    kernels::check_pad_geometry(*pad_);
+    computed_.in = pad_->padded();
+    computed_.pad_low.assign(geometry_.dims(), 0);
+    computed_.pad_high.assign(geometry_.dims(), 0);
+  }
+  kernels::complete_conv_geometry(computed_);
+  weight_.name = "weight";
+  weight_.value = backend.zeros(geometry_.out_channels, geometry_.weight_cols());
+  weight_.grad = backend.zeros(geometry_.out_channels, geometry_.weight_cols());
+  if (with_bias) {
+    bias_.emplace();
+    bias_->name = "bias";
+    bias_->value = backend.zeros(1, geometry_.out_channels);
+    bias_->grad = backend.zeros(1, geometry_.out_channels);
+  }
+}
+
+double ConvLayer::flops_per_sample() const { return conv_flops(geometry_); }
+
+std::vector<Parameter*> ConvLayer::parameters() {
+  std::vector<Parameter*> out{&weight_};
+  if (bias_) out.push_back(&*bias_);
+  return out;
+}
+
+// PyTorch's default: weight and bias uniform in ±1/√fan_in, fan_in = in/groups · Π kernel (kaiming_uniform with
+// a = √5 comes to the same bound), from this layer's own streams.
+void ConvLayer::init(uint64_t seed) {
+  const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(geometry_.weight_cols())));
+  backend_.fill_uniform(kernels::init_stream(seed, global_index(), 0), -bound, bound, weight_.value);
+  if (bias_) backend_.fill_uniform(kernels::init_stream(seed, global_index(), 1), -bound, bound, bias_->value);
+}
+
+Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
+  (void)context;
+  if (pad_) {
+    Tensor padded = backend_.empty(x.rows(), pad_->out_features());
+    backend_.pad_forward(*pad_, x, padded);
+    x = std::move(padded);
+  }
+  Tensor y = backend_.empty(x.rows(), computed_.out_features());
+  backend_.conv_forward(computed_, x, weight_.value, bias_ ? &bias_->value : nullptr, y);
+  saved.tensors.clear();
+  saved.tensors.push_back(std::move(x));  // the weight gradient reads the (padded) input
+  return y;
+}
+
+Tensor ConvLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
+  (void)saved;
+  Tensor dx = backend_.empty(dy.rows(), computed_.in_features());
+  backend_.conv_backward_data(computed_, dy, weight_.value, dx);
+  if (!pad_) return dx;
+  Tensor unpadded = backend_.empty(dy.rows(), geometry_.in_features());
+  backend_.pad_backward(*pad_, dx, unpadded);
+  return unpadded;
+}
+
+void ConvLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
+  backend_.conv_accumulate_param_grads(computed_, saved.tensors[0], dy, weight_.grad, bias_ ? &bias_->grad : nullptr);
+}
+
+// The model's first layer: dL/dx is a full backward-data convolution that the weight gradient never reads.
+void ConvLayer::backward_input_without_dx(const Tensor& dy, LayerSaved& saved) {
+  (void)dy;
+  (void)saved;
+}
+
+void ConvLayer::backward_without_dx(const Tensor& dy, LayerSaved& saved) { backward_weight(dy, saved); }
+
+}  // namespace sluice::model

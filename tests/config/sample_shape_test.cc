@@ -1,0 +1,134 @@
+// The shape rule (core/config/sample_shape.h) and `model.inputs` as a shape: output extents as PyTorch computes them,
+// and every input a layer cannot take refused at parse time, naming the layer's entry and line.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/common/error.h"
+#include "core/config/config_parser.h"
+#include "core/config/sample_shape.h"
+
+namespace sluice::config {
+namespace {
+
+LayerSpec conv(int64_t channels, std::vector<int64_t> kernel, Padding padding = Padding::kNone,
+               std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1}, int64_t groups = 1) {
+  LayerSpec spec;
+  spec.type = LayerType::kConv;
+  spec.channels = channels;
+  spec.kernel = std::move(kernel);
+  spec.padding = padding;
+  spec.stride = std::move(stride);
+  spec.dilation = std::move(dilation);
+  spec.groups = groups;
+  return spec;
+}
+
+LayerSpec of_type(LayerType type) {
+  LayerSpec spec;
+  spec.type = type;
+  spec.outputs = 5;
+  return spec;
+}
+
+TEST(SampleShape, ConvExtentsArePyTorchs) {
+  // ⌊(n + pads − dilation·(k − 1) − 1)/stride⌋ + 1, as nn.Conv2d computes it.
+  EXPECT_EQ(output_shape(conv(8, {3}), {2, 10, 7}), (SampleShape{8, 8, 5}));
+  EXPECT_EQ(output_shape(conv(8, {3}, Padding::kPeriodic), {2, 10, 7}), (SampleShape{8, 10, 7}));
+  EXPECT_EQ(output_shape(conv(8, {3}, Padding::kZeros, {2}), {2, 10, 7}), (SampleShape{8, 5, 4}));
+  EXPECT_EQ(output_shape(conv(8, {3}, Padding::kNone, {1}, {2}), {2, 10, 7}), (SampleShape{8, 6, 3}));
+  EXPECT_EQ(output_shape(conv(8, {4}, Padding::kReflect), {2, 10, 7}), (SampleShape{8, 10, 7})) << "even kernel";
+  EXPECT_EQ(output_shape(conv(4, {3, 1}), {2, 10, 7}), (SampleShape{4, 8, 7}));
+  EXPECT_EQ(output_shape(conv(4, {3}), {2, 9}), (SampleShape{4, 7}));
+  EXPECT_EQ(output_shape(conv(4, {3}, Padding::kPeriodic), {2, 4, 5, 6}), (SampleShape{4, 4, 5, 6}));
+}
+
+TEST(SampleShape, EvenKernelsPadOneMoreOnTheHighSide) {
+  const kernels::ConvGeometry g = conv_geometry(conv(2, {4}, Padding::kZeros), {1, 8, 8});
+  EXPECT_EQ(g.pad_low, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(g.pad_high, (std::vector<int64_t>{2, 2}));
+}
+
+void expect_refused(const LayerSpec& layer, const SampleShape& in, const std::string& words) {
+  try {
+    output_shape(layer, in);
+    ADD_FAILURE() << "accepted; expected an error with: " << words;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConfig);
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(SampleShape, LayersRefuseInputsTheyCannotTake) {
+  expect_refused(conv(4, {3}), {12}, "needs a field");
+  expect_refused(conv(4, {3, 3, 3}), {2, 8, 8}, "kernel has 3 values but the input field has 2");
+  expect_refused(conv(4, {9}), {2, 8, 8}, "does not fit");
+  expect_refused(conv(4, {3}, Padding::kNone, {1}, {1}, 3), {2, 8, 8}, "groups 3 must divide");
+  expect_refused(conv(4, {17}, Padding::kReflect), {2, 8, 8}, "reflect padding of 8");
+  expect_refused(conv(4, {19}, Padding::kPeriodic), {2, 8, 8}, "periodic padding of 9");
+  expect_refused(of_type(LayerType::kLinear), {2, 8, 8}, "put {type: flatten} before it");
+  expect_refused(of_type(LayerType::kLayerNorm), {2, 8, 8}, "put {type: flatten} before it");
+}
+
+TEST(SampleShape, ElementwiseLayersKeepTheFieldAndFlattenMakesRows) {
+  for (LayerType type : {LayerType::kRelu, LayerType::kGelu, LayerType::kTanh, LayerType::kDropout}) {
+    EXPECT_EQ(output_shape(of_type(type), {3, 4, 5}), (SampleShape{3, 4, 5}));
+  }
+  EXPECT_EQ(output_shape(of_type(LayerType::kFlatten), {3, 4, 5}), (SampleShape{60}));
+  EXPECT_EQ(output_shape({conv(2, {3}, Padding::kPeriodic), of_type(LayerType::kFlatten),
+                          of_type(LayerType::kLinear)},
+                         {3, 4, 5}),
+            (SampleShape{5}));
+}
+
+const char* const kTail = "loss: mse\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: external, batch: 4}\n";
+
+std::string refusal(const std::string& model) {
+  try {
+    parse_config(model + kTail);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(SampleShape, ModelInputsMayBeAShape) {
+  const Config cfg = parse_config(
+      "model:\n  inputs: [2, 16, 8]\n  layers:\n    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: flatten}\n    - {type: linear, outputs: 3}\n" + std::string(kTail));
+  EXPECT_EQ(cfg.model.inputs, 256);
+  EXPECT_EQ(cfg.model.input_shape, (SampleShape{2, 16, 8}));
+  EXPECT_EQ(output_features(cfg.model), 3);
+  EXPECT_EQ(parse_config("model: {inputs: 6, layers: [{type: linear, outputs: 2}]}\n" + std::string(kTail))
+                .model.input_shape,
+            SampleShape{});
+}
+
+TEST(SampleShape, TheConfigNamesTheEntryThatCannotTakeItsInput) {
+  const std::string conv_on_rows =
+      refusal("model:\n  inputs: 12\n  layers:\n    - {type: relu}\n    - {type: conv, channels: 2, kernel: 3}\n");
+  EXPECT_NE(conv_on_rows.find("model.layers.1 (line 5)"), std::string::npos) << conv_on_rows;
+  EXPECT_NE(conv_on_rows.find("needs a field"), std::string::npos) << conv_on_rows;
+  const std::string linear_on_field =
+      refusal("model:\n  inputs: [1, 4, 4]\n  layers:\n    - {type: linear, outputs: 2}\n");
+  EXPECT_NE(linear_on_field.find("model.layers.0 (line 4)"), std::string::npos) << linear_on_field;
+  EXPECT_NE(refusal("model: {inputs: [3], layers: [{type: relu}]}\n").find("got 1 values"), std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [1, 2, 3, 4, 5], layers: [{type: relu}]}\n").find("got 5 values"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 0, 4], layers: [{type: relu}]}\n").find("positive extent"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: [3, 3]}]}\n")
+                .find("kernel has 2 values"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3, padding: wrap}]}\n")
+                .find("none, zeros, periodic, reflect"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3, size: 2}]}\n")
+                .find("size"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2}]}\n").find("kernel"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::config
