@@ -143,6 +143,39 @@ TEST_P(WideFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, WideFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
 
+// Fields: convolutions with every padding, a stride, groups and a dilation, dropout on a field, flatten into
+// linear layers, over 2 x 8 x 8 samples; 11 layers, so every schedule (8 chunks with interleaving) has work.
+config::Config field_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
+  const std::string yaml =
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: gelu}\n"
+      "    - {type: conv, channels: 8, kernel: 3, stride: 2, padding: zeros}\n"
+      "    - {type: tanh}\n"
+      "    - {type: dropout, p: 0.1}\n"
+      "    - {type: conv, channels: 8, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
+      "    - {type: relu}\n"
+      "    - {type: flatten}\n"
+      "    - {type: linear, outputs: 16}\n"
+      "    - {type: gelu}\n"
+      "    - {type: linear, outputs: 4}\n"
+      "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
+      std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, clip_grad_norm: 0.5}\n" +
+      "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\nseed: 7\nsteps: 3\n";
+  return config::parse_config(yaml);
+}
+
+class FieldFidelity : public ::testing::TestWithParam<testing::GridParam> {};
+
+TEST_P(FieldFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
+  const auto& [c, recompute, dp] = GetParam();
+  ASSERT_EQ(world_size() % dp, 0);
+  expect_bitwise_equal_to_sequential(field_config(c.schedule, c.chunks, world_size() / dp, dp, recompute), dp);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSchedules, FieldFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
+
 // The benchmark's layers (1024 features, 32-row micro-batches, one BLAS thread): shapes the CPU backend computes
 // through oneDNN instead of OpenBLAS (kernels/cpu/onednn_gemm.h), so the pipelined run and the sequential run
 // must both take that route and still agree bit for bit. cpu_threads: 1 pins the route whatever the cores. At
