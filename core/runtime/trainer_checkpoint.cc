@@ -86,8 +86,9 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
     refuse("data.replay.capacity", std::to_string(saved.data.replay_capacity),
            std::to_string(now.data.replay_capacity));
   }
-  if (saved.model.inputs != now.model.inputs) {
-    refuse("model.inputs", std::to_string(saved.model.inputs), std::to_string(now.model.inputs));
+  if (saved.model.inputs != now.model.inputs || saved.model.input_shape != now.model.input_shape) {
+    refuse("model.inputs", config::shape_text(config::input_shape_of(saved.model)),
+           config::shape_text(config::input_shape_of(now.model)));
   }
   if (saved.model.layers.size() != now.model.layers.size()) {
     refuse("the number of model.layers", std::to_string(saved.model.layers.size()),

@@ -22,6 +22,7 @@
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
 #include "core/runtime/schedule_choice.h"
+#include "tools/sluice/plan_layer_table.h"
 #include "tools/sluice/plan_memory.h"
 
 namespace sluice::tools {
@@ -267,6 +268,7 @@ void run_plan(PlanOptions options) {
   } else if (options.format == "chrome") {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
+    if (cfg) write_layer_table(out, *cfg);
     out << auto_report;
     write_text(out, lowered, result, options.costs, transfers, model);
   }
