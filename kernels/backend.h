@@ -151,6 +151,12 @@ class Backend {
   // sample order, so the bits depend on neither the thread count nor how the samples are shared out.
   void conv_accumulate_param_grads(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
                                    Tensor& weight_grad, Tensor* bias_grad);
+  // Column blocks of two tensors with the same rows (a skip connection's tensor carried beside the main one):
+  // destination[r][destination_col + j] = (copy) or += (add) source[r][source_col + j] for j < count.
+  void copy_columns(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                    int64_t count);
+  void add_columns(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                   int64_t count);
   // y = x with explicit periodic or reflect padding around each sample's field (y [samples][out_features]).
   void pad_forward(const PadGeometry& geometry, const Tensor& x, Tensor& y);
   // dx = the sum, for each element of x, of dy over every place of y it was copied to (overwrites dx).
@@ -210,6 +216,8 @@ class Backend {
                                        Tensor& dx);
   virtual void conv_accumulate_param_grads_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
                                                 Tensor& weight_grad, Tensor* bias_grad);
+  virtual void copy_columns_impl(const Tensor& source, int64_t source_col, Tensor& destination,
+                                 int64_t destination_col, int64_t count, bool add);
   virtual void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y);
   virtual void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
 

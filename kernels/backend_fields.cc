@@ -1,5 +1,5 @@
-// Backend's field ops (convolution and explicit padding): their argument checks, and the defaults that refuse them on
-// a backend that has no implementation.
+// Backend's field ops (convolution, explicit padding, column blocks for skip connections): their argument checks, and
+// the defaults that refuse them on a backend that has no implementation.
 #include <string>
 
 #include "core/common/error.h"
@@ -70,6 +70,37 @@ void Backend::conv_accumulate_param_grads(const ConvGeometry& geometry, const Te
   conv_accumulate_param_grads_impl(g, x, dy, weight_grad, bias_grad);
 }
 
+namespace {
+
+void check_columns(const char* op, const Tensor& source, int64_t source_col, const Tensor& destination,
+                   int64_t destination_col, int64_t count) {
+  const bool fits = count >= 0 && source_col >= 0 && destination_col >= 0 && source_col + count <= source.cols() &&
+                    destination_col + count <= destination.cols() && source.rows() == destination.rows();
+  if (!fits) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(op) + ": columns [" + std::to_string(source_col) + ", +" + std::to_string(count) +
+                    ") of a " + std::to_string(source.rows()) + "x" + std::to_string(source.cols()) +
+                    " tensor do not fit columns [" + std::to_string(destination_col) + ", +" + std::to_string(count) +
+                    ") of a " + std::to_string(destination.rows()) + "x" + std::to_string(destination.cols()) + " one");
+  }
+}
+
+}  // namespace
+
+void Backend::copy_columns(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                           int64_t count) {
+  require_all_on_device("copy_columns", {{"source", &source}, {"destination", &destination}});
+  check_columns("copy_columns", source, source_col, destination, destination_col, count);
+  copy_columns_impl(source, source_col, destination, destination_col, count, false);
+}
+
+void Backend::add_columns(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                          int64_t count) {
+  require_all_on_device("add_columns", {{"source", &source}, {"destination", &destination}});
+  check_columns("add_columns", source, source_col, destination, destination_col, count);
+  copy_columns_impl(source, source_col, destination, destination_col, count, true);
+}
+
 void Backend::pad_forward(const PadGeometry& geometry, const Tensor& x, Tensor& y) {
   const char* op = "pad_forward";
   require_all_on_device(op, {{"x", &x}, {"y", &y}});
@@ -92,7 +123,7 @@ namespace {
 
 [[noreturn]] void unavailable(const char* op, const std::string& device) {
   throw Error(ErrorCode::kUnsupported, std::string(op) + " is not available on " + device +
-                                           " (convolution layers run on the CPU backend in this version)");
+                                           " (field layers and skip connections run on the CPU backend in this version)");
 }
 
 }  // namespace
@@ -105,6 +136,9 @@ void Backend::conv_backward_data_impl(const ConvGeometry&, const Tensor&, const 
 }
 void Backend::conv_accumulate_param_grads_impl(const ConvGeometry&, const Tensor&, const Tensor&, Tensor&, Tensor*) {
   unavailable("conv_accumulate_param_grads", device_name());
+}
+void Backend::copy_columns_impl(const Tensor&, int64_t, Tensor&, int64_t, int64_t, bool add) {
+  unavailable(add ? "add_columns" : "copy_columns", device_name());
 }
 void Backend::pad_forward_impl(const PadGeometry&, const Tensor&, Tensor&) { unavailable("pad_forward", device_name()); }
 void Backend::pad_backward_impl(const PadGeometry&, const Tensor&, Tensor&) {

@@ -133,10 +133,10 @@ void parse_model_inputs(const ConfigNode& inputs, ModelSpec& model) {
 // checked here so the error names the layer's entry and line.
 void check_layer_shapes(const ConfigNode& layers, const ModelSpec& model) {
   const std::vector<ConfigNode> entries = layers.elements();
-  SampleShape shape = input_shape_of(model);
+  ShapeWalk walk(input_shape_of(model));
   for (size_t i = 0; i < model.layers.size(); ++i) {
     try {
-      shape = output_shape(model.layers[i], shape);
+      walk.next(model.layers[i]);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kConfig) throw;
       entries[i].fail(e.what());

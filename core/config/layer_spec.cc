@@ -20,7 +20,7 @@ const std::vector<TypeEntry>& type_table() {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
       {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
-      {LayerType::kCustom, "custom"},
+      {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},           {LayerType::kCustom, "custom"},
   };
   return table;
 }
@@ -45,6 +45,7 @@ template <typename Visit>
 void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("type", a.type, b.type);
   visit("name", a.name, b.name);
+  visit("from", a.from, b.from);
   visit("outputs", a.outputs, b.outputs);
   visit("hidden", a.hidden, b.hidden);
   visit("activation", a.activation, b.activation);

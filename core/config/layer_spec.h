@@ -12,7 +12,9 @@
 
 namespace sluice::config {
 
-enum class LayerType { kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kCustom };
+enum class LayerType {
+  kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kConcat, kAdd, kCustom
+};
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
 // (PyTorch's padding_mode='circular') or its mirror image without the edge (PyTorch's 'reflect').
@@ -50,7 +52,10 @@ struct LayerSpec {
   std::vector<int64_t> dilation{1};
   int64_t groups = 1;      // conv: channel groups
   Padding padding = Padding::kNone;  // conv
-  std::string name;        // custom: name the application registered the layer under
+  // custom: the name the application registered the layer under. Any other layer: optional, the name a later
+  // concat or add reads its output by (a skip connection).
+  std::string name;
+  std::string from;        // concat, add: the name of the earlier layer whose output joins the current tensor
   int line = 0;            // 1-based line in the YAML text, for error messages (0 if unknown)
 };
 

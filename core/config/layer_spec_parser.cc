@@ -33,8 +33,8 @@ std::vector<int64_t> positive_ints(const ConfigNode& node) {
 }
 
 void parse_conv(const ConfigNode& entry, LayerSpec& layer) {
-  entry.require_map_with_keys({"type", "channels", "kernel", "stride", "dilation", "groups", "padding", "bias"},
-                              "a conv layer");
+  entry.require_map_with_keys(
+      {"type", "name", "channels", "kernel", "stride", "dilation", "groups", "padding", "bias"}, "a conv layer");
   layer.channels = positive_int(entry.child("channels"));
   layer.kernel = positive_ints(entry.child("kernel"));
   if (entry.has("stride")) layer.stride = positive_ints(entry.child("stride"));
@@ -52,7 +52,7 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
   const std::string what = "a " + layer_type_name(layer.type) + " layer";
   switch (layer.type) {
     case LayerType::kLinear:
-      entry.require_map_with_keys({"type", "outputs", "bias"}, what);
+      entry.require_map_with_keys({"type", "name", "outputs", "bias"}, what);
       layer.outputs = positive_int(entry.child("outputs"));
       if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
       return;
@@ -60,13 +60,21 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
     case LayerType::kGelu:
     case LayerType::kTanh:
     case LayerType::kFlatten:
-      entry.require_map_with_keys({"type"}, what);
+      entry.require_map_with_keys({"type", "name"}, what);
       return;
     case LayerType::kConv:
       parse_conv(entry, layer);
       return;
+    case LayerType::kConcat:
+    case LayerType::kAdd: {
+      entry.require_map_with_keys({"type", "name", "from"}, what);
+      const ConfigNode from = entry.child("from");
+      layer.from = from.as_string();
+      if (layer.from.empty()) from.fail("expected the name of an earlier layer");
+      return;
+    }
     case LayerType::kLayerNorm:
-      entry.require_map_with_keys({"type", "eps"}, what);
+      entry.require_map_with_keys({"type", "name", "eps"}, what);
       if (entry.has("eps")) {
         const ConfigNode eps = entry.child("eps");
         layer.eps = eps.as_double();
@@ -74,7 +82,7 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
       }
       return;
     case LayerType::kDropout: {
-      entry.require_map_with_keys({"type", "p"}, what);
+      entry.require_map_with_keys({"type", "name", "p"}, what);
       const ConfigNode p = entry.child("p");
       layer.p = p.as_double();
       if (!(layer.p >= 0.0 && layer.p < 1.0)) {
@@ -83,7 +91,7 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
       return;
     }
     case LayerType::kResidualMlp:
-      entry.require_map_with_keys({"type", "hidden", "activation"}, what);
+      entry.require_map_with_keys({"type", "name", "hidden", "activation"}, what);
       layer.hidden = positive_int(entry.child("hidden"));
       if (entry.has("activation")) {
         layer.activation = kernels::parse_activation(entry.child("activation").as_choice(kActivations));
@@ -108,6 +116,11 @@ LayerSpec parse_layer_spec(const ConfigNode& entry) {
   layer.type = *find_layer_type(entry.child("type").as_choice(layer_type_names()));
   layer.line = entry.line();
   parse_type_fields(entry, layer);
+  if (layer.type != LayerType::kCustom && entry.has("name")) {
+    const ConfigNode name = entry.child("name");
+    layer.name = name.as_string();
+    if (layer.name.empty()) name.fail("a layer's name may not be empty");
+  }
   return layer;
 }
 

@@ -1,5 +1,7 @@
 #include "core/config/sample_shape.h"
 
+#include <algorithm>
+
 #include "core/common/error.h"
 
 namespace sluice::config {
@@ -95,6 +97,9 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
     case LayerType::kTanh:
     case LayerType::kDropout: return in;
     case LayerType::kFlatten: return {features_of(in)};
+    case LayerType::kConcat:
+    case LayerType::kAdd:
+      throw Error(ErrorCode::kInternal, "the shape of a " + layer_type_name(layer.type) + " needs a ShapeWalk");
     case LayerType::kConv: {
       const kernels::ConvGeometry g = conv_geometry(layer, in);
       SampleShape out{g.out_channels};
@@ -105,11 +110,54 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
   throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
 }
 
+namespace {
+
+// concat appends `skip`'s channels (or features) after the current tensor's; add sums two tensors of one shape.
+SampleShape joined(const LayerSpec& layer, const SampleShape& current, const SampleShape& skip) {
+  const bool same_extents = current.size() == skip.size() && std::equal(current.begin() + 1, current.end(),
+                                                                         skip.begin() + 1);
+  if (layer.type == LayerType::kAdd) {
+    if (current != skip) {
+      refuse("add needs the same shape on both sides, but the current tensor is " + shape_text(current) +
+             " and '" + layer.from + "' gives " + shape_text(skip));
+    }
+    return current;
+  }
+  if (!same_extents || current[0] < 0 || skip[0] < 0) {
+    refuse("concat joins tensors along the channels (or features), so the rest must agree, but the current tensor "
+           "is " + shape_text(current) + " and '" + layer.from + "' gives " + shape_text(skip));
+  }
+  SampleShape out = current;
+  out[0] += skip[0];
+  return out;
+}
+
+}  // namespace
+
+const SampleShape& ShapeWalk::next(const LayerSpec& layer, const CustomWidths& custom_widths) {
+  if (layer.type == LayerType::kConcat || layer.type == LayerType::kAdd) {
+    const auto found = std::find_if(named_.begin(), named_.end(), [&](const auto& n) { return n.first == layer.from; });
+    if (found == named_.end()) {
+      refuse(layer_type_name(layer.type) + " reads from '" + layer.from + "', but no earlier layer has that name");
+    }
+    current_ = joined(layer, current_, found->second);
+  } else {
+    current_ = output_shape(layer, current_, custom_widths);
+  }
+  if (!layer.name.empty() && layer.type != LayerType::kCustom) {
+    for (const auto& n : named_) {
+      if (n.first == layer.name) refuse("the name '" + layer.name + "' is already used by an earlier layer");
+    }
+    named_.emplace_back(layer.name, current_);
+  }
+  return current_;
+}
+
 SampleShape output_shape(const std::vector<LayerSpec>& layers, const SampleShape& in,
                          const CustomWidths& custom_widths) {
-  SampleShape shape = in;
-  for (const LayerSpec& layer : layers) shape = output_shape(layer, shape, custom_widths);
-  return shape;
+  ShapeWalk walk(in);
+  for (const LayerSpec& layer : layers) walk.next(layer, custom_widths);
+  return walk.current();
 }
 
 int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config/layer_spec.h"
@@ -26,12 +27,26 @@ std::string shape_text(const SampleShape& shape);
 // throw (an unregistered name) or answer a negative width for "unknown".
 using CustomWidths = std::function<int64_t(const std::string& name, int64_t in_features)>;
 
-// The shape `layer` gives for input shape `in`. Throws Error(kConfig) with the problem alone (the caller names
+// The shape `layer` gives for input shape `in` (not for concat and add: they need a ShapeWalk). Throws Error(kConfig) with the problem alone (the caller names
 // where the layer is) when the layer cannot take that input: a conv on rows, a kernel that does not fit, a linear
 // layer on a field (flatten first). A custom layer gives rows of what `custom_widths` answers (unknown, -1, when it is
 // empty); unknown stays unknown through the layers that keep their input's shape.
 SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths = {});
-// The output shape of a whole layer list taking `in`.
+// The shapes through a layer list in order, with its skip connections: a concat or add joins the current tensor
+// with the output of the earlier layer named by its `from`. next() throws Error(kConfig) with the problem (a name
+// used twice, a `from` that names no earlier layer, shapes a concat or add cannot join) as output_shape does.
+class ShapeWalk {
+ public:
+  explicit ShapeWalk(SampleShape input) : current_(std::move(input)) {}
+  const SampleShape& next(const LayerSpec& layer, const CustomWidths& custom_widths = {});
+  const SampleShape& current() const { return current_; }
+
+ private:
+  SampleShape current_;
+  std::vector<std::pair<std::string, SampleShape>> named_;  // layer names and their outputs, in order
+};
+
+// The output shape of a whole layer list taking `in` (a ShapeWalk over it).
 SampleShape output_shape(const std::vector<LayerSpec>& layers, const SampleShape& in,
                          const CustomWidths& custom_widths = {});
 

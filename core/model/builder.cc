@@ -11,6 +11,8 @@
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
 #include "core/model/residual_mlp_layer.h"
+#include "core/model/skip_layer.h"
+#include "core/model/skip_plan.h"
 
 namespace sluice::model {
 namespace {
@@ -77,9 +79,50 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kConv: return build_conv(layer, in, backend);
     case LayerType::kFlatten: return std::make_unique<FlattenLayer>(width);
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
+    case LayerType::kConcat:
+    case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)
   }
   throw Error(ErrorCode::kInternal, where(index, layer) + ": layer type " +
                                         std::to_string(static_cast<int>(layer.type)) + " has no builder");
+}
+
+// A model with skip connections: the whole layer list is walked for the skips' widths (custom layers outside
+// [first, last) are built once and dropped, as model_shape does), and the layers in range that carry or read a skip
+// are wrapped in a SkipLayer (core/model/skip_layer.h).
+std::vector<std::unique_ptr<Layer>> build_with_skips(const config::ModelSpec& spec, kernels::Backend& backend,
+                                                     const CustomLayerRegistry& custom_layers, int first, int last) {
+  config::ShapeWalk walk(config::input_shape_of(spec));
+  std::vector<int64_t> main_in, main_out;
+  std::vector<std::unique_ptr<Layer>> inner(spec.layers.size());
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const config::LayerSpec& layer = spec.layers[i];
+    const bool in_range = static_cast<int>(i) >= first && static_cast<int>(i) < last;
+    const bool joins = layer.type == config::LayerType::kConcat || layer.type == config::LayerType::kAdd;
+    main_in.push_back(config::features_of(walk.current()));
+    if (!joins && (in_range || layer.type == config::LayerType::kCustom)) {
+      inner[i] = build_one(i, layer, walk.current(), backend, custom_layers);
+      inner[i]->set_global_index(static_cast<int>(i));
+    }
+    walk.next(layer, [&](const std::string&, int64_t) { return inner[i]->out_features(); });
+    main_out.push_back(config::features_of(walk.current()));
+  }
+  const std::vector<LayerCarry> plan = skip_plan(spec.layers, main_out);
+  std::vector<std::unique_ptr<Layer>> layers;
+  for (int i = first; i < last; ++i) {
+    const config::LayerSpec& layer = spec.layers[static_cast<size_t>(i)];
+    const Join join = layer.type == config::LayerType::kConcat ? Join::kConcat
+                      : layer.type == config::LayerType::kAdd  ? Join::kAdd
+                                                               : Join::kNone;
+    std::unique_ptr<Layer> built = std::move(inner[static_cast<size_t>(i)]);
+    if (join != Join::kNone || plan[static_cast<size_t>(i)].carries()) {
+      built = std::make_unique<SkipLayer>(backend, std::move(built), join, layer.name, layer.from,
+                                          main_in[static_cast<size_t>(i)], main_out[static_cast<size_t>(i)],
+                                          plan[static_cast<size_t>(i)]);
+    }
+    built->set_global_index(i);
+    layers.push_back(std::move(built));
+  }
+  return layers;
 }
 
 }  // namespace
@@ -98,6 +141,7 @@ std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, 
                                                  std::to_string(last) + ") of a model of " +
                                                  std::to_string(spec.layers.size()));
   }
+  if (has_skips(spec.layers)) return build_with_skips(spec, backend, custom_layers, first, last);
   std::vector<std::unique_ptr<Layer>> layers;
   config::SampleShape shape = in_shape;
   for (size_t i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {

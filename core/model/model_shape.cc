@@ -1,6 +1,7 @@
 #include "core/model/model_shape.h"
 
 #include "core/model/layer_costs.h"
+#include "core/model/skip_plan.h"
 
 namespace sluice::model {
 
@@ -33,9 +34,23 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
       return {in, out, conv_params(geometry, layer.bias), conv_flops(geometry)};
     }
     case LayerType::kFlatten: return {in, out, 0, 0.0};
+    case LayerType::kConcat:
+    case LayerType::kAdd: return {in, out, 0, static_cast<double>(out)};
     case LayerType::kCustom: break;
   }
   return {};  // not reached: custom layers go through custom_shape
+}
+
+// A boundary's width includes the skip tensors carried across it (core/model/skip_plan.h): what the pipeline sends.
+void add_carried_skips(const std::vector<config::LayerSpec>& layers, std::vector<LayerShape>& shapes) {
+  if (!has_skips(layers)) return;
+  std::vector<int64_t> main_out;
+  for (const LayerShape& shape : shapes) main_out.push_back(shape.out);
+  const std::vector<LayerCarry> plan = skip_plan(layers, main_out);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    shapes[i].in += carried_features(plan[i].in);
+    shapes[i].out += carried_features(plan[i].out);
+  }
 }
 
 }  // namespace
@@ -43,20 +58,21 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
 std::vector<LayerShape> model_shape(const config::ModelSpec& spec, const CustomLayerRegistry& custom_layers) {
   std::vector<LayerShape> shapes;
   shapes.reserve(spec.layers.size());
-  config::SampleShape shape = config::input_shape_of(spec);
+  config::ShapeWalk walk(config::input_shape_of(spec));
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const config::LayerSpec& layer = spec.layers[i];
+    const config::SampleShape in_shape = walk.current();
     if (layer.type == config::LayerType::kCustom) {
-      shapes.push_back(custom_shape(i, layer, config::features_of(shape), custom_layers));
-      shapes.back().out_shape = {shapes.back().out};
+      shapes.push_back(custom_shape(i, layer, config::features_of(in_shape), custom_layers));
+      walk.next(layer, [&](const std::string&, int64_t) { return shapes.back().out; });
     } else {
-      const config::SampleShape out_shape = config::output_shape(layer, shape);
-      shapes.push_back(builtin_shape(layer, shape, config::features_of(out_shape)));
-      shapes.back().out_shape = out_shape;
+      walk.next(layer);
+      shapes.push_back(builtin_shape(layer, in_shape, config::features_of(walk.current())));
     }
-    shapes.back().in_shape = shape;
-    shape = shapes.back().out_shape;
+    shapes.back().in_shape = in_shape;
+    shapes.back().out_shape = walk.current();
   }
+  add_carried_skips(spec.layers, shapes);
   return shapes;
 }
 

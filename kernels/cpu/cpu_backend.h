@@ -58,6 +58,8 @@ class CpuBackend : public Backend {
                                Tensor& dx) override;
   void conv_accumulate_param_grads_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
                                         Tensor& weight_grad, Tensor* bias_grad) override;
+  void copy_columns_impl(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                         int64_t count, bool add) override;
   void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) override;
   void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
 };

@@ -1,5 +1,6 @@
 // CpuBackend's field ops: convolutions through oneDNN one sample per call (kernels/cpu/onednn_conv.h says why),
-// shared out over the rank's threads; explicit periodic and reflect padding as index tables.
+// shared out over the rank's threads; explicit periodic and reflect padding as index tables; column blocks.
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -103,6 +104,19 @@ void for_each_padded(const PadTables& t, int64_t channels, Visit&& visit) {
 }
 
 }  // namespace
+
+void CpuBackend::copy_columns_impl(const Tensor& source, int64_t source_col, Tensor& destination,
+                                   int64_t destination_col, int64_t count, bool add) {
+  for (int64_t r = 0; r < source.rows(); ++r) {
+    const float* from = source.data() + r * source.cols() + source_col;
+    float* to = destination.data() + r * destination.cols() + destination_col;
+    if (add) {
+      for (int64_t j = 0; j < count; ++j) to[j] += from[j];
+    } else {
+      std::copy(from, from + count, to);
+    }
+  }
+}
 
 void CpuBackend::pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) {
   const PadTables tables = tables_of(geometry);

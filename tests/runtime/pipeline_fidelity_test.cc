@@ -20,14 +20,12 @@
 #include "tests/runtime/schedule_cases.h"
 #include "core/schedule/simulator.h"
 #include "tests/mpi_world.h"
+#include "tests/runtime/bitwise_fidelity.h"
 
 namespace sluice {
 namespace {
 
 using sluice::testing::world_size;
-
-constexpr int kSteps = 3;
-constexpr int64_t kReplicaBatch = 32;
 
 // `wide`: the same layers at widths 130-160, not multiples of OpenBLAS's register tiles, where its blocked
 // kernels take other paths (edge tiles, several panels) than at the narrow widths.
@@ -63,55 +61,6 @@ config::Config make_config(const std::string& schedule, int chunks, int stages, 
   return config::parse_config(yaml);
 }
 
-struct Batch {
-  std::vector<float> inputs, targets;
-};
-
-Batch global_batch(data::SyntheticData& source, int step, int64_t rows) {
-  Batch b;
-  b.inputs.resize(rows * source.input_features());
-  b.targets.resize(rows * source.target_features());
-  source.batch(step, 0, rows, b.inputs.data(), b.targets.data());
-  return b;
-}
-
-// Runs kSteps on the pipeline and on the sequential reference; returns the number of parameter elements
-// compared on this rank after checking them (and the losses) for bit equality.
-void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp, int64_t replica_batch = kReplicaBatch) {
-  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
-  trainer.start();
-  runtime::SequentialReference reference(cfg, dp);
-  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
-                             data::TargetKind::kRegression);
-  const int64_t rows = replica_batch * dp;
-  const int replica = trainer.layout().replica;
-  for (int step = 0; step < kSteps; ++step) {
-    Batch b = global_batch(source, step, rows);
-    const runtime::StepResult pipelined =
-        trainer.train_step(b.inputs.data() + replica * replica_batch * trainer.input_features(),
-                           b.targets.data() + replica * replica_batch * trainer.output_features(), replica_batch);
-    const double sequential = reference.train_step(b.inputs.data(), b.targets.data(), rows);
-    ASSERT_EQ(pipelined.loss, sequential) << "loss differs at step " << step + 1;
-  }
-  std::map<std::string, const model::Parameter*> expected;
-  for (model::Parameter* p : reference.parameters()) expected[p->qualified_name()] = p;
-  int64_t compared = 0;
-  for (const auto& [index, stage] : trainer.stages()) {
-    for (model::Parameter* p : stage->parameters()) {
-      auto it = expected.find(p->qualified_name());
-      ASSERT_NE(it, expected.end()) << p->qualified_name();
-      ASSERT_EQ(p->value.size(), it->second->value.size());
-      ASSERT_EQ(0, std::memcmp(p->value.data(), it->second->value.data(), p->value.bytes()))
-          << p->qualified_name() << " differs from the sequential run (stage " << index << ")";
-      compared += p->value.size();
-    }
-  }
-  // Every rank owns at least one stage; most own parameters. Make sure the check looked at something.
-  int64_t total = 0;
-  MPI_Allreduce(&compared, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  EXPECT_GT(total, 0);
-}
-
 using Case = testing::ScheduleCase;
 
 class Fidelity : public ::testing::TestWithParam<testing::GridParam> {};
@@ -142,39 +91,6 @@ TEST_P(WideFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, WideFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
-
-// Fields: convolutions with every padding, a stride, groups and a dilation, dropout on a field, flatten into
-// linear layers, over 2 x 8 x 8 samples; 11 layers, so every schedule (8 chunks with interleaving) has work.
-config::Config field_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
-  const std::string yaml =
-      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: gelu}\n"
-      "    - {type: conv, channels: 8, kernel: 3, stride: 2, padding: zeros}\n"
-      "    - {type: tanh}\n"
-      "    - {type: dropout, p: 0.1}\n"
-      "    - {type: conv, channels: 8, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
-      "    - {type: relu}\n"
-      "    - {type: flatten}\n"
-      "    - {type: linear, outputs: 16}\n"
-      "    - {type: gelu}\n"
-      "    - {type: linear, outputs: 4}\n"
-      "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
-      std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
-      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, clip_grad_norm: 0.5}\n" +
-      "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\nseed: 7\nsteps: 3\n";
-  return config::parse_config(yaml);
-}
-
-class FieldFidelity : public ::testing::TestWithParam<testing::GridParam> {};
-
-TEST_P(FieldFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
-  const auto& [c, recompute, dp] = GetParam();
-  ASSERT_EQ(world_size() % dp, 0);
-  expect_bitwise_equal_to_sequential(field_config(c.schedule, c.chunks, world_size() / dp, dp, recompute), dp);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllSchedules, FieldFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
 
 // The benchmark's layers (1024 features, 32-row micro-batches, one BLAS thread): shapes the CPU backend computes
 // through oneDNN instead of OpenBLAS (kernels/cpu/onednn_gemm.h), so the pipelined run and the sequential run

@@ -18,7 +18,7 @@ namespace sluice::testing {
 
 struct LayerReferenceCase {
   std::string name;        // unique within the file
-  std::string layer_yaml;  // one YAML flow mapping, as a config spells the layer
+  std::string layer_yaml;  // one YAML flow mapping per layer, as a config spells it; several are '\n'-separated
   std::vector<int64_t> input_shape;  // per sample: [C, D1[, D2[, D3]]]
   int64_t batch = 0;
   // x, the parameters (weight, bias, ...), y, dy, dx and <parameter>_grad; flattened in C order, PyTorch's shapes.
@@ -126,11 +126,11 @@ inline std::vector<LayerReferenceCase> read_layer_references(const std::string& 
     }
     if (!open) fail(path, line_no, "'" + key + "' outside a case");
     if (key == "layer") {
-      if (!current.layer_yaml.empty()) fail(path, line_no, "a second 'layer' line");
+      // A whole model's case (skip_references.txt) lists its layers in order, one 'layer' line each.
       if (rest.size() < 2 || rest.front() != '{' || rest.back() != '}') {
         fail(path, line_no, "'layer' takes a YAML flow mapping {...}");
       }
-      current.layer_yaml = rest;
+      current.layer_yaml += (current.layer_yaml.empty() ? "" : "\n") + rest;
     } else if (key == "input") {
       if (!current.input_shape.empty()) fail(path, line_no, "a second 'input' line");
       std::string token;

@@ -1,0 +1,43 @@
+#include "core/model/skip_plan.h"
+
+#include <map>
+
+namespace sluice::model {
+
+bool has_skips(const std::vector<config::LayerSpec>& layers) {
+  for (const config::LayerSpec& layer : layers) {
+    if (layer.type == config::LayerType::kConcat || layer.type == config::LayerType::kAdd) return true;
+  }
+  return false;
+}
+
+std::vector<LayerCarry> skip_plan(const std::vector<config::LayerSpec>& layers, const std::vector<int64_t>& main_out) {
+  std::map<std::string, size_t> last_reader;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!layers[i].from.empty()) last_reader[layers[i].from] = i;
+  }
+  std::vector<LayerCarry> plan(layers.size());
+  std::vector<SkipSlot> carried;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    plan[i].in = carried;
+    for (const SkipSlot& slot : carried) {
+      const bool read_last_here = layers[i].from == slot.name && last_reader.at(slot.name) == i;
+      if (!read_last_here) plan[i].out.push_back(slot);
+    }
+    const auto reader = last_reader.find(layers[i].name);
+    if (layers[i].type != config::LayerType::kCustom && reader != last_reader.end() && reader->second > i) {
+      plan[i].out.push_back({layers[i].name, main_out[i]});
+      plan[i].keeps_output = true;
+    }
+    carried = plan[i].out;
+  }
+  return plan;
+}
+
+int64_t carried_features(const std::vector<SkipSlot>& slots) {
+  int64_t total = 0;
+  for (const SkipSlot& slot : slots) total += slot.features;
+  return total;
+}
+
+}  // namespace sluice::model

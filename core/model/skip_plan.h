@@ -1,0 +1,39 @@
+// Skip connections as tensors carried beside the main one. A layer named X whose output a later concat or add reads
+// keeps a copy of that output, and the copy rides along every layer boundary up to its last reader, as extra
+// feature columns after the main tensor's: [main | skip 1 | skip 2 ..], in the order the skips were made. So a skip
+// from the first pipeline stage to the last travels through the stages between them with the activations, and its
+// gradient travels back the same way; the schedule, its messages and the stash stay those of a plain layer chain.
+// Pure: from the layer list and each layer's own output width.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/layer_spec.h"
+
+namespace sluice::model {
+
+struct SkipSlot {
+  std::string name;      // the layer that made it
+  int64_t features = 0;  // its output width per sample
+};
+
+struct LayerCarry {
+  std::vector<SkipSlot> in;   // carried into the layer, in the order they were made
+  std::vector<SkipSlot> out;  // carried out of it: `in` less what the layer read last, plus its own kept output
+  bool keeps_output = false;  // the layer is named and read later: its output is the last slot of `out`
+  bool carries() const { return !in.empty() || !out.empty(); }
+};
+
+// Whether any layer is a concat or add (reads a skip).
+bool has_skips(const std::vector<config::LayerSpec>& layers);
+
+// Per layer; `main_out[i]` is layer i's own output width. The layer list was checked by the config parser (every
+// `from` names an earlier layer).
+std::vector<LayerCarry> skip_plan(const std::vector<config::LayerSpec>& layers, const std::vector<int64_t>& main_out);
+
+// Σ features of the slots.
+int64_t carried_features(const std::vector<SkipSlot>& slots);
+
+}  // namespace sluice::model
