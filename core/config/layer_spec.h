@@ -12,7 +12,20 @@
 
 namespace sluice::config {
 
-enum class LayerType { kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kCustom };
+enum class LayerType {
+  kLinear,
+  kRelu,
+  kGelu,
+  kTanh,
+  kLayerNorm,
+  kDropout,
+  kResidualMlp,
+  kConv,
+  kFlatten,
+  kGroupNorm,
+  kInstanceNorm,
+  kCustom
+};
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
 // (PyTorch's padding_mode='circular') or its mirror image without the edge (PyTorch's 'reflect').
@@ -40,7 +53,7 @@ struct LayerSpec {
   int64_t hidden = 0;      // residual_mlp: hidden width of its inner Linear -> act -> Linear
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
   double p = 0.0;          // dropout probability
-  double eps = 1e-5;       // layernorm epsilon
+  double eps = 1e-5;       // layernorm, group_norm, instance_norm epsilon
   bool bias = true;        // linear, conv: with bias
   int64_t channels = 0;    // conv: output channels
   // conv: one value for every spatial dimension, or one per dimension (core/config/sample_shape.h resolves them
@@ -48,7 +61,7 @@ struct LayerSpec {
   std::vector<int64_t> kernel;
   std::vector<int64_t> stride{1};
   std::vector<int64_t> dilation{1};
-  int64_t groups = 1;      // conv: channel groups
+  int64_t groups = 1;      // conv: channel groups; group_norm: groups of channels sharing statistics
   Padding padding = Padding::kNone;  // conv
   std::string name;        // custom: name the application registered the layer under
   int line = 0;            // 1-based line in the YAML text, for error messages (0 if unknown)

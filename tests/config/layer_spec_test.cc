@@ -14,8 +14,9 @@ namespace sluice::config {
 namespace {
 
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
-  const std::vector<std::string> expected = {"linear",  "relu",         "gelu", "tanh",    "layernorm",
-                                             "dropout", "residual_mlp", "conv", "flatten", "custom"};
+  const std::vector<std::string> expected = {"linear",  "relu",    "gelu",       "tanh",          "layernorm",
+                                             "dropout", "residual_mlp", "conv", "flatten", "group_norm",
+                                             "instance_norm", "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -59,6 +60,10 @@ TEST(LayerSpec, OutputWidthForEachKind) {
       case LayerType::kLinear: EXPECT_EQ(output_width(spec, 7), 11); break;
       case LayerType::kCustom: EXPECT_EQ(output_width(spec, 7), -1) << "no custom widths: unknown"; break;
       case LayerType::kConv: EXPECT_THROW(output_width(spec, 7), Error) << "a conv needs a field, not rows"; break;
+      case LayerType::kGroupNorm:
+      case LayerType::kInstanceNorm:
+        EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field, not rows";
+        break;
       default:
         EXPECT_EQ(output_width(spec, 7), 7) << layer_type_name(type);
         EXPECT_EQ(output_width(spec, -1), -1) << layer_type_name(type) << " keeps an unknown width unknown";
