@@ -15,6 +15,7 @@
 #include "kernels/activation.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/gemm_precision.h"
+#include "kernels/norm_geometry.h"
 #include "kernels/host_staging.h"
 #include "kernels/rng.h"
 #include "kernels/tensor.h"
@@ -162,6 +163,31 @@ class Backend {
   // dx = the sum, for each element of x, of dy over every place of y it was copied to (overwrites dx).
   void pad_backward(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
 
+  // Normalizations of fields (kernels/norm_geometry.h: x, y, dy, dx [samples][features()], weight, bias and their
+  // grads [1][channels]). Statistics are biased (divide by the count), accumulated in double, every sum in a fixed
+  // order, so the bits depend on neither the thread count nor how the samples are shared out. A backend without
+  // these ops throws Error(kUnsupported) naming the op and device.
+  // Group norm (PyTorch's F.group_norm): per sample and group, over the group's channels × all points,
+  // y = (x − mean) · rstd · weight[c] + bias[c]; mean and rstd are [samples][groups], kept for the backward.
+  void group_norm_forward(const NormGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          Tensor& y, Tensor& mean, Tensor& rstd);
+  // dx = dL/dx for dL/dy = dy (overwrites dx).
+  void group_norm_backward_input(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                 const Tensor& weight, const Tensor& mean, const Tensor& rstd, Tensor& dx);
+  // weight_grad[c] += Σ dy · x̂, bias_grad[c] += Σ dy over samples and points (samples in order).
+  void group_norm_accumulate_param_grads(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                         const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
+                                         Tensor& bias_grad);
+  // Layernorm over the channels at each point (PyTorch: channels moved last, F.layer_norm over C): the same
+  // three ops with statistics per sample and point, mean and rstd [samples][points]; geometry.groups is not read.
+  void channel_layernorm_forward(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                 const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd);
+  void channel_layernorm_backward_input(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                        const Tensor& weight, const Tensor& mean, const Tensor& rstd, Tensor& dx);
+  void channel_layernorm_accumulate_param_grads(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                                const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
+                                                Tensor& bias_grad);
+
  protected:
   // Throws when `tensor` (named `operand` of `op` in the message) is not in this backend's memory. Called for
   // every operand of an op before its shapes are checked. The default accepts everything: the CPU backend's
@@ -220,6 +246,24 @@ class Backend {
                                  int64_t destination_col, int64_t count, bool add);
   virtual void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y);
   virtual void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
+  // Normalizations of fields; the defaults throw Error(kUnsupported) as the field ops' do.
+  virtual void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                       const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd);
+  virtual void group_norm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                              const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                              Tensor& dx);
+  virtual void group_norm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                      const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                      Tensor& weight_grad, Tensor& bias_grad);
+  virtual void channel_layernorm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                              const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd);
+  virtual void channel_layernorm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                     const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                                     const Tensor& rstd, Tensor& dx);
+  virtual void channel_layernorm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                             const Tensor& x, const Tensor& mean,
+                                                             const Tensor& rstd, Tensor& weight_grad,
+                                                             Tensor& bias_grad);
 
  private:
   void require_all_on_device(const char* op,

@@ -13,7 +13,8 @@
 namespace sluice::config {
 
 enum class LayerType {
-  kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kConcat, kAdd, kCustom
+  kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
+  kConcat, kAdd, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -42,7 +43,7 @@ struct LayerSpec {
   int64_t hidden = 0;      // residual_mlp: hidden width of its inner Linear -> act -> Linear
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
   double p = 0.0;          // dropout probability
-  double eps = 1e-5;       // layernorm epsilon
+  double eps = 1e-5;       // layernorm, group_norm, instance_norm epsilon
   bool bias = true;        // linear, conv: with bias
   int64_t channels = 0;    // conv: output channels
   // conv: one value for every spatial dimension, or one per dimension (core/config/sample_shape.h resolves them
@@ -50,7 +51,7 @@ struct LayerSpec {
   std::vector<int64_t> kernel;
   std::vector<int64_t> stride{1};
   std::vector<int64_t> dilation{1};
-  int64_t groups = 1;      // conv: channel groups
+  int64_t groups = 1;      // conv: channel groups; group_norm: groups of channels sharing statistics
   Padding padding = Padding::kNone;  // conv
   // custom: the name the application registered the layer under. Any other layer: optional, the name a later
   // concat or add reads its output by (a skip connection).

@@ -48,6 +48,14 @@ void parse_conv(const ConfigNode& entry, LayerSpec& layer) {
   if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
 }
 
+// A normalization's `eps`, 1e-5 (PyTorch's) when not given.
+void parse_eps(const ConfigNode& entry, LayerSpec& layer) {
+  if (!entry.has("eps")) return;
+  const ConfigNode eps = entry.child("eps");
+  layer.eps = eps.as_double();
+  if (!(layer.eps > 0.0)) eps.fail("expected a positive number, got " + eps.describe_value());
+}
+
 void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
   const std::string what = "a " + layer_type_name(layer.type) + " layer";
   switch (layer.type) {
@@ -74,12 +82,14 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
       return;
     }
     case LayerType::kLayerNorm:
+    case LayerType::kInstanceNorm:
       entry.require_map_with_keys({"type", "name", "eps"}, what);
-      if (entry.has("eps")) {
-        const ConfigNode eps = entry.child("eps");
-        layer.eps = eps.as_double();
-        if (!(layer.eps > 0.0)) eps.fail("expected a positive number, got " + eps.describe_value());
-      }
+      parse_eps(entry, layer);
+      return;
+    case LayerType::kGroupNorm:
+      entry.require_map_with_keys({"type", "name", "groups", "eps"}, what);
+      layer.groups = positive_int(entry.child("groups"));
+      parse_eps(entry, layer);
       return;
     case LayerType::kDropout: {
       entry.require_map_with_keys({"type", "name", "p"}, what);

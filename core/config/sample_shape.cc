@@ -82,14 +82,37 @@ kernels::ConvGeometry conv_geometry(const LayerSpec& layer, const SampleShape& i
   return g;
 }
 
+kernels::NormGeometry norm_geometry(const LayerSpec& layer, const SampleShape& in) {
+  if (!is_field(in)) {
+    const std::string& type = layer_type_name(layer.type);
+    refuse((type[0] == 'i' ? "an " : "a ") + type + " layer needs a field [channels, extents..] as its input, but gets " +
+           shape_text(in) + (layer.type == LayerType::kLayerNorm ? "" : "; on rows of features use {type: layernorm}"));
+  }
+  kernels::NormGeometry g;
+  g.channels = in[0];
+  g.points = features_of(in) / in[0];
+  g.eps = static_cast<float>(layer.eps);
+  if (layer.type == LayerType::kGroupNorm) g.groups = layer.groups;
+  if (layer.type == LayerType::kInstanceNorm) g.groups = g.channels;
+  if (g.channels % g.groups != 0) {
+    refuse("groups " + std::to_string(g.groups) + " must divide the input channels (" + std::to_string(g.channels) +
+           ") of " + shape_text(in));
+  }
+  return g;
+}
+
 SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
   switch (layer.type) {
     case LayerType::kLinear:
       require_rows(layer, in);
       return {layer.outputs};
     case LayerType::kResidualMlp:
-    case LayerType::kLayerNorm:
       require_rows(layer, in);
+      return in;
+    case LayerType::kLayerNorm: return in;  // rows: over the features; a field: over the channels at each point
+    case LayerType::kGroupNorm:
+    case LayerType::kInstanceNorm:
+      norm_geometry(layer, in);
       return in;
     case LayerType::kCustom: return {custom_widths ? custom_widths(layer.name, features_of(in)) : -1};
     case LayerType::kRelu:

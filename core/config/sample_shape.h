@@ -12,6 +12,7 @@
 
 #include "core/config/layer_spec.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/norm_geometry.h"
 
 namespace sluice::config {
 
@@ -58,5 +59,10 @@ int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const
 // dimension; padding other than none keeps the size at stride 1, the extra one of an even kernel on the high side).
 // Throws Error(kConfig) with the problem, as output_shape does.
 kernels::ConvGeometry conv_geometry(const LayerSpec& layer, const SampleShape& in);
+
+// A group_norm, instance_norm (groups = channels) or layernorm layer's geometry on input field `in` (layernorm:
+// statistics over the channels at each point; groups 1). Throws Error(kConfig) with the problem, as output_shape
+// does: rows in (group_norm, instance_norm), groups not dividing the channels.
+kernels::NormGeometry norm_geometry(const LayerSpec& layer, const SampleShape& in);
 
 }  // namespace sluice::config

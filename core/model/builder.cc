@@ -7,6 +7,7 @@
 #include "core/model/activation_layer.h"
 #include "core/model/conv_layer.h"
 #include "core/model/dropout_layer.h"
+#include "core/model/field_norm_layer.h"
 #include "core/model/flatten_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
@@ -60,6 +61,21 @@ std::unique_ptr<Layer> build_conv(const config::LayerSpec& layer, const config::
   return std::make_unique<ConvLayer>(backend, config::conv_geometry(layer, in), layer.bias, explicit_padding);
 }
 
+// group_norm and instance_norm on a field, and layernorm on a field or on rows (its existing layer).
+std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::SampleShape& in,
+                                  kernels::Backend& backend) {
+  const std::string type = config::layer_type_name(layer.type);
+  if (layer.type == config::LayerType::kLayerNorm) {
+    if (!config::is_field(in)) {
+      return std::make_unique<LayerNormLayer>(backend, config::features_of(in), static_cast<float>(layer.eps));
+    }
+    return std::make_unique<FieldNormLayer>(backend, type, FieldNormLayer::Over::kChannelsAtEachPoint,
+                                            config::norm_geometry(layer, in));
+  }
+  return std::make_unique<FieldNormLayer>(backend, type, FieldNormLayer::Over::kGroups,
+                                          config::norm_geometry(layer, in));
+}
+
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
 std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
                                  kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
@@ -72,7 +88,8 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kTanh:
       return std::make_unique<ActivationLayer>(backend, config::activation_of(layer.type), width);
     case LayerType::kLayerNorm:
-      return std::make_unique<LayerNormLayer>(backend, width, static_cast<float>(layer.eps));
+    case LayerType::kGroupNorm:
+    case LayerType::kInstanceNorm: return build_norm(layer, in, backend);
     case LayerType::kDropout: return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
     case LayerType::kResidualMlp:
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);

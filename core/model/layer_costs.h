@@ -22,6 +22,10 @@ inline double dropout_flops(int64_t features) { return 10.0 * static_cast<double
 inline double layernorm_flops(int64_t features) { return 20.0 * static_cast<double>(features); }
 inline int64_t layernorm_params(int64_t features) { return 2 * features; }  // gamma and beta
 
+// group_norm, instance_norm and layernorm on a field: a layernorm's work per element, weight and bias per channel.
+inline double field_norm_flops(int64_t features) { return layernorm_flops(features); }
+inline int64_t field_norm_params(int64_t channels) { return 2 * channels; }
+
 // Linear(features -> hidden) -> activation -> Linear(hidden -> features), both with bias, plus the skip.
 inline double residual_mlp_flops(int64_t features, int64_t hidden) {
   return dense_flops(features, hidden) + dense_flops(hidden, features) + 20.0 * static_cast<double>(hidden);

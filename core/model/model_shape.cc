@@ -25,7 +25,11 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
     case LayerType::kRelu:
     case LayerType::kGelu:
     case LayerType::kTanh: return {in, out, 0, activation_flops(config::activation_of(layer.type), in)};
-    case LayerType::kLayerNorm: return {in, out, layernorm_params(in), layernorm_flops(in)};
+    case LayerType::kLayerNorm:
+      if (!config::is_field(in_shape)) return {in, out, layernorm_params(in), layernorm_flops(in)};
+      return {in, out, field_norm_params(in_shape[0]), field_norm_flops(in)};
+    case LayerType::kGroupNorm:
+    case LayerType::kInstanceNorm: return {in, out, field_norm_params(in_shape[0]), field_norm_flops(in)};
     case LayerType::kDropout: return {in, out, 0, dropout_flops(in)};
     case LayerType::kResidualMlp:
       return {in, out, residual_mlp_params(in, layer.hidden), residual_mlp_flops(in, layer.hidden)};

@@ -1,6 +1,7 @@
 // The host implementation of Backend: GEMM through OpenBLAS (cblas_sgemm) or, for the skinny weight products where
 // OpenBLAS's packing dominates, oneDNN (chosen by shape, cpu_gemm.cc); everything else as plain loops over host
-// memory; convolutions through oneDNN (cpu_conv.cc). Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
+// memory; convolutions through oneDNN (cpu_conv.cc); group norm and the per-point layernorm of fields as plain
+// loops (cpu_field_norm.cc). Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
 // apart from oneDNN's per-thread primitive caches, so one instance serves the whole process (`cpu_backend()`).
 #pragma once
 
@@ -62,6 +63,23 @@ class CpuBackend : public Backend {
                          int64_t count, bool add) override;
   void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) override;
   void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+
+  void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                               const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void group_norm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                      const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                      Tensor& dx) override;
+  void group_norm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                              const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
+                                              Tensor& bias_grad) override;
+  void channel_layernorm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                      const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void channel_layernorm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                             const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                             Tensor& dx) override;
+  void channel_layernorm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                     const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                     Tensor& weight_grad, Tensor& bias_grad) override;
 };
 
 // The process-wide CPU backend.

@@ -14,8 +14,9 @@ namespace sluice::config {
 namespace {
 
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
-  const std::vector<std::string> expected = {"linear",  "relu",         "gelu", "tanh",    "layernorm",
-                                             "dropout", "residual_mlp", "conv", "flatten", "custom"};
+  const std::vector<std::string> expected = {"linear",  "relu",    "gelu",       "tanh",          "layernorm",
+                                             "dropout", "residual_mlp", "conv", "flatten", "group_norm",
+                                             "instance_norm", "concat", "add", "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -48,7 +49,7 @@ LayerSpec of_type(LayerType type) {
   spec.type = type;
   spec.outputs = 11;  // set on every kind: only linear may use it
   spec.hidden = 13;
-  spec.name = "mine";
+  if (type == LayerType::kCustom) spec.name = "mine";  // a name on others would make them skip sources
   return spec;
 }
 
@@ -59,6 +60,14 @@ TEST(LayerSpec, OutputWidthForEachKind) {
       case LayerType::kLinear: EXPECT_EQ(output_width(spec, 7), 11); break;
       case LayerType::kCustom: EXPECT_EQ(output_width(spec, 7), -1) << "no custom widths: unknown"; break;
       case LayerType::kConv: EXPECT_THROW(output_width(spec, 7), Error) << "a conv needs a field, not rows"; break;
+      case LayerType::kGroupNorm:
+      case LayerType::kInstanceNorm:
+        EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field, not rows";
+        break;
+      case LayerType::kConcat:
+      case LayerType::kAdd:
+        EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " reads a skip: needs a ShapeWalk";
+        break;
       default:
         EXPECT_EQ(output_width(spec, 7), 7) << layer_type_name(type);
         EXPECT_EQ(output_width(spec, -1), -1) << layer_type_name(type) << " keeps an unknown width unknown";
@@ -99,7 +108,8 @@ TEST(LayerSpec, OutputWidthOfAList) {
 }
 
 TEST(LayerSpec, EqualitySeesEveryFieldButTheLine) {
-  const LayerSpec base = of_type(LayerType::kResidualMlp);
+  LayerSpec base = of_type(LayerType::kResidualMlp);
+  base.name = "mine";
   EXPECT_TRUE(base == base);
   EXPECT_FALSE(base != base);
   struct Change {
@@ -110,6 +120,7 @@ TEST(LayerSpec, EqualitySeesEveryFieldButTheLine) {
   const std::vector<Change> changes = {
       {"type", [](LayerSpec& s) { s.type = LayerType::kLinear; }, "residual_mlp", "linear"},
       {"name", [](LayerSpec& s) { s.name = "other"; }, "mine", "other"},
+      {"from", [](LayerSpec& s) { s.from = "e1"; }, "", "e1"},
       {"outputs", [](LayerSpec& s) { s.outputs = 12; }, "11", "12"},
       {"hidden", [](LayerSpec& s) { s.hidden = 14; }, "13", "14"},
       {"activation", [](LayerSpec& s) { s.activation = kernels::Activation::kRelu; }, "gelu", "relu"},

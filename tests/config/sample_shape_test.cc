@@ -67,7 +67,41 @@ TEST(SampleShape, LayersRefuseInputsTheyCannotTake) {
   expect_refused(conv(4, {17}, Padding::kReflect), {2, 8, 8}, "reflect padding of 8");
   expect_refused(conv(4, {19}, Padding::kPeriodic), {2, 8, 8}, "periodic padding of 9");
   expect_refused(of_type(LayerType::kLinear), {2, 8, 8}, "put {type: flatten} before it");
-  expect_refused(of_type(LayerType::kLayerNorm), {2, 8, 8}, "put {type: flatten} before it");
+}
+
+LayerSpec group_norm(int64_t groups) {
+  LayerSpec spec;
+  spec.type = LayerType::kGroupNorm;
+  spec.groups = groups;
+  return spec;
+}
+
+TEST(SampleShape, NormalizationsOfFieldsKeepTheShape) {
+  EXPECT_EQ(output_shape(group_norm(2), {4, 3, 5}), (SampleShape{4, 3, 5}));
+  EXPECT_EQ(output_shape(group_norm(1), {2, 10}), (SampleShape{2, 10}));
+  EXPECT_EQ(output_shape(group_norm(4), {4, 2, 3, 2}), (SampleShape{4, 2, 3, 2}));
+  EXPECT_EQ(output_shape(of_type(LayerType::kInstanceNorm), {3, 4, 5}), (SampleShape{3, 4, 5}));
+  // layernorm: over the channels at each point on a field, over the features on rows (as before).
+  EXPECT_EQ(output_shape(of_type(LayerType::kLayerNorm), {2, 8, 8}), (SampleShape{2, 8, 8}));
+  EXPECT_EQ(output_shape(of_type(LayerType::kLayerNorm), {12}), (SampleShape{12}));
+}
+
+TEST(SampleShape, NormGeometryIsPerGroupOrPerChannel) {
+  const kernels::NormGeometry g = norm_geometry(group_norm(2), {4, 3, 5});
+  EXPECT_EQ(g.channels, 4);
+  EXPECT_EQ(g.groups, 2);
+  EXPECT_EQ(g.points, 15);
+  EXPECT_EQ(norm_geometry(of_type(LayerType::kInstanceNorm), {3, 4, 5}).groups, 3);
+  EXPECT_EQ(norm_geometry(of_type(LayerType::kLayerNorm), {3, 2, 3, 2}).groups, 1);
+  EXPECT_EQ(norm_geometry(of_type(LayerType::kLayerNorm), {3, 2, 3, 2}).points, 12);
+}
+
+TEST(SampleShape, NormalizationsRefuseWhatTheyCannotTake) {
+  expect_refused(group_norm(3), {4, 8, 8}, "groups 3 must divide the input channels (4)");
+  expect_refused(group_norm(8), {4, 8}, "groups 8 must divide the input channels (4)");
+  expect_refused(group_norm(2), {12}, "a group_norm layer needs a field");
+  expect_refused(group_norm(2), {12}, "use {type: layernorm}");
+  expect_refused(of_type(LayerType::kInstanceNorm), {12}, "an instance_norm layer needs a field");
 }
 
 TEST(SampleShape, ElementwiseLayersKeepTheFieldAndFlattenMakesRows) {
@@ -128,6 +162,29 @@ TEST(SampleShape, TheConfigNamesTheEntryThatCannotTakeItsInput) {
             std::string::npos);
   EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2}]}\n").find("kernel"),
             std::string::npos);
+}
+
+TEST(SampleShape, TheConfigRefusesGroupsThatDoNotDivideTheChannels) {
+  const std::string bad_groups = refusal(
+      "model:\n  inputs: [4, 8, 8]\n  layers:\n    - {type: relu}\n    - {type: group_norm, groups: 3}\n");
+  EXPECT_NE(bad_groups.find("model.layers.1 (line 5)"), std::string::npos) << bad_groups;
+  EXPECT_NE(bad_groups.find("groups 3 must divide the input channels (4)"), std::string::npos) << bad_groups;
+  const std::string on_rows = refusal("model: {inputs: 12, layers: [{type: instance_norm}]}\n");
+  EXPECT_NE(on_rows.find("needs a field"), std::string::npos) << on_rows;
+  EXPECT_NE(refusal("model: {inputs: [4, 8], layers: [{type: group_norm}]}\n").find("groups"), std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [4, 8], layers: [{type: group_norm, groups: 0}]}\n").find("positive"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [4, 8], layers: [{type: instance_norm, groups: 2}]}\n").find("groups"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [4, 8], layers: [{type: group_norm, groups: 2, eps: 0}]}\n").find("positive"),
+            std::string::npos);
+  const Config cfg = parse_config(
+      "model:\n  inputs: [4, 8]\n  layers:\n    - {type: group_norm, groups: 2, eps: 1e-3}\n"
+      "    - {type: instance_norm}\n    - {type: layernorm}\n    - {type: flatten}\n    - {type: layernorm}\n" +
+      std::string(kTail));
+  EXPECT_EQ(cfg.model.layers[0].groups, 2);
+  EXPECT_DOUBLE_EQ(cfg.model.layers[0].eps, 1e-3);
+  EXPECT_EQ(output_features(cfg.model), 32);
 }
 
 }  // namespace
