@@ -20,6 +20,7 @@ const std::vector<TypeEntry>& type_table() {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
       {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
+      {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kCustom, "custom"},
   };
   return table;
@@ -57,6 +58,8 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("dilation", a.dilation, b.dilation);
   visit("groups", a.groups, b.groups);
   visit("padding", a.padding, b.padding);
+  visit("mode", a.mode, b.mode);
+  visit("factor", a.factor, b.factor);
 }
 
 }  // namespace

@@ -12,7 +12,10 @@
 
 namespace sluice::config {
 
-enum class LayerType { kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kCustom };
+enum class LayerType {
+  kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kConvTranspose, kPool,
+  kUpsample, kCustom
+};
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
 // (PyTorch's padding_mode='circular') or its mirror image without the edge (PyTorch's 'reflect').
@@ -41,15 +44,17 @@ struct LayerSpec {
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
   double p = 0.0;          // dropout probability
   double eps = 1e-5;       // layernorm epsilon
-  bool bias = true;        // linear, conv: with bias
-  int64_t channels = 0;    // conv: output channels
-  // conv: one value for every spatial dimension, or one per dimension (core/config/sample_shape.h resolves them
-  // against the input's dimensions)
+  bool bias = true;        // linear, conv, conv_transpose: with bias
+  int64_t channels = 0;    // conv, conv_transpose: output channels
+  // conv, conv_transpose (kernel, stride), pool (kernel): one value for every spatial dimension, or one per
+  // dimension (core/config/sample_shape.h resolves them against the input's dimensions)
   std::vector<int64_t> kernel;
   std::vector<int64_t> stride{1};
   std::vector<int64_t> dilation{1};
   int64_t groups = 1;      // conv: channel groups
   Padding padding = Padding::kNone;  // conv
+  std::string mode;        // pool: "max" | "avg"; upsample: "nearest" (default) | "linear"
+  std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
   std::string name;        // custom: name the application registered the layer under
   int line = 0;            // 1-based line in the YAML text, for error messages (0 if unknown)
 };

@@ -44,4 +44,12 @@ int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const
 // Throws Error(kConfig) with the problem, as output_shape does.
 kernels::ConvGeometry conv_geometry(const LayerSpec& layer, const SampleShape& in);
 
+// A pool layer's geometry on input field `in`: stride = kernel, so every spatial extent must be a multiple of its
+// kernel (refused otherwise, naming the extent and the kernel).
+kernels::PoolGeometry pool_geometry(const LayerSpec& layer, const SampleShape& in);
+// An upsample layer's geometry on input field `in` (output extents in · factor).
+kernels::ResampleGeometry resample_geometry(const LayerSpec& layer, const SampleShape& in);
+// A conv_transpose layer's geometry on input field `in` (output extents (n − 1) · stride + kernel, PyTorch's).
+kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShape& in);
+
 }  // namespace sluice::config

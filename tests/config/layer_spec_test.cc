@@ -15,7 +15,8 @@ namespace {
 
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
   const std::vector<std::string> expected = {"linear",  "relu",         "gelu", "tanh",    "layernorm",
-                                             "dropout", "residual_mlp", "conv", "flatten", "custom"};
+                                             "dropout", "residual_mlp", "conv", "flatten", "conv_transpose",
+                                             "pool",    "upsample",     "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -58,7 +59,12 @@ TEST(LayerSpec, OutputWidthForEachKind) {
     switch (type) {
       case LayerType::kLinear: EXPECT_EQ(output_width(spec, 7), 11); break;
       case LayerType::kCustom: EXPECT_EQ(output_width(spec, 7), -1) << "no custom widths: unknown"; break;
-      case LayerType::kConv: EXPECT_THROW(output_width(spec, 7), Error) << "a conv needs a field, not rows"; break;
+      case LayerType::kConv:
+      case LayerType::kConvTranspose:
+      case LayerType::kPool:
+      case LayerType::kUpsample:
+        EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field, not rows";
+        break;
       default:
         EXPECT_EQ(output_width(spec, 7), 7) << layer_type_name(type);
         EXPECT_EQ(output_width(spec, -1), -1) << layer_type_name(type) << " keeps an unknown width unknown";
