@@ -162,6 +162,21 @@ class Backend {
   void pad_forward(const PadGeometry& geometry, const Tensor& x, Tensor& y);
   // dx = the sum, for each element of x, of dy over every place of y it was copied to (overwrites dx).
   void pad_backward(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
+  // Pooling (x [samples][in_features], y [samples][out_features]); each sample's bits do not depend on its batch.
+  void pool_forward(const PoolGeometry& geometry, const Tensor& x, Tensor& y);
+  // dx = dL/dx for dL/dy = dy (overwrites dx); `x` is the forward's input (max pooling finds its maxima again).
+  void pool_backward(const PoolGeometry& geometry, const Tensor& x, const Tensor& dy, Tensor& dx);
+  // Upsampling by integer factors, nearest or linear (align_corners=False).
+  void resample_forward(const ResampleGeometry& geometry, const Tensor& x, Tensor& y);
+  // dx = dL/dx for dL/dy = dy (overwrites dx).
+  void resample_backward(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx);
+  // Transposed convolution (weight [in][out · Π kernel], bias [1][out]); as the conv ops, the parameter gradients
+  // are added in sample order.
+  void deconv_forward(const DeconvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                      Tensor& y);
+  void deconv_backward_data(const DeconvGeometry& geometry, const Tensor& dy, const Tensor& weight, Tensor& dx);
+  void deconv_accumulate_param_grads(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                     Tensor& weight_grad, Tensor* bias_grad);
 
   // Normalizations of fields (kernels/norm_geometry.h: x, y, dy, dx [samples][features()], weight, bias and their
   // grads [1][channels]). Statistics are biased (divide by the count), accumulated in double, every sum in a fixed
@@ -264,6 +279,16 @@ class Backend {
                                                              const Tensor& x, const Tensor& mean,
                                                              const Tensor& rstd, Tensor& weight_grad,
                                                              Tensor& bias_grad);
+  virtual void pool_forward_impl(const PoolGeometry& geometry, const Tensor& x, Tensor& y);
+  virtual void pool_backward_impl(const PoolGeometry& geometry, const Tensor& x, const Tensor& dy, Tensor& dx);
+  virtual void resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y);
+  virtual void resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx);
+  virtual void deconv_forward_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                   const Tensor* bias, Tensor& y);
+  virtual void deconv_backward_data_impl(const DeconvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                         Tensor& dx);
+  virtual void deconv_accumulate_param_grads_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                                  Tensor& weight_grad, Tensor* bias_grad);
 
  private:
   void require_all_on_device(const char* op,

@@ -1,6 +1,8 @@
 #include "kernels/conv_geometry.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "core/common/error.h"
 
@@ -104,6 +106,79 @@ void check_pad_geometry(const PadGeometry& g) {
            (g.mode == PadMode::kPeriodic ? " (at most the extent)" : " (less than the extent)"));
     }
   }
+}
+
+namespace {
+
+// 1 to 3 spatial dimensions, and every per-dimension field one positive value per dimension.
+void require_spatial(const std::vector<int64_t>& in, int64_t channels,
+                     std::initializer_list<std::pair<const char*, const std::vector<int64_t>*>> fields) {
+  const size_t dims = in.size();
+  if (dims < 1 || dims > 3) fail(std::to_string(dims) + " spatial dimensions; 1 to 3 are supported");
+  if (channels < 1) fail("channels " + std::to_string(channels) + " is not positive");
+  require_per_dimension("input extents", in, dims, 1);
+  for (const auto& [name, values] : fields) require_per_dimension(name, *values, dims, 1);
+}
+
+}  // namespace
+
+std::vector<int64_t> PoolGeometry::out() const {
+  std::vector<int64_t> extents = in;
+  for (size_t d = 0; d < extents.size() && d < kernel.size(); ++d) extents[d] /= std::max<int64_t>(kernel[d], 1);
+  return extents;
+}
+int64_t PoolGeometry::in_features() const { return channels * product(in); }
+int64_t PoolGeometry::out_features() const { return channels * product(out()); }
+std::string PoolGeometry::describe() const {
+  return std::string(mode == PoolMode::kMax ? "max" : "avg") + " pool " + std::to_string(channels) + "x" +
+         joined(in) + " -> " + std::to_string(channels) + "x" + joined(out()) + ", kernel " + joined(kernel);
+}
+
+void check_pool_geometry(const PoolGeometry& g) {
+  require_spatial(g.in, g.channels, {{"pool kernel", &g.kernel}});
+  for (size_t d = 0; d < g.in.size(); ++d) {
+    if (g.in[d] % g.kernel[d] != 0) {
+      fail("pool kernel " + std::to_string(g.kernel[d]) + " does not divide extent " + std::to_string(g.in[d]) +
+           " (" + g.describe() + ")");
+    }
+  }
+}
+
+std::vector<int64_t> ResampleGeometry::out() const {
+  std::vector<int64_t> extents = in;
+  for (size_t d = 0; d < extents.size() && d < factor.size(); ++d) extents[d] *= factor[d];
+  return extents;
+}
+int64_t ResampleGeometry::in_features() const { return channels * product(in); }
+int64_t ResampleGeometry::out_features() const { return channels * product(out()); }
+std::string ResampleGeometry::describe() const {
+  return std::string(mode == ResampleMode::kNearest ? "nearest" : "linear") + " upsample " +
+         std::to_string(channels) + "x" + joined(in) + " -> " + std::to_string(channels) + "x" + joined(out()) +
+         ", factor " + joined(factor);
+}
+
+void check_resample_geometry(const ResampleGeometry& g) {
+  require_spatial(g.in, g.channels, {{"upsample factor", &g.factor}});
+}
+
+std::vector<int64_t> DeconvGeometry::out() const {
+  std::vector<int64_t> extents = in;
+  for (size_t d = 0; d < extents.size() && d < kernel.size() && d < stride.size(); ++d) {
+    extents[d] = (in[d] - 1) * stride[d] + kernel[d];
+  }
+  return extents;
+}
+int64_t DeconvGeometry::in_features() const { return in_channels * product(in); }
+int64_t DeconvGeometry::out_features() const { return out_channels * product(out()); }
+int64_t DeconvGeometry::weight_cols() const { return out_channels * product(kernel); }
+std::string DeconvGeometry::describe() const {
+  return "conv_transpose " + std::to_string(in_channels) + "x" + joined(in) + " -> " + std::to_string(out_channels) +
+         "x" + joined(out()) + ", kernel " + joined(kernel) + ", stride " + joined(stride);
+}
+
+void check_deconv_geometry(const DeconvGeometry& g) {
+  require_spatial(g.in, g.in_channels, {{"kernel", &g.kernel}, {"stride", &g.stride}});
+  if (g.out_channels < 1) fail("output channels " + std::to_string(g.out_channels) + " is not positive");
 }
 
 }  // namespace sluice::kernels

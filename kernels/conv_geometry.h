@@ -62,4 +62,58 @@ struct PadGeometry {
 // narrower than it (PyTorch's limits).
 void check_pad_geometry(const PadGeometry& geometry);
 
+// Pooling with stride = kernel and no padding: every extent a multiple of its kernel, each output element the max
+// or the mean of its own window (PyTorch's max_poolNd / avg_poolNd with stride = kernel).
+enum class PoolMode { kMax, kAvg };
+
+struct PoolGeometry {
+  PoolMode mode = PoolMode::kMax;
+  int64_t channels = 0;
+  std::vector<int64_t> in;      // spatial input extents (1 to 3)
+  std::vector<int64_t> kernel;  // window (and stride) per spatial dimension
+  std::vector<int64_t> out() const;  // in / kernel per dimension
+  int64_t in_features() const;
+  int64_t out_features() const;
+  std::string describe() const;  // "max pool 2x8x8 -> 2x4x4, kernel 2x2"
+};
+
+// Throws Error(kInvalidArgument) naming the field when the geometry is not one (1 to 3 dimensions, positive
+// values, an extent that its kernel does not divide).
+void check_pool_geometry(const PoolGeometry& geometry);
+
+// Upsampling by integer factors: nearest repeats each element, linear interpolates as PyTorch's
+// interpolate(mode='linear'/'bilinear'/'trilinear', align_corners=False), the edges clamped.
+enum class ResampleMode { kNearest, kLinear };
+
+struct ResampleGeometry {
+  ResampleMode mode = ResampleMode::kNearest;
+  int64_t channels = 0;
+  std::vector<int64_t> in;      // spatial input extents (1 to 3)
+  std::vector<int64_t> factor;  // per spatial dimension, >= 1
+  std::vector<int64_t> out() const;  // in · factor per dimension
+  int64_t in_features() const;
+  int64_t out_features() const;
+  std::string describe() const;
+};
+
+void check_resample_geometry(const ResampleGeometry& geometry);
+
+// A transposed convolution (PyTorch's conv_transposeNd, groups 1, no padding, dilation 1): the adjoint of the
+// convolution from `out` to `in`. The weight is [in_channels][out_channels · Π kernel], the memory of PyTorch's
+// ConvTranspose weight [in, out, k..]; a bias is [1][out].
+struct DeconvGeometry {
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  std::vector<int64_t> in;      // spatial input extents (1 to 3)
+  std::vector<int64_t> kernel;  // per spatial dimension
+  std::vector<int64_t> stride;  // per spatial dimension
+  std::vector<int64_t> out() const;  // (n − 1) · stride + kernel per dimension
+  int64_t in_features() const;
+  int64_t out_features() const;
+  int64_t weight_cols() const;  // out_channels · Π kernel
+  std::string describe() const;
+};
+
+void check_deconv_geometry(const DeconvGeometry& geometry);
+
 }  // namespace sluice::kernels

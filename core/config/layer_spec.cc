@@ -21,6 +21,7 @@ const std::vector<TypeEntry>& type_table() {
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
       {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
+      {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},           {LayerType::kCustom, "custom"},
   };
   return table;
@@ -59,6 +60,8 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("dilation", a.dilation, b.dilation);
   visit("groups", a.groups, b.groups);
   visit("padding", a.padding, b.padding);
+  visit("mode", a.mode, b.mode);
+  visit("factor", a.factor, b.factor);
 }
 
 }  // namespace

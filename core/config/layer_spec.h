@@ -14,7 +14,7 @@ namespace sluice::config {
 
 enum class LayerType {
   kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
-  kConcat, kAdd, kCustom
+  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -44,15 +44,17 @@ struct LayerSpec {
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
   double p = 0.0;          // dropout probability
   double eps = 1e-5;       // layernorm, group_norm, instance_norm epsilon
-  bool bias = true;        // linear, conv: with bias
-  int64_t channels = 0;    // conv: output channels
-  // conv: one value for every spatial dimension, or one per dimension (core/config/sample_shape.h resolves them
-  // against the input's dimensions)
+  bool bias = true;        // linear, conv, conv_transpose: with bias
+  int64_t channels = 0;    // conv, conv_transpose: output channels
+  // conv, conv_transpose (kernel, stride), pool (kernel): one value for every spatial dimension, or one per
+  // dimension (core/config/sample_shape.h resolves them against the input's dimensions)
   std::vector<int64_t> kernel;
   std::vector<int64_t> stride{1};
   std::vector<int64_t> dilation{1};
   int64_t groups = 1;      // conv: channel groups; group_norm: groups of channels sharing statistics
   Padding padding = Padding::kNone;  // conv
+  std::string mode;        // pool: "max" | "avg"; upsample: "nearest" (default) | "linear"
+  std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
   // custom: the name the application registered the layer under. Any other layer: optional, the name a later
   // concat or add reads its output by (a skip connection).
   std::string name;

@@ -56,7 +56,43 @@ void parse_eps(const ConfigNode& entry, LayerSpec& layer) {
   if (!(layer.eps > 0.0)) eps.fail("expected a positive number, got " + eps.describe_value());
 }
 
+void parse_conv_transpose(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "channels", "kernel", "stride", "bias"}, "a conv_transpose layer");
+  layer.channels = positive_int(entry.child("channels"));
+  layer.kernel = positive_ints(entry.child("kernel"));
+  if (entry.has("stride")) layer.stride = positive_ints(entry.child("stride"));
+  if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
+}
+
+void parse_pool(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "mode", "kernel"}, "a pool layer");
+  layer.mode = entry.child("mode").as_choice({"max", "avg"});
+  layer.kernel = positive_ints(entry.child("kernel"));
+}
+
+void parse_upsample(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "factor", "mode"}, "an upsample layer");
+  layer.factor = positive_ints(entry.child("factor"));
+  layer.mode = entry.has("mode") ? entry.child("mode").as_choice({"nearest", "linear"}) : "nearest";
+}
+
+// The parser of a layer type that works on fields; null for the others.
+using FieldParser = void (*)(const ConfigNode& entry, LayerSpec& layer);
+FieldParser field_parser(LayerType type) {
+  switch (type) {
+    case LayerType::kConv: return parse_conv;
+    case LayerType::kConvTranspose: return parse_conv_transpose;
+    case LayerType::kPool: return parse_pool;
+    case LayerType::kUpsample: return parse_upsample;
+    default: return nullptr;
+  }
+}
+
 void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
+  if (const FieldParser parse = field_parser(layer.type)) {
+    parse(entry, layer);
+    return;
+  }
   const std::string what = "a " + layer_type_name(layer.type) + " layer";
   switch (layer.type) {
     case LayerType::kLinear:
@@ -70,8 +106,7 @@ void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
     case LayerType::kFlatten:
       entry.require_map_with_keys({"type", "name"}, what);
       return;
-    case LayerType::kConv:
-      parse_conv(entry, layer);
+    default:  // the field layers: field_parser
       return;
     case LayerType::kConcat:
     case LayerType::kAdd: {

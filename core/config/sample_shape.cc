@@ -19,6 +19,22 @@ std::vector<int64_t> per_dimension(const char* key, const std::vector<int64_t>& 
   return values;
 }
 
+void require_field(const LayerSpec& layer, const SampleShape& in) {
+  if (!is_field(in)) {
+    const std::string& type = layer_type_name(layer.type);
+    const bool vowel = std::string("aeiou").find(type[0]) != std::string::npos;
+    refuse(std::string(vowel ? "an " : "a ") + type + " layer needs a field [channels, extents..] as its input, " +
+           "but gets " + shape_text(in) + " (give model.inputs as a shape such as [2, 64, 64])");
+  }
+}
+
+// The field shape [channels, extents..].
+SampleShape field_shape(int64_t channels, const std::vector<int64_t>& extents) {
+  SampleShape shape{channels};
+  shape.insert(shape.end(), extents.begin(), extents.end());
+  return shape;
+}
+
 void require_rows(const LayerSpec& layer, const SampleShape& in) {
   if (is_field(in)) {
     refuse("a " + layer_type_name(layer.type) + " layer takes rows of features, but its input is a field " +
@@ -101,6 +117,44 @@ kernels::NormGeometry norm_geometry(const LayerSpec& layer, const SampleShape& i
   return g;
 }
 
+kernels::PoolGeometry pool_geometry(const LayerSpec& layer, const SampleShape& in) {
+  require_field(layer, in);
+  kernels::PoolGeometry g;
+  g.mode = layer.mode == "avg" ? kernels::PoolMode::kAvg : kernels::PoolMode::kMax;
+  g.channels = in[0];
+  g.in.assign(in.begin() + 1, in.end());
+  g.kernel = per_dimension("kernel", layer.kernel, g.in.size());
+  for (size_t d = 0; d < g.in.size(); ++d) {
+    if (g.in[d] % g.kernel[d] != 0) {
+      refuse("spatial extent " + std::to_string(g.in[d]) + " (dimension " + std::to_string(d + 1) + " of the input " +
+             shape_text(in) + ") is not a multiple of the pool kernel " + std::to_string(g.kernel[d]) +
+             " (the stride is the kernel, and no padding is added)");
+    }
+  }
+  return g;
+}
+
+kernels::ResampleGeometry resample_geometry(const LayerSpec& layer, const SampleShape& in) {
+  require_field(layer, in);
+  kernels::ResampleGeometry g;
+  g.mode = layer.mode == "linear" ? kernels::ResampleMode::kLinear : kernels::ResampleMode::kNearest;
+  g.channels = in[0];
+  g.in.assign(in.begin() + 1, in.end());
+  g.factor = per_dimension("factor", layer.factor, g.in.size());
+  return g;
+}
+
+kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShape& in) {
+  require_field(layer, in);
+  kernels::DeconvGeometry g;
+  g.in_channels = in[0];
+  g.out_channels = layer.channels;
+  g.in.assign(in.begin() + 1, in.end());
+  g.kernel = per_dimension("kernel", layer.kernel, g.in.size());
+  g.stride = per_dimension("stride", layer.stride, g.in.size());
+  return g;
+}
+
 SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
   switch (layer.type) {
     case LayerType::kLinear:
@@ -128,6 +182,18 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
       SampleShape out{g.out_channels};
       out.insert(out.end(), g.out.begin(), g.out.end());
       return out;
+    }
+    case LayerType::kConvTranspose: {
+      const kernels::DeconvGeometry g = deconv_geometry(layer, in);
+      return field_shape(g.out_channels, g.out());
+    }
+    case LayerType::kPool: {
+      const kernels::PoolGeometry g = pool_geometry(layer, in);
+      return field_shape(g.channels, g.out());
+    }
+    case LayerType::kUpsample: {
+      const kernels::ResampleGeometry g = resample_geometry(layer, in);
+      return field_shape(g.channels, g.out());
     }
   }
   throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");

@@ -64,5 +64,12 @@ kernels::ConvGeometry conv_geometry(const LayerSpec& layer, const SampleShape& i
 // statistics over the channels at each point; groups 1). Throws Error(kConfig) with the problem, as output_shape
 // does: rows in (group_norm, instance_norm), groups not dividing the channels.
 kernels::NormGeometry norm_geometry(const LayerSpec& layer, const SampleShape& in);
+// A pool layer's geometry on input field `in`: stride = kernel, so every spatial extent must be a multiple of its
+// kernel (refused otherwise, naming the extent and the kernel).
+kernels::PoolGeometry pool_geometry(const LayerSpec& layer, const SampleShape& in);
+// An upsample layer's geometry on input field `in` (output extents in · factor).
+kernels::ResampleGeometry resample_geometry(const LayerSpec& layer, const SampleShape& in);
+// A conv_transpose layer's geometry on input field `in` (output extents (n − 1) · stride + kernel, PyTorch's).
+kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShape& in);
 
 }  // namespace sluice::config

@@ -6,14 +6,17 @@
 #include "core/common/error.h"
 #include "core/model/activation_layer.h"
 #include "core/model/conv_layer.h"
+#include "core/model/conv_transpose_layer.h"
 #include "core/model/dropout_layer.h"
 #include "core/model/field_norm_layer.h"
 #include "core/model/flatten_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
+#include "core/model/pool_layer.h"
 #include "core/model/residual_mlp_layer.h"
 #include "core/model/skip_layer.h"
 #include "core/model/skip_plan.h"
+#include "core/model/upsample_layer.h"
 
 namespace sluice::model {
 namespace {
@@ -95,6 +98,10 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
     case LayerType::kConv: return build_conv(layer, in, backend);
     case LayerType::kFlatten: return std::make_unique<FlattenLayer>(width);
+    case LayerType::kConvTranspose:
+      return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias);
+    case LayerType::kPool: return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in));
+    case LayerType::kUpsample: return std::make_unique<UpsampleLayer>(backend, config::resample_geometry(layer, in));
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
     case LayerType::kConcat:
     case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)

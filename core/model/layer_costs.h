@@ -43,4 +43,23 @@ inline int64_t conv_params(const kernels::ConvGeometry& g, bool bias) {
   return g.out_channels * g.weight_cols() + (bias ? g.out_channels : 0);
 }
 
+// Each input element meets out · Π kernel weights, for the forward, the input gradient and the weight gradient each.
+inline double deconv_flops(const kernels::DeconvGeometry& g) {
+  return 6.0 * static_cast<double>(g.in_features()) * static_cast<double>(g.weight_cols());
+}
+inline int64_t deconv_params(const kernels::DeconvGeometry& g, bool bias) {
+  return g.in_channels * g.weight_cols() + (bias ? g.out_channels : 0);
+}
+
+// Every input element is read once by the forward and once by the backward (max pooling's backward runs the
+// forward again: one more).
+inline double pool_flops(const kernels::PoolGeometry& g) {
+  return (g.mode == kernels::PoolMode::kMax ? 3.0 : 2.0) * static_cast<double>(g.in_features());
+}
+// Each output element is 1 (nearest) or 2^dims (linear) weighted reads, forward and backward.
+inline double resample_flops(const kernels::ResampleGeometry& g) {
+  const double reads = g.mode == kernels::ResampleMode::kNearest ? 1.0 : static_cast<double>(1 << g.in.size());
+  return 2.0 * 2.0 * reads * static_cast<double>(g.out_features());
+}
+
 }  // namespace sluice::model

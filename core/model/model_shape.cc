@@ -40,6 +40,12 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
     case LayerType::kFlatten: return {in, out, 0, 0.0};
     case LayerType::kConcat:
     case LayerType::kAdd: return {in, out, 0, static_cast<double>(out)};
+    case LayerType::kConvTranspose: {
+      const kernels::DeconvGeometry geometry = config::deconv_geometry(layer, in_shape);
+      return {in, out, deconv_params(geometry, layer.bias), deconv_flops(geometry)};
+    }
+    case LayerType::kPool: return {in, out, 0, pool_flops(config::pool_geometry(layer, in_shape))};
+    case LayerType::kUpsample: return {in, out, 0, resample_flops(config::resample_geometry(layer, in_shape))};
     case LayerType::kCustom: break;
   }
   return {};  // not reached: custom layers go through custom_shape

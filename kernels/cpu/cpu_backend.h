@@ -80,6 +80,16 @@ class CpuBackend : public Backend {
   void channel_layernorm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
                                                      const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                                      Tensor& weight_grad, Tensor& bias_grad) override;
+  void pool_forward_impl(const PoolGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void pool_backward_impl(const PoolGeometry& geometry, const Tensor& x, const Tensor& dy, Tensor& dx) override;
+  void resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  void deconv_forward_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                           Tensor& y) override;
+  void deconv_backward_data_impl(const DeconvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                 Tensor& dx) override;
+  void deconv_accumulate_param_grads_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                          Tensor& weight_grad, Tensor* bias_grad) override;
 };
 
 // The process-wide CPU backend.

@@ -14,9 +14,11 @@ namespace sluice::config {
 namespace {
 
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
-  const std::vector<std::string> expected = {"linear",  "relu",    "gelu",       "tanh",          "layernorm",
-                                             "dropout", "residual_mlp", "conv", "flatten", "group_norm",
-                                             "instance_norm", "concat", "add", "custom"};
+  const std::vector<std::string> expected = {"linear",        "relu",           "gelu",         "tanh",
+                                             "layernorm",     "dropout",        "residual_mlp", "conv",
+                                             "flatten",       "group_norm",     "instance_norm", "conv_transpose",
+                                             "pool",          "upsample",       "concat",       "add",
+                                             "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -59,7 +61,12 @@ TEST(LayerSpec, OutputWidthForEachKind) {
     switch (type) {
       case LayerType::kLinear: EXPECT_EQ(output_width(spec, 7), 11); break;
       case LayerType::kCustom: EXPECT_EQ(output_width(spec, 7), -1) << "no custom widths: unknown"; break;
-      case LayerType::kConv: EXPECT_THROW(output_width(spec, 7), Error) << "a conv needs a field, not rows"; break;
+      case LayerType::kConv:
+      case LayerType::kConvTranspose:
+      case LayerType::kPool:
+      case LayerType::kUpsample:
+        EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field, not rows";
+        break;
       case LayerType::kGroupNorm:
       case LayerType::kInstanceNorm:
         EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field, not rows";

@@ -24,6 +24,31 @@ LayerSpec conv(int64_t channels, std::vector<int64_t> kernel, Padding padding = 
   return spec;
 }
 
+LayerSpec pool(const std::string& mode, std::vector<int64_t> kernel) {
+  LayerSpec spec;
+  spec.type = LayerType::kPool;
+  spec.mode = mode;
+  spec.kernel = std::move(kernel);
+  return spec;
+}
+
+LayerSpec upsample(std::vector<int64_t> factor, const std::string& mode = "nearest") {
+  LayerSpec spec;
+  spec.type = LayerType::kUpsample;
+  spec.mode = mode;
+  spec.factor = std::move(factor);
+  return spec;
+}
+
+LayerSpec conv_transpose(int64_t channels, std::vector<int64_t> kernel, std::vector<int64_t> stride = {1}) {
+  LayerSpec spec;
+  spec.type = LayerType::kConvTranspose;
+  spec.channels = channels;
+  spec.kernel = std::move(kernel);
+  spec.stride = std::move(stride);
+  return spec;
+}
+
 LayerSpec of_type(LayerType type) {
   LayerSpec spec;
   spec.type = type;
@@ -102,6 +127,44 @@ TEST(SampleShape, NormalizationsRefuseWhatTheyCannotTake) {
   expect_refused(group_norm(2), {12}, "a group_norm layer needs a field");
   expect_refused(group_norm(2), {12}, "use {type: layernorm}");
   expect_refused(of_type(LayerType::kInstanceNorm), {12}, "an instance_norm layer needs a field");
+}
+
+TEST(SampleShape, PoolDividesEachExtentByItsKernel) {
+  EXPECT_EQ(output_shape(pool("max", {2}), {3, 8, 6}), (SampleShape{3, 4, 3}));
+  EXPECT_EQ(output_shape(pool("avg", {2, 3}), {3, 8, 6}), (SampleShape{3, 4, 2}));
+  EXPECT_EQ(output_shape(pool("max", {5}), {1, 10}), (SampleShape{1, 2}));
+  EXPECT_EQ(output_shape(pool("avg", {1, 2, 2}), {2, 3, 4, 8}), (SampleShape{2, 3, 2, 4}));
+  const kernels::PoolGeometry g = pool_geometry(pool("avg", {2}), {3, 8, 6});
+  EXPECT_EQ(g.mode, kernels::PoolMode::kAvg);
+  EXPECT_EQ(g.kernel, (std::vector<int64_t>{2, 2}));
+}
+
+TEST(SampleShape, UpsampleMultipliesEachExtentByItsFactor) {
+  EXPECT_EQ(output_shape(upsample({2}), {3, 4, 5}), (SampleShape{3, 8, 10}));
+  EXPECT_EQ(output_shape(upsample({3, 1}, "linear"), {3, 4, 5}), (SampleShape{3, 12, 5}));
+  EXPECT_EQ(output_shape(upsample({2}, "linear"), {1, 2, 3, 4}), (SampleShape{1, 4, 6, 8}));
+  EXPECT_EQ(resample_geometry(upsample({2}, "linear"), {1, 7}).mode, kernels::ResampleMode::kLinear);
+}
+
+TEST(SampleShape, ConvTransposeExtentsArePyTorchs) {
+  // (n − 1)·stride + kernel, as nn.ConvTranspose2d computes it without padding.
+  EXPECT_EQ(output_shape(conv_transpose(4, {2}, {2}), {8, 5, 7}), (SampleShape{4, 10, 14}));
+  EXPECT_EQ(output_shape(conv_transpose(4, {3}, {2}), {8, 5, 7}), (SampleShape{4, 11, 15}));
+  EXPECT_EQ(output_shape(conv_transpose(2, {3}), {8, 5}), (SampleShape{2, 7}));
+  EXPECT_EQ(output_shape(conv_transpose(2, {1, 2, 3}, {1, 2, 3}), {8, 2, 2, 2}), (SampleShape{2, 2, 4, 6}));
+}
+
+TEST(SampleShape, PoolUpsampleAndConvTransposeRefuseWhatTheyCannotTake) {
+  expect_refused(pool("max", {2}), {3, 8, 7}, "spatial extent 7 (dimension 2 of the input [3, 8, 7]) is not a "
+                                              "multiple of the pool kernel 2");
+  expect_refused(pool("avg", {3, 2}), {3, 8, 8}, "spatial extent 8 (dimension 1");
+  expect_refused(pool("max", {4}), {1, 2}, "is not a multiple of the pool kernel 4");
+  expect_refused(pool("max", {2}), {16}, "a pool layer needs a field");
+  expect_refused(pool("max", {2, 2}), {1, 8}, "kernel has 2 values but the input field has 1");
+  expect_refused(upsample({2}), {16}, "an upsample layer needs a field");
+  expect_refused(upsample({2, 2, 2}), {1, 4, 4}, "factor has 3 values but the input field has 2");
+  expect_refused(conv_transpose(2, {2}), {16}, "a conv_transpose layer needs a field");
+  expect_refused(conv_transpose(2, {2}, {2, 2}), {1, 4}, "stride has 2 values but the input field has 1");
 }
 
 TEST(SampleShape, ElementwiseLayersKeepTheFieldAndFlattenMakesRows) {
@@ -185,6 +248,44 @@ TEST(SampleShape, TheConfigRefusesGroupsThatDoNotDivideTheChannels) {
   EXPECT_EQ(cfg.model.layers[0].groups, 2);
   EXPECT_DOUBLE_EQ(cfg.model.layers[0].eps, 1e-3);
   EXPECT_EQ(output_features(cfg.model), 32);
+}
+
+TEST(SampleShape, TheConfigNamesThePoolUpsampleOrConvTransposeThatCannotTakeItsInput) {
+  const std::string odd = refusal("model:\n  inputs: [2, 8, 7]\n  layers:\n    - {type: pool, mode: max, kernel: 2}\n");
+  EXPECT_NE(odd.find("model.layers.0 (line 4)"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("spatial extent 7"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("pool kernel 2"), std::string::npos) << odd;
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: pool, kernel: 2}]}\n").find("mode"), std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: pool, mode: min, kernel: 2}]}\n").find("max, avg"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: pool, mode: max, kernel: 2, stride: 1}]}\n")
+                .find("stride"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: upsample, factor: 2, mode: cubic}]}\n")
+                .find("nearest, linear"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: upsample, factor: 0}]}\n").find("positive"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: upsample, factor: 1.5}]}\n").find("factor"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: conv_transpose, channels: 2, kernel: 2, "
+                    "padding: zeros}]}\n")
+                .find("padding"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: 8, layers: [{type: upsample, factor: 2}]}\n").find("needs a field"),
+            std::string::npos);
+  const Config cfg = parse_config(
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n    - {type: pool, mode: avg, kernel: [2, 4]}\n"
+      "    - {type: upsample, factor: [2, 4], mode: linear}\n"
+      "    - {type: conv_transpose, channels: 3, kernel: 2, stride: 2, bias: false}\n" + std::string(kTail));
+  EXPECT_EQ(output_shape(cfg.model.layers, cfg.model.input_shape), (SampleShape{3, 16, 16}));
+  EXPECT_EQ(cfg.model.layers[0].mode, "avg");
+  EXPECT_EQ(cfg.model.layers[1].factor, (std::vector<int64_t>{2, 4}));
+  EXPECT_FALSE(cfg.model.layers[2].bias);
+  EXPECT_EQ(parse_config("model: {inputs: [1, 4], layers: [{type: upsample, factor: 2}]}\n" + std::string(kTail))
+                .model.layers[0]
+                .mode,
+            "nearest");
 }
 
 }  // namespace
