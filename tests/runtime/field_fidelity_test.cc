@@ -54,20 +54,25 @@ INSTANTIATE_TEST_SUITE_P(AllSchedules, FieldFidelity,
                                             ::testing::Values(1)),
                          testing::grid_name);
 
-// Skip connections across stages: a U-Net-like model whose first layer is read by layers 5 and 7 (concat, then
-// add), so its output rides through every stage between (core/model/skip_plan.h), with dropout on the way.
+// Skip connections across stages: a one-level U-Net (pool, convolutions, upsample, concat with the level's input)
+// whose first layer is also read by a later add, so its output rides through every stage between
+// (core/model/skip_plan.h), with dropout, group norm and a transposed convolution on the way.
 config::Config skip_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
   const std::string yaml =
       "model:\n  inputs: [2, 8, 8]\n  layers:\n"
       "    - {type: conv, channels: 4, kernel: 3, padding: periodic, name: e1}\n"
       "    - {type: gelu}\n"
+      "    - {type: pool, mode: max, kernel: 2}\n"
       "    - {type: conv, channels: 8, kernel: 3, padding: zeros}\n"
       "    - {type: dropout, p: 0.1}\n"
       "    - {type: tanh}\n"
+      "    - {type: upsample, factor: 2, mode: linear}\n"
       "    - {type: concat, from: e1}\n"
       "    - {type: conv, channels: 4, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
       "    - {type: add, from: e1, name: g}\n"
+      "    - {type: group_norm, groups: 2}\n"
       "    - {type: gelu}\n"
+      "    - {type: conv_transpose, channels: 4, kernel: 1}\n"
       "    - {type: concat, from: g}\n"
       "    - {type: conv, channels: 2, kernel: 1}\n"
       "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
