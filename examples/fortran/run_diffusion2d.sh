@@ -8,6 +8,8 @@
 # with fewer steps against the //capi:install_tree tarball.
 #
 # Usage: run_diffusion2d.sh PREFIX RUN_DIR [TIME_STEPS [STOP_AT]]   (defaults: 1500 500)
+#   DIFFUSION2D_CONFIG=diffusion2d_stencil.yaml trains the solver's own stencil as a custom layer instead of the
+#   built-in convolutional surrogate (diffusion2d.yaml).
 #   PREFIX: an installed Sluice (bazel run //capi:install -- PREFIX). RUN_DIR: created; build and outputs go there.
 set -euo pipefail
 
@@ -24,6 +26,7 @@ if (( stop_at <= 0 || stop_at >= time_steps )); then
   exit 2
 fi
 sources="$(cd "$(dirname "$0")" && pwd)"
+config="${DIFFUSION2D_CONFIG:-diffusion2d.yaml}"
 
 # A fresh run: an old checkpoint would make phase 1 resume instead of starting over.
 rm -rf "$run_dir/checkpoints" "$run_dir/loss.csv" "$run_dir/surrogate.h5" "$run_dir/diffusion2d.svg"
@@ -31,10 +34,10 @@ rm -rf "$run_dir/checkpoints" "$run_dir/loss.csv" "$run_dir/surrogate.h5" "$run_
 # Build as a user would: a copy of the sources, the Makefile, pkg-config's sluice-fortran.
 mkdir -p "$run_dir/build"
 run_dir="$(realpath "$run_dir")"
-cp "$sources"/Makefile "$sources"/diffusion2d*.f90 "$sources"/diffusion2d.yaml "$run_dir/build/"
+cp "$sources"/Makefile "$sources"/diffusion2d*.f90 "$sources"/diffusion2d*.yaml "$run_dir/build/"
 chmod -R u+w "$run_dir/build"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -s -C "$run_dir/build" diffusion2d
-cp "$run_dir/build/diffusion2d.yaml" "$run_dir/"
+cp "$run_dir"/build/diffusion2d*.yaml "$run_dir/"
 
 # One BLAS thread per rank: 4 ranks share the cores. A private temp dir keeps Open MPI's session files apart
 # from any other run (concurrent runs otherwise collide).
@@ -62,13 +65,13 @@ status=0
 # --quiet: exit 75 is the expected outcome here, not worth mpirun's "a process returned non-zero" banner.
 # A 2 s grace here: this stop is the program's own (no signal), its ranks exit only after the checkpoint is
 # renamed into place (a collective step), and mpirun waits twice the grace after any non-zero exit, 75 included.
-run4 --quiet --mca odls_base_sigkill_timeout 2 -- train diffusion2d.yaml "$time_steps" "$stop_at" || status=$?
+run4 --quiet --mca odls_base_sigkill_timeout 2 -- train "$config" "$time_steps" "$stop_at" || status=$?
 if [[ $status -ne 75 ]]; then
   echo "$0: phase 1 should stop with exit 75 (preempted, checkpoint written), got $status" >&2
   exit 1
 fi
 echo "== phase 2: train again: resume from $run_dir/checkpoints and finish $time_steps time steps"
-run4 -- train diffusion2d.yaml "$time_steps"
+run4 -- train "$config" "$time_steps"
 echo "== phase 3: deploy the surrogate on unseen fields"
-run4 -- deploy diffusion2d.yaml
+run4 -- deploy "$config"
 echo "picture: $run_dir/diffusion2d.svg ($(stat -c %s "$run_dir/diffusion2d.svg") bytes)"

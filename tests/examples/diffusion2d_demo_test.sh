@@ -1,6 +1,8 @@
 #!/bin/bash
 # The main job, shortened: installs the //capi:install_tree tarball into a fresh prefix and runs
-# examples/fortran/run_diffusion2d.sh (the script tools/run_main.sh runs) with TIME_STEPS/STOP_AT below. Checks
+# examples/fortran/run_diffusion2d.sh (the script tools/run_main.sh runs) with TIME_STEPS/STOP_AT below, once with
+# the built-in convolutional U-Net surrogate (diffusion2d.yaml) and once with the solver's stencil as a custom layer
+# (diffusion2d_stencil.yaml). Checks for each
 #  - phase 1 was preempted with exit 75 (the script itself fails otherwise) and phase 2 resumed from a
 #    checkpoint at a time step > 0, the one phase 1 stopped at;
 #  - the verdict line is there, both errors are finite, and the surrogate beats persistence;
@@ -23,28 +25,30 @@ fail() {
 
 work="$(mktemp -d "${TEST_TMPDIR:-/tmp}/diffusion2d.XXXXXX")"
 bash "$install_sh" "$tarball" "$work/prefix"
-output="$work/output.txt"
-status=0
-timeout "$limit_s" bash "$run_demo" "$work/prefix" "$work/run" "$time_steps" "$stop_at" > "$output" 2>&1 || status=$?
-cat "$output"
-[[ $status -ne 124 ]] || fail "the demo took more than $limit_s s"
-[[ $status -eq 0 ]] || fail "the demo exited with status $status"
+for config in diffusion2d.yaml diffusion2d_stencil.yaml; do
+  output="$work/output-$config.txt"
+  status=0
+  DIFFUSION2D_CONFIG="$config" timeout "$limit_s" bash "$run_demo" "$work/prefix" "$work/run-$config" "$time_steps" "$stop_at" > "$output" 2>&1 || status=$?
+  cat "$output"
+  [[ $status -ne 124 ]] || fail "$config: the demo took more than $limit_s s"
+  [[ $status -eq 0 ]] || fail "$config: the demo exited with status $status"
 
-resumed="$(sed -n 's/^diffusion2d: resumed from checkpoint at time step \([0-9]*\).*/\1/p' "$output")"
-[[ -n "$resumed" ]] || fail "phase 2 did not resume from a checkpoint"
-[[ "$resumed" -eq "$stop_at" ]] || fail "phase 2 resumed at time step $resumed, phase 1 stopped at $stop_at"
-grep -q "^diffusion2d: trained to time step $time_steps," "$output" || fail "phase 2 did not finish $time_steps steps"
+  resumed="$(sed -n 's/^diffusion2d: resumed from checkpoint at time step \([0-9]*\).*/\1/p' "$output")"
+  [[ -n "$resumed" ]] || fail "$config: phase 2 did not resume from a checkpoint"
+  [[ "$resumed" -eq "$stop_at" ]] || fail "$config: phase 2 resumed at time step $resumed, phase 1 stopped at $stop_at"
+  grep -q "^diffusion2d: trained to time step $time_steps," "$output" || fail "$config: phase 2 did not finish $time_steps steps"
 
-verdict="$(grep '^verdict: surrogate error ' "$output")" || fail "no verdict line"
-read -r surrogate persistence < <(echo "$verdict" | awk '{ print $4, $7 }')
-awk -v s="$surrogate" -v p="$persistence" 'BEGIN {
-  finite = "^[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?$"
-  if (s !~ finite || p !~ finite) { print "errors are not finite numbers: " s ", " p; exit 1 }
-  if (!(s + 0 < p + 0)) { print "surrogate error " s " does not beat persistence " p; exit 1 }
-}' || fail "verdict check failed: $verdict"
+  verdict="$(grep '^verdict: surrogate error ' "$output")" || fail "$config: no verdict line"
+  read -r surrogate persistence < <(echo "$verdict" | awk '{ print $4, $7 }')
+  awk -v s="$surrogate" -v p="$persistence" 'BEGIN {
+    finite = "^[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?$"
+    if (s !~ finite || p !~ finite) { print "errors are not finite numbers: " s ", " p; exit 1 }
+    if (!(s + 0 < p + 0)) { print "surrogate error " s " does not beat persistence " p; exit 1 }
+  }' || fail "$config: verdict check failed: $verdict"
 
-svg="$work/run/diffusion2d.svg"
-[[ -s "$svg" ]] || fail "no picture at $svg"
-# The loss curve: every time step of both runs, one point each.
-python3 "$svg_check" "$svg" "$time_steps" || fail "the picture is not what the demo promises"
-echo "PASS: preempted at $stop_at, resumed, $verdict"
+  svg="$work/run-$config/diffusion2d.svg"
+  [[ -s "$svg" ]] || fail "$config: no picture at $svg"
+  # The loss curve: every time step of both runs, one point each.
+  python3 "$svg_check" "$svg" "$time_steps" || fail "$config: the picture is not what the demo promises"
+  echo "PASS ($config): preempted at $stop_at, resumed, $verdict"
+done
