@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
 #include "kernels/activation.h"
 
 namespace sluice::config {
@@ -57,7 +58,7 @@ void parse_eps(const ConfigNode& entry, LayerSpec& layer) {
 }
 
 void parse_conv_transpose(const ConfigNode& entry, LayerSpec& layer) {
-  entry.require_map_with_keys({"type", "channels", "kernel", "stride", "bias"}, "a conv_transpose layer");
+  entry.require_map_with_keys({"type", "name", "channels", "kernel", "stride", "bias"}, "a conv_transpose layer");
   layer.channels = positive_int(entry.child("channels"));
   layer.kernel = positive_ints(entry.child("kernel"));
   if (entry.has("stride")) layer.stride = positive_ints(entry.child("stride"));
@@ -65,91 +66,92 @@ void parse_conv_transpose(const ConfigNode& entry, LayerSpec& layer) {
 }
 
 void parse_pool(const ConfigNode& entry, LayerSpec& layer) {
-  entry.require_map_with_keys({"type", "mode", "kernel"}, "a pool layer");
+  entry.require_map_with_keys({"type", "name", "mode", "kernel"}, "a pool layer");
   layer.mode = entry.child("mode").as_choice({"max", "avg"});
   layer.kernel = positive_ints(entry.child("kernel"));
 }
 
 void parse_upsample(const ConfigNode& entry, LayerSpec& layer) {
-  entry.require_map_with_keys({"type", "factor", "mode"}, "an upsample layer");
+  entry.require_map_with_keys({"type", "name", "factor", "mode"}, "an upsample layer");
   layer.factor = positive_ints(entry.child("factor"));
   layer.mode = entry.has("mode") ? entry.child("mode").as_choice({"nearest", "linear"}) : "nearest";
 }
 
-// The parser of a layer type that works on fields; null for the others.
-using FieldParser = void (*)(const ConfigNode& entry, LayerSpec& layer);
-FieldParser field_parser(LayerType type) {
-  switch (type) {
-    case LayerType::kConv: return parse_conv;
-    case LayerType::kConvTranspose: return parse_conv_transpose;
-    case LayerType::kPool: return parse_pool;
-    case LayerType::kUpsample: return parse_upsample;
-    default: return nullptr;
+void parse_linear(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "outputs", "bias"}, "a linear layer");
+  layer.outputs = positive_int(entry.child("outputs"));
+  if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
+}
+
+// relu, gelu, tanh, flatten: nothing but the type (and a name).
+void parse_plain(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name"}, "a " + layer_type_name(layer.type) + " layer");
+}
+
+void parse_join(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "from"}, "a " + layer_type_name(layer.type) + " layer");
+  const ConfigNode from = entry.child("from");
+  layer.from = from.as_string();
+  if (layer.from.empty()) from.fail("expected the name of an earlier layer");
+}
+
+// layernorm, instance_norm: an optional eps.
+void parse_norm(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "eps"}, "a " + layer_type_name(layer.type) + " layer");
+  parse_eps(entry, layer);
+}
+
+void parse_group_norm(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "groups", "eps"}, "a group_norm layer");
+  layer.groups = positive_int(entry.child("groups"));
+  parse_eps(entry, layer);
+}
+
+void parse_dropout(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "p"}, "a dropout layer");
+  const ConfigNode p = entry.child("p");
+  layer.p = p.as_double();
+  if (!(layer.p >= 0.0 && layer.p < 1.0)) p.fail("dropout probability must satisfy 0 <= p < 1, got " + p.describe_value());
+}
+
+void parse_residual_mlp(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "hidden", "activation"}, "a residual_mlp layer");
+  layer.hidden = positive_int(entry.child("hidden"));
+  if (entry.has("activation")) {
+    layer.activation = kernels::parse_activation(entry.child("activation").as_choice(kActivations));
   }
 }
 
+void parse_custom(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name"}, "a custom layer");
+  const ConfigNode name = entry.child("name");
+  layer.name = name.as_string();
+  if (layer.name.empty()) name.fail("a custom layer needs the non-empty name it was registered under");
+}
+
+// Each layer type's keys and checks: one parser per type (a new type adds its row here).
+using TypeParser = void (*)(const ConfigNode& entry, LayerSpec& layer);
+struct ParserRow {
+  LayerType type;
+  TypeParser parse;
+};
+constexpr ParserRow kParsers[] = {
+    {LayerType::kLinear, parse_linear},         {LayerType::kRelu, parse_plain},
+    {LayerType::kGelu, parse_plain},            {LayerType::kTanh, parse_plain},
+    {LayerType::kLayerNorm, parse_norm},        {LayerType::kDropout, parse_dropout},
+    {LayerType::kResidualMlp, parse_residual_mlp}, {LayerType::kConv, parse_conv},
+    {LayerType::kFlatten, parse_plain},         {LayerType::kGroupNorm, parse_group_norm},
+    {LayerType::kInstanceNorm, parse_norm},     {LayerType::kConvTranspose, parse_conv_transpose},
+    {LayerType::kPool, parse_pool},             {LayerType::kUpsample, parse_upsample},
+    {LayerType::kConcat, parse_join},           {LayerType::kAdd, parse_join},
+    {LayerType::kCustom, parse_custom},
+};
+
 void parse_type_fields(const ConfigNode& entry, LayerSpec& layer) {
-  if (const FieldParser parse = field_parser(layer.type)) {
-    parse(entry, layer);
-    return;
+  for (const ParserRow& row : kParsers) {
+    if (row.type == layer.type) return row.parse(entry, layer);
   }
-  const std::string what = "a " + layer_type_name(layer.type) + " layer";
-  switch (layer.type) {
-    case LayerType::kLinear:
-      entry.require_map_with_keys({"type", "name", "outputs", "bias"}, what);
-      layer.outputs = positive_int(entry.child("outputs"));
-      if (entry.has("bias")) layer.bias = entry.child("bias").as_bool();
-      return;
-    case LayerType::kRelu:
-    case LayerType::kGelu:
-    case LayerType::kTanh:
-    case LayerType::kFlatten:
-      entry.require_map_with_keys({"type", "name"}, what);
-      return;
-    default:  // the field layers: field_parser
-      return;
-    case LayerType::kConcat:
-    case LayerType::kAdd: {
-      entry.require_map_with_keys({"type", "name", "from"}, what);
-      const ConfigNode from = entry.child("from");
-      layer.from = from.as_string();
-      if (layer.from.empty()) from.fail("expected the name of an earlier layer");
-      return;
-    }
-    case LayerType::kLayerNorm:
-    case LayerType::kInstanceNorm:
-      entry.require_map_with_keys({"type", "name", "eps"}, what);
-      parse_eps(entry, layer);
-      return;
-    case LayerType::kGroupNorm:
-      entry.require_map_with_keys({"type", "name", "groups", "eps"}, what);
-      layer.groups = positive_int(entry.child("groups"));
-      parse_eps(entry, layer);
-      return;
-    case LayerType::kDropout: {
-      entry.require_map_with_keys({"type", "name", "p"}, what);
-      const ConfigNode p = entry.child("p");
-      layer.p = p.as_double();
-      if (!(layer.p >= 0.0 && layer.p < 1.0)) {
-        p.fail("dropout probability must satisfy 0 <= p < 1, got " + p.describe_value());
-      }
-      return;
-    }
-    case LayerType::kResidualMlp:
-      entry.require_map_with_keys({"type", "name", "hidden", "activation"}, what);
-      layer.hidden = positive_int(entry.child("hidden"));
-      if (entry.has("activation")) {
-        layer.activation = kernels::parse_activation(entry.child("activation").as_choice(kActivations));
-      }
-      return;
-    case LayerType::kCustom: {
-      entry.require_map_with_keys({"type", "name"}, what);
-      const ConfigNode name = entry.child("name");
-      layer.name = name.as_string();
-      if (layer.name.empty()) name.fail("a custom layer needs the non-empty name it was registered under");
-      return;
-    }
-  }
+  throw Error(ErrorCode::kInternal, "layer type " + layer_type_name(layer.type) + " has no parser");
 }
 
 }  // namespace

@@ -189,6 +189,29 @@ std::string refusal(const std::string& model) {
   return "accepted";
 }
 
+// Every layer type takes `name` (a skip may start anywhere), and a type's parser refuses keys it does not know.
+TEST(SampleShape, EveryFieldLayerMayBeNamed) {
+  const Config cfg = parse_config(
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic, name: a}\n"
+      "    - {type: pool, mode: max, kernel: 2, name: b}\n"
+      "    - {type: group_norm, groups: 2, name: c}\n"
+      "    - {type: instance_norm, name: d}\n"
+      "    - {type: layernorm, name: e}\n"
+      "    - {type: upsample, factor: 2, name: f}\n"
+      "    - {type: concat, from: a, name: g}\n"
+      "    - {type: conv_transpose, channels: 2, kernel: 1, name: h}\n"
+      "    - {type: add, from: h, name: i}\n"
+      "    - {type: flatten, name: j}\n"
+      "    - {type: linear, outputs: 3, name: k}\n" + std::string(kTail));
+  ASSERT_EQ(cfg.model.layers.size(), 11u);
+  for (size_t i = 0; i < cfg.model.layers.size(); ++i) {
+    EXPECT_EQ(cfg.model.layers[i].name, std::string(1, static_cast<char>('a' + i)));
+  }
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: pool, mode: max, kernel: 2, size: 2}]}\n").find("size"),
+            std::string::npos);
+}
+
 TEST(SampleShape, ModelInputsMayBeAShape) {
   const Config cfg = parse_config(
       "model:\n  inputs: [2, 16, 8]\n  layers:\n    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
