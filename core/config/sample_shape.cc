@@ -249,6 +249,12 @@ SampleShape output_shape(const std::vector<LayerSpec>& layers, const SampleShape
   return walk.current();
 }
 
+bool has_skips(const std::vector<LayerSpec>& layers) {
+  return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& layer) {
+    return layer.type == LayerType::kConcat || layer.type == LayerType::kAdd;
+  });
+}
+
 int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths) {
   return features_of(output_shape(layer, SampleShape{in}, custom_widths));
 }

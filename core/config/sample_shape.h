@@ -51,6 +51,9 @@ class ShapeWalk {
 SampleShape output_shape(const std::vector<LayerSpec>& layers, const SampleShape& in,
                          const CustomWidths& custom_widths = {});
 
+// Whether any layer is a concat or add (reads a skip; core/model/skip_plan.h carries them).
+bool has_skips(const std::vector<LayerSpec>& layers);
+
 // Rows in, rows out: features_of(output_shape(layer, {in})).
 int64_t output_width(const LayerSpec& layer, int64_t in, const CustomWidths& custom_widths = {});
 int64_t output_width(const std::vector<LayerSpec>& layers, int64_t inputs, const CustomWidths& custom_widths = {});

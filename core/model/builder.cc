@@ -165,7 +165,7 @@ std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, 
                                                  std::to_string(last) + ") of a model of " +
                                                  std::to_string(spec.layers.size()));
   }
-  if (has_skips(spec.layers)) return build_with_skips(spec, backend, custom_layers, first, last);
+  if (config::has_skips(spec.layers)) return build_with_skips(spec, backend, custom_layers, first, last);
   std::vector<std::unique_ptr<Layer>> layers;
   config::SampleShape shape = in_shape;
   for (size_t i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {

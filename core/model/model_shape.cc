@@ -53,7 +53,7 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
 
 // A boundary's width includes the skip tensors carried across it (core/model/skip_plan.h): what the pipeline sends.
 void add_carried_skips(const std::vector<config::LayerSpec>& layers, std::vector<LayerShape>& shapes) {
-  if (!has_skips(layers)) return;
+  if (!config::has_skips(layers)) return;
   std::vector<int64_t> main_out;
   for (const LayerShape& shape : shapes) main_out.push_back(shape.out);
   const std::vector<LayerCarry> plan = skip_plan(layers, main_out);

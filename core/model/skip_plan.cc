@@ -4,13 +4,6 @@
 
 namespace sluice::model {
 
-bool has_skips(const std::vector<config::LayerSpec>& layers) {
-  for (const config::LayerSpec& layer : layers) {
-    if (layer.type == config::LayerType::kConcat || layer.type == config::LayerType::kAdd) return true;
-  }
-  return false;
-}
-
 std::vector<LayerCarry> skip_plan(const std::vector<config::LayerSpec>& layers, const std::vector<int64_t>& main_out) {
   std::map<std::string, size_t> last_reader;
   for (size_t i = 0; i < layers.size(); ++i) {

@@ -26,9 +26,6 @@ struct LayerCarry {
   bool carries() const { return !in.empty() || !out.empty(); }
 };
 
-// Whether any layer is a concat or add (reads a skip).
-bool has_skips(const std::vector<config::LayerSpec>& layers);
-
 // Per layer; `main_out[i]` is layer i's own output width. The layer list was checked by the config parser (every
 // `from` names an earlier layer).
 std::vector<LayerCarry> skip_plan(const std::vector<config::LayerSpec>& layers, const std::vector<int64_t>& main_out);

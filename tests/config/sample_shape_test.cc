@@ -212,6 +212,19 @@ TEST(SampleShape, EveryFieldLayerMayBeNamed) {
             std::string::npos);
 }
 
+TEST(SampleShape, FieldModelsOnACudaDeviceAreRefusedAtParse) {
+  const std::string field = refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}]}\n"
+                                    "device: cuda\n");
+  EXPECT_NE(field.find("device"), std::string::npos) << field;
+  EXPECT_NE(field.find("run on the CPU backend"), std::string::npos) << field;
+  const std::string skip = refusal(
+      "model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\npipeline: {stages: 2}\n"
+      "device: [cpu, cuda]\n");
+  EXPECT_NE(skip.find("skip connections"), std::string::npos) << skip;
+  EXPECT_NO_THROW(parse_config("model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\n"
+                               "device: cpu\n" + std::string(kTail)));
+}
+
 TEST(SampleShape, ModelInputsMayBeAShape) {
   const Config cfg = parse_config(
       "model:\n  inputs: [2, 16, 8]\n  layers:\n    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
