@@ -8,10 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "core/config/gradient_sum_kind.h"
+#include "core/config/isolated_reads.h"
 #include "core/config/layer_spec.h"
 #include "core/config/lr_schedule_spec.h"
 #include "core/config/normalization_spec.h"
 #include "core/config/rank_order.h"
+#include "core/config/transport_kind.h"
+#include "core/config/wait_policy.h"
 #include "core/model/loss_kind.h"
 #include "core/model/recompute_mode.h"
 
@@ -60,11 +64,11 @@ struct PipelineSpec {
   // nccl (device to device) | auto (mpi for device: cpu; for device: cuda on every stage, nccl when every rank
   // of a node has its own GPU, else staged; with mixed devices, mpi on cpu stages and staged on cuda stages).
   // Resolved once at start and agreed across ranks (core/runtime/transport_choice.h).
-  std::string transport = "auto";
+  TransportKind transport = TransportKind::kAuto;
   // How data-parallel replicas sum their gradients: ordered (host memory + MPI, replicas added in rank order:
   // bit-identical to the sequential run) | nccl (ncclAllReduce on device memory; needs transport nccl) | auto
   // (nccl when the pipeline transport is nccl, else ordered). core/runtime/gradient_sum_choice.h.
-  std::string gradient_sum = "auto";
+  GradientSumKind gradient_sum = GradientSumKind::kAuto;
   // Which world ranks form a pipeline and which a stage's replicas (core/config/rank_order.h): auto |
   // stages_across_nodes | stages_within_node. Resolved once at start from the node map (rank 0 decides).
   RankOrder rank_order = RankOrder::kAuto;
@@ -104,7 +108,7 @@ struct CheckpointSpec {
   int keep = 3;     // how many to keep in `dir`
   // auto | always | never: read a checkpoint first in a separate process (sluice-checkpoint-probe) before this
   // process opens it, so a file that crashes libhdf5 becomes an error (checkpoint/isolated_read.h).
-  std::string isolated_reads = "auto";
+  IsolatedReads isolated_reads = IsolatedReads::kAuto;
 };
 
 // Config section `comm`: Sluice's own waits for other ranks (core/comm/wait_settings.h, docs/WAITING.md).
@@ -112,7 +116,7 @@ struct CommSpec {
   double timeout = 600.0;         // seconds a wait inside a collective call may last; 0 = no bound
   double arrival_timeout = -1.0;  // seconds to wait for a rank to reach a call; 0 = none; < 0 = not given (the
                                   // C API then waits without bound, `sluice train` uses `timeout`)
-  std::string wait = "auto";      // auto | spin | yield | block (core/comm/wait_policy.h)
+  WaitPolicy wait = WaitPolicy::kAuto;  // auto | spin | yield | block (core/comm/wait_policy.h)
 };
 
 struct Config {

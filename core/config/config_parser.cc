@@ -195,10 +195,10 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
     pipeline.recompute = as_enum<model::RecomputeMode>(node.child("recompute"), model::recompute_mode_names());
   }
   if (node.has("transport")) {
-    pipeline.transport = node.child("transport").as_choice({"auto", "mpi", "staged", "nccl"});
+    pipeline.transport = node.child("transport").as_choice(transport_kinds());
   }
   if (node.has("gradient_sum")) {
-    pipeline.gradient_sum = node.child("gradient_sum").as_choice({"auto", "ordered", "nccl"});
+    pipeline.gradient_sum = node.child("gradient_sum").as_choice(gradient_sum_kinds());
   }
   if (node.has("rank_order")) pipeline.rank_order = as_enum<RankOrder>(node.child("rank_order"), rank_order_names());
   check_schedule_chunks(node, pipeline);
@@ -278,7 +278,7 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
   if (node.has("every")) checkpoint.every = non_negative_int(node.child("every"));
   if (node.has("keep")) checkpoint.keep = positive_int(node.child("keep"));
   if (node.has("isolated_reads")) {
-    checkpoint.isolated_reads = node.child("isolated_reads").as_choice({"auto", "always", "never"});
+    checkpoint.isolated_reads = node.child("isolated_reads").as_choice(isolated_reads_choices());
   }
   if (checkpoint.every > 0 && checkpoint.dir.empty()) {
     node.child("every").fail("periodic checkpoints need checkpoint.dir");
@@ -313,14 +313,14 @@ std::string stages_on(const Config& config, const std::string& device) {
 // otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
 void check_device_keys(const ConfigNode& root, const Config& config) {
-  if (config.pipeline.transport == "nccl" && config.any_stage_on("cpu")) {
+  if (config.pipeline.transport == TransportKind::kNccl && config.any_stage_on("cpu")) {
     const bool all_cpu = !config.any_stage_on("cuda");
     const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, "cpu");
     root.child("pipeline").child("transport").fail(
         "transport: nccl moves device memory and needs device: cuda on every stage (" + where + "); use " +
         (all_cpu ? "mpi or auto" : "auto (mpi on cpu stages, staged on cuda stages) or staged"));
   }
-  if (config.pipeline.gradient_sum == "nccl" && config.any_stage_on("cpu")) {
+  if (config.pipeline.gradient_sum == GradientSumKind::kNccl && config.any_stage_on("cpu")) {
     root.child("pipeline").child("gradient_sum").fail(
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
         stages_on(config, "cpu") + "); use ordered or auto");

@@ -197,11 +197,12 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
 
 void Trainer::build_gradient_reducer() {
   // The transport summary is the same on every rank, so is the choice (and a refusal).
-  const std::string gradient_sum = choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
+  const config::GradientSumKind gradient_sum =
+      choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
   if (layout_.data_parallel == 1) return;  // nothing to sum
   std::exception_ptr error;
   try {
-    if (gradient_sum == "nccl") {
+    if (gradient_sum == config::GradientSumKind::kNccl) {
       const NcclSupport* nccl = nccl_support();
       if (nccl == nullptr) throw Error(ErrorCode::kInternal, "gradient_sum nccl chosen without NCCL in the build");
       // Collective over the replicas of this rank's stage; every rank has its pipeline communicator by now.

@@ -230,7 +230,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     // The probe first: a file that crashes libhdf5 must crash it, not this process.
     file = checkpoint::resolve_checkpoint_path(world, path);
     checkpoint::probe_checkpoint(world, file,
-                                 checkpoint::isolated_reads_from_name(trainer.config().checkpoint.isolated_reads));
+                                 trainer.config().checkpoint.isolated_reads);
   }
   checkpoint::Reader reader(world, file);
   if (!verified) checkpoint::verify_all(world, reader.file());

@@ -5,8 +5,11 @@
 namespace sluice::runtime {
 namespace {
 
-[[noreturn]] void refuse(const std::string& requested, const std::string& why, const std::string& instead) {
-  throw Error(ErrorCode::kConfig, "pipeline.transport: " + requested + " " + why + "; use " + instead);
+using config::TransportKind;
+
+[[noreturn]] void refuse(TransportKind requested, const std::string& why, const std::string& instead) {
+  throw Error(ErrorCode::kConfig, std::string("pipeline.transport: ") + config::transport_kind_name(requested) + " " +
+                                      why + "; use " + instead);
 }
 
 bool each_rank_has_a_gpu(const TransportFacts& facts) {
@@ -45,38 +48,37 @@ const std::string& my_device(const TransportFacts& facts) {
 
 }  // namespace
 
-std::string choose_transport(const std::string& requested, const TransportFacts& facts) {
+TransportKind choose_transport(TransportKind requested, const TransportFacts& facts) {
   const bool on_gpu = my_device(facts) != "cpu";
   const std::vector<int> cpu_stages = stages_on(facts, "cpu");
   const std::vector<int> gpu_stages = stages_on(facts, "cuda");
   const bool mixed = !cpu_stages.empty() && !gpu_stages.empty();
-  if (requested == "auto") {
-    if (!on_gpu) return "mpi";
-    return !mixed && facts.nccl_built && each_rank_has_a_gpu(facts) ? "nccl" : "staged";
+  switch (requested) {
+    case TransportKind::kAuto:
+      if (!on_gpu) return TransportKind::kMpi;
+      return !mixed && facts.nccl_built && each_rank_has_a_gpu(facts) ? TransportKind::kNccl : TransportKind::kStaged;
+    case TransportKind::kMpi:
+      if (!gpu_stages.empty()) {
+        refuse(requested, "cannot move device memory (" + where(facts, "cuda", gpu_stages) + ")",
+               mixed ? "staged or auto" : "staged, nccl or auto");
+      }
+      return TransportKind::kMpi;
+    case TransportKind::kStaged:
+      return TransportKind::kStaged;
+    case TransportKind::kNccl:
+      break;
   }
-  if (requested == "mpi") {
-    if (!gpu_stages.empty()) {
-      refuse(requested, "cannot move device memory (" + where(facts, "cuda", gpu_stages) + ")",
-             mixed ? "staged or auto" : "staged, nccl or auto");
-    }
-    return "mpi";
+  if (!cpu_stages.empty()) {
+    refuse(requested, "moves device memory and needs device: cuda on every stage (" + where(facts, "cpu", cpu_stages) +
+                          ")",
+           mixed ? "auto (mpi on cpu stages, staged on cuda stages) or staged" : "mpi");
   }
-  if (requested == "staged") return "staged";
-  if (requested == "nccl") {
-    if (!cpu_stages.empty()) {
-      refuse(requested, "moves device memory and needs device: cuda on every stage (" +
-                            where(facts, "cpu", cpu_stages) + ")",
-             mixed ? "auto (mpi on cpu stages, staged on cuda stages) or staged" : "mpi");
-    }
-    if (!facts.nccl_built) refuse(requested, "is not in this build (build with --config=cuda)", "staged");
-    if (!each_rank_has_a_gpu(facts)) {
-      refuse(requested, "needs one GPU per rank, but " + sharing(facts) + " (NCCL refuses two ranks on one GPU)",
-             "staged");
-    }
-    return "nccl";
+  if (!facts.nccl_built) refuse(requested, "is not in this build (build with --config=cuda)", "staged");
+  if (!each_rank_has_a_gpu(facts)) {
+    refuse(requested, "needs one GPU per rank, but " + sharing(facts) + " (NCCL refuses two ranks on one GPU)",
+           "staged");
   }
-  throw Error(ErrorCode::kConfig,
-              "pipeline.transport: unknown transport \"" + requested + "\"; expected auto, mpi, staged or nccl");
+  return TransportKind::kNccl;
 }
 
 }  // namespace sluice::runtime

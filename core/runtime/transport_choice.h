@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/transport_kind.h"
+
 namespace sluice::runtime {
 
 struct TransportFacts {
@@ -16,7 +18,7 @@ struct TransportFacts {
   int gpus_on_node = 0;                    // GPUs this rank's node shows
 };
 
-// "mpi", "staged" or "nccl" for `requested` (auto | mpi | staged | nccl) on a rank with `facts`:
+// kMpi, kStaged or kNccl (never kAuto) for `requested` (auto | mpi | staged | nccl) on a rank with `facts`:
 //   auto   -> every stage cuda: nccl when NCCL is built and every rank of the node has a GPU of its own
 //             (ranks_on_node <= gpus_on_node), else staged. Otherwise per rank: mpi on a cpu stage, staged on a
 //             cuda stage. The two talk to each other: staged sends exactly MPI's messages (pipeline_transport.cc).
@@ -28,6 +30,6 @@ struct TransportFacts {
 // A refusal throws Error(kConfig) naming pipeline.transport, the reason and what to use instead. The refusals
 // that depend on the devices alone are the same on every rank. Each rank decides alone; the caller makes
 // "auto" agree across ranks (nccl only if every rank chose nccl).
-std::string choose_transport(const std::string& requested, const TransportFacts& facts);
+config::TransportKind choose_transport(config::TransportKind requested, const TransportFacts& facts);
 
 }  // namespace sluice::runtime

@@ -134,23 +134,24 @@ TEST(ConfigParser, RejectsInvalidChoices) {
 
 TEST(ConfigParser, ReadsTransportAndGemmPrecisionWithDefaults) {
   const Config defaults = parse_config(kValid);
-  EXPECT_EQ(defaults.pipeline.transport, "auto");
+  EXPECT_EQ(defaults.pipeline.transport, TransportKind::kAuto);
   EXPECT_EQ(defaults.gemm_precision, "fp32");
   const Config gpu = parse_config(kValid, {"device=cuda", "pipeline.transport=nccl", "gemm_precision=bf16"});
   EXPECT_EQ(gpu.devices, (std::vector<std::string>{"cuda"}));
-  EXPECT_EQ(gpu.pipeline.transport, "nccl");
+  EXPECT_EQ(gpu.pipeline.transport, TransportKind::kNccl);
   EXPECT_EQ(gpu.gemm_precision, "bf16");
   // staged works on the CPU too (host -> host copies): it is how the staging path is tested without a GPU.
-  EXPECT_EQ(parse_config(kValid, {"pipeline.transport=staged"}).pipeline.transport, "staged");
+  EXPECT_EQ(parse_config(kValid, {"pipeline.transport=staged"}).pipeline.transport, TransportKind::kStaged);
   const std::string bad = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: gloo"));
   EXPECT_NE(bad.find("pipeline.transport (line 13): expected one of auto, mpi, staged, nccl"), std::string::npos)
       << bad;
 }
 
 TEST(ConfigParser, ReadsGradientSumWithItsDefaultAndRefusesNcclOnCpuStages) {
-  EXPECT_EQ(parse_config(kValid).pipeline.gradient_sum, "auto");
-  EXPECT_EQ(parse_config(kValid, {"pipeline.gradient_sum=ordered"}).pipeline.gradient_sum, "ordered");
-  EXPECT_EQ(parse_config(kValid, {"device=cuda", "pipeline.gradient_sum=nccl"}).pipeline.gradient_sum, "nccl");
+  EXPECT_EQ(parse_config(kValid).pipeline.gradient_sum, GradientSumKind::kAuto);
+  EXPECT_EQ(parse_config(kValid, {"pipeline.gradient_sum=ordered"}).pipeline.gradient_sum, GradientSumKind::kOrdered);
+  EXPECT_EQ(parse_config(kValid, {"device=cuda", "pipeline.gradient_sum=nccl"}).pipeline.gradient_sum,
+            GradientSumKind::kNccl);
   const std::string bad = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  gradient_sum: fast"));
   EXPECT_NE(bad.find("pipeline.gradient_sum (line 13): expected one of auto, ordered, nccl"), std::string::npos)
       << bad;
@@ -269,7 +270,7 @@ TEST(ConfigDevice, ReducedGemmPrecisionNeedsOneCudaStage) {
 
 TEST(ConfigDevice, NcclNeedsCudaOnEveryStageAndNamesTheCpuStages) {
   EXPECT_EQ(parse_config(kValid, {"device=[cuda, cuda, cuda, cuda]", "pipeline.transport=nccl"}).pipeline.transport,
-            "nccl");
+            TransportKind::kNccl);
   const std::string mixed = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: nccl") +
                                          "device: [cuda, cpu, cuda, cpu]\n");
   EXPECT_EQ(mixed,
@@ -279,7 +280,7 @@ TEST(ConfigDevice, NcclNeedsCudaOnEveryStageAndNamesTheCpuStages) {
   EXPECT_NE(one.find("(device is cpu on stage 3)"), std::string::npos) << one;
   // mpi with cuda stages is refused when the transport is chosen (tests/runtime/transport_choice_test.cc).
   EXPECT_EQ(parse_config(kValid, {"device=[cuda, cpu, cpu, cpu]", "pipeline.transport=mpi"}).pipeline.transport,
-            "mpi");
+            TransportKind::kMpi);
 }
 
 TEST(ConfigParser, RejectsOutOfRangeValues) {
@@ -506,9 +507,11 @@ TEST(ConfigOverrides, CreateMissingKeysAndSections) {
 }
 
 TEST(ConfigParser, CheckpointIsolatedReadsIsAutoAlwaysOrNever) {
-  EXPECT_EQ(parse_config(kValid).checkpoint.isolated_reads, "auto");
-  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=always"}).checkpoint.isolated_reads, "always");
-  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=never"}).checkpoint.isolated_reads, "never");
+  EXPECT_EQ(parse_config(kValid).checkpoint.isolated_reads, IsolatedReads::kAuto);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=always"}).checkpoint.isolated_reads,
+            IsolatedReads::kAlways);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=never"}).checkpoint.isolated_reads,
+            IsolatedReads::kNever);
   const std::string message = config_error(kValid, {"checkpoint.isolated_reads=sometimes"});
   EXPECT_NE(message.find("checkpoint.isolated_reads"), std::string::npos) << message;
   EXPECT_NE(message.find("auto, always, never"), std::string::npos) << message;
