@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/device_kind.h"
+#include "core/config/gemm_precision.h"
 #include "core/config/gradient_sum_kind.h"
 #include "core/config/isolated_reads.h"
 #include "core/config/layer_spec.h"
@@ -133,10 +135,10 @@ struct Config {
   // data-parallel replicas use the same device). One entry means every stage (`device: cuda`); otherwise exactly
   // pipeline.stages entries in stage order (`device: [cuda, cuda, cpu, cpu]`). Kept as written, not expanded, so
   // it stays right when code changes pipeline.stages after parsing; read it through the helpers below.
-  std::vector<std::string> devices = {"cpu"};
+  std::vector<DeviceKind> devices = {DeviceKind::kCpu};
   // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). tf32 and bf16
   // need at least one cuda stage and apply only to the cuda stages; cpu stages always compute in fp32.
-  std::string gemm_precision = "fp32";
+  GemmPrecision gemm_precision = GemmPrecision::kFp32;
   // Config key `cpu_threads`: kernel threads of a rank whose stage runs on the cpu. auto = the cores this rank owns
   // (its affinity mask when the launcher bound it, else the node's cores shared out among the node's ranks);
   // keep = leave the process's setting alone; N = exactly N. Not given (kDefault): auto under `sluice train`, keep
@@ -153,17 +155,17 @@ struct Config {
   std::string text;  // the YAML text after --set overrides (stored in checkpoints)
 
   // The device of pipeline stage `stage` (0 .. pipeline.stages-1); std::out_of_range past the list.
-  const std::string& device_for_stage(int stage) const {
+  DeviceKind device_for_stage(int stage) const {
     return devices.size() == 1 ? devices.front() : devices.at(static_cast<std::size_t>(stage));
   }
   // The gemm_precision stage `stage` computes in: the configured one on a cuda stage, fp32 on a cpu stage (the
   // CPU backend has no other, and a mixed pipeline asks for tf32/bf16 for its cuda stages).
-  std::string gemm_precision_for_stage(int stage) const {
-    return device_for_stage(stage) == "cpu" ? "fp32" : gemm_precision;
+  GemmPrecision gemm_precision_for_stage(int stage) const {
+    return device_for_stage(stage) == DeviceKind::kCpu ? GemmPrecision::kFp32 : gemm_precision;
   }
-  // Whether some stage runs on `device` ("cuda": the job needs GPUs).
-  bool any_stage_on(const std::string& device) const {
-    for (const std::string& each : devices) {
+  // Whether some stage runs on `device` (kCuda: the job needs GPUs).
+  bool any_stage_on(DeviceKind device) const {
+    for (DeviceKind each : devices) {
       if (each == device) return true;
     }
     return false;

@@ -287,21 +287,21 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
 }
 
 // `device: cuda` (every stage) or `device: [cuda, cuda, cpu, cpu]` (one entry per pipeline stage, in order).
-std::vector<std::string> parse_devices(const ConfigNode& node, int stages) {
-  const std::vector<std::string> choices = {"cpu", "cuda"};
-  if (!node.is_sequence()) return {node.as_choice(choices)};
+std::vector<DeviceKind> parse_devices(const ConfigNode& node, int stages) {
+  if (!node.is_sequence()) return {node.as_choice(device_kinds())};
   const std::vector<ConfigNode> entries = node.elements();
   if (entries.size() != static_cast<std::size_t>(stages)) {
     node.fail("expected one device per stage (" + std::to_string(stages) + "), got " +
               std::to_string(entries.size()) + "; or write one device for all stages (device: cpu)");
   }
-  std::vector<std::string> devices;
-  for (const ConfigNode& entry : entries) devices.push_back(entry.as_choice(choices));  // errors name device.<i>
+  std::vector<DeviceKind> devices;
+  // Errors name device.<i>.
+  for (const ConfigNode& entry : entries) devices.push_back(entry.as_choice(device_kinds()));
   return devices;
 }
 
 // "stage 2" / "stages 0, 3": the stages of `config` whose device is `device`, for messages.
-std::string stages_on(const Config& config, const std::string& device) {
+std::string stages_on(const Config& config, DeviceKind device) {
   std::vector<std::string> listed;
   for (int stage = 0; stage < config.pipeline.stages; ++stage) {
     if (config.device_for_stage(stage) == device) listed.push_back(std::to_string(stage));
@@ -313,22 +313,23 @@ std::string stages_on(const Config& config, const std::string& device) {
 // otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
 void check_device_keys(const ConfigNode& root, const Config& config) {
-  if (config.pipeline.transport == TransportKind::kNccl && config.any_stage_on("cpu")) {
-    const bool all_cpu = !config.any_stage_on("cuda");
-    const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, "cpu");
+  if (config.pipeline.transport == TransportKind::kNccl && config.any_stage_on(DeviceKind::kCpu)) {
+    const bool all_cpu = !config.any_stage_on(DeviceKind::kCuda);
+    const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, DeviceKind::kCpu);
     root.child("pipeline").child("transport").fail(
         "transport: nccl moves device memory and needs device: cuda on every stage (" + where + "); use " +
         (all_cpu ? "mpi or auto" : "auto (mpi on cpu stages, staged on cuda stages) or staged"));
   }
-  if (config.pipeline.gradient_sum == GradientSumKind::kNccl && config.any_stage_on("cpu")) {
+  if (config.pipeline.gradient_sum == GradientSumKind::kNccl && config.any_stage_on(DeviceKind::kCpu)) {
     root.child("pipeline").child("gradient_sum").fail(
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
-        stages_on(config, "cpu") + "); use ordered or auto");
+        stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
   }
-  if (config.gemm_precision != "fp32" && !config.any_stage_on("cuda")) {
-    root.child("gemm_precision").fail("gemm_precision: " + config.gemm_precision +
-                                      " needs device: cuda on at least one stage; the CPU backend computes GEMMs in "
-                                      "fp32 (device is \"cpu\" on every stage)");
+  if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
+    root.child("gemm_precision")
+        .fail(std::string("gemm_precision: ") + gemm_precisions().name_of(config.gemm_precision) +
+              " needs device: cuda on at least one stage; the CPU backend computes GEMMs in fp32 (device is \"cpu\" "
+              "on every stage)");
   }
 }
 
@@ -368,7 +369,7 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("comm")) config.comm = parse_comm(root.child("comm"));
   if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);
   if (root.has("gemm_precision")) {
-    config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});
+    config.gemm_precision = root.child("gemm_precision").as_choice(gemm_precisions());
   }
   check_device_keys(root, config);
   if (root.has("cpu_threads")) config.cpu_threads = parse_cpu_threads(root.child("cpu_threads"));

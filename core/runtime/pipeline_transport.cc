@@ -34,8 +34,9 @@ std::string summarize(comm::Group& world, config::TransportKind mine) {
 // MPI_Isend/MPI_Irecv of `count` MPI_FLOATs with the caller's tag (core/comm/mpi_transport.cc) that an mpi rank
 // posts. Only where the floats live on each side differs. NCCL messages are not MPI messages: nccl is all or
 // nothing, hence "auto" falls back to staged everywhere below.
-PipelineTransport make_pipeline_transport(config::TransportKind requested, const std::vector<std::string>& stage_devices,
-                                          int stage, comm::MpiContext& mpi, kernels::Backend& backend) {
+PipelineTransport make_pipeline_transport(config::TransportKind requested,
+                                          const std::vector<config::DeviceKind>& stage_devices, int stage,
+                                          comm::MpiContext& mpi, kernels::Backend& backend) {
   const NcclSupport* nccl = nccl_support();
   TransportFacts facts;
   facts.stage_devices = stage_devices;

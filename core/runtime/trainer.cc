@@ -63,7 +63,7 @@ void Trainer::start() {
   layout_ = config::make_layout(cfg_, world_size, rank, rank_order_.order);
   mpi_ = std::make_unique<comm::MpiContext>(world, cfg_.pipeline.stages, layout_.stage_rank, layout_.replica);
   // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
-  const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
+  const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == config::DeviceKind::kCuda;
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
   gpu_local_rank_ = gpu_rank;  // -1 on a rank that drives no GPU
   blas_threads_ = apply_cpu_threads(cfg_, mpi_->world(), !drives_gpu);
@@ -80,7 +80,7 @@ void Trainer::start() {
     comm::agree_or_throw(mpi_->world(), "sluice_trainer_start", error);
     // Collective and agreed inside: only once every rank has built its stages (NCCL's set-up blocks until the
     // whole pipeline joins, so no rank may still be on its way to an error).
-    std::vector<std::string> stage_devices;
+    std::vector<config::DeviceKind> stage_devices;
     for (int stage = 0; stage < cfg_.pipeline.stages; ++stage) stage_devices.push_back(cfg_.device_for_stage(stage));
     pipeline_transport_ =
         make_pipeline_transport(cfg_.pipeline.transport, stage_devices, layout_.stage_rank, *mpi_, *backend_);
@@ -135,11 +135,12 @@ void Trainer::build_local_state() {
   schedule::validate(lowered_);
 
   // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).
-  backend_ = &kernels::backend_for({cfg_.device_for_stage(layout_.stage_rank), gpu_local_rank_});
+  const config::DeviceKind device = cfg_.device_for_stage(layout_.stage_rank);
+  backend_ = &kernels::backend_for({config::device_kind_name(device), gpu_local_rank_});
   kernels::Backend& backend = *backend_;
   // In a mixed pipeline gemm_precision is meant for the cuda stages: cpu stages get fp32, which is all the CPU
   // backend accepts (it refuses tf32/bf16 rather than ignore them).
-  backend.set_gemm_precision(kernels::parse_gemm_precision(cfg_.gemm_precision_for_stage(layout_.stage_rank)));
+  backend.set_gemm_precision(cfg_.gemm_precision_for_stage(layout_.stage_rank));
   // Shapes and costs from the config alone: a rank builds (allocates) only the layers of its own chunks.
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg_.model, custom_layers_);
   num_layers_ = static_cast<int>(shapes.size());

@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/config/device_kind.h"
 #include "core/config/transport_kind.h"
 
 namespace sluice::runtime {
 
 struct TransportFacts {
-  std::vector<std::string> stage_devices;  // config device of every pipeline stage, in order: cpu | cuda
+  std::vector<config::DeviceKind> stage_devices;  // config device of every pipeline stage, in order
   int stage = 0;                           // this rank's pipeline stage (index into stage_devices)
   bool nccl_built = false;                 // the NCCL transport is linked in (--config=cuda builds)
   int ranks_on_node = 1;                   // ranks of this job on this rank's node

@@ -22,7 +22,8 @@ for expected in "core/schedule/uses_mpi.cc:2: #include <mpi.h>: core/schedule ma
                 "kernels/cpu/uses_runtime.cc:2: #include \"core/runtime/placement.h\": kernels may not use core/runtime" \
                 "core/runtime/raw_broadcast.cc:5: MPI_Bcast(: MPI communication and waits live in core/comm" \
                 "core/runtime/compares_choice.cc:4: bool uses_nccl" \
-                "core/runtime/compares_choice.cc:5: bool waits_its_own_way"; do
+                "core/runtime/compares_choice.cc:5: bool waits_its_own_way" \
+                "core/runtime/compares_choice.cc:6: bool on_gpu"; do
   grep -qF -- "$expected" <<< "$out" || fail "violation not reported: $expected; got: $out"
 done
 # The clean tree holds the same MPI_Bcast inside core/comm, a core/runtime file that only names calls, and one that

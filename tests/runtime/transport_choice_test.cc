@@ -15,7 +15,7 @@ namespace {
 TransportFacts facts(const std::vector<std::string>& stage_devices, int stage, bool nccl_built, int ranks_on_node,
                      int gpus_on_node) {
   TransportFacts f;
-  f.stage_devices = stage_devices;
+  for (const std::string& device : stage_devices) f.stage_devices.push_back(*config::device_kinds().find(device));
   f.stage = stage;
   f.nccl_built = nccl_built;
   f.ranks_on_node = ranks_on_node;
@@ -32,7 +32,8 @@ const std::vector<std::string> kMixed = {"cuda", "cuda", "cpu", "cpu"};
 
 // choose_transport with the request and the choice spelled as in the config.
 std::string chosen(const std::string& requested, const TransportFacts& f) {
-  return config::transport_kind_name(choose_transport(config::transport_kinds().parse(requested, "pipeline.transport"), f));
+  const config::TransportKind kind = config::transport_kinds().parse(requested, "pipeline.transport");
+  return config::transport_kind_name(choose_transport(kind, f));
 }
 
 // The kConfig message of choose_transport, or a test failure if it chose something.

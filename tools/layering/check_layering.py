@@ -36,7 +36,8 @@ ALLOWED = {
 # config holds. They sit beside the code that uses them, and every layer may include them.
 VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds",
               "core/config/choice_table", "core/config/transport_kind", "core/config/gradient_sum_kind",
-              "core/config/wait_policy", "core/config/isolated_reads"}
+              "core/config/wait_policy", "core/config/isolated_reads", "core/config/device_kind",
+              "core/config/gemm_precision"}
 
 # Test oracles: never part of what ships, whatever layer would otherwise allow them.
 TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkpoint"}
@@ -87,9 +88,11 @@ def mpi_call_problems(rel, text):
 # Closed config choices are enums with one name table (core/config/choice_table.h): product code compares the enum,
 # never the YAML spelling. Refused in every checked layer: `<x>.transport == "nccl"`, `"auto" != cfg.comm.wait`, for
 # each field below (whatever the variable is called).
-CONFIG_CHOICES = ["transport", "gradient_sum", "isolated_reads", "wait"]
-_CHOICE_FIELD = r"\.(?:" + "|".join(CONFIG_CHOICES) + r")\b"
-CONFIG_STRING_COMPARISON = re.compile(_CHOICE_FIELD + r'\s*[!=]=\s*"|"\s*[!=]=\s*[\w:>().-]*' + _CHOICE_FIELD)
+CONFIG_CHOICES = ["transport", "gradient_sum", "isolated_reads", "wait", "devices", "gemm_precision"]
+# ... and the Config helpers that hand one out: device_for_stage(s), gemm_precision_for_stage(s), any_stage_on("cuda").
+_CHOICE_FIELD = r"(?:\.(?:" + "|".join(CONFIG_CHOICES) + r")\b|\b(?:device_for_stage|gemm_precision_for_stage)\([^()]*\))"
+CONFIG_STRING_COMPARISON = re.compile(_CHOICE_FIELD + r'\s*[!=]=\s*"|"\s*[!=]=\s*[\w:>().-]*' + _CHOICE_FIELD +
+                                      r'|\bany_stage_on\(\s*"')
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
 
 
