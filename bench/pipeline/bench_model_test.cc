@@ -27,7 +27,7 @@ TEST(BenchConfig, ParsesIntoTheRequestedModelAndPipeline) {
     EXPECT_EQ(cfg.model.layers[l].outputs, 64);
     EXPECT_EQ(cfg.model.layers[l + 1].type, config::LayerType::kGelu);
   }
-  EXPECT_EQ(cfg.pipeline.schedule, "zb-v");
+  EXPECT_EQ(cfg.pipeline.schedule, schedule::ScheduleKind::kZeroBubbleV);
   EXPECT_EQ(cfg.pipeline.chunks, 2);
   EXPECT_EQ(cfg.pipeline.microbatches, 4);
   EXPECT_EQ(cfg.pipeline.stages, 2);

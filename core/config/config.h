@@ -16,6 +16,7 @@
 #include "core/config/lr_schedule_spec.h"
 #include "core/config/normalization_spec.h"
 #include "core/config/rank_order.h"
+#include "core/config/schedule_setting.h"
 #include "core/config/transport_kind.h"
 #include "core/config/wait_policy.h"
 #include "core/model/loss_kind.h"
@@ -48,7 +49,8 @@ struct ModelSpec {
 
 struct PipelineSpec {
   int stages = 1;                    // pipeline ranks P
-  std::string schedule = "1f1b";     // gpipe | 1f1b | interleaved | zb-h1 | zb-v (names of `sluice plan`) | auto
+  // gpipe | 1f1b | interleaved | zb-h1 | zb-v (core/schedule/schedule_kinds.h) | auto (empty; schedule_setting.h)
+  ScheduleSetting schedule = schedule::ScheduleKind::kOneFOneB;
   // auto: schedule, chunks, micro-batches and recompute chosen at start as the shortest simulated step whose peak
   // bytes per rank (parameters, gradients, optimizer state, stash) fit this budget; 0 = no limit
   // (core/runtime/schedule_choice.h).

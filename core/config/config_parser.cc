@@ -164,9 +164,9 @@ void parse_split(const ConfigNode& split, std::size_t layer_count, PipelineSpec&
 // The chunks each schedule runs (core/schedule/schedule_kinds.h, which make_schedule enforces too). Checked here so
 // that a mismatch is a config error at create naming the key and line, not a schedule error at start.
 void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline) {
-  const std::optional<schedule::ScheduleKind> kind = schedule::find_schedule_kind(pipeline.schedule);
+  const ScheduleSetting& kind = pipeline.schedule;
   if (!kind || schedule::chunks_allowed(*kind, pipeline.chunks)) return;  // auto: the search picks the chunks
-  const std::string problem = "schedule " + pipeline.schedule + " needs pipeline." +
+  const std::string problem = "schedule " + schedule_setting_name(kind) + " needs pipeline." +
                               schedule::chunks_requirement(*kind) + ", got chunks = " + std::to_string(pipeline.chunks);
   // Name the key the user wrote: chunks when given, else the schedule that asks for other chunks than the default.
   if (node.has("chunks")) node.child("chunks").fail(problem);
@@ -181,9 +181,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
   if (node.has("schedule")) {
-    std::vector<std::string> schedules = schedule::schedule_names();
-    schedules.push_back("auto");
-    pipeline.schedule = node.child("schedule").as_choice(schedules);
+    pipeline.schedule = schedule_setting_named(node.child("schedule").as_choice(schedule_setting_names()));
   }
   if (node.has("memory_budget"))
     pipeline.memory_budget = number_in(node.child("memory_budget"), 0.0, true, 1e30, "bytes per rank >= 0");

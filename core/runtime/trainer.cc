@@ -51,7 +51,7 @@ void Trainer::start() {
   // Collective: comm.timeout and comm.wait bound and shape every wait from here on.
   apply_wait_settings(cfg_.comm, world);
   // Collective: pipeline.schedule auto becomes a concrete schedule before anything reads it (rank 0 decides).
-  if (cfg_.pipeline.schedule == "auto") {
+  if (!cfg_.pipeline.schedule) {
     const int stages = std::max(1, cfg_.pipeline.stages);
     const int replicas = cfg_.pipeline.data_parallel > 0 ? cfg_.pipeline.data_parallel : world_size / stages;
     schedule_choice_report_ = agree_schedule(world, cfg_, custom_layers_, replicas);
@@ -116,7 +116,8 @@ config::RankOrderChoice Trainer::choose_rank_order(int world_size) {
     const std::vector<int> split =
         model::choose_split(cfg_.pipeline.split, model::flops_of(shapes), P * cfg_.pipeline.chunks);
     const schedule::Schedule order =
-        schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, cfg_.pipeline.chunks);
+        schedule::make_schedule(config::resolved_schedule_name(cfg_.pipeline.schedule), P, cfg_.pipeline.microbatches,
+                                cfg_.pipeline.chunks);
     return config::choose_rank_order(requested, nodes, P,
                                      step_traffic(cfg_, shapes, split, order.stage_to_rank, replicas));
   });
@@ -127,7 +128,8 @@ void Trainer::build_local_state() {
   const int V = cfg_.pipeline.chunks;
   // Schedule first: a bad (schedule, P, M, V) combination is a config error worth reporting before
   // anything is allocated.
-  schedule::Schedule compute = schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, V);
+  const char* kind = config::resolved_schedule_name(cfg_.pipeline.schedule);
+  schedule::Schedule compute = schedule::make_schedule(kind, P, cfg_.pipeline.microbatches, V);
   // Lowered with the costs it was planned with (pipeline.costs), so the SEND/RECVs sit as `sluice plan` shows them;
   // the compute order, hence every result bit, is the same either way.
   const auto costs = planned_costs(cfg_, layout_.data_parallel);

@@ -215,7 +215,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   layout.data_parallel = trainer.layout().data_parallel;
   layout.chunks = cfg.pipeline.chunks;
   layout.world = trainer.layout().world;
-  layout.schedule = cfg.pipeline.schedule;
+  layout.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
   checkpoint::add_layout_attributes(layout, snapshot.attributes);
   checkpoint::save(trainer.mpi().world(), path, snapshot);
 }

@@ -67,7 +67,7 @@ TEST(ConfigParser, ReadsEveryFieldOfAValidConfig) {
   EXPECT_EQ(config.model.layers[3].activation, kernels::Activation::kGelu);  // the documented default
   EXPECT_FALSE(config.model.layers[4].bias);
   EXPECT_EQ(config.pipeline.stages, 4);
-  EXPECT_EQ(config.pipeline.schedule, "1f1b");
+  EXPECT_EQ(config.pipeline.schedule, schedule::ScheduleKind::kOneFOneB);
   EXPECT_EQ(config.pipeline.microbatches, 8);
   EXPECT_EQ(config.optimizer.type, OptimizerType::kAdamW);
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 1.0e-3);
@@ -491,13 +491,13 @@ TEST(ConfigOverrides, ReplaceScalarsWalkSequencesAndParseValuesAsYaml) {
   const Config config = parse_config(kValid, {"model.layers.4.outputs=128", "pipeline.schedule=zb-h1",
                                               "optimizer.lr=0.01", "pipeline.split=[1,1,1,2]"});
   EXPECT_EQ(config.model.layers[4].outputs, 128);
-  EXPECT_EQ(config.pipeline.schedule, "zb-h1");
+  EXPECT_EQ(config.pipeline.schedule, schedule::ScheduleKind::kZeroBubbleH1);
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 0.01);
   EXPECT_EQ(config.pipeline.split, (std::vector<int>{1, 1, 1, 2}));
   // Config::text is the overridden document: parsing it again gives the same values.
   const Config reparsed = parse_config(config.text);
   EXPECT_EQ(reparsed.model.layers[4].outputs, 128);
-  EXPECT_EQ(reparsed.pipeline.schedule, "zb-h1");
+  EXPECT_EQ(reparsed.pipeline.schedule, schedule::ScheduleKind::kZeroBubbleH1);
   EXPECT_DOUBLE_EQ(reparsed.optimizer.lr, 0.01);
 }
 
