@@ -98,6 +98,14 @@ const char* sluice_status_string(sluice_status status) {
 
 const char* sluice_last_error(void) { return sluice::capi::last_error(); }
 
+sluice_status sluice_report_error(sluice_status status, const char* message) {
+  if (status == SLUICE_OK) {
+    return sluice::capi::fail(SLUICE_ERROR_INVALID_ARGUMENT,
+                              "sluice_report_error: status is SLUICE_OK (pass the error to report)");
+  }
+  return sluice::capi::fail(status, message != nullptr ? message : "");
+}
+
 int sluice_version(void) { return SLUICE_VERSION; }
 
 sluice_status sluice_trainer_create(MPI_Comm comm, const char* config, sluice_trainer** out) {

@@ -13,6 +13,10 @@
 #include "core/runtime/inference_model.h"
 
 struct sluice_model {
+  // Held by every call that reads or changes the model: a forward pass stashes each micro-batch in the stage's
+  // map, so two threads predicting on one model at once corrupted it (SIGSEGV, issue 28). Concurrent
+  // sluice_model_predict calls on one model therefore take turns; distinct models never wait for each other.
+  mutable std::mutex use;
   sluice::model::CustomLayerRegistry custom_layers;
   // Rebuilt by each load from the registry as it is then; the live model stays until a load succeeds.
   std::unique_ptr<sluice::runtime::InferenceModel> model;
@@ -37,8 +41,8 @@ void require_live(const sluice_model* m) {
   require(g_live_models.count(m) != 0, "model handle is not a live model (already destroyed?)");
 }
 
+// A live `m` holds a model; called with m->use held (a load may be replacing it).
 void require_loaded(const sluice_model* m) {
-  require_live(m);
   if (!m->model) throw Error(ErrorCode::kState, "no checkpoint loaded: call sluice_model_load_checkpoint first");
 }
 
@@ -76,6 +80,7 @@ sluice_status sluice_model_register_layer(sluice_model* m, const char* name, con
                                           void* user_data) {
   return sluice::capi::guarded("sluice_model_register_layer", [&] {
     require_live(m);
+    const std::lock_guard<std::mutex> lock(m->use);
     require(name != nullptr && name[0] != '\0', "layer name is NULL or empty");
     require(caller_ops != nullptr, "ops (sluice_layer_ops*) is NULL");
     const sluice_layer_ops ops = sluice::capi::read_sized(*caller_ops, kModelLayerOpsStruct);
@@ -92,6 +97,7 @@ sluice_status sluice_model_register_layer(sluice_model* m, const char* name, con
 sluice_status sluice_model_load_checkpoint(sluice_model* m, const char* path) {
   return sluice::capi::guarded("sluice_model_load_checkpoint", [&] {
     require_live(m);
+    const std::lock_guard<std::mutex> lock(m->use);
     load_into(m, path);
   });
 }
@@ -115,6 +121,8 @@ sluice_status sluice_model_load(const char* path, sluice_model** out) {
 sluice_status sluice_model_features(const sluice_model* m, int64_t* input_features, int64_t* output_features) {
   return sluice::capi::guarded("sluice_model_features", [&] {
     require(input_features != nullptr && output_features != nullptr, "input_features or output_features is NULL");
+    require_live(m);
+    const std::lock_guard<std::mutex> lock(m->use);
     require_loaded(m);
     *input_features = m->model->input_features();
     *output_features = m->model->output_features();
@@ -123,6 +131,8 @@ sluice_status sluice_model_features(const sluice_model* m, int64_t* input_featur
 
 sluice_status sluice_model_predict(sluice_model* m, const float* inputs, float* outputs, int64_t batch) {
   return sluice::capi::guarded("sluice_model_predict", [&] {
+    require_live(m);
+    const std::lock_guard<std::mutex> lock(m->use);
     require_loaded(m);
     require(inputs != nullptr, "inputs is NULL");
     require(outputs != nullptr, "outputs is NULL");

@@ -1,6 +1,8 @@
 #include "checkpoint/checkpoint_file_writer.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "checkpoint/checksum.h"
 #include "checkpoint/format.h"
@@ -65,22 +67,55 @@ Hdf5Handle create_file(const std::string& file) {
       H5Fclose);
 }
 
+// Points the descriptor of `file` (HDF5's sec2 driver) at an anonymous in-memory file, so that whatever HDF5
+// still writes goes there and succeeds. No error: at worst the descriptor stays as it was.
+void redirect_writes_to_memory(hid_t file) {
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
+  int discard = memfd_create("sluice-abandoned-checkpoint", MFD_CLOEXEC);
+  if (discard < 0) discard = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (discard < 0) return;
+  dup2(discard, *static_cast<int*>(handle));
+  ::close(discard);
+}
+
 }  // namespace
 
 CheckpointFileWriter::CheckpointFileWriter(std::string file, const std::vector<ManifestItem>& all,
                                            const JobMetadata& metadata)
     : file_(std::move(file)), all_(all), handle_(create_file(file_)) {
-  write_root_attributes(metadata);
-  for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup, kApplicationGroup,
-                            kSamplesGroup, kNormalizationGroup}) {
-    Hdf5Handle created(check_hdf5(H5Gcreate2(handle_.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file_,
-                                  std::string("group ") + group, "creating"),
-                       H5Gclose);
+  try {
+    write_root_attributes(metadata);
+    for (const char* group : {kModelGroup, kOptimizerGroup, kAccumulationGroup, kTrainGroup, kApplicationGroup,
+                              kSamplesGroup, kNormalizationGroup}) {
+      Hdf5Handle created(check_hdf5(H5Gcreate2(handle_.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file_,
+                                    std::string("group ") + group, "creating"),
+                         H5Gclose);
+    }
+    write_train_values(metadata.train_ints);
+    write_manifest(all, metadata);
+    datasets_.reserve(all.size());
+    for (const ManifestItem& item : all) datasets_.push_back(create_dataset(item));
+  } catch (...) {
+    abandon();  // no destructor runs for a constructor that throws
+    throw;
   }
-  write_train_values(metadata.train_ints);
-  write_manifest(all, metadata);
-  datasets_.reserve(all.size());
-  for (const ManifestItem& item : all) datasets_.push_back(create_dataset(item));
+}
+
+CheckpointFileWriter::~CheckpointFileWriter() {
+  if (handle_.get() >= 0) abandon();
+}
+
+void CheckpointFileWriter::abandon() noexcept {
+  datasets_.clear();
+  redirect_writes_to_memory(handle_.get());
+  // HDF5 1.10.8 leaves its metadata cache's skip list enabled after a failed flush, and every later flush then
+  // fails ("slist already enabled?"), H5Fclose included. One more flush, now into memory, fails on that but
+  // writes the cache out and disables the list, so the close that follows succeeds (measured: a file that
+  // failed to flush on a full tmpfs closes, H5close then runs clean). Its result is therefore not checked.
+  H5Fflush(handle_.get(), H5F_SCOPE_LOCAL);
+  handle_.close();
+  H5Eclear2(H5E_DEFAULT);
 }
 
 void CheckpointFileWriter::write_chunk(size_t item, const ChunkPlan& plan, const DatasetChunk& chunk,
@@ -119,6 +154,13 @@ void CheckpointFileWriter::start_writeback() {
 
 void CheckpointFileWriter::close() {
   datasets_.clear();
+  // Everything HDF5 still holds is written here, where a failure (a full disk) leaves the file open and whole
+  // for abandon(), rather than inside H5Fclose.
+  if (H5Fflush(handle_.get(), H5F_SCOPE_LOCAL) < 0) {
+    const std::string reason = take_hdf5_error_text();
+    abandon();
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "file", "closing failed: " + reason));
+  }
   if (!handle_.close()) {
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "file", "closing failed: " + take_hdf5_error_text()));
   }

@@ -29,7 +29,13 @@ class CheckpointFileWriter {
   // Writes one chunk of the values of dataset all[item] (native byte order, the chunk's elements only).
   void write_chunk(size_t item, const ChunkPlan& plan, const DatasetChunk& chunk, const void* values);
 
-  // Closes the datasets and the file; Error(kCheckpoint) when HDF5 cannot (the file is then incomplete).
+  // An abandoned file (an error before close()) is closed with abandon().
+  ~CheckpointFileWriter();
+  CheckpointFileWriter(const CheckpointFileWriter&) = delete;
+  CheckpointFileWriter& operator=(const CheckpointFileWriter&) = delete;
+
+  // Flushes and closes the datasets and the file; Error(kCheckpoint) when HDF5 cannot write (the file is then
+  // incomplete, and abandoned as below).
   void close();
 
  private:
@@ -38,6 +44,12 @@ class CheckpointFileWriter {
   void write_manifest(const std::vector<ManifestItem>& all, const JobMetadata& metadata);
   Hdf5Handle create_dataset(const ManifestItem& item);
   void start_writeback();
+  // Closes an incomplete file without failing. HDF5 writes what it still holds (metadata, small datasets) when
+  // the file closes; when that write fails (a full disk), H5Fclose fails and leaves a half-closed file in HDF5's
+  // tables, which HDF5's termination (at MPI_Finalize) closes again and crashes on (issue 28). So the file's
+  // descriptor is first pointed at an anonymous in-memory file: the close then writes there and succeeds. The
+  // file on disk is incomplete either way; the caller removes it.
+  void abandon() noexcept;
 
   static constexpr size_t kWritebackBytes = size_t{64} << 20;
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "checkpoint/directory.h"
 #include "core/common/error.h"
 #include "core/common/message_text.h"
 
@@ -89,7 +90,17 @@ bool holder_is_gone(const std::map<std::string, std::string>& holder) {
   return !job.empty() && held_job != holder.end() && held_job->second == job && !alive_here;
 }
 
+// Refuses a lock path that exists and is not a regular file (a FIFO, a directory, a socket, a device, a symlink
+// to one) before anything opens it: opening a FIFO would block until a writer came, forever (issue 28).
+void require_regular_lock(const std::string& lock) {
+  const std::string kind = non_regular_kind(lock);
+  if (kind.empty()) return;
+  throw Error(ErrorCode::kCheckpoint, "checkpoint directory lock '" + shorten_for_message(lock) + "' is " + kind +
+                                          ", not a lock file; remove it (it was not written by Sluice)");
+}
+
 bool read_file(const std::string& path, std::string& text) {
+  if (!non_regular_kind(path).empty()) return false;  // never open a FIFO (it would block) or a directory
   std::ifstream file(path);
   if (!file) return false;
   std::ostringstream buffer;
@@ -140,6 +151,7 @@ DirectoryLock::DirectoryLock(const std::string& dir) : path_(lock_file_path(dir)
   // A few rounds: a stale lock is removed and the create retried; another job may win that race.
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (try_create(path_, content_)) return;
+    require_regular_lock(path_);
     std::string held;
     if (!read_file(path_, held)) continue;  // released meanwhile
     const std::map<std::string, std::string> holder = parse_holder(held);

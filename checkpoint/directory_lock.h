@@ -9,6 +9,8 @@
 // a pid that no longer exists, or the SLURM_JOB_ID of this very job (Slurm requeued it after a node failure, and
 // the old incarnation cannot still be writing). A holder on another host without that job id cannot be checked
 // and counts as alive: the error says how to remove the lock by hand.
+// A lock path that exists and is not a regular file (a FIFO, a directory, ...) is refused without being opened,
+// with the same file-type check checkpoints get (non_regular_kind in directory.h).
 #pragma once
 
 #include <string>

@@ -1,11 +1,13 @@
 #include "slurm/sbatch_script.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <limits>
 #include <map>
-#include <regex>
+#include <optional>
+#include <string_view>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 #include "slurm/placeholders.h"
 #include "slurm/shell_quote.h"
 #include "slurm/templates/embedded_templates.h"
@@ -15,6 +17,56 @@ namespace {
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(ErrorCode::kInvalidArgument, message);
+}
+
+// Option values are checked with plain character scans, never std::regex: its matcher recurses once per
+// character, so a value of some 30,000 characters overflowed the stack (SIGSEGV, issue 28).
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ascii_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_ascii_alnum(char c) { return is_ascii_digit(c) || is_ascii_lower(c) || (c >= 'A' && c <= 'Z'); }
+
+// Whether `text` is non-empty and each character is an ASCII letter or digit or one of `others`.
+bool is_word(std::string_view text, std::string_view others) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!is_ascii_alnum(c) && others.find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+bool all_digits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!is_ascii_digit(c)) return false;
+  }
+  return true;
+}
+
+// A run of digits as a number, saturating at 10^12 (beyond any time limit; keeps the arithmetic below in range).
+long saturated_number(std::string_view digits) {
+  constexpr long kCap = 1000000000000L;
+  long value = 0;
+  for (char c : digits) value = std::min(kCap, value * 10 + (c - '0'));
+  return value;
+}
+
+// Seconds of a --time "D-HH:MM:SS" or "HH:MM:SS" (hours any number of digits, minutes and seconds 00-59);
+// nullopt for anything else.
+std::optional<long> time_limit_seconds(std::string_view time) {
+  long days = 0;
+  const size_t dash = time.find('-');
+  if (dash != std::string_view::npos) {
+    if (!all_digits(time.substr(0, dash))) return std::nullopt;
+    days = saturated_number(time.substr(0, dash));
+    time.remove_prefix(dash + 1);
+  }
+  const size_t n = time.size();
+  if (n < 7 || time[n - 6] != ':' || time[n - 3] != ':') return std::nullopt;
+  const std::string_view hours = time.substr(0, n - 6), minutes = time.substr(n - 5, 2), seconds = time.substr(n - 2);
+  if (!all_digits(hours) || !all_digits(minutes) || !all_digits(seconds) || minutes[0] > '5' || seconds[0] > '5') {
+    return std::nullopt;
+  }
+  return ((days * 24 + saturated_number(hours)) * 60 + saturated_number(minutes)) * 60 + saturated_number(seconds);
 }
 
 // `--set` overrides, quoted for the script's srun line.
@@ -70,20 +122,31 @@ const std::map<std::string, std::string>& directives_set_by_sluice() {
   return owners;
 }
 
-// An --sbatch-option: a long option name (letters, digits, '-'), optionally "=value" with characters sbatch takes
-// on an #SBATCH line unquoted (constraints use & | [ ] *).
+// An --sbatch-option: a long option name (a lower-case letter, then lower-case letters, digits, '-'), optionally
+// "=value" with characters sbatch takes on an #SBATCH line unquoted (constraints use & | [ ] *). The name, "" if
+// `text` ("--" + option) is not of that form.
+std::string sbatch_option_name(const std::string& text) {
+  if (text.rfind("--", 0) != 0) return "";
+  const size_t equals = text.find('=');
+  const std::string name = text.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+  if (name.empty() || !is_ascii_lower(name[0])) return "";
+  for (char c : name) {
+    if (!is_ascii_lower(c) && !is_ascii_digit(c) && c != '-') return "";
+  }
+  if (equals != std::string::npos && !is_word(std::string_view(text).substr(equals + 1), "_./:+,@%=&|*[]-")) return "";
+  return name;
+}
+
 void check_sbatch_option(const std::string& option) {
-  const std::string text = long_option(option);
-  std::smatch match;
-  require(std::regex_match(text, match, std::regex("--([a-z][a-z0-9-]*)(=[A-Za-z0-9_./:+,@%=&|*\\[\\]-]+)?")),
-          "--sbatch-option \"" + option + "\" is not NAME or NAME=VALUE (a long sbatch option such as qos=long; "
-          "VALUE without spaces or quotes)");
+  const std::string name = sbatch_option_name(long_option(option));
+  require(!name.empty(), "--sbatch-option \"" + shorten_for_message(option) +
+                             "\" is not NAME or NAME=VALUE (a long sbatch option such as qos=long; VALUE without "
+                             "spaces or quotes)");
   // sbatch also takes an unambiguous prefix of a long option (--sig for --signal): a prefix of an owned name counts.
-  const std::string name = match[1].str();
   for (const auto& [owned, owner] : directives_set_by_sluice()) {
     if (owned.rfind(name, 0) != 0) continue;
     const bool has_option = owner.rfind("--", 0) == 0;
-    require(false, "--sbatch-option \"" + option + "\": --" + owned + " is set by " + owner +
+    require(false, "--sbatch-option \"" + shorten_for_message(option) + "\": --" + owned + " is set by " + owner +
                        (has_option ? "; use that option instead" : "; edit the script from --dry-run to change it"));
   }
 }
@@ -106,19 +169,8 @@ std::string extra_directives(const SbatchRequest& request) {
 
 // sbatch reads #SBATCH lines itself, without a shell: a value there cannot be quoted.
 void require_sbatch_word(const std::string& value, const std::string& option) {
-  require(std::regex_match(value, std::regex("[A-Za-z0-9_./:+,-]+")),
-          option + " \"" + value + "\" cannot go on an #SBATCH line: use only letters, digits and _ . / : + , -");
-}
-
-// Seconds of a checked --time, "D-HH:MM:SS" or "HH:MM:SS".
-long time_limit_seconds(const std::string& time) {
-  long days = 0, hours = 0, minutes = 0, seconds = 0;
-  if (time.find('-') != std::string::npos) {
-    std::sscanf(time.c_str(), "%ld-%ld:%ld:%ld", &days, &hours, &minutes, &seconds);
-  } else {
-    std::sscanf(time.c_str(), "%ld:%ld:%ld", &hours, &minutes, &seconds);
-  }
-  return ((days * 24 + hours) * 60 + minutes) * 60 + seconds;
+  require(is_word(value, "_./:+,-"), option + " \"" + shorten_for_message(value) +
+                                         "\" cannot go on an #SBATCH line: use only letters, digits and _ . / : + , -");
 }
 
 // An MPI world size is an int: a product beyond it names the numbers (in 64 bits), not a wrapped-around count.
@@ -145,8 +197,8 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
               std::to_string(per_node) + " = " + std::to_string(static_cast<int64_t>(request.nodes) * per_node) + " slots");
   require(request.nodes <= tasks,
           "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin + ": some nodes would idle");
-  require(std::regex_match(request.time, std::regex("([0-9]+-)?[0-9]+:[0-5][0-9]:[0-5][0-9]")),
-          "--time \"" + request.time + "\" is not HH:MM:SS or D-HH:MM:SS");
+  const std::optional<long> time_limit = time_limit_seconds(request.time);
+  require(time_limit.has_value(), "--time \"" + shorten_for_message(request.time) + "\" is not HH:MM:SS or D-HH:MM:SS");
   // One template for the whole job: a pipeline with any cuda stage takes the GPU one, so its cpu stages get a
   // GPU each too (unused; Slurm's heterogeneous jobs would avoid that, but srun would then need one step per
   // component).
@@ -174,9 +226,9 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   require(request.warning_seconds >= 10 && request.warning_seconds <= 86400,
           "--warning-seconds must be between 10 and 86400, got " + std::to_string(request.warning_seconds));
   // A warning at or before the start would checkpoint, exit 75 and requeue the job forever without training.
-  require(request.warning_seconds < time_limit_seconds(request.time),
+  require(request.warning_seconds < *time_limit,
           "--warning-seconds " + std::to_string(request.warning_seconds) + " is not shorter than --time " +
-              request.time + ": the warning would come before the job could train");
+              shorten_for_message(request.time) + ": the warning would come before the job could train");
   require(request.program_path.empty() || request.overrides.empty(),
           "--set overrides are arguments of `sluice train`; a --program reads its own config: edit the config file "
           "instead");

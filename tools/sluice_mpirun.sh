@@ -10,7 +10,9 @@
 # rank that prints (one line per step) fills the pipe and blocks, never reaches its checkpoint, and is killed.
 # SIGUSR1, by contrast, mpirun forwards to every rank at once and keeps running; a rank's exit status 75 is
 # then mpirun's own. So this script turns SIGTERM/SIGINT into SIGUSR1 for mpirun, and a second SIGTERM/SIGINT
-# into SIGTERM (mpirun's own hard stop).
+# into SIGKILL for the ranks mpirun started on this node (a stop at once, without a checkpoint; mpirun then ends
+# the job itself, on the other nodes too). Never a signal to mpirun itself: after forwarding the first one,
+# Open MPI 4.1's mpirun segfaults on a SIGTERM (exit 139, issue 28). Further signals repeat the SIGKILL.
 #
 # It also sets the grace period odls_base_sigkill_timeout (default 30 s, like Slurm's KillWait; an
 # OMPI_MCA_odls_base_sigkill_timeout already in the environment wins): when a signal reaches the ranks
@@ -21,7 +23,8 @@
 # SIGINT comes from Ctrl-C in a terminal. A script that starts this launcher in the background (`&`, no job
 # control) starts it with SIGINT ignored, which bash cannot undo: send SIGTERM there.
 #
-# Exit status: mpirun's, i.e. the ranks' (75 = stopped with a checkpoint: run the same command to resume).
+# Exit status: mpirun's, i.e. the ranks' (75 = stopped with a checkpoint: run the same command to resume; after
+# a second signal 1, unless the ranks had already exited 0 or 75).
 set -u
 if [ $# -eq 0 ]; then
   echo "usage: $0 [MPIRUN OPTIONS...] -np N PROGRAM ARGS..." >&2
@@ -42,8 +45,9 @@ ask_ranks_to_stop() {
     echo "sluice_mpirun: $1 received: asking the ranks to checkpoint and stop (again to stop at once)" >&2
     pkill -USR1 -P "$launcher_pid"
   else
-    echo "sluice_mpirun: $1 received again: stopping mpirun without waiting for a checkpoint" >&2
-    pkill -TERM -P "$launcher_pid"
+    echo "sluice_mpirun: $1 received again: stopping the ranks at once (SIGKILL), without a checkpoint" >&2
+    local mpirun_pid
+    for mpirun_pid in $(pgrep -P "$launcher_pid"); do pkill -KILL -P "$mpirun_pid"; done
   fi
 }
 trap 'ask_ranks_to_stop SIGTERM' TERM
@@ -66,6 +70,11 @@ done
 status="$(cat "$status_file")"
 if [ -z "$status" ]; then
   echo "sluice_mpirun: mpirun ended without recording its exit status (killed?)" >&2
+  status=1
+fi
+# A stop at once is the documented 1 (mpirun's status for killed ranks is 137), unless the ranks had finished or
+# written their checkpoint first.
+if [ "$stops_asked" -ge 2 ] && [ "$status" != 0 ] && [ "$status" != 75 ]; then
   status=1
 fi
 exit "$status"

@@ -143,8 +143,9 @@ struct Config {
   GemmPrecision gemm_precision = GemmPrecision::kFp32;
   // Config key `cpu_threads`: kernel threads of a rank whose stage runs on the cpu. auto = the cores this rank owns
   // (its affinity mask when the launcher bound it, else the node's cores shared out among the node's ranks);
-  // keep = leave the process's setting alone; N = exactly N. Not given (kDefault): auto under `sluice train`, keep
-  // under the C API, where the host owns its threads (core/runtime/cpu_threads.h).
+  // keep = leave the process's setting alone; N = exactly N, refused at start when above the cores in the rank's
+  // affinity mask. Not given (kDefault): auto under `sluice train`, keep under the C API, where the host owns its
+  // threads (core/runtime/cpu_threads.h).
   struct CpuThreads {
     enum class Mode { kDefault, kAuto, kKeep, kFixed };
     Mode mode = Mode::kDefault;

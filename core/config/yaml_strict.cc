@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/message_text.h"
 
 namespace sluice::config {
 
@@ -73,26 +74,60 @@ YAML::Node load_one_document(const std::string& text, const std::string& where) 
   return YAML::Load(text);
 }
 
-void require_unique_keys(const YAML::Node& node, const std::string& path, const std::string& where) {
+namespace {
+
+// require_unique_keys's walk: the path to the node as segments (joined only for a message: a string per visited
+// node would be an allocation each, which an alias bomb multiplies) and the nodes seen so far, aliases expanded.
+struct KeyWalk {
+  const std::string& where;
+  std::vector<std::string> path;
+  long visited = 0;
+
+  std::string dotted() const {
+    std::string text;
+    for (const std::string& segment : path) text = child_path(text, segment);
+    return text;
+  }
+};
+
+void walk_unique_keys(const YAML::Node& node, KeyWalk& walk) {
+  if (++walk.visited > kMaxYamlNodesVisited) {
+    fail(walk.where, "more than " + std::to_string(kMaxYamlNodesVisited) + " YAML nodes once aliases are expanded (at " +
+                         (walk.path.empty() ? std::string("the root") : shorten_for_message(walk.dotted())) +
+                         "): aliases nested inside aliases multiply; a config needs far fewer");
+  }
   if (node.IsSequence()) {
-    for (std::size_t i = 0; i < node.size(); ++i) require_unique_keys(node[i], child_path(path, std::to_string(i)), where);
+    std::size_t i = 0;
+    for (auto it = node.begin(); it != node.end(); ++it, ++i) {
+      walk.path.push_back(std::to_string(i));
+      walk_unique_keys(*it, walk);
+      walk.path.pop_back();
+    }
     return;
   }
   if (!node.IsMap()) return;
   // Iterating sees every entry, duplicates included; a lookup by key would only ever see the first.
   std::map<std::string, YAML::Mark> first_seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string();
-    const std::string key_path = child_path(path, key);
+    walk.path.push_back(it->first.IsScalar() ? it->first.Scalar() : std::string());
     if (it->first.IsScalar()) {
-      const auto [seen, inserted] = first_seen.emplace(key, it->first.Mark());
+      const auto [seen, inserted] = first_seen.emplace(walk.path.back(), it->first.Mark());
       if (!inserted) {
-        fail(where, key_path + ": duplicate key \"" + key + "\" at line " + line_of(seen->second) + " and line " +
-                        line_of(it->first.Mark()) + "; write each key once");
+        fail(walk.where, walk.dotted() + ": duplicate key \"" + walk.path.back() + "\" at line " +
+                             line_of(seen->second) + " and line " + line_of(it->first.Mark()) + "; write each key once");
       }
     }
-    require_unique_keys(it->second, key_path, where);
+    walk_unique_keys(it->second, walk);
+    walk.path.pop_back();
   }
+}
+
+}  // namespace
+
+void require_unique_keys(const YAML::Node& node, const std::string& path, const std::string& where) {
+  KeyWalk walk{where, {}, 0};
+  if (!path.empty()) walk.path.push_back(path);
+  walk_unique_keys(node, walk);
 }
 
 }  // namespace sluice::config

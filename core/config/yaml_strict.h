@@ -14,7 +14,13 @@ namespace sluice::config {
 // messages ("config file \"a.yaml\"", "--set k=v"). YAML syntax errors propagate as YAML::Exception.
 YAML::Node load_one_document(const std::string& text, const std::string& where);
 
-// Throws sluice::Error(kConfig) naming the key path and both lines when any map under `node` has a key twice.
+// The most nodes require_unique_keys visits. An aliased node is visited once per alias, so nested aliases (an
+// "alias bomb": nine aliases of nine aliases of ...) multiply the walk ninefold per level; a config has a few
+// hundred nodes, aliases included.
+constexpr long kMaxYamlNodesVisited = 100000;
+
+// Throws sluice::Error(kConfig) naming the key path and both lines when any map under `node` has a key twice,
+// and naming kMaxYamlNodesVisited when the walk, aliases expanded, would visit more nodes than that.
 // `path` is the dotted path of `node` ("" for the root), `where` as above.
 void require_unique_keys(const YAML::Node& node, const std::string& path, const std::string& where);
 

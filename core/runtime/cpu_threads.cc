@@ -3,8 +3,10 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <string>
 #include <thread>
 
+#include "core/common/error.h"
 #include "core/runtime/node_ranks.h"
 #include "kernels/cpu/blas_threads.h"
 
@@ -27,6 +29,17 @@ int auto_cpu_threads(int cores_bound, int cores_on_node, int ranks_on_node) {
   return std::max(1, cores_on_node / std::max(ranks_on_node, 1));
 }
 
+int fixed_cpu_threads(int count, int cores_bound) {
+  if (cores_bound > 0 && count > cores_bound) {
+    throw Error(ErrorCode::kConfig,
+                "config: cpu_threads " + std::to_string(count) + " is more than the " + std::to_string(cores_bound) +
+                    " core(s) in this rank's affinity mask (sched_getaffinity): set cpu_threads to at most " +
+                    std::to_string(cores_bound) + ", or auto, or give the rank more cores (mpirun --bind-to none, "
+                    "Slurm --cpus-per-task)");
+  }
+  return count;
+}
+
 int apply_cpu_threads(const config::Config& config, MPI_Comm comm, bool on_cpu) {
   using Mode = config::Config::CpuThreads::Mode;
   // Collective whatever this rank decides, so every rank makes the same calls.
@@ -35,7 +48,7 @@ int apply_cpu_threads(const config::Config& config, MPI_Comm comm, bool on_cpu) 
   if (!on_cpu || mode == Mode::kDefault || mode == Mode::kKeep) return kernels::blas_thread_count();
   const int threads =
       mode == Mode::kFixed
-          ? config.cpu_threads.count
+          ? fixed_cpu_threads(config.cpu_threads.count, cores_in_affinity_mask())
           : auto_cpu_threads(cores_in_affinity_mask(), static_cast<int>(std::thread::hardware_concurrency()),
                              ranks_here);
   kernels::set_blas_thread_count(threads);

@@ -16,8 +16,14 @@ namespace sluice::runtime {
 // node's cores among the node's ranks (at least 1).
 int auto_cpu_threads(int cores_bound, int cores_on_node, int ranks_on_node);
 
+// A fixed `cpu_threads: count`, checked against the cores in the rank's affinity mask (`cores_bound`, 0 when
+// unknown): more threads than cores only fight each other, so a larger count is Error(kConfig) naming the value,
+// the key and the count (issue 28: 32+ under an address-space limit hung at exit inside OpenBLAS).
+int fixed_cpu_threads(int count, int cores_bound);
+
 // Collective over `comm` (it counts the node's ranks). Applies config.cpu_threads when `on_cpu` (kDefault and keep
-// change nothing) and returns the thread count the rank's kernels then run with.
+// change nothing) and returns the thread count the rank's kernels then run with. A count above the rank's cores
+// (fixed_cpu_threads) throws on that rank after the collective part, before anything is applied.
 int apply_cpu_threads(const config::Config& config, MPI_Comm comm, bool on_cpu);
 
 }  // namespace sluice::runtime

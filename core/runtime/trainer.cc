@@ -66,12 +66,14 @@ void Trainer::start() {
   const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == config::DeviceKind::kCuda;
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
   gpu_local_rank_ = gpu_rank;  // -1 on a rank that drives no GPU
-  blas_threads_ = apply_cpu_threads(cfg_, mpi_->world(), !drives_gpu);
 
   // Everything else may fail on some ranks only (a custom layer registered on one rank, a device missing on
-  // one node): build locally, then agree, so that either every rank starts or every rank reports an error.
+  // one node, a cpu_threads above one rank's cores): build locally, then agree, so that either every rank starts
+  // or every rank reports an error.
   std::exception_ptr error;
   try {
+    // Collective before it can throw (it counts the node's ranks first), so every rank makes the same calls.
+    blas_threads_ = apply_cpu_threads(cfg_, mpi_->world(), !drives_gpu);
     build_local_state();
   } catch (...) {
     error = std::current_exception();

@@ -278,6 +278,8 @@ std::vector<Case> state_and_loop_cases() {
        [](Scratch& s) { return sluice_stop_requested(s.started(), nullptr); }},
       {"sluice_join_with_error", SLUICE_ERROR_INVALID_ARGUMENT, "status is SLUICE_OK",
        [](Scratch& s) { return sluice_join_with_error(s.started(), "sluice_train_step", SLUICE_OK, "x"); }},
+      {"sluice_report_error", SLUICE_ERROR_INVALID_ARGUMENT, "status is SLUICE_OK",
+       [](Scratch&) { return sluice_report_error(SLUICE_OK, "x"); }},
       {"sluice_trainer_stats", SLUICE_ERROR_INVALID_ARGUMENT, "out (sluice_stats*) is NULL",
        [](Scratch& s) { return sluice_trainer_stats(s.created(), nullptr); }},
       {"sluice_trainer_stats", SLUICE_ERROR_INVALID_ARGUMENT, "sluice_stats::struct_size is 0",

@@ -1,6 +1,6 @@
 """fortran_program_test: a Fortran test program of tests/capi built outside Bazel against the installed tree."""
 
-def fortran_program_test(name, program, pass_line, size = "medium"):
+def fortran_program_test(name, program, pass_line, size = "medium", fflags = ""):
     """Builds `program` (a .f90 file in this package) with gfortran + pkg-config against a fresh install, together
     with fortran_checks.f90, runs it on 2 ranks and passes when it printed `pass_line` (fortran_program_test.sh).
 
@@ -17,7 +17,7 @@ def fortran_program_test(name, program, pass_line, size = "medium"):
             "$(location fortran_checks.f90)",
             "$(location %s)" % program,
             "'%s'" % pass_line,  # args are split like a shell line
-        ],
+        ] + (["'%s'" % fflags] if fflags else []),
         data = [
             program,
             "fortran_checks.f90",

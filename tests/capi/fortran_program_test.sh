@@ -6,14 +6,16 @@
 #
 # CHECKS_F90 (fortran_checks.f90: FAIL lines, the verdict of all ranks) is compiled first, in the same command.
 #
-# Usage: fortran_program_test.sh INSTALL_SH TARBALL MPI_RUNNER CHECKS_F90 PROGRAM_F90 PASS_LINE
+# FFLAGS (optional): extra gfortran flags for this program (e.g. -fopenmp).
+#
+# Usage: fortran_program_test.sh INSTALL_SH TARBALL MPI_RUNNER CHECKS_F90 PROGRAM_F90 PASS_LINE [FFLAGS]
 set -euo pipefail
 
-if [[ $# -ne 6 ]]; then
-  echo "usage: $0 INSTALL_SH TARBALL MPI_RUNNER CHECKS_F90 PROGRAM_F90 PASS_LINE" >&2
+if [[ $# -ne 6 && $# -ne 7 ]]; then
+  echo "usage: $0 INSTALL_SH TARBALL MPI_RUNNER CHECKS_F90 PROGRAM_F90 PASS_LINE [FFLAGS]" >&2
   exit 2
 fi
-install_sh="$1" tarball="$2" runner="$3" checks="$4" source="$5" pass_line="$6"
+install_sh="$1" tarball="$2" runner="$3" checks="$4" source="$5" pass_line="$6" fflags="${7:-}"
 readonly hang_limit_s=60
 
 fail() {
@@ -27,8 +29,8 @@ prefix="$work/prefix"
 bash "$install_sh" "$tarball" "$prefix"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 program="$work/$name"
-# shellcheck disable=SC2046  # pkg-config output is a list of flags
-gfortran -O2 -std=f2018 -Wall -J "$work" $(pkg-config --cflags sluice-fortran) -o "$program" "$checks" "$source" \
+# shellcheck disable=SC2046,SC2086  # pkg-config output and FFLAGS are lists of flags
+gfortran -O2 -std=f2018 -Wall $fflags -J "$work" $(pkg-config --cflags sluice-fortran) -o "$program" "$checks" "$source" \
   $(pkg-config --libs sluice-fortran) || fail "the test program did not build against the installed tree"
 
 export SLUICE_TEST_DIR="$work/checkpoints"

@@ -3,7 +3,9 @@
 // Usage: model_without_mpi CHECKPOINT_DIR.
 // Checks: the load and predictions (batches 1..9) succeed without MPI_Init and leave MPI uninitialised, the outputs
 // are finite, and 20 rounds of two threads predicting at once on two models equal the single-threaded predictions
-// bit for bit (no shared state between models). Exit 0 on success.
+// bit for bit (no shared state between models), and 10 rounds of 4 threads x 200 predictions at once on ONE model equal the
+// single-threaded predictions bit for bit (issue 28: two threads on one model shared its micro-batch stash,
+// SIGSEGV). Exit 0 on success.
 #include <mpi.h>
 
 #include <cmath>
@@ -43,6 +45,31 @@ std::vector<float> predictions(sluice_model* m, int64_t in, int64_t out, int* st
   return all;
 }
 
+// 4 threads, each 200 predictions at once on the one model `m` (batches cycling through 1..9, each thread
+// starting elsewhere in the cycle): every output must equal `reference` (predictions() of the same model, serial).
+void check_one_model_from_four_threads(sluice_model* m, int64_t in, int64_t out, const std::vector<float>& reference) {
+  std::vector<size_t> offset(10, 0);  // where batch `rows` starts in `reference`
+  for (int64_t rows = 1; rows < 9; ++rows) offset[rows + 1] = offset[rows] + static_cast<size_t>(rows * out);
+  int mismatches[4] = {0, 0, 0, 0}, errors[4] = {0, 0, 0, 0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int call = 0; call < 200; ++call) {
+        const int64_t rows = 1 + (call + 2 * t) % 9;
+        const std::vector<float> x = inputs_of(rows, in, static_cast<int>(rows));
+        std::vector<float> y(static_cast<size_t>(rows * out), NAN);
+        if (sluice_model_predict(m, x.data(), y.data(), rows) != SLUICE_OK) ++errors[t];
+        if (std::memcmp(y.data(), reference.data() + offset[rows], y.size() * sizeof(float)) != 0) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < 4; ++t) {
+    check(errors[t] == 0, "4 threads on one model: every predict returns SLUICE_OK");
+    check(mismatches[t] == 0, "4 threads on one model: every prediction equals the serial one bit for bit");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +104,7 @@ int main(int argc, char** argv) {
           "thread a equals the single-threaded predictions");
     check(from_b == from_a, "thread b equals thread a");
   }
+  for (int round = 0; round < 10; ++round) check_one_model_from_four_threads(a, in, out, reference);
   int initialized = 1;
   MPI_Initialized(&initialized);
   check(initialized == 0, "MPI stays uninitialised");

@@ -1,10 +1,13 @@
 // One job per checkpoint directory: a second lock on a held directory fails naming the holder; a lock whose
 // holder is gone (same host, dead pid) or that carries this job's SLURM_JOB_ID (a requeue) is taken over; a lock
-// is released when its owner goes, and never removes another job's lock.
+// is released when its owner goes, and never removes another job's lock. A lock path that is not a regular file
+// (a FIFO, a directory, a socket, a device, a symlink to one) is refused naming the path and what it is, without
+// opening it: opening a FIFO blocks until a writer comes (issue 28).
 #include "checkpoint/directory_lock.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +16,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/common/error.h"
 
@@ -115,6 +120,54 @@ TEST_F(DirectoryLockTest, ReleaseNeverRemovesAnotherJobsLock) {
   write_lock("other-node", 7, "99");  // someone removed ours by hand and another job locked the directory
   lock.reset();
   EXPECT_TRUE(locked());
+}
+
+// Each kind of non-regular lock path, made by `make` at the lock's path, and what the error calls it.
+struct NonRegularLock {
+  const char* kind;
+  int (*make)(const char* path);
+};
+
+const NonRegularLock kNonRegularLocks[] = {
+    {"a FIFO", [](const char* path) { return mkfifo(path, 0600); }},
+    {"a directory", [](const char* path) { return mkdir(path, 0700); }},
+    {"a socket", [](const char* path) { return mknod(path, S_IFSOCK | 0600, 0); }},
+    {"a character device", [](const char* path) { return symlink("/dev/null", path); }},
+    {"a FIFO", [](const char* path) {  // a symlink to a FIFO: stat follows it
+       const std::string target = std::string(path) + ".target";
+       return mkfifo(target.c_str(), 0600) == 0 ? symlink(target.c_str(), path) : -1;
+     }},
+};
+
+TEST_F(DirectoryLockTest, ANonRegularLockPathIsRefusedNamingItWithoutBlocking) {
+  alarm(30);  // the FIFO used to block this test in open(2) forever
+  for (const NonRegularLock& lock_kind : kNonRegularLocks) {
+    SCOPED_TRACE(lock_kind.kind);
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string path = lock_file_path(dir_);
+    ASSERT_EQ(lock_kind.make(path.c_str()), 0);
+    try {
+      DirectoryLock lock(dir_);
+      ADD_FAILURE() << "a lock was taken over " << lock_kind.kind;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::kCheckpoint);
+      EXPECT_THAT(error.what(), HasSubstr("checkpoint directory lock '" + path + "' is " + lock_kind.kind +
+                                         ", not a lock file"));
+    }
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::symlink_status(path))) << "the path was removed";
+  }
+  alarm(0);
+}
+
+TEST_F(DirectoryLockTest, ReleaseDoesNotBlockOnALockReplacedByAFifo) {
+  alarm(30);
+  auto lock = std::make_unique<DirectoryLock>(dir_);
+  std::filesystem::remove(lock_file_path(dir_));
+  ASSERT_EQ(mkfifo(lock_file_path(dir_).c_str(), 0600), 0);
+  lock.reset();
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::symlink_status(lock_file_path(dir_))));
+  alarm(0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/comm/wait_settings.h"
+#include "tests/comm/fresh_comm_test.h"
 #include "tests/mpi_world.h"
 
 namespace sluice::comm {
@@ -20,16 +21,7 @@ namespace {
 using sluice::testing::world_rank;
 using sluice::testing::world_size;
 
-// Each test gets a fresh communicator, so sequence numbers and stray messages never leak between tests.
-class AgreementTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  }
-  void TearDown() override { MPI_Comm_free(&comm_); }
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
+class AgreementTest : public sluice::testing::FreshCommTest {};
 
 TEST_F(AgreementTest, NoFailureMeansNoErrorAndCountsCalls) {
   for (uint64_t call = 1; call <= 3; ++call) {

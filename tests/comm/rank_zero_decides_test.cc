@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/comm/wait_settings.h"
+#include "tests/comm/fresh_comm_test.h"
 #include "tests/mpi_world.h"
 
 namespace sluice::comm {
@@ -20,16 +21,7 @@ namespace {
 using sluice::testing::world_rank;
 using sluice::testing::world_size;
 
-// A fresh communicator per test, so agreement sequence numbers never leak between tests.
-class RankZeroDecidesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  }
-  void TearDown() override { MPI_Comm_free(&comm_); }
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
+class RankZeroDecidesTest : public sluice::testing::FreshCommTest {};
 
 TEST_F(RankZeroDecidesTest, EveryRankGetsRankZerosDecisionWhole) {
   const std::string report(40000, 'r');  // longer than the agreement cuts error messages to: decisions are data

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -284,6 +285,45 @@ TEST(RenderSbatchScript, UnquotableDirectiveValuesAreErrors) {
   request = basic_request();
   request.partition = "x y";
   EXPECT_NE(render_error(request, pipeline_config(4, 1)).find("--partition \"x y\""), std::string::npos);
+}
+
+// Values of 30,000+ characters (issue 28: std::regex's recursive matcher overflowed the stack on them, SIGSEGV):
+// each option keeps its accepted and refused characters at any length, and the message cuts the value.
+TEST(RenderSbatchScript, LongOptionValuesAreCheckedWithoutOverflowingTheStack) {
+  const std::string word(40000, 'a');
+  const config::Config config = pipeline_config(4, 1);
+  std::vector<std::pair<std::string, std::function<void(SbatchRequest&, const std::string&)>>> options = {
+      {"job name", [](SbatchRequest& r, const std::string& v) { r.job_name = v; }},
+      {"--partition", [](SbatchRequest& r, const std::string& v) { r.partition = v; }},
+      {"--account", [](SbatchRequest& r, const std::string& v) { r.account = v; }},
+      {"--output-dir", [](SbatchRequest& r, const std::string& v) { r.output_dir = "/" + v; }},
+  };
+  for (const auto& [name, set] : options) {
+    SbatchRequest request = basic_request();
+    set(request, word);
+    EXPECT_EQ(render_error(request, config), "") << name;
+    set(request, word + " x");
+    const std::string message = render_error(request, config);
+    EXPECT_EQ(message.rfind(name + " \"", 0), 0u) << message.substr(0, 300);
+    EXPECT_NE(message.find("characters cut"), std::string::npos) << name << ": the value is cut in the message";
+    EXPECT_LT(message.size(), 1000u) << name;
+  }
+  SbatchRequest request = basic_request();
+  request.sbatch_options = {"qos=" + word, word, "constraint=" + std::string(40000, '&')};
+  EXPECT_EQ(render_error(request, config), "");
+  for (const std::string& bad : {"qos=" + word + " x", word + "=", "qos=" + word + "'", word + "A"}) {
+    request.sbatch_options = {bad};
+    EXPECT_NE(render_error(request, config).find("is not NAME or NAME=VALUE"), std::string::npos);
+  }
+  request = basic_request();
+  request.time = std::string(40000, '1') + ":00:00";  // a valid shape; its huge hour count saturates
+  EXPECT_EQ(render_error(request, config), "");
+  request.time = std::string(40000, '1') + "-" + std::string(40000, '2') + ":59:59";
+  EXPECT_EQ(render_error(request, config), "");
+  for (const std::string& bad : {std::string(40000, '1'), std::string(40000, '1') + ":60:00", word + ":00:00"}) {
+    request.time = bad;
+    EXPECT_NE(render_error(request, config).find("is not HH:MM:SS or D-HH:MM:SS"), std::string::npos);
+  }
 }
 
 TEST(RenderSbatchScript, RelativePathsAreErrors) {

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SIGTERM to the mpirun launcher (tools/sluice_mpirun.sh): the ranks write one complete checkpoint that
-# verifies, the launcher exits 75 (preempted, resume me), and running the same command resumes from it.
+# verifies, the launcher exits 75 (preempted, resume me), and running the same command resumes from it. A second
+# SIGTERM stops the ranks at once (SIGKILL) and the launcher exits 1 (75 if the checkpoint came first); mpirun
+# must never crash (exit 139).
 # The control: SIGTERM to a bare mpirun (Open MPI 4.1) exits 1 however the ranks end -- why the wrapper exists.
 # Usage: mpirun_sigterm_test.sh SLUICE CONFIG SLUICE_MPIRUN
 set -u
@@ -56,6 +58,29 @@ stop_step="$((10#${stop_step#ckpt_}))"
   fail "resumed run failed: $(show "$work/resume.log")"
 grep -q "^step $((stop_step + 1)) " "$work/resume.log" && ! grep -q "^step $stop_step " "$work/resume.log" ||
   fail "resumed run did not start at step $((stop_step + 1)): $(show "$work/resume.log")"
+
+# --- repeated signals: a second and third SIGTERM stop the ranks at once; mpirun itself must not crash -------
+# (Open MPI 4.1's mpirun, already forwarding the first signal, segfaulted on a SIGTERM of its own: exit 139,
+# when the second signal came 0.2-1 s after the first.)
+for delay in 0.2 0.5 1; do
+  rm -rf "$work/ck"
+  "$LAUNCHER" "${MPI_OPTIONS[@]}" "${TRAIN[@]}" >"$work/again.log" 2>&1 &
+  launcher=$!
+  wait_for_steps "$work/again.log" || fail "no training progress within 60 s: $(show "$work/again.log")"
+  kill -TERM "$launcher"
+  sleep "$delay"
+  kill -TERM "$launcher"
+  sleep 0.2
+  stop_with_sigterm "$launcher"
+  [ "$status" != 124 ] || fail "the launcher did not end within 60 s of a third SIGTERM: $(show "$work/again.log")"
+  [ "$status" != 139 ] && ! grep -q "Segmentation fault" "$work/again.log" ||
+    fail "second SIGTERM $delay s after the first: mpirun crashed (exit $status): $(show "$work/again.log")"
+  [ "$status" = 1 ] || [ "$status" = 75 ] ||
+    fail "exit $status after a second SIGTERM, expected 1 (stopped at once) or 75 (checkpoint already written)"
+  # Unless the checkpoint was already written and the ranks gone (then 75), the second signal stopped them.
+  [ "$status" = 75 ] || grep -q "received again: stopping the ranks at once" "$work/again.log" ||
+    fail "the launcher did not say what the second SIGTERM does: $(show "$work/again.log")"
+done
 
 # --- control: a bare mpirun loses the status ------------------------------------------------------------
 rm -rf "$work/ck"
