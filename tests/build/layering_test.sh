@@ -33,8 +33,16 @@ grep -qF "MPI_Bcast(value" "$fixtures/clean/core/comm/raw_broadcast.cc" || fail 
 
 # A forbidden edge in a graph is reported too.
 printf '%s\n' 'digraph g {' '  "//kernels/cuda:cuda_backend" -> "//core/runtime:placement"' \
-  '  "//capi:capi" -> "//core/runtime:sequential_reference"' '}' > "${TEST_TMPDIR:-/tmp}/bad_graph"
+  '  "//capi:capi" -> "//core/runtime:sequential_reference"' \
+  '  "//kernels/cuda:nvcc_loss" -> "//core/runtime:trainer.h"' \
+  '  "//kernels/cuda:nvcc_loss" -> "//core/config:gemm_precision.h"' '}' > "${TEST_TMPDIR:-/tmp}/bad_graph"
 out="$(python3 "$checker" graph "${TEST_TMPDIR:-/tmp}/bad_graph")" && fail "a forbidden graph edge was accepted"
-grep -q "kernels may not use core/runtime" <<< "$out" || fail "kernels -> runtime edge not named: $out"
+grep -qF "cuda_backend -> //core/runtime:placement: kernels may not use core/runtime" <<< "$out" ||
+  fail "kernels -> runtime edge not named: $out"
+# A header named as a file (nvcc's genrules list them) is checked as its target: core/runtime's is refused, a
+# config vocabulary header (core/config/gemm_precision.h) is not.
+grep -qF "nvcc_loss -> //core/runtime:trainer.h: kernels may not use core/runtime" <<< "$out" ||
+  fail "kernels -> runtime header file edge not named: $out"
+! grep -q "gemm_precision.h" <<< "$out" || fail "a vocabulary header file edge was refused: $out"
 grep -q "uses the test oracle" <<< "$out" || fail "product -> test oracle edge not named: $out"
 echo "PASS: layering"

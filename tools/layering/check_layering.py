@@ -177,7 +177,9 @@ def check_graph(path):
             if a in EXTERNAL_ALLOWED and repo not in EXTERNAL_ALLOWED[a] and repo != "bazel_tools":
                 problems.append(f"{m.group(1)} -> {m.group(2)}: {a} may not link @{repo}")
             continue
-        why = edge_problem(sp + "/" + sn, dp + "/" + dn)
+        # A file label (nvcc's genrules list the headers a .cu file reaches) counts as its header's target, so
+        # "//core/config:gemm_precision.h" is the vocabulary core/config/gemm_precision, as its #include would be.
+        why = edge_problem(sp + "/" + sn, dp + "/" + re.sub(r"\.(h|cuh)$", "", dn))
         if why:
             problems.append(f"{m.group(1)} -> {m.group(2)}: {why}")
     return problems
