@@ -110,13 +110,6 @@ pid_t spawn_probe(const std::string& probe, const std::string& file, int& report
 
 }  // namespace
 
-IsolatedReads isolated_reads_from_name(const std::string& name) {
-  if (name == "always") return IsolatedReads::kAlways;
-  if (name == "never") return IsolatedReads::kNever;
-  if (name == "auto") return IsolatedReads::kAuto;
-  throw Error(ErrorCode::kConfig, "checkpoint.isolated_reads must be auto, always or never, got '" + name + "'");
-}
-
 std::string find_probe() {
   if (const char* named = std::getenv(kProbeEnvironmentVariable); named != nullptr && *named != '\0') {
     // Absolute, so that a relative setting (a Bazel test's runfiles path) does not depend on the directory.

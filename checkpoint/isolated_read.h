@@ -17,17 +17,12 @@
 
 #include <string>
 
+#include "core/config/isolated_reads.h"
+
 namespace sluice::checkpoint {
 
-// Config key checkpoint.isolated_reads.
-enum class IsolatedReads {
-  kAuto,    // probe when the probe executable is found; otherwise read in-process, said once on stderr
-  kAlways,  // probe; Error(kConfig) when the probe executable is not found
-  kNever,   // read in-process (a crafted file can crash the process)
-};
-
-// "auto" | "always" | "never" (what the config parser accepts).
-IsolatedReads isolated_reads_from_name(const std::string& name);
+// Config key checkpoint.isolated_reads (its vocabulary: core/config/isolated_reads.h).
+using IsolatedReads = config::IsolatedReads;
 
 // The environment variable naming the probe executable; set, it replaces the search below.
 constexpr char kProbeEnvironmentVariable[] = "SLUICE_CHECKPOINT_PROBE";

@@ -5,13 +5,12 @@
 
 #include <string>
 
+#include "core/config/gemm_precision.h"
+
 namespace sluice::kernels {
 
-enum class GemmPrecision {
-  kFp32,  // fp32 inputs, fp32 math, tensor-core TF32 explicitly off
-  kTf32,  // fp32 inputs rounded to TF32 inside cuBLAS, fp32 accumulation
-  kBf16,  // inputs converted to bf16 per call, fp32 accumulation and fp32 output (weights stay fp32 masters)
-};
+// The enum and its names are the config vocabulary (core/config/gemm_precision.h).
+using GemmPrecision = config::GemmPrecision;
 
 // "fp32" | "tf32" | "bf16"; anything else throws Error(kConfig) naming the bad value and the accepted ones.
 GemmPrecision parse_gemm_precision(const std::string& name);

@@ -202,14 +202,15 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   // One template for the whole job: a pipeline with any cuda stage takes the GPU one, so its cpu stages get a
   // GPU each too (unused; Slurm's heterogeneous jobs would avoid that, but srun would then need one step per
   // component).
+  using config::DeviceKind;
   if (request.gpus) {
-    require(config.any_stage_on("cuda"),
+    require(config.any_stage_on(DeviceKind::kCuda),
             "--gpus was given but the config's device is \"cpu\" on every stage: set device: cuda (or --set "
             "device=cuda, or a list with cuda for some stages)");
   } else {
-    require(!config.any_stage_on("cuda"), std::string("the config's device is cuda") +
-                                              (config.any_stage_on("cpu") ? " on some stages" : "") +
-                                              ": add --gpus to ask Slurm for GPUs");
+    const std::string where = config.any_stage_on(DeviceKind::kCpu) ? " on some stages" : "";
+    require(!config.any_stage_on(DeviceKind::kCuda),
+            "the config's device is cuda" + where + ": add --gpus to ask Slurm for GPUs");
   }
   // The templates exist to survive preemption: srun runs `train --auto-resume`, and a requeued job can only
   // resume from checkpoint.dir (without it, `train` stops on the warning signal with nothing saved, exit 1).

@@ -27,14 +27,14 @@ TEST(BenchConfig, ParsesIntoTheRequestedModelAndPipeline) {
     EXPECT_EQ(cfg.model.layers[l].outputs, 64);
     EXPECT_EQ(cfg.model.layers[l + 1].type, config::LayerType::kGelu);
   }
-  EXPECT_EQ(cfg.pipeline.schedule, "zb-v");
+  EXPECT_EQ(cfg.pipeline.schedule, schedule::ScheduleKind::kZeroBubbleV);
   EXPECT_EQ(cfg.pipeline.chunks, 2);
   EXPECT_EQ(cfg.pipeline.microbatches, 4);
   EXPECT_EQ(cfg.pipeline.stages, 2);
   EXPECT_EQ(cfg.data.batch, 32);
   EXPECT_EQ(cfg.optimizer.type, config::OptimizerType::kSgd);
   EXPECT_EQ(cfg.cpu_threads.mode, config::Config::CpuThreads::Mode::kDefault);
-  EXPECT_EQ(cfg.comm.wait, "auto");
+  EXPECT_EQ(cfg.comm.wait, config::WaitPolicy::kAuto);
 }
 
 TEST(BenchConfig, CarriesTheOptimizerAndBlasThreadsOfTheComparison) {
@@ -43,7 +43,7 @@ TEST(BenchConfig, CarriesTheOptimizerAndBlasThreadsOfTheComparison) {
   model.cpu_threads = 2;
   model.wait = "yield";
   const config::Config cfg = bench_config(model, "1f1b");
-  EXPECT_EQ(cfg.comm.wait, "yield");
+  EXPECT_EQ(cfg.comm.wait, config::WaitPolicy::kYield);
   EXPECT_EQ(cfg.optimizer.type, config::OptimizerType::kAdamW);
   EXPECT_EQ(cfg.optimizer.weight_decay, 0.0);
   EXPECT_EQ(cfg.cpu_threads.mode, config::Config::CpuThreads::Mode::kFixed);

@@ -7,12 +7,9 @@
 
 namespace sluice::comm {
 
-const std::vector<std::string>& wait_policy_names() {
-  static const std::vector<std::string> names = {"auto", "spin", "yield", "block"};
-  return names;
-}
+const std::vector<std::string>& wait_policy_names() { return config::wait_policies().names(); }
 
-std::string wait_policy_name(WaitPolicy policy) { return wait_policy_names().at(static_cast<size_t>(policy)); }
+std::string wait_policy_name(WaitPolicy policy) { return config::wait_policies().name_of(policy); }
 
 WaitPolicy choose_wait_policy(WaitPolicy requested, int ranks_on_node, int cores_available) {
   if (requested != WaitPolicy::kAuto) return requested;

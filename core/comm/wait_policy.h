@@ -7,15 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "core/config/wait_policy.h"
+
 namespace sluice::comm {
 
-enum class WaitPolicy {
-  kAuto,   // resolved by choose_wait_policy before any wait
-  kSpin,   // test again at once: lowest latency, one core busy for the whole wait
-  kYield,  // sched_yield between tests (the core goes to any runnable thread); after the first 20 ms of one
-           // wait it backs off like kBlock, so a stopped peer does not cost a core for the whole timeout
-  kBlock,  // sched_yield for the first 250 us, then sleeps growing to 1 ms: almost no CPU while waiting
-};
+// The enum and its names are the config vocabulary (core/config/wait_policy.h).
+using WaitPolicy = config::WaitPolicy;
 
 // The names config files use, in enum order: auto, spin, yield, block.
 const std::vector<std::string>& wait_policy_names();

@@ -22,7 +22,7 @@ CommSpec parse_comm(const ConfigNode& node) {
   if (node.has("timeout")) comm.timeout = seconds(node.child("timeout"));
   if (node.has("arrival_timeout")) comm.arrival_timeout = seconds(node.child("arrival_timeout"));
   // The names of comm::WaitPolicy (the config layer may not depend on core/comm); the runtime maps them.
-  if (node.has("wait")) comm.wait = node.child("wait").as_choice({"auto", "spin", "yield", "block"});
+  if (node.has("wait")) comm.wait = node.child("wait").as_choice(wait_policies());
   return comm;
 }
 

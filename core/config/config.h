@@ -8,11 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "core/config/device_kind.h"
+#include "core/config/gemm_precision.h"
+#include "core/config/gradient_sum_kind.h"
+#include "core/config/isolated_reads.h"
 #include "core/config/layer_spec.h"
 #include "core/config/lr_schedule_spec.h"
 #include "core/config/normalization_spec.h"
 #include "core/config/rank_order.h"
 #include "core/config/sample_shape.h"
+#include "core/config/schedule_setting.h"
+#include "core/config/transport_kind.h"
+#include "core/config/wait_policy.h"
 #include "core/model/loss_kind.h"
 #include "core/model/recompute_mode.h"
 
@@ -54,7 +61,8 @@ inline int64_t output_features(const ModelSpec& model, const CustomWidths& custo
 
 struct PipelineSpec {
   int stages = 1;                    // pipeline ranks P
-  std::string schedule = "1f1b";     // gpipe | 1f1b | interleaved | zb-h1 | zb-v (names of `sluice plan`) | auto
+  // gpipe | 1f1b | interleaved | zb-h1 | zb-v (core/schedule/schedule_kinds.h) | auto (empty; schedule_setting.h)
+  ScheduleSetting schedule = schedule::ScheduleKind::kOneFOneB;
   // auto: schedule, chunks, micro-batches and recompute chosen at start as the shortest simulated step whose peak
   // bytes per rank (parameters, gradients, optimizer state, stash) fit this budget; 0 = no limit
   // (core/runtime/schedule_choice.h).
@@ -72,11 +80,11 @@ struct PipelineSpec {
   // nccl (device to device) | auto (mpi for device: cpu; for device: cuda on every stage, nccl when every rank
   // of a node has its own GPU, else staged; with mixed devices, mpi on cpu stages and staged on cuda stages).
   // Resolved once at start and agreed across ranks (core/runtime/transport_choice.h).
-  std::string transport = "auto";
+  TransportKind transport = TransportKind::kAuto;
   // How data-parallel replicas sum their gradients: ordered (host memory + MPI, replicas added in rank order:
   // bit-identical to the sequential run) | nccl (ncclAllReduce on device memory; needs transport nccl) | auto
   // (nccl when the pipeline transport is nccl, else ordered). core/runtime/gradient_sum_choice.h.
-  std::string gradient_sum = "auto";
+  GradientSumKind gradient_sum = GradientSumKind::kAuto;
   // Which world ranks form a pipeline and which a stage's replicas (core/config/rank_order.h): auto |
   // stages_across_nodes | stages_within_node. Resolved once at start from the node map (rank 0 decides).
   RankOrder rank_order = RankOrder::kAuto;
@@ -116,7 +124,7 @@ struct CheckpointSpec {
   int keep = 3;     // how many to keep in `dir`
   // auto | always | never: read a checkpoint first in a separate process (sluice-checkpoint-probe) before this
   // process opens it, so a file that crashes libhdf5 becomes an error (checkpoint/isolated_read.h).
-  std::string isolated_reads = "auto";
+  IsolatedReads isolated_reads = IsolatedReads::kAuto;
 };
 
 // Config section `comm`: Sluice's own waits for other ranks (core/comm/wait_settings.h, docs/WAITING.md).
@@ -124,7 +132,7 @@ struct CommSpec {
   double timeout = 600.0;         // seconds a wait inside a collective call may last; 0 = no bound
   double arrival_timeout = -1.0;  // seconds to wait for a rank to reach a call; 0 = none; < 0 = not given (the
                                   // C API then waits without bound, `sluice train` uses `timeout`)
-  std::string wait = "auto";      // auto | spin | yield | block (core/comm/wait_policy.h)
+  WaitPolicy wait = WaitPolicy::kAuto;  // auto | spin | yield | block (core/comm/wait_policy.h)
 };
 
 struct Config {
@@ -141,10 +149,10 @@ struct Config {
   // data-parallel replicas use the same device). One entry means every stage (`device: cuda`); otherwise exactly
   // pipeline.stages entries in stage order (`device: [cuda, cuda, cpu, cpu]`). Kept as written, not expanded, so
   // it stays right when code changes pipeline.stages after parsing; read it through the helpers below.
-  std::vector<std::string> devices = {"cpu"};
+  std::vector<DeviceKind> devices = {DeviceKind::kCpu};
   // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). tf32 and bf16
   // need at least one cuda stage and apply only to the cuda stages; cpu stages always compute in fp32.
-  std::string gemm_precision = "fp32";
+  GemmPrecision gemm_precision = GemmPrecision::kFp32;
   // Config key `cpu_threads`: kernel threads of a rank whose stage runs on the cpu. auto = the cores this rank owns
   // (its affinity mask when the launcher bound it, else the node's cores shared out among the node's ranks);
   // keep = leave the process's setting alone; N = exactly N, refused at start when above the cores in the rank's
@@ -162,17 +170,17 @@ struct Config {
   std::string text;  // the YAML text after --set overrides (stored in checkpoints)
 
   // The device of pipeline stage `stage` (0 .. pipeline.stages-1); std::out_of_range past the list.
-  const std::string& device_for_stage(int stage) const {
+  DeviceKind device_for_stage(int stage) const {
     return devices.size() == 1 ? devices.front() : devices.at(static_cast<std::size_t>(stage));
   }
   // The gemm_precision stage `stage` computes in: the configured one on a cuda stage, fp32 on a cpu stage (the
   // CPU backend has no other, and a mixed pipeline asks for tf32/bf16 for its cuda stages).
-  std::string gemm_precision_for_stage(int stage) const {
-    return device_for_stage(stage) == "cpu" ? "fp32" : gemm_precision;
+  GemmPrecision gemm_precision_for_stage(int stage) const {
+    return device_for_stage(stage) == DeviceKind::kCpu ? GemmPrecision::kFp32 : gemm_precision;
   }
-  // Whether some stage runs on `device` ("cuda": the job needs GPUs).
-  bool any_stage_on(const std::string& device) const {
-    for (const std::string& each : devices) {
+  // Whether some stage runs on `device` (kCuda: the job needs GPUs).
+  bool any_stage_on(DeviceKind device) const {
+    for (DeviceKind each : devices) {
       if (each == device) return true;
     }
     return false;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/choice_table.h"
+
 namespace sluice::config {
 
 // Which key paths were written by `--set` overrides. Values from an override have no line in the user's file
@@ -53,6 +55,11 @@ class ConfigNode {
   std::vector<int> as_int_list() const;
   // A string that must be one of `choices` (error lists them).
   std::string as_choice(const std::vector<std::string>& choices) const;
+  // One of `table`'s names, as its enum value (the error lists the table's names).
+  template <typename Enum>
+  Enum as_choice(const ChoiceTable<Enum>& table) const {
+    return *table.find(as_choice(table.names()));
+  }
 
   // Throws sluice::Error(kConfig, "config: <path> (<location>): <problem>").
   [[noreturn]] void fail(const std::string& problem) const;

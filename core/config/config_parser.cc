@@ -200,9 +200,9 @@ void parse_split(const ConfigNode& split, std::size_t layer_count, PipelineSpec&
 // The chunks each schedule runs (core/schedule/schedule_kinds.h, which make_schedule enforces too). Checked here so
 // that a mismatch is a config error at create naming the key and line, not a schedule error at start.
 void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline) {
-  const std::optional<schedule::ScheduleKind> kind = schedule::find_schedule_kind(pipeline.schedule);
+  const ScheduleSetting& kind = pipeline.schedule;
   if (!kind || schedule::chunks_allowed(*kind, pipeline.chunks)) return;  // auto: the search picks the chunks
-  const std::string problem = "schedule " + pipeline.schedule + " needs pipeline." +
+  const std::string problem = "schedule " + schedule_setting_name(kind) + " needs pipeline." +
                               schedule::chunks_requirement(*kind) + ", got chunks = " + std::to_string(pipeline.chunks);
   // Name the key the user wrote: chunks when given, else the schedule that asks for other chunks than the default.
   if (node.has("chunks")) node.child("chunks").fail(problem);
@@ -217,9 +217,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
   if (node.has("schedule")) {
-    std::vector<std::string> schedules = schedule::schedule_names();
-    schedules.push_back("auto");
-    pipeline.schedule = node.child("schedule").as_choice(schedules);
+    pipeline.schedule = schedule_setting_named(node.child("schedule").as_choice(schedule_setting_names()));
   }
   if (node.has("memory_budget"))
     pipeline.memory_budget = number_in(node.child("memory_budget"), 0.0, true, 1e30, "bytes per rank >= 0");
@@ -231,10 +229,10 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
     pipeline.recompute = as_enum<model::RecomputeMode>(node.child("recompute"), model::recompute_mode_names());
   }
   if (node.has("transport")) {
-    pipeline.transport = node.child("transport").as_choice({"auto", "mpi", "staged", "nccl"});
+    pipeline.transport = node.child("transport").as_choice(transport_kinds());
   }
   if (node.has("gradient_sum")) {
-    pipeline.gradient_sum = node.child("gradient_sum").as_choice({"auto", "ordered", "nccl"});
+    pipeline.gradient_sum = node.child("gradient_sum").as_choice(gradient_sum_kinds());
   }
   if (node.has("rank_order")) pipeline.rank_order = as_enum<RankOrder>(node.child("rank_order"), rank_order_names());
   check_schedule_chunks(node, pipeline);
@@ -314,7 +312,7 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
   if (node.has("every")) checkpoint.every = non_negative_int(node.child("every"));
   if (node.has("keep")) checkpoint.keep = positive_int(node.child("keep"));
   if (node.has("isolated_reads")) {
-    checkpoint.isolated_reads = node.child("isolated_reads").as_choice({"auto", "always", "never"});
+    checkpoint.isolated_reads = node.child("isolated_reads").as_choice(isolated_reads_choices());
   }
   if (checkpoint.every > 0 && checkpoint.dir.empty()) {
     node.child("every").fail("periodic checkpoints need checkpoint.dir");
@@ -323,21 +321,21 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
 }
 
 // `device: cuda` (every stage) or `device: [cuda, cuda, cpu, cpu]` (one entry per pipeline stage, in order).
-std::vector<std::string> parse_devices(const ConfigNode& node, int stages) {
-  const std::vector<std::string> choices = {"cpu", "cuda"};
-  if (!node.is_sequence()) return {node.as_choice(choices)};
+std::vector<DeviceKind> parse_devices(const ConfigNode& node, int stages) {
+  if (!node.is_sequence()) return {node.as_choice(device_kinds())};
   const std::vector<ConfigNode> entries = node.elements();
   if (entries.size() != static_cast<std::size_t>(stages)) {
     node.fail("expected one device per stage (" + std::to_string(stages) + "), got " +
               std::to_string(entries.size()) + "; or write one device for all stages (device: cpu)");
   }
-  std::vector<std::string> devices;
-  for (const ConfigNode& entry : entries) devices.push_back(entry.as_choice(choices));  // errors name device.<i>
+  std::vector<DeviceKind> devices;
+  // Errors name device.<i>.
+  for (const ConfigNode& entry : entries) devices.push_back(entry.as_choice(device_kinds()));
   return devices;
 }
 
 // "stage 2" / "stages 0, 3": the stages of `config` whose device is `device`, for messages.
-std::string stages_on(const Config& config, const std::string& device) {
+std::string stages_on(const Config& config, DeviceKind device) {
   std::vector<std::string> listed;
   for (int stage = 0; stage < config.pipeline.stages; ++stage) {
     if (config.device_for_stage(stage) == device) listed.push_back(std::to_string(stage));
@@ -349,28 +347,30 @@ std::string stages_on(const Config& config, const std::string& device) {
 // otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
 void check_device_keys(const ConfigNode& root, const Config& config) {
-  if (config.pipeline.transport == "nccl" && config.any_stage_on("cpu")) {
-    const bool all_cpu = !config.any_stage_on("cuda");
-    const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, "cpu");
+  if (config.pipeline.transport == TransportKind::kNccl && config.any_stage_on(DeviceKind::kCpu)) {
+    const bool all_cpu = !config.any_stage_on(DeviceKind::kCuda);
+    const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, DeviceKind::kCpu);
     root.child("pipeline").child("transport").fail(
         "transport: nccl moves device memory and needs device: cuda on every stage (" + where + "); use " +
         (all_cpu ? "mpi or auto" : "auto (mpi on cpu stages, staged on cuda stages) or staged"));
   }
-  if (config.pipeline.gradient_sum == "nccl" && config.any_stage_on("cpu")) {
+  if (config.pipeline.gradient_sum == GradientSumKind::kNccl && config.any_stage_on(DeviceKind::kCpu)) {
     root.child("pipeline").child("gradient_sum").fail(
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
-        stages_on(config, "cpu") + "); use ordered or auto");
+        stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
   }
   // The field layers and skips have CPU kernels only in this version (the CUDA backend's throw kUnsupported):
   // refused here, before anything runs, rather than at the first step.
-  if (config.any_stage_on("cuda") && (!config.model.input_shape.empty() || has_skips(config.model.layers))) {
+  if (config.any_stage_on(DeviceKind::kCuda) &&
+      (!config.model.input_shape.empty() || has_skips(config.model.layers))) {
     root.child("device").fail("the model works on fields (model.inputs is a shape) or has skip connections; field "
                               "layers and skips run on the CPU backend in this version: use device: cpu");
   }
-  if (config.gemm_precision != "fp32" && !config.any_stage_on("cuda")) {
-    root.child("gemm_precision").fail("gemm_precision: " + config.gemm_precision +
-                                      " needs device: cuda on at least one stage; the CPU backend computes GEMMs in "
-                                      "fp32 (device is \"cpu\" on every stage)");
+  if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
+    root.child("gemm_precision")
+        .fail(std::string("gemm_precision: ") + gemm_precisions().name_of(config.gemm_precision) +
+              " needs device: cuda on at least one stage; the CPU backend computes GEMMs in fp32 (device is \"cpu\" "
+              "on every stage)");
   }
 }
 
@@ -410,7 +410,7 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("comm")) config.comm = parse_comm(root.child("comm"));
   if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);
   if (root.has("gemm_precision")) {
-    config.gemm_precision = root.child("gemm_precision").as_choice({"fp32", "tf32", "bf16"});
+    config.gemm_precision = root.child("gemm_precision").as_choice(gemm_precisions());
   }
   check_device_keys(root, config);
   if (root.has("cpu_threads")) config.cpu_threads = parse_cpu_threads(root.child("cpu_threads"));

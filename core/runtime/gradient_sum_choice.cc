@@ -1,20 +1,26 @@
 #include "core/runtime/gradient_sum_choice.h"
 
 #include "core/common/error.h"
+#include "core/config/transport_kind.h"
 
 namespace sluice::runtime {
 
-std::string choose_gradient_sum(const std::string& requested, const std::string& transport_summary) {
-  const bool nccl_everywhere = transport_summary == "nccl";
-  if (requested == "ordered") return "ordered";
-  if (requested == "auto") return nccl_everywhere ? "nccl" : "ordered";
-  if (requested == "nccl") {
-    if (nccl_everywhere) return "nccl";
-    throw Error(ErrorCode::kConfig,
-                "pipeline.gradient_sum: nccl needs every rank on a GPU of its own with NCCL (pipeline.transport "
-                "nccl), but this job's transport is " + transport_summary + "; use ordered or auto");
+using config::GradientSumKind;
+
+GradientSumKind choose_gradient_sum(GradientSumKind requested, const std::string& transport_summary) {
+  const bool nccl_everywhere = transport_summary == config::transport_kind_name(config::TransportKind::kNccl);
+  switch (requested) {
+    case GradientSumKind::kOrdered:
+      return GradientSumKind::kOrdered;
+    case GradientSumKind::kAuto:
+      return nccl_everywhere ? GradientSumKind::kNccl : GradientSumKind::kOrdered;
+    case GradientSumKind::kNccl:
+      break;
   }
-  throw Error(ErrorCode::kConfig, "pipeline.gradient_sum must be auto, ordered or nccl, got '" + requested + "'");
+  if (nccl_everywhere) return GradientSumKind::kNccl;
+  throw Error(ErrorCode::kConfig,
+              "pipeline.gradient_sum: nccl needs every rank on a GPU of its own with NCCL (pipeline.transport "
+              "nccl), but this job's transport is " + transport_summary + "; use ordered or auto");
 }
 
 }  // namespace sluice::runtime

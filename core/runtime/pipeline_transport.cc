@@ -13,12 +13,13 @@ namespace sluice::runtime {
 namespace {
 
 // The transports in use across the world, for the layout print: "staged", or "mixed: mpi, staged". Collective.
-std::string summarize(comm::Group& world, const std::string& mine) {
+std::string summarize(comm::Group& world, config::TransportKind mine) {
+  using config::TransportKind;
   std::string used;
   int kinds = 0;
-  for (const char* name : {"mpi", "staged", "nccl"}) {
-    if (!world.any(mine == name)) continue;
-    used += (used.empty() ? "" : ", ") + std::string(name);
+  for (TransportKind kind : {TransportKind::kMpi, TransportKind::kStaged, TransportKind::kNccl}) {
+    if (!world.any(mine == kind)) continue;
+    used += (used.empty() ? "" : ", ") + std::string(config::transport_kind_name(kind));
     ++kinds;
   }
   return kinds == 1 ? used : "mixed: " + used;
@@ -33,8 +34,9 @@ std::string summarize(comm::Group& world, const std::string& mine) {
 // MPI_Isend/MPI_Irecv of `count` MPI_FLOATs with the caller's tag (core/comm/mpi_transport.cc) that an mpi rank
 // posts. Only where the floats live on each side differs. NCCL messages are not MPI messages: nccl is all or
 // nothing, hence "auto" falls back to staged everywhere below.
-PipelineTransport make_pipeline_transport(const std::string& requested, const std::vector<std::string>& stage_devices,
-                                          int stage, comm::MpiContext& mpi, kernels::Backend& backend) {
+PipelineTransport make_pipeline_transport(config::TransportKind requested,
+                                          const std::vector<config::DeviceKind>& stage_devices, int stage,
+                                          comm::MpiContext& mpi, kernels::Backend& backend) {
   const NcclSupport* nccl = nccl_support();
   TransportFacts facts;
   facts.stage_devices = stage_devices;
@@ -46,20 +48,21 @@ PipelineTransport make_pipeline_transport(const std::string& requested, const st
   PipelineTransport result;
   std::exception_ptr error;
   try {
-    result.name = choose_transport(requested, facts);
+    result.kind = choose_transport(requested, facts);
   } catch (...) {
     error = std::current_exception();
   }
   comm::agree_or_throw(mpi.world(), "choosing pipeline.transport", error);
   // Nodes may differ (one with enough GPUs, one without): NCCL is all or nothing, so auto falls back to staged
   // everywhere if any rank could not use it.
-  const bool some_rank_without_nccl = mpi.world_group().any(result.name != "nccl");  // collective: every rank
-  if (result.name == "nccl" && some_rank_without_nccl) result.name = "staged";
+  using config::TransportKind;
+  const bool some_rank_without_nccl = mpi.world_group().any(result.kind != TransportKind::kNccl);  // collective
+  if (result.kind == TransportKind::kNccl && some_rank_without_nccl) result.kind = TransportKind::kStaged;
 
   try {
-    if (result.name == "staged") {
+    if (result.kind == TransportKind::kStaged) {
       result.owned = std::make_unique<comm::StagedTransport>(mpi.pipeline(), backend.host_staging());
-    } else if (result.name == "nccl") {
+    } else if (result.kind == TransportKind::kNccl) {
       result.owned = nccl->create(mpi.pipeline_comm(), backend);  // collective over the pipeline
     }
   } catch (...) {
@@ -67,7 +70,7 @@ PipelineTransport make_pipeline_transport(const std::string& requested, const st
   }
   comm::agree_or_throw(mpi.world(), "creating the pipeline transport", error);
   result.transport = result.owned ? result.owned.get() : &mpi.pipeline();
-  result.summary = summarize(mpi.world_group(), result.name);
+  result.summary = summarize(mpi.world_group(), result.kind);
   return result;
 }
 

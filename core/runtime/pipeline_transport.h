@@ -9,12 +9,14 @@
 
 #include "core/comm/mpi_context.h"
 #include "core/comm/transport.h"
+#include "core/config/device_kind.h"
+#include "core/config/transport_kind.h"
 #include "kernels/backend.h"
 
 namespace sluice::runtime {
 
 struct PipelineTransport {
-  std::string name;                        // this rank's: "mpi" | "staged" | "nccl"
+  config::TransportKind kind = config::TransportKind::kMpi;  // this rank's: kMpi | kStaged | kNccl
   std::string summary;                     // the same on every rank: the one name, or "mixed: mpi, staged"
   std::unique_ptr<comm::Transport> owned;  // staged/nccl; null for mpi (the MpiContext owns that one)
   comm::Transport* transport = nullptr;    // what the executors use
@@ -25,7 +27,8 @@ struct PipelineTransport {
 // agreement.h). "auto" picks nccl only if every rank can use it; otherwise staged on cuda stages and mpi on cpu
 // stages, so with mixed devices ranks differ (they interoperate: see the .cc). The result must not outlive
 // `mpi` or `backend`.
-PipelineTransport make_pipeline_transport(const std::string& requested, const std::vector<std::string>& stage_devices,
-                                          int stage, comm::MpiContext& mpi, kernels::Backend& backend);
+PipelineTransport make_pipeline_transport(config::TransportKind requested,
+                                          const std::vector<config::DeviceKind>& stage_devices, int stage,
+                                          comm::MpiContext& mpi, kernels::Backend& backend);
 
 }  // namespace sluice::runtime

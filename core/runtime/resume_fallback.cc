@@ -61,7 +61,7 @@ std::string load_newest_valid(Trainer& trainer, const std::string& dir, const Ap
       // Collective and agreed: every rank decides alike. The probe first: a file that crashes libhdf5 is skipped
       // like any other damaged file instead of killing every rank.
       checkpoint::probe_checkpoint(trainer.mpi().world(), file,
-                                   checkpoint::isolated_reads_from_name(trainer.config().checkpoint.isolated_reads));
+                                   trainer.config().checkpoint.isolated_reads);
       checkpoint::verify_all(trainer.mpi().world(), file);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kCheckpoint) throw;  // a communication failure is not the file's fault

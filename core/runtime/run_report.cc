@@ -62,8 +62,8 @@ std::string layout_description(Trainer& trainer) {
   const std::vector<std::string> lines = trainer.mpi().world_group().gather_text(my_layout_line(trainer), 0);
   std::ostringstream out;
   out << "sluice: " << layout.world << " ranks = " << layout.data_parallel << " data-parallel x " << layout.stages
-      << " pipeline ranks, schedule " << cfg.pipeline.schedule << ", " << cfg.pipeline.chunks
-      << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
+      << " pipeline ranks, schedule " << config::schedule_setting_name(cfg.pipeline.schedule) << ", "
+      << cfg.pipeline.chunks << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
       << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.transport_summary();
   if (!trainer.gradient_sum_name().empty()) out << ", gradient sum " << trainer.gradient_sum_name();
   out << "\n  " << describe(trainer.rank_order_choice(), cfg.pipeline.rank_order) << "\n";

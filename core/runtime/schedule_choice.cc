@@ -117,7 +117,7 @@ std::optional<schedule::CostModel> planned_costs(const config::Config& cfg, int 
 }
 
 void apply(const schedule::Candidate& chosen, config::Config& cfg) {
-  cfg.pipeline.schedule = chosen.schedule;
+  cfg.pipeline.schedule = config::schedule_setting_named(chosen.schedule);
   cfg.pipeline.chunks = chosen.chunks;
   cfg.pipeline.microbatches = chosen.microbatches;
   cfg.pipeline.recompute = chosen.recompute ? model::RecomputeMode::kFull : model::RecomputeMode::kNone;

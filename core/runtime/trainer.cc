@@ -51,7 +51,7 @@ void Trainer::start() {
   // Collective: comm.timeout and comm.wait bound and shape every wait from here on.
   apply_wait_settings(cfg_.comm, world);
   // Collective: pipeline.schedule auto becomes a concrete schedule before anything reads it (rank 0 decides).
-  if (cfg_.pipeline.schedule == "auto") {
+  if (!cfg_.pipeline.schedule) {
     const int stages = std::max(1, cfg_.pipeline.stages);
     const int replicas = cfg_.pipeline.data_parallel > 0 ? cfg_.pipeline.data_parallel : world_size / stages;
     schedule_choice_report_ = agree_schedule(world, cfg_, custom_layers_, replicas);
@@ -63,7 +63,7 @@ void Trainer::start() {
   layout_ = config::make_layout(cfg_, world_size, rank, rank_order_.order);
   mpi_ = std::make_unique<comm::MpiContext>(world, cfg_.pipeline.stages, layout_.stage_rank, layout_.replica);
   // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
-  const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == "cuda";
+  const bool drives_gpu = cfg_.device_for_stage(layout_.stage_rank) == config::DeviceKind::kCuda;
   const int gpu_rank = rank_among_node_peers(mpi_->world(), drives_gpu);
   gpu_local_rank_ = gpu_rank;  // -1 on a rank that drives no GPU
 
@@ -82,7 +82,7 @@ void Trainer::start() {
     comm::agree_or_throw(mpi_->world(), "sluice_trainer_start", error);
     // Collective and agreed inside: only once every rank has built its stages (NCCL's set-up blocks until the
     // whole pipeline joins, so no rank may still be on its way to an error).
-    std::vector<std::string> stage_devices;
+    std::vector<config::DeviceKind> stage_devices;
     for (int stage = 0; stage < cfg_.pipeline.stages; ++stage) stage_devices.push_back(cfg_.device_for_stage(stage));
     pipeline_transport_ =
         make_pipeline_transport(cfg_.pipeline.transport, stage_devices, layout_.stage_rank, *mpi_, *backend_);
@@ -118,7 +118,8 @@ config::RankOrderChoice Trainer::choose_rank_order(int world_size) {
     const std::vector<int> split =
         model::choose_split(cfg_.pipeline.split, model::flops_of(shapes), P * cfg_.pipeline.chunks);
     const schedule::Schedule order =
-        schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, cfg_.pipeline.chunks);
+        schedule::make_schedule(config::resolved_schedule_name(cfg_.pipeline.schedule), P, cfg_.pipeline.microbatches,
+                                cfg_.pipeline.chunks);
     return config::choose_rank_order(requested, nodes, P,
                                      step_traffic(cfg_, shapes, split, order.stage_to_rank, replicas));
   });
@@ -129,7 +130,8 @@ void Trainer::build_local_state() {
   const int V = cfg_.pipeline.chunks;
   // Schedule first: a bad (schedule, P, M, V) combination is a config error worth reporting before
   // anything is allocated.
-  schedule::Schedule compute = schedule::make_schedule(cfg_.pipeline.schedule, P, cfg_.pipeline.microbatches, V);
+  const char* kind = config::resolved_schedule_name(cfg_.pipeline.schedule);
+  schedule::Schedule compute = schedule::make_schedule(kind, P, cfg_.pipeline.microbatches, V);
   // Lowered with the costs it was planned with (pipeline.costs), so the SEND/RECVs sit as `sluice plan` shows them;
   // the compute order, hence every result bit, is the same either way.
   const auto costs = planned_costs(cfg_, layout_.data_parallel);
@@ -137,11 +139,12 @@ void Trainer::build_local_state() {
   schedule::validate(lowered_);
 
   // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).
-  backend_ = &kernels::backend_for({cfg_.device_for_stage(layout_.stage_rank), gpu_local_rank_});
+  const config::DeviceKind device = cfg_.device_for_stage(layout_.stage_rank);
+  backend_ = &kernels::backend_for({config::device_kind_name(device), gpu_local_rank_});
   kernels::Backend& backend = *backend_;
   // In a mixed pipeline gemm_precision is meant for the cuda stages: cpu stages get fp32, which is all the CPU
   // backend accepts (it refuses tf32/bf16 rather than ignore them).
-  backend.set_gemm_precision(kernels::parse_gemm_precision(cfg_.gemm_precision_for_stage(layout_.stage_rank)));
+  backend.set_gemm_precision(cfg_.gemm_precision_for_stage(layout_.stage_rank));
   // Shapes and costs from the config alone: a rank builds (allocates) only the layers of its own chunks.
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg_.model, custom_layers_);
   num_layers_ = static_cast<int>(shapes.size());
@@ -200,11 +203,12 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
 
 void Trainer::build_gradient_reducer() {
   // The transport summary is the same on every rank, so is the choice (and a refusal).
-  const std::string gradient_sum = choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
+  const config::GradientSumKind gradient_sum =
+      choose_gradient_sum(cfg_.pipeline.gradient_sum, pipeline_transport_.summary);
   if (layout_.data_parallel == 1) return;  // nothing to sum
   std::exception_ptr error;
   try {
-    if (gradient_sum == "nccl") {
+    if (gradient_sum == config::GradientSumKind::kNccl) {
       const NcclSupport* nccl = nccl_support();
       if (nccl == nullptr) throw Error(ErrorCode::kInternal, "gradient_sum nccl chosen without NCCL in the build");
       // Collective over the replicas of this rank's stage; every rank has its pipeline communicator by now.

@@ -133,7 +133,7 @@ class Trainer {
   comm::MpiContext& mpi() { return *mpi_; }
   kernels::Backend& backend() { return *backend_; }
   // The pipeline transport of this rank ("mpi", "staged", "nccl") and across the world ("mixed: ...").
-  const std::string& transport_name() const { return pipeline_transport_.name; }
+  std::string transport_name() const { return config::transport_kind_name(pipeline_transport_.kind); }
   const std::string& transport_summary() const { return pipeline_transport_.summary; }
   // The data-parallel gradient sum in use, or "" with one replica.
   std::string gradient_sum_name() const;

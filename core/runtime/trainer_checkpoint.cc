@@ -216,7 +216,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   layout.data_parallel = trainer.layout().data_parallel;
   layout.chunks = cfg.pipeline.chunks;
   layout.world = trainer.layout().world;
-  layout.schedule = cfg.pipeline.schedule;
+  layout.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
   checkpoint::add_layout_attributes(layout, snapshot.attributes);
   checkpoint::save(trainer.mpi().world(), path, snapshot);
 }
@@ -231,7 +231,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     // The probe first: a file that crashes libhdf5 must crash it, not this process.
     file = checkpoint::resolve_checkpoint_path(world, path);
     checkpoint::probe_checkpoint(world, file,
-                                 checkpoint::isolated_reads_from_name(trainer.config().checkpoint.isolated_reads));
+                                 trainer.config().checkpoint.isolated_reads);
   }
   checkpoint::Reader reader(world, file);
   if (!verified) checkpoint::verify_all(world, reader.file());

@@ -5,8 +5,12 @@
 namespace sluice::runtime {
 namespace {
 
-[[noreturn]] void refuse(const std::string& requested, const std::string& why, const std::string& instead) {
-  throw Error(ErrorCode::kConfig, "pipeline.transport: " + requested + " " + why + "; use " + instead);
+using config::DeviceKind;
+using config::TransportKind;
+
+[[noreturn]] void refuse(TransportKind requested, const std::string& why, const std::string& instead) {
+  throw Error(ErrorCode::kConfig, std::string("pipeline.transport: ") + config::transport_kind_name(requested) + " " +
+                                      why + "; use " + instead);
 }
 
 bool each_rank_has_a_gpu(const TransportFacts& facts) {
@@ -19,7 +23,7 @@ std::string sharing(const TransportFacts& facts) {
 }
 
 // The stages on `device`: {} when none.
-std::vector<int> stages_on(const TransportFacts& facts, const std::string& device) {
+std::vector<int> stages_on(const TransportFacts& facts, DeviceKind device) {
   std::vector<int> stages;
   for (std::size_t s = 0; s < facts.stage_devices.size(); ++s) {
     if (facts.stage_devices[s] == device) stages.push_back(static_cast<int>(s));
@@ -28,14 +32,15 @@ std::vector<int> stages_on(const TransportFacts& facts, const std::string& devic
 }
 
 // "device: cuda" when every stage is on `device`, else "device cuda on stages 1, 2".
-std::string where(const TransportFacts& facts, const std::string& device, const std::vector<int>& stages) {
-  if (stages.size() == facts.stage_devices.size()) return "device: " + device;
+std::string where(const TransportFacts& facts, DeviceKind device, const std::vector<int>& stages) {
+  const std::string name = config::device_kind_name(device);
+  if (stages.size() == facts.stage_devices.size()) return "device: " + name;
   std::string listed;
   for (int s : stages) listed += (listed.empty() ? "" : ", ") + std::to_string(s);
-  return "device " + device + " on stage" + (stages.size() == 1 ? " " : "s ") + listed;
+  return "device " + name + " on stage" + (stages.size() == 1 ? " " : "s ") + listed;
 }
 
-const std::string& my_device(const TransportFacts& facts) {
+DeviceKind my_device(const TransportFacts& facts) {
   if (facts.stage < 0 || static_cast<std::size_t>(facts.stage) >= facts.stage_devices.size()) {
     throw Error(ErrorCode::kInternal, "choose_transport: stage " + std::to_string(facts.stage) + " outside the " +
                                           std::to_string(facts.stage_devices.size()) + " stage devices");
@@ -45,38 +50,38 @@ const std::string& my_device(const TransportFacts& facts) {
 
 }  // namespace
 
-std::string choose_transport(const std::string& requested, const TransportFacts& facts) {
-  const bool on_gpu = my_device(facts) != "cpu";
-  const std::vector<int> cpu_stages = stages_on(facts, "cpu");
-  const std::vector<int> gpu_stages = stages_on(facts, "cuda");
+TransportKind choose_transport(TransportKind requested, const TransportFacts& facts) {
+  const bool on_gpu = my_device(facts) != DeviceKind::kCpu;
+  const std::vector<int> cpu_stages = stages_on(facts, DeviceKind::kCpu);
+  const std::vector<int> gpu_stages = stages_on(facts, DeviceKind::kCuda);
   const bool mixed = !cpu_stages.empty() && !gpu_stages.empty();
-  if (requested == "auto") {
-    if (!on_gpu) return "mpi";
-    return !mixed && facts.nccl_built && each_rank_has_a_gpu(facts) ? "nccl" : "staged";
+  switch (requested) {
+    case TransportKind::kAuto:
+      if (!on_gpu) return TransportKind::kMpi;
+      return !mixed && facts.nccl_built && each_rank_has_a_gpu(facts) ? TransportKind::kNccl : TransportKind::kStaged;
+    case TransportKind::kMpi:
+      if (!gpu_stages.empty()) {
+        refuse(requested, "cannot move device memory (" + where(facts, DeviceKind::kCuda, gpu_stages) + ")",
+               mixed ? "staged or auto" : "staged, nccl or auto");
+      }
+      return TransportKind::kMpi;
+    case TransportKind::kStaged:
+      return TransportKind::kStaged;
+    case TransportKind::kNccl:
+      break;
   }
-  if (requested == "mpi") {
-    if (!gpu_stages.empty()) {
-      refuse(requested, "cannot move device memory (" + where(facts, "cuda", gpu_stages) + ")",
-             mixed ? "staged or auto" : "staged, nccl or auto");
-    }
-    return "mpi";
+  if (!cpu_stages.empty()) {
+    refuse(requested,
+           "moves device memory and needs device: cuda on every stage (" +
+               where(facts, DeviceKind::kCpu, cpu_stages) + ")",
+           mixed ? "auto (mpi on cpu stages, staged on cuda stages) or staged" : "mpi");
   }
-  if (requested == "staged") return "staged";
-  if (requested == "nccl") {
-    if (!cpu_stages.empty()) {
-      refuse(requested, "moves device memory and needs device: cuda on every stage (" +
-                            where(facts, "cpu", cpu_stages) + ")",
-             mixed ? "auto (mpi on cpu stages, staged on cuda stages) or staged" : "mpi");
-    }
-    if (!facts.nccl_built) refuse(requested, "is not in this build (build with --config=cuda)", "staged");
-    if (!each_rank_has_a_gpu(facts)) {
-      refuse(requested, "needs one GPU per rank, but " + sharing(facts) + " (NCCL refuses two ranks on one GPU)",
-             "staged");
-    }
-    return "nccl";
+  if (!facts.nccl_built) refuse(requested, "is not in this build (build with --config=cuda)", "staged");
+  if (!each_rank_has_a_gpu(facts)) {
+    refuse(requested, "needs one GPU per rank, but " + sharing(facts) + " (NCCL refuses two ranks on one GPU)",
+           "staged");
   }
-  throw Error(ErrorCode::kConfig,
-              "pipeline.transport: unknown transport \"" + requested + "\"; expected auto, mpi, staged or nccl");
+  return TransportKind::kNccl;
 }
 
 }  // namespace sluice::runtime

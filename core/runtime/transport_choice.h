@@ -6,17 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "core/config/device_kind.h"
+#include "core/config/transport_kind.h"
+
 namespace sluice::runtime {
 
 struct TransportFacts {
-  std::vector<std::string> stage_devices;  // config device of every pipeline stage, in order: cpu | cuda
+  std::vector<config::DeviceKind> stage_devices;  // config device of every pipeline stage, in order
   int stage = 0;                           // this rank's pipeline stage (index into stage_devices)
   bool nccl_built = false;                 // the NCCL transport is linked in (--config=cuda builds)
   int ranks_on_node = 1;                   // ranks of this job on this rank's node
   int gpus_on_node = 0;                    // GPUs this rank's node shows
 };
 
-// "mpi", "staged" or "nccl" for `requested` (auto | mpi | staged | nccl) on a rank with `facts`:
+// kMpi, kStaged or kNccl (never kAuto) for `requested` (auto | mpi | staged | nccl) on a rank with `facts`:
 //   auto   -> every stage cuda: nccl when NCCL is built and every rank of the node has a GPU of its own
 //             (ranks_on_node <= gpus_on_node), else staged. Otherwise per rank: mpi on a cpu stage, staged on a
 //             cuda stage. The two talk to each other: staged sends exactly MPI's messages (pipeline_transport.cc).
@@ -28,6 +31,6 @@ struct TransportFacts {
 // A refusal throws Error(kConfig) naming pipeline.transport, the reason and what to use instead. The refusals
 // that depend on the devices alone are the same on every rank. Each rank decides alone; the caller makes
 // "auto" agree across ranks (nccl only if every rank chose nccl).
-std::string choose_transport(const std::string& requested, const TransportFacts& facts);
+config::TransportKind choose_transport(config::TransportKind requested, const TransportFacts& facts);
 
 }  // namespace sluice::runtime

@@ -8,15 +8,8 @@
 
 namespace sluice::runtime {
 
-comm::WaitPolicy wait_policy_named(const std::string& name) {
-  const std::vector<std::string>& names = comm::wait_policy_names();
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) throw Error(ErrorCode::kConfig, "config: comm.wait: unknown wait policy \"" + name + "\"");
-  return static_cast<comm::WaitPolicy>(it - names.begin());
-}
-
 void apply_wait_settings(const config::CommSpec& spec, MPI_Comm comm) {
-  const comm::WaitPolicy requested = wait_policy_named(spec.wait);
+  const comm::WaitPolicy requested = spec.wait;
   const int ranks_here = ranks_on_this_node(comm);  // collective: every rank asks, whatever its policy
   comm::WaitSettings settings;
   settings.timeout_seconds = spec.timeout;

@@ -9,9 +9,6 @@
 
 namespace sluice::runtime {
 
-// comm.wait as a policy (the parser accepted only its names).
-comm::WaitPolicy wait_policy_named(const std::string& name);
-
 // Collective over `comm` (it counts the node's ranks). comm.arrival_timeout < 0 (not given) means no bound.
 void apply_wait_settings(const config::CommSpec& spec, MPI_Comm comm);
 

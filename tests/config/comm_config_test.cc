@@ -33,20 +33,20 @@ TEST(CommConfig, DefaultsBoundStepsWaitWithoutSpinningAndLeaveArrivalToTheClient
   const Config config = parse_config(kBase);
   EXPECT_EQ(config.comm.timeout, 600.0);
   EXPECT_LT(config.comm.arrival_timeout, 0.0);
-  EXPECT_EQ(config.comm.wait, "auto");
+  EXPECT_EQ(config.comm.wait, WaitPolicy::kAuto);
 }
 
 TEST(CommConfig, ReadsEveryKey) {
   const Config config = parse_config(kBase + "comm: {timeout: 2.5, arrival_timeout: 0, wait: block}\n");
   EXPECT_EQ(config.comm.timeout, 2.5);
   EXPECT_EQ(config.comm.arrival_timeout, 0.0);
-  EXPECT_EQ(config.comm.wait, "block");
+  EXPECT_EQ(config.comm.wait, WaitPolicy::kBlock);
 }
 
 TEST(CommConfig, SetOverridesWork) {
   const Config config = parse_config(kBase, {"comm.timeout=0", "comm.wait=spin"});
   EXPECT_EQ(config.comm.timeout, 0.0);
-  EXPECT_EQ(config.comm.wait, "spin");
+  EXPECT_EQ(config.comm.wait, WaitPolicy::kSpin);
 }
 
 TEST(CommConfig, ErrorsNameTheKey) {

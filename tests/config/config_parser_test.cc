@@ -12,6 +12,9 @@
 namespace sluice::config {
 namespace {
 
+constexpr DeviceKind kCpu = DeviceKind::kCpu;
+constexpr DeviceKind kCuda = DeviceKind::kCuda;
+
 // A valid config; each error test breaks one thing in it. Line numbers below refer to this text.
 const char* const kValid = R"(model:
   inputs: 32
@@ -64,7 +67,7 @@ TEST(ConfigParser, ReadsEveryFieldOfAValidConfig) {
   EXPECT_EQ(config.model.layers[3].activation, kernels::Activation::kGelu);  // the documented default
   EXPECT_FALSE(config.model.layers[4].bias);
   EXPECT_EQ(config.pipeline.stages, 4);
-  EXPECT_EQ(config.pipeline.schedule, "1f1b");
+  EXPECT_EQ(config.pipeline.schedule, schedule::ScheduleKind::kOneFOneB);
   EXPECT_EQ(config.pipeline.microbatches, 8);
   EXPECT_EQ(config.optimizer.type, OptimizerType::kAdamW);
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 1.0e-3);
@@ -134,23 +137,24 @@ TEST(ConfigParser, RejectsInvalidChoices) {
 
 TEST(ConfigParser, ReadsTransportAndGemmPrecisionWithDefaults) {
   const Config defaults = parse_config(kValid);
-  EXPECT_EQ(defaults.pipeline.transport, "auto");
-  EXPECT_EQ(defaults.gemm_precision, "fp32");
+  EXPECT_EQ(defaults.pipeline.transport, TransportKind::kAuto);
+  EXPECT_EQ(defaults.gemm_precision, GemmPrecision::kFp32);
   const Config gpu = parse_config(kValid, {"device=cuda", "pipeline.transport=nccl", "gemm_precision=bf16"});
-  EXPECT_EQ(gpu.devices, (std::vector<std::string>{"cuda"}));
-  EXPECT_EQ(gpu.pipeline.transport, "nccl");
-  EXPECT_EQ(gpu.gemm_precision, "bf16");
+  EXPECT_EQ(gpu.devices, (std::vector<DeviceKind>{kCuda}));
+  EXPECT_EQ(gpu.pipeline.transport, TransportKind::kNccl);
+  EXPECT_EQ(gpu.gemm_precision, GemmPrecision::kBf16);
   // staged works on the CPU too (host -> host copies): it is how the staging path is tested without a GPU.
-  EXPECT_EQ(parse_config(kValid, {"pipeline.transport=staged"}).pipeline.transport, "staged");
+  EXPECT_EQ(parse_config(kValid, {"pipeline.transport=staged"}).pipeline.transport, TransportKind::kStaged);
   const std::string bad = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: gloo"));
   EXPECT_NE(bad.find("pipeline.transport (line 13): expected one of auto, mpi, staged, nccl"), std::string::npos)
       << bad;
 }
 
 TEST(ConfigParser, ReadsGradientSumWithItsDefaultAndRefusesNcclOnCpuStages) {
-  EXPECT_EQ(parse_config(kValid).pipeline.gradient_sum, "auto");
-  EXPECT_EQ(parse_config(kValid, {"pipeline.gradient_sum=ordered"}).pipeline.gradient_sum, "ordered");
-  EXPECT_EQ(parse_config(kValid, {"device=cuda", "pipeline.gradient_sum=nccl"}).pipeline.gradient_sum, "nccl");
+  EXPECT_EQ(parse_config(kValid).pipeline.gradient_sum, GradientSumKind::kAuto);
+  EXPECT_EQ(parse_config(kValid, {"pipeline.gradient_sum=ordered"}).pipeline.gradient_sum, GradientSumKind::kOrdered);
+  EXPECT_EQ(parse_config(kValid, {"device=cuda", "pipeline.gradient_sum=nccl"}).pipeline.gradient_sum,
+            GradientSumKind::kNccl);
   const std::string bad = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  gradient_sum: fast"));
   EXPECT_NE(bad.find("pipeline.gradient_sum (line 13): expected one of auto, ordered, nccl"), std::string::npos)
       << bad;
@@ -177,37 +181,37 @@ TEST(ConfigParser, GpuOnlyKeysOnTheCpuNameBothKeys) {
 // `device:` line appended to it is line 18).
 TEST(ConfigDevice, OneDeviceMeansEveryStage) {
   const Config defaults = parse_config(kValid);
-  EXPECT_EQ(defaults.devices, (std::vector<std::string>{"cpu"}));
+  EXPECT_EQ(defaults.devices, (std::vector<DeviceKind>{kCpu}));
   const Config gpu = parse_config(kValid + std::string("device: cuda\n"));
-  for (int stage = 0; stage < 4; ++stage) EXPECT_EQ(gpu.device_for_stage(stage), "cuda") << stage;
-  EXPECT_TRUE(gpu.any_stage_on("cuda"));
-  EXPECT_FALSE(gpu.any_stage_on("cpu"));
+  for (int stage = 0; stage < 4; ++stage) EXPECT_EQ(gpu.device_for_stage(stage), kCuda) << stage;
+  EXPECT_TRUE(gpu.any_stage_on(DeviceKind::kCuda));
+  EXPECT_FALSE(gpu.any_stage_on(DeviceKind::kCpu));
 }
 
 TEST(ConfigDevice, AListGivesEachStageItsDevice) {
   const Config flow = parse_config(kValid + std::string("device: [cuda, cuda, cuda, cpu]\n"));
-  EXPECT_EQ(flow.devices, (std::vector<std::string>{"cuda", "cuda", "cuda", "cpu"}));
-  EXPECT_EQ(flow.device_for_stage(2), "cuda");
-  EXPECT_EQ(flow.device_for_stage(3), "cpu");
-  EXPECT_TRUE(flow.any_stage_on("cuda"));
-  EXPECT_TRUE(flow.any_stage_on("cpu"));
+  EXPECT_EQ(flow.devices, (std::vector<DeviceKind>{kCuda, kCuda, kCuda, kCpu}));
+  EXPECT_EQ(flow.device_for_stage(2), DeviceKind::kCuda);
+  EXPECT_EQ(flow.device_for_stage(3), DeviceKind::kCpu);
+  EXPECT_TRUE(flow.any_stage_on(DeviceKind::kCuda));
+  EXPECT_TRUE(flow.any_stage_on(DeviceKind::kCpu));
   const Config block = parse_config(kValid + std::string("device:\n  - cpu\n  - cuda\n  - cpu\n  - cpu\n"));
-  EXPECT_EQ(block.devices, (std::vector<std::string>{"cpu", "cuda", "cpu", "cpu"}));
+  EXPECT_EQ(block.devices, (std::vector<DeviceKind>{kCpu, kCuda, kCpu, kCpu}));
 }
 
 TEST(ConfigDevice, ListsCanBeSetFromTheCommandLine) {
   const Config whole = parse_config(kValid, {"device=[cpu, cpu, cuda, cuda]"});
-  EXPECT_EQ(whole.devices, (std::vector<std::string>{"cpu", "cpu", "cuda", "cuda"}));
+  EXPECT_EQ(whole.devices, (std::vector<DeviceKind>{kCpu, kCpu, kCuda, kCuda}));
   // The overridden document keeps the list (checkpoints store it).
   EXPECT_EQ(parse_config(whole.text).devices, whole.devices);
   // One entry of a list in the file.
   const Config entry = parse_config(kValid + std::string("device: [cpu, cpu, cpu, cpu]\n"), {"device.1=cuda"});
-  EXPECT_EQ(entry.devices, (std::vector<std::string>{"cpu", "cuda", "cpu", "cpu"}));
+  EXPECT_EQ(entry.devices, (std::vector<DeviceKind>{kCpu, kCuda, kCpu, kCpu}));
   // A scalar replaces the file's list; a new stage count and its list go together.
   EXPECT_EQ(parse_config(kValid + std::string("device: [cpu, cpu, cpu, cuda]\n"), {"device=cpu"}).devices,
-            (std::vector<std::string>{"cpu"}));
+            (std::vector<DeviceKind>{kCpu}));
   EXPECT_EQ(parse_config(kValid, {"pipeline.stages=2", "device=[cuda, cpu]"}).devices,
-            (std::vector<std::string>{"cuda", "cpu"}));
+            (std::vector<DeviceKind>{kCuda, kCpu}));
 }
 
 TEST(ConfigDevice, AListOfTheWrongLengthNamesKeyLineAndStageCount) {
@@ -251,15 +255,17 @@ TEST(ConfigDevice, BadEntriesNameTheirIndexAndLine) {
 
 TEST(ConfigDevice, ReducedGemmPrecisionNeedsOneCudaStage) {
   const Config mixed = parse_config(kValid + std::string("device: [cuda, cpu, cpu, cuda]\ngemm_precision: bf16\n"));
-  EXPECT_EQ(mixed.gemm_precision, "bf16");
+  EXPECT_EQ(mixed.gemm_precision, GemmPrecision::kBf16);
   // ... for the cuda stages only: the trainer sets each rank's backend from gemm_precision_for_stage.
-  EXPECT_EQ(mixed.gemm_precision_for_stage(0), "bf16");
-  EXPECT_EQ(mixed.gemm_precision_for_stage(1), "fp32");
-  EXPECT_EQ(mixed.gemm_precision_for_stage(2), "fp32");
-  EXPECT_EQ(mixed.gemm_precision_for_stage(3), "bf16");
-  EXPECT_EQ(parse_config(kValid, {"device=cuda", "gemm_precision=tf32"}).gemm_precision_for_stage(2), "tf32");
-  EXPECT_EQ(parse_config(kValid).gemm_precision_for_stage(0), "fp32");
-  EXPECT_EQ(parse_config(kValid, {"device=[cpu, cpu, cpu, cuda]", "gemm_precision=tf32"}).gemm_precision, "tf32");
+  EXPECT_EQ(mixed.gemm_precision_for_stage(0), GemmPrecision::kBf16);
+  EXPECT_EQ(mixed.gemm_precision_for_stage(1), GemmPrecision::kFp32);
+  EXPECT_EQ(mixed.gemm_precision_for_stage(2), GemmPrecision::kFp32);
+  EXPECT_EQ(mixed.gemm_precision_for_stage(3), GemmPrecision::kBf16);
+  EXPECT_EQ(parse_config(kValid, {"device=cuda", "gemm_precision=tf32"}).gemm_precision_for_stage(2),
+            GemmPrecision::kTf32);
+  EXPECT_EQ(parse_config(kValid).gemm_precision_for_stage(0), GemmPrecision::kFp32);
+  EXPECT_EQ(parse_config(kValid, {"device=[cpu, cpu, cpu, cuda]", "gemm_precision=tf32"}).gemm_precision,
+            GemmPrecision::kTf32);
   const std::string all_cpu =
       config_error(kValid + std::string("device: [cpu, cpu, cpu, cpu]\ngemm_precision: tf32\n"));
   EXPECT_EQ(all_cpu,
@@ -269,7 +275,7 @@ TEST(ConfigDevice, ReducedGemmPrecisionNeedsOneCudaStage) {
 
 TEST(ConfigDevice, NcclNeedsCudaOnEveryStageAndNamesTheCpuStages) {
   EXPECT_EQ(parse_config(kValid, {"device=[cuda, cuda, cuda, cuda]", "pipeline.transport=nccl"}).pipeline.transport,
-            "nccl");
+            TransportKind::kNccl);
   const std::string mixed = config_error(replace(kValid, "microbatches: 8", "microbatches: 8\n  transport: nccl") +
                                          "device: [cuda, cpu, cuda, cpu]\n");
   EXPECT_EQ(mixed,
@@ -279,7 +285,7 @@ TEST(ConfigDevice, NcclNeedsCudaOnEveryStageAndNamesTheCpuStages) {
   EXPECT_NE(one.find("(device is cpu on stage 3)"), std::string::npos) << one;
   // mpi with cuda stages is refused when the transport is chosen (tests/runtime/transport_choice_test.cc).
   EXPECT_EQ(parse_config(kValid, {"device=[cuda, cpu, cpu, cpu]", "pipeline.transport=mpi"}).pipeline.transport,
-            "mpi");
+            TransportKind::kMpi);
 }
 
 TEST(ConfigParser, RejectsOutOfRangeValues) {
@@ -486,13 +492,13 @@ TEST(ConfigOverrides, ReplaceScalarsWalkSequencesAndParseValuesAsYaml) {
   const Config config = parse_config(kValid, {"model.layers.4.outputs=128", "pipeline.schedule=zb-h1",
                                               "optimizer.lr=0.01", "pipeline.split=[1,1,1,2]"});
   EXPECT_EQ(config.model.layers[4].outputs, 128);
-  EXPECT_EQ(config.pipeline.schedule, "zb-h1");
+  EXPECT_EQ(config.pipeline.schedule, schedule::ScheduleKind::kZeroBubbleH1);
   EXPECT_DOUBLE_EQ(config.optimizer.lr, 0.01);
   EXPECT_EQ(config.pipeline.split, (std::vector<int>{1, 1, 1, 2}));
   // Config::text is the overridden document: parsing it again gives the same values.
   const Config reparsed = parse_config(config.text);
   EXPECT_EQ(reparsed.model.layers[4].outputs, 128);
-  EXPECT_EQ(reparsed.pipeline.schedule, "zb-h1");
+  EXPECT_EQ(reparsed.pipeline.schedule, schedule::ScheduleKind::kZeroBubbleH1);
   EXPECT_DOUBLE_EQ(reparsed.optimizer.lr, 0.01);
 }
 
@@ -507,9 +513,11 @@ TEST(ConfigOverrides, CreateMissingKeysAndSections) {
 }
 
 TEST(ConfigParser, CheckpointIsolatedReadsIsAutoAlwaysOrNever) {
-  EXPECT_EQ(parse_config(kValid).checkpoint.isolated_reads, "auto");
-  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=always"}).checkpoint.isolated_reads, "always");
-  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=never"}).checkpoint.isolated_reads, "never");
+  EXPECT_EQ(parse_config(kValid).checkpoint.isolated_reads, IsolatedReads::kAuto);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=always"}).checkpoint.isolated_reads,
+            IsolatedReads::kAlways);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.isolated_reads=never"}).checkpoint.isolated_reads,
+            IsolatedReads::kNever);
   const std::string message = config_error(kValid, {"checkpoint.isolated_reads=sometimes"});
   EXPECT_NE(message.find("checkpoint.isolated_reads"), std::string::npos) << message;
   EXPECT_NE(message.find("auto, always, never"), std::string::npos) << message;

@@ -102,11 +102,11 @@ TEST(Layout, BatchMustSplitIntoReplicasAndMicrobatches) {
 // The parser ties a device list to pipeline.stages; a Config edited in code is checked again here.
 TEST(Layout, DeviceListMustHaveOneEntryPerStageOrOneForAll) {
   Config config = config_with(4, 2, 16);
-  config.devices = {"cuda"};
+  config.devices = {DeviceKind::kCuda};
   EXPECT_EQ(make_layout(config, 4, 0).stages, 4);
-  config.devices = {"cuda", "cuda", "cpu", "cpu"};
+  config.devices = {DeviceKind::kCuda, DeviceKind::kCuda, DeviceKind::kCpu, DeviceKind::kCpu};
   EXPECT_EQ(make_layout(config, 8, 5).stage_rank, 1);
-  config.devices = {"cuda", "cpu"};
+  config.devices = {DeviceKind::kCuda, DeviceKind::kCpu};
   EXPECT_EQ(layout_error(config, 4),
             "config: device lists 2 devices but pipeline.stages is 4: give one device per stage, or one for all");
   config.devices = {};

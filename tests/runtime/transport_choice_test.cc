@@ -15,7 +15,7 @@ namespace {
 TransportFacts facts(const std::vector<std::string>& stage_devices, int stage, bool nccl_built, int ranks_on_node,
                      int gpus_on_node) {
   TransportFacts f;
-  f.stage_devices = stage_devices;
+  for (const std::string& device : stage_devices) f.stage_devices.push_back(*config::device_kinds().find(device));
   f.stage = stage;
   f.nccl_built = nccl_built;
   f.ranks_on_node = ranks_on_node;
@@ -30,11 +30,17 @@ TransportFacts facts(const std::string& device, bool nccl_built, int ranks_on_no
 
 const std::vector<std::string> kMixed = {"cuda", "cuda", "cpu", "cpu"};
 
+// choose_transport with the request and the choice spelled as in the config.
+std::string chosen(const std::string& requested, const TransportFacts& f) {
+  const config::TransportKind kind = config::transport_kinds().parse(requested, "pipeline.transport");
+  return config::transport_kind_name(choose_transport(kind, f));
+}
+
 // The kConfig message of choose_transport, or a test failure if it chose something.
 std::string refusal(const std::string& requested, const TransportFacts& f) {
   try {
-    const std::string chosen = choose_transport(requested, f);
-    ADD_FAILURE() << requested << " was accepted as " << chosen;
+    const std::string choice = chosen(requested, f);
+    ADD_FAILURE() << requested << " was accepted as " << choice;
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::kConfig) << error.what();
     return error.what();
@@ -43,24 +49,24 @@ std::string refusal(const std::string& requested, const TransportFacts& f) {
 }
 
 TEST(TransportChoice, AutoIsMpiOnTheCpuWhateverTheNode) {
-  EXPECT_EQ(choose_transport("auto", facts("cpu", false, 4, 0)), "mpi");
-  EXPECT_EQ(choose_transport("auto", facts("cpu", true, 1, 8)), "mpi");
+  EXPECT_EQ(chosen("auto", facts("cpu", false, 4, 0)), "mpi");
+  EXPECT_EQ(chosen("auto", facts("cpu", true, 1, 8)), "mpi");
 }
 
 TEST(TransportChoice, AutoOnGpusIsNcclOnlyWithAGpuPerRankAndNcclBuilt) {
-  EXPECT_EQ(choose_transport("auto", facts("cuda", true, 4, 4)), "nccl");
-  EXPECT_EQ(choose_transport("auto", facts("cuda", true, 2, 8)), "nccl");
-  EXPECT_EQ(choose_transport("auto", facts("cuda", true, 4, 1)), "staged");   // the lent one-GPU machines
-  EXPECT_EQ(choose_transport("auto", facts("cuda", true, 5, 4)), "staged");   // one GPU would be shared
-  EXPECT_EQ(choose_transport("auto", facts("cuda", false, 1, 1)), "staged");  // no NCCL in the build
-  EXPECT_EQ(choose_transport("auto", facts("cuda", true, 1, 0)), "staged");   // driver reports no GPU
+  EXPECT_EQ(chosen("auto", facts("cuda", true, 4, 4)), "nccl");
+  EXPECT_EQ(chosen("auto", facts("cuda", true, 2, 8)), "nccl");
+  EXPECT_EQ(chosen("auto", facts("cuda", true, 4, 1)), "staged");   // the lent one-GPU machines
+  EXPECT_EQ(chosen("auto", facts("cuda", true, 5, 4)), "staged");   // one GPU would be shared
+  EXPECT_EQ(chosen("auto", facts("cuda", false, 1, 1)), "staged");  // no NCCL in the build
+  EXPECT_EQ(chosen("auto", facts("cuda", true, 1, 0)), "staged");   // driver reports no GPU
 }
 
 TEST(TransportChoice, ExplicitChoicesThatWorkAreKept) {
-  EXPECT_EQ(choose_transport("mpi", facts("cpu", false, 4, 0)), "mpi");
-  EXPECT_EQ(choose_transport("staged", facts("cpu", false, 4, 0)), "staged");
-  EXPECT_EQ(choose_transport("staged", facts("cuda", true, 1, 8)), "staged");
-  EXPECT_EQ(choose_transport("nccl", facts("cuda", true, 8, 8)), "nccl");
+  EXPECT_EQ(chosen("mpi", facts("cpu", false, 4, 0)), "mpi");
+  EXPECT_EQ(chosen("staged", facts("cpu", false, 4, 0)), "staged");
+  EXPECT_EQ(chosen("staged", facts("cuda", true, 1, 8)), "staged");
+  EXPECT_EQ(chosen("nccl", facts("cuda", true, 8, 8)), "nccl");
 }
 
 TEST(TransportChoice, RefusalsNameTheKeyTheReasonAndTheAlternative) {
@@ -80,7 +86,10 @@ TEST(TransportChoice, RefusalsNameTheKeyTheReasonAndTheAlternative) {
                         "one GPU); use staged"),
             std::string::npos)
       << shared;
-  EXPECT_NE(refusal("gloo", facts("cpu", false, 1, 0)).find("unknown transport \"gloo\""), std::string::npos);
+  // An unknown name is the name table's refusal now (the config parser's own lists the names too).
+  EXPECT_NE(refusal("gloo", facts("cpu", false, 1, 0))
+                .find("pipeline.transport: unknown value \"gloo\"; expected auto, mpi, staged or nccl"),
+            std::string::npos);
 }
 
 // Mixed pipelines: every requested value on a cpu stage and on a cuda stage, on a node where NCCL would
@@ -88,17 +97,17 @@ TEST(TransportChoice, RefusalsNameTheKeyTheReasonAndTheAlternative) {
 TEST(TransportChoiceMixed, AutoIsMpiOnCpuStagesAndStagedOnCudaStagesNeverNccl) {
   for (int stage = 0; stage < 4; ++stage) {
     const std::string expected = kMixed[stage] == "cpu" ? "mpi" : "staged";
-    EXPECT_EQ(choose_transport("auto", facts(kMixed, stage, true, 4, 4)), expected) << "stage " << stage;
-    EXPECT_EQ(choose_transport("auto", facts(kMixed, stage, false, 4, 0)), expected) << "stage " << stage;
+    EXPECT_EQ(chosen("auto", facts(kMixed, stage, true, 4, 4)), expected) << "stage " << stage;
+    EXPECT_EQ(chosen("auto", facts(kMixed, stage, false, 4, 0)), expected) << "stage " << stage;
   }
   // A single cpu stage anywhere is enough to keep NCCL out.
-  EXPECT_EQ(choose_transport("auto", facts({"cuda", "cuda", "cuda", "cpu"}, 0, true, 4, 4)), "staged");
-  EXPECT_EQ(choose_transport("auto", facts({"cuda", "cuda", "cuda", "cpu"}, 3, true, 4, 4)), "mpi");
+  EXPECT_EQ(chosen("auto", facts({"cuda", "cuda", "cuda", "cpu"}, 0, true, 4, 4)), "staged");
+  EXPECT_EQ(chosen("auto", facts({"cuda", "cuda", "cuda", "cpu"}, 3, true, 4, 4)), "mpi");
 }
 
 TEST(TransportChoiceMixed, StagedIsStagedOnEveryStage) {
   for (int stage = 0; stage < 4; ++stage) {
-    EXPECT_EQ(choose_transport("staged", facts(kMixed, stage, true, 4, 4)), "staged") << "stage " << stage;
+    EXPECT_EQ(chosen("staged", facts(kMixed, stage, true, 4, 4)), "staged") << "stage " << stage;
   }
 }
 
@@ -127,7 +136,7 @@ TEST(TransportChoiceMixed, NcclIsRefusedOnEveryStageNamingTheCpuStages) {
 
 TEST(TransportChoice, AStageOutsideTheDeviceListIsAnInternalError) {
   try {
-    choose_transport("auto", facts(kMixed, 4, true, 4, 4));
+    chosen("auto", facts(kMixed, 4, true, 4, 4));
     ADD_FAILURE() << "stage 4 of 4 was accepted";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::kInternal) << error.what();

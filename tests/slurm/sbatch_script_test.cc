@@ -21,7 +21,8 @@ config::Config pipeline_config(int stages, int data_parallel, std::vector<std::s
   config::Config config;
   config.pipeline.stages = stages;
   config.pipeline.data_parallel = data_parallel;
-  config.devices = std::move(devices);
+  config.devices.clear();
+  for (const std::string& device : devices) config.devices.push_back(*config::device_kinds().find(device));
   config.checkpoint.dir = "/scratch/ck";  // required for a Slurm job
   return config;
 }

@@ -2,8 +2,9 @@
 """Checks Sluice's layers (docs/ARCHITECTURE.md, "Layers the build enforces") two ways:
 
   graph    FILE     every edge of a `bazel query --output=graph` dependency graph (//tools/layering:product_graph)
-  includes DIR      every #include "..." and every <mpi.h>/CUDA/NCCL include of the C++ sources under DIR, and
-                    every MPI communication or wait call outside core/comm and checkpoint/ (MPI_CALL_HOMES)
+  includes DIR      every #include "..." and every <mpi.h>/CUDA/NCCL include of the C++ sources under DIR,
+                    every MPI communication or wait call outside core/comm and checkpoint/ (MPI_CALL_HOMES), and
+                    every comparison of a closed config choice with a string literal (CONFIG_CHOICES)
 
 Bazel visibility stops a BUILD file from naming a forbidden target, but not a header reached through another
 dependency (GCC has no layering check), hence the include scan. Exits 1 and lists every violation.
@@ -33,7 +34,10 @@ ALLOWED = {
 
 # Vocabulary: enums and their config spellings, header-only (no code, no further dependencies), which the typed
 # config holds. They sit beside the code that uses them, and every layer may include them.
-VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds"}
+VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds",
+              "core/config/choice_table", "core/config/transport_kind", "core/config/gradient_sum_kind",
+              "core/config/wait_policy", "core/config/isolated_reads", "core/config/device_kind",
+              "core/config/gemm_precision"}
 
 # Test oracles: never part of what ships, whatever layer would otherwise allow them.
 TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkpoint"}
@@ -78,6 +82,32 @@ def mpi_call_problems(rel, text):
         number = code.count("\n", 0, m.start()) + 1
         problems.append(f"{rel}:{number}: {m.group(1)}(: MPI communication and waits live in core/comm (its "
                         f"bounded helpers), not in {layer}")
+    return problems
+
+
+# Closed config choices are enums with one name table (core/config/choice_table.h): product code compares the enum,
+# never the YAML spelling. Refused in every checked layer: `<x>.transport == "nccl"`, `"auto" != cfg.comm.wait`, for
+# each field below (whatever the variable is called).
+CONFIG_CHOICES = ["schedule", "transport", "gradient_sum", "isolated_reads", "wait", "devices", "gemm_precision"]
+# ... and the Config helpers that hand one out: device_for_stage(s), gemm_precision_for_stage(s), any_stage_on("cuda").
+_CHOICE_FIELD = r"(?:\.(?:" + "|".join(CONFIG_CHOICES) + r")\b|\b(?:device_for_stage|gemm_precision_for_stage)\([^()]*\))"
+CONFIG_STRING_COMPARISON = re.compile(_CHOICE_FIELD + r'\s*[!=]=\s*"|"\s*[!=]=\s*[\w:>().-]*' + _CHOICE_FIELD +
+                                      r'|\bany_stage_on\(\s*"')
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+
+
+def config_string_problems(rel, text):
+    """The comparisons of a config choice with a string literal in `text` (the file at workspace path `rel`)."""
+    if layer_of(rel) is None:
+        return []
+    # Comments go (they may quote a comparison); string literals stay, as "" (a comparison with one is the problem).
+    code = _COMMENT_OR_STRING.sub(lambda m: '""' if m.group(0)[0] == '"' else "\n" * m.group(0).count("\n"), text)
+    lines = text.split("\n")
+    problems = []
+    for m in CONFIG_STRING_COMPARISON.finditer(code):
+        number = code.count("\n", 0, m.start()) + 1
+        problems.append(f"{rel}:{number}: {lines[number - 1].strip()}: a config choice compared as a string; compare "
+                        f"its enum (core/config/choice_table.h)")
     return problems
 
 
@@ -147,7 +177,9 @@ def check_graph(path):
             if a in EXTERNAL_ALLOWED and repo not in EXTERNAL_ALLOWED[a] and repo != "bazel_tools":
                 problems.append(f"{m.group(1)} -> {m.group(2)}: {a} may not link @{repo}")
             continue
-        why = edge_problem(sp + "/" + sn, dp + "/" + dn)
+        # A file label (nvcc's genrules list the headers a .cu file reaches) counts as its header's target, so
+        # "//core/config:gemm_precision.h" is the vocabulary core/config/gemm_precision, as its #include would be.
+        why = edge_problem(sp + "/" + sn, dp + "/" + re.sub(r"\.(h|cuh)$", "", dn))
         if why:
             problems.append(f"{m.group(1)} -> {m.group(2)}: {why}")
     return problems
@@ -164,7 +196,8 @@ def check_includes(root):
             full = os.path.join(folder, f)
             rel = os.path.relpath(full, root)
             with open(full, errors="replace") as source:
-                problems += mpi_call_problems(rel, source.read())
+                text = source.read()
+            problems += mpi_call_problems(rel, text) + config_string_problems(rel, text)
             for number, line in enumerate(open(full, errors="replace"), 1):
                 m = include.match(line)
                 if not m:

@@ -171,13 +171,14 @@ int within_plan_limit(int value, int limit, const char* key) {
 
 // Fills what the flags left unset from the config's pipeline section (flags override the config).
 void take_unset_from_config(PlanOptions& options, const config::Config& cfg) {
-  if (options.schedule.empty() && options.from_file.empty()) options.schedule = cfg.pipeline.schedule;
+  const std::string configured = config::schedule_setting_name(cfg.pipeline.schedule);
+  if (options.schedule.empty() && options.from_file.empty()) options.schedule = configured;
   if (options.stages == 0) options.stages = within_plan_limit(cfg.pipeline.stages, kMaxPlanStages, "pipeline.stages");
   if (options.microbatches == 0) {
     options.microbatches = within_plan_limit(cfg.pipeline.microbatches, kMaxPlanMicrobatches, "pipeline.microbatches");
   }
   // The config's chunk count belongs to its schedule; another schedule from --schedule gets its own default.
-  if (options.chunks == 0 && options.schedule == cfg.pipeline.schedule) options.chunks = cfg.pipeline.chunks;
+  if (options.chunks == 0 && options.schedule == configured) options.chunks = cfg.pipeline.chunks;
 }
 
 // Measures the config's model on the plan's layout. Recomputation runs (part of) a stage's forward again before
@@ -197,7 +198,8 @@ std::string resolve_auto(config::Config& cfg, PlanOptions& options) {
   const runtime::ScheduleChoice choice = runtime::choose_schedule(
       cfg, model::model_shape(cfg.model, {}), cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
   runtime::apply(choice.candidates[choice.chosen], cfg);
-  options.schedule = cfg.pipeline.schedule;  // auto chooses all three, so they replace what the flags said
+  // auto chooses all three, so they replace what the flags said
+  options.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
   options.chunks = cfg.pipeline.chunks;
   options.microbatches = cfg.pipeline.microbatches;
   return choice.report;
@@ -241,7 +243,7 @@ void run_plan(PlanOptions options) {
     if (!options.costs_path.empty()) cfg->pipeline.costs = options.costs_path;  // auto chooses with them too
     options.costs_path = cfg->pipeline.costs;
     take_unset_from_config(options, *cfg);
-    if (options.schedule == "auto") auto_report = resolve_auto(*cfg, options);
+    if (options.schedule == config::auto_schedule_name()) auto_report = resolve_auto(*cfg, options);
   }
   const Schedule compute = build_schedule(options);
   if (!options.costs_path.empty()) options.costs = measured_costs(options.costs_path, compute, cfg);

@@ -80,8 +80,9 @@ void write_cost_profile(MPI_Comm world, const runtime::Trainer& trainer, data::D
   const runtime::MeasuredPoint configured = measure(world, trainer);
   const int batch = static_cast<int>(cfg.data.batch / trainer.layout().data_parallel);
   const int other = runtime::second_microbatch_count(batch, cfg.pipeline.microbatches);
-  const std::string measured_with = cfg.pipeline.schedule + " stages " + std::to_string(trainer.layout().stages) +
-                                    " chunks " + std::to_string(cfg.pipeline.chunks);
+  const std::string measured_with = config::schedule_setting_name(cfg.pipeline.schedule) + " stages " +
+                                    std::to_string(trainer.layout().stages) + " chunks " +
+                                    std::to_string(cfg.pipeline.chunks);
   const int virtual_stages = trainer.layout().stages * cfg.pipeline.chunks;
   runtime::MeasuredPoint second;
   if (other > 0) second = measure_other_size(world, trainer, source, other);
