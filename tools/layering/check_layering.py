@@ -34,10 +34,12 @@ ALLOWED = {
 
 # Vocabulary: enums and their config spellings, header-only (no code, no further dependencies), which the typed
 # config holds. They sit beside the code that uses them, and every layer may include them.
+# The field-op geometries (kernels/conv_geometry, kernels/norm_geometry) are the shape vocabulary: plain structs and
+# extent arithmetic, no library, which the config's shape rule (core/config/sample_shape.h) and the backends share.
 VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds",
               "core/config/choice_table", "core/config/transport_kind", "core/config/gradient_sum_kind",
               "core/config/wait_policy", "core/config/isolated_reads", "core/config/device_kind",
-              "core/config/gemm_precision"}
+              "core/config/gemm_precision", "kernels/conv_geometry", "kernels/norm_geometry"}
 
 # Test oracles: never part of what ships, whatever layer would otherwise allow them.
 TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkpoint"}
