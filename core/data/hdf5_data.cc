@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 #include <vector>
 
 #include "core/common/error.h"
@@ -24,6 +25,13 @@ std::string list_root_names(hid_t file) {
   std::string listed;
   for (const std::string& name : names) listed += (listed.empty() ? "" : ", ") + name;
   return listed.empty() ? "none" : listed;
+}
+
+// "[32, 2, 64, 64]"
+std::string extents_text(const std::vector<hsize_t>& extents) {
+  std::string text = "[";
+  for (size_t i = 0; i < extents.size(); ++i) text += (i ? ", " : "") + std::to_string(extents[i]);
+  return text + "]";
 }
 
 }  // namespace
@@ -101,18 +109,19 @@ Hdf5Data::Dataset Hdf5Data::open_dataset(const std::string& name) const {
     }
     ScopedHid space(H5Dget_space(dataset.id), H5Sclose);
     const int rank = H5Sget_simple_extent_ndims(space.get());
-    if (rank != 2) {
-      throw Error(ErrorCode::kIo,
-                  where + "must be 2-D [rows][features], but it has " + std::to_string(rank) + " dimensions");
+    if (rank < 2 || rank > 5) {
+      throw Error(ErrorCode::kIo, where + "must be [rows][features] or [rows, channels, extents..] (2 to 5 "
+                                          "dimensions), but it has " + std::to_string(rank) + " dimensions");
     }
-    hsize_t dims[2] = {0, 0};
-    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-    if (dims[0] == 0 || dims[1] == 0) {
-      throw Error(ErrorCode::kIo,
-                  where + "is empty (shape [" + std::to_string(dims[0]) + "][" + std::to_string(dims[1]) + "])");
-    }
+    std::vector<hsize_t> dims(static_cast<size_t>(rank));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     dataset.rows = static_cast<int64_t>(dims[0]);
-    dataset.features = static_cast<int64_t>(dims[1]);
+    dataset.extents.assign(dims.begin() + 1, dims.end());
+    dataset.features = 1;
+    for (hsize_t extent : dataset.extents) dataset.features *= static_cast<int64_t>(extent);
+    if (dataset.rows == 0 || dataset.features == 0) {
+      throw Error(ErrorCode::kIo, where + "is empty (shape " + extents_text(dims) + ")");
+    }
   } catch (...) {
     H5Dclose(dataset.id);
     throw;
@@ -121,16 +130,34 @@ Hdf5Data::Dataset Hdf5Data::open_dataset(const std::string& name) const {
 }
 
 void Hdf5Data::read_rows(const Dataset& dataset, int64_t file_row, int64_t count, float* destination) const {
-  const hsize_t start[2] = {static_cast<hsize_t>(file_row), 0};
-  const hsize_t shape[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(dataset.features)};
-  ScopedHid memory(H5Screate_simple(2, shape, nullptr), H5Sclose);
+  std::vector<hsize_t> start(dataset.extents.size() + 1, 0), shape{static_cast<hsize_t>(count)};
+  start[0] = static_cast<hsize_t>(file_row);
+  shape.insert(shape.end(), dataset.extents.begin(), dataset.extents.end());
+  const int rank = static_cast<int>(shape.size());
+  ScopedHid memory(H5Screate_simple(rank, shape.data(), nullptr), H5Sclose);
   ScopedHid file_space(H5Dget_space(dataset.id), H5Sclose);
   SilenceHdf5Errors silence;
   // Reading as NATIVE_FLOAT lets HDF5 convert float64 datasets on the fly.
-  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, shape, nullptr) < 0 ||
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, shape.data(), nullptr) < 0 ||
       H5Dread(dataset.id, H5T_NATIVE_FLOAT, memory.get(), file_space.get(), H5P_DEFAULT, destination) < 0) {
-    throw Error(ErrorCode::kIo, "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name + "\": reading rows " +
-                                    std::to_string(file_row) + ".." + std::to_string(file_row + count - 1) + " failed");
+    throw Error(ErrorCode::kIo, "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name +
+                                    "\": reading rows " + std::to_string(file_row) + ".." +
+                                    std::to_string(file_row + count - 1) + " failed");
+  }
+}
+
+void Hdf5Data::require_sample_shapes(const std::vector<int64_t>& input_shape,
+                                     const std::vector<int64_t>& target_shape) {
+  for (const auto& [dataset, shape, role] : {std::tuple{&inputs_, &input_shape, "takes"},
+                                             std::tuple{&targets_, &target_shape, "outputs"}}) {
+    const bool unknown = std::any_of(shape->begin(), shape->end(), [](int64_t e) { return e < 0; });
+    if (dataset->extents.size() < 2 || shape->size() < 2 || unknown) continue;
+    const std::vector<hsize_t> wanted(shape->begin(), shape->end());
+    if (dataset->extents != wanted) {
+      throw Error(ErrorCode::kConfig, "hdf5 data \"" + shorten_for_message(path_) + "\": dataset \"" + dataset->name +
+                                          "\" holds samples of shape " + extents_text(dataset->extents) +
+                                          " but the model " + role + " fields of shape " + extents_text(wanted));
+    }
   }
 }
 

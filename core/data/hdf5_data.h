@@ -1,4 +1,5 @@
-// Training data from an HDF5 file holding two 2-D float datasets, inputs [N][in] and targets [N][out].
+// Training data from an HDF5 file holding two float datasets, inputs [N][in] and targets [N][out], or N-D ones
+// [N, C, D1[, D2[, D3]]] for fields (C order, the layout of the model's field samples).
 // Step k, row r of the global batch reads file row (k * global_batch + r) mod N, so epochs wrap around the
 // file and any rank can read any slice. Each rank opens the file independently with serial (default) access;
 // the parallel HDF5 build needs no MPI_Init for that.
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/data/data_source.h"
 
@@ -28,6 +30,10 @@ class Hdf5Data : public DataSource {
   int64_t input_features() const override { return input_features_; }
   int64_t target_features() const override { return target_features_; }
   int64_t rows_in_file() const { return rows_in_file_; }
+  // A dataset of more than 2 dimensions must hold exactly these samples: [C, D..] (the model's input or output
+  // field; rows [F] accept any dataset of F values per sample). An empty shape or one with an unknown (negative)
+  // extent checks nothing. Throws Error(kConfig) naming the dataset and both shapes.
+  void require_sample_shapes(const std::vector<int64_t>& input_shape, const std::vector<int64_t>& target_shape);
 
  private:
   struct Dataset {
@@ -35,6 +41,7 @@ class Hdf5Data : public DataSource {
     std::string name;
     int64_t rows = 0;
     int64_t features = 0;
+    std::vector<hsize_t> extents;  // per sample: the dimensions after the first
   };
   Dataset open_dataset(const std::string& name) const;
   void close();

@@ -31,9 +31,13 @@ std::unique_ptr<DataSource> make_data_source(const config::Config& config, int64
           config.loss == model::LossKind::kCrossEntropy ? TargetKind::kOneHot : TargetKind::kRegression;
       return std::make_unique<SyntheticData>(config.seed, config.model.inputs, target_features, kind);
     }
-    case config::DataType::kHdf5:
-      return std::make_unique<Hdf5Data>(data.path, data.inputs, data.targets, data.batch, config.model.inputs,
-                                        target_features);
+    case config::DataType::kHdf5: {
+      auto source = std::make_unique<Hdf5Data>(data.path, data.inputs, data.targets, data.batch, config.model.inputs,
+                                               target_features);
+      source->require_sample_shapes(config::input_shape_of(config.model),
+                                    config::output_shape(config.model.layers, config::input_shape_of(config.model)));
+      return source;
+    }
     case config::DataType::kExternal: return nullptr;
   }
   throw Error(ErrorCode::kInternal, "data.type " + std::to_string(static_cast<int>(data.type)) + " is unknown");

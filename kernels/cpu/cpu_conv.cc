@@ -16,7 +16,8 @@ void CpuBackend::conv_forward_impl(const ConvGeometry& geometry, const Tensor& x
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
   const float* b = bias != nullptr ? bias->data() : nullptr;
-  run_blocks(x.rows(), team.team_threads(), [&](int64_t n) {
+  const double work = static_cast<double>(out) * static_cast<double>(geometry.weight_cols());
+  run_blocks(x.rows(), threads_for(team.team_threads(), x.rows(), work), [&](int64_t n) {
     onednn_conv_forward(geometry, x.data() + n * in, weight.data(), b, y.data() + n * out);
   });
 }
@@ -25,7 +26,8 @@ void CpuBackend::conv_backward_data_impl(const ConvGeometry& geometry, const Ten
                                          Tensor& dx) {
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
-  run_blocks(dy.rows(), team.team_threads(), [&](int64_t n) {
+  const double work = static_cast<double>(out) * static_cast<double>(geometry.weight_cols());
+  run_blocks(dy.rows(), threads_for(team.team_threads(), dy.rows(), work), [&](int64_t n) {
     onednn_conv_backward_data(geometry, dy.data() + n * out, weight.data(), dx.data() + n * in);
   });
 }
@@ -40,7 +42,8 @@ void CpuBackend::conv_accumulate_param_grads_impl(const ConvGeometry& geometry, 
   const int64_t stride = weights + biases;
   std::vector<float> partials(static_cast<size_t>(samples * stride));
   const BlasHeldAtOneThread team;
-  run_blocks(samples, team.team_threads(), [&](int64_t n) {
+  const double work = static_cast<double>(out) * static_cast<double>(geometry.weight_cols());
+  run_blocks(samples, threads_for(team.team_threads(), samples, work), [&](int64_t n) {
     float* partial = partials.data() + n * stride;
     onednn_conv_backward_weights(geometry, x.data() + n * in, dy.data() + n * out, partial,
                                  bias_grad != nullptr ? partial + weights : nullptr);

@@ -35,16 +35,18 @@ NormSets channel_sets(const NormGeometry& g) {
 }
 
 template <typename Body>
-void per_sample(int64_t samples, Body&& body) {
+void per_sample(int64_t samples, int64_t features, Body&& body) {
   const BlasHeldAtOneThread team;
-  run_blocks(samples, team.team_threads(), [&](int64_t n) { body(n); });
+  // A few passes over each sample's features.
+  const int threads = threads_for(team.team_threads(), samples, 4.0 * static_cast<double>(features));
+  run_blocks(samples, threads, [&](int64_t n) { body(n); });
 }
 
 void norm_forward(const NormSets& t, const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& y,
                   Tensor& mean, Tensor& rstd) {
   const float* w = weight.data();
   const float* b = bias.data();
-  per_sample(x.rows(), [&](int64_t n) {
+  per_sample(x.rows(), x.cols(), [&](int64_t n) {
     const float* in = x.data() + n * t.features;
     float* out = y.data() + n * t.features;
     for (int64_t s = 0; s < t.sets; ++s) {
@@ -73,7 +75,7 @@ void norm_forward(const NormSets& t, const Tensor& x, const Tensor& weight, cons
 void norm_backward_input(const NormSets& t, const Tensor& dy, const Tensor& x, const Tensor& weight,
                          const Tensor& mean, const Tensor& rstd, Tensor& dx) {
   const float* w = weight.data();
-  per_sample(x.rows(), [&](int64_t n) {
+  per_sample(x.rows(), x.cols(), [&](int64_t n) {
     const float* in = x.data() + n * t.features;
     const float* grad = dy.data() + n * t.features;
     float* out = dx.data() + n * t.features;

@@ -10,17 +10,24 @@
 
 namespace sluice::kernels {
 
+namespace {
+
+// Roughly the multiply-adds of one sample: each output element reads a few inputs.
+double work_of(int64_t in, int64_t out) { return 4.0 * static_cast<double>(in + out); }
+
+}  // namespace
+
 void CpuBackend::pool_forward_impl(const PoolGeometry& geometry, const Tensor& x, Tensor& y) {
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
-  run_blocks(x.rows(), team.team_threads(),
+  run_blocks(x.rows(), threads_for(team.team_threads(), x.rows(), work_of(in, out)),
              [&](int64_t n) { onednn_pool_forward(geometry, x.data() + n * in, y.data() + n * out); });
 }
 
 void CpuBackend::pool_backward_impl(const PoolGeometry& geometry, const Tensor& x, const Tensor& dy, Tensor& dx) {
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
-  run_blocks(dy.rows(), team.team_threads(), [&](int64_t n) {
+  run_blocks(dy.rows(), threads_for(team.team_threads(), dy.rows(), work_of(in, out)), [&](int64_t n) {
     onednn_pool_backward(geometry, x.data() + n * in, dy.data() + n * out, dx.data() + n * in);
   });
 }
@@ -28,14 +35,14 @@ void CpuBackend::pool_backward_impl(const PoolGeometry& geometry, const Tensor& 
 void CpuBackend::resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) {
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
-  run_blocks(x.rows(), team.team_threads(),
+  run_blocks(x.rows(), threads_for(team.team_threads(), x.rows(), work_of(in, out)),
              [&](int64_t n) { onednn_resample_forward(geometry, x.data() + n * in, y.data() + n * out); });
 }
 
 void CpuBackend::resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) {
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
-  run_blocks(dy.rows(), team.team_threads(),
+  run_blocks(dy.rows(), threads_for(team.team_threads(), dy.rows(), work_of(in, out)),
              [&](int64_t n) { onednn_resample_backward(geometry, dy.data() + n * out, dx.data() + n * in); });
 }
 
@@ -44,7 +51,7 @@ void CpuBackend::deconv_forward_impl(const DeconvGeometry& geometry, const Tenso
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
   const float* b = bias != nullptr ? bias->data() : nullptr;
-  run_blocks(x.rows(), team.team_threads(), [&](int64_t n) {
+  run_blocks(x.rows(), threads_for(team.team_threads(), x.rows(), work_of(in, out)), [&](int64_t n) {
     onednn_deconv_forward(geometry, x.data() + n * in, weight.data(), b, y.data() + n * out);
   });
 }
@@ -53,7 +60,7 @@ void CpuBackend::deconv_backward_data_impl(const DeconvGeometry& geometry, const
                                            Tensor& dx) {
   const BlasHeldAtOneThread team;
   const int64_t in = geometry.in_features(), out = geometry.out_features();
-  run_blocks(dy.rows(), team.team_threads(), [&](int64_t n) {
+  run_blocks(dy.rows(), threads_for(team.team_threads(), dy.rows(), work_of(in, out)), [&](int64_t n) {
     onednn_deconv_backward_data(geometry, dy.data() + n * out, weight.data(), dx.data() + n * in);
   });
 }
@@ -68,7 +75,7 @@ void CpuBackend::deconv_accumulate_param_grads_impl(const DeconvGeometry& geomet
   const int64_t stride = weights + biases;
   std::vector<float> partials(static_cast<size_t>(samples * stride));
   const BlasHeldAtOneThread team;
-  run_blocks(samples, team.team_threads(), [&](int64_t n) {
+  run_blocks(samples, threads_for(team.team_threads(), samples, work_of(in, out)), [&](int64_t n) {
     float* partial = partials.data() + n * stride;
     onednn_deconv_backward_weights(geometry, x.data() + n * in, dy.data() + n * out, partial,
                                    bias_grad != nullptr ? partial + weights : nullptr);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <vector>
 
@@ -28,5 +29,16 @@ void run_blocks(int64_t count, int threads, const std::function<void(int64_t)>& 
   for (const std::exception_ptr& failure : failures)
     if (failure) std::rethrow_exception(failure);
 }
+
+namespace {
+std::atomic<double> g_min_work_to_spread{kMinWorkToSpread};
+}  // namespace
+
+int threads_for(int team, int64_t samples, double work_per_sample) {
+  return static_cast<double>(samples) * work_per_sample >= g_min_work_to_spread.load() ? team : 1;
+}
+
+SpreadThresholdForTests::SpreadThresholdForTests(double threshold) : previous_(g_min_work_to_spread.exchange(threshold)) {}
+SpreadThresholdForTests::~SpreadThresholdForTests() { g_min_work_to_spread.store(previous_); }
 
 }  // namespace sluice::kernels

@@ -123,7 +123,7 @@ TEST(Hdf5Data, MissingDatasetListsWhatIsThere) {
 
 TEST(Hdf5Data, WrongRankTypeOrRowCountIsNamed) {
   const std::string path = write_file("bad.h5", kRows, true);
-  EXPECT_NE(std::string(construction_error(path, "flat", "targets").what()).find("\"flat\": must be 2-D"),
+  EXPECT_NE(std::string(construction_error(path, "flat", "targets").what()).find("\"flat\": must be [rows][features] or [rows, channels, extents..]"),
             std::string::npos);
   EXPECT_NE(std::string(construction_error(path, "labels", "targets").what()).find("\"labels\": must hold floating"),
             std::string::npos);
@@ -144,6 +144,38 @@ TEST(Hdf5Data, FeatureCountsMustMatchTheModel) {
             std::string::npos)
       << targets.what();
   EXPECT_NO_THROW(Hdf5Data(path, "inputs", "targets", 4, -1, -1));
+}
+
+// Fields: N-D datasets [N, C, D..] are read as the same memory as the model's [samples][C·ΠD] rows, and a field
+// model refuses a dataset whose sample shape is not its own (even with the same number of values).
+TEST(Hdf5Data, FieldDatasetsAreReadAsTheirSamples) {
+  const std::string path = temp_path("fields.h5");
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  std::vector<float> inputs(kRows * 2 * 3 * 4), targets(kRows * 5);
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<float>(i);
+  for (size_t i = 0; i < targets.size(); ++i) targets[i] = -static_cast<float>(i);
+  write_dataset(file, "u", H5T_NATIVE_FLOAT, {hsize_t(kRows), 2, 3, 4}, inputs.data());
+  write_dataset(file, "y", H5T_NATIVE_FLOAT, {hsize_t(kRows), 5}, targets.data());
+  H5Fclose(file);
+  Hdf5Data data(path, "u", "y", 2, 24, 5);
+  EXPECT_EQ(data.input_features(), 24);
+  std::vector<float> in(2 * 24), out(2 * 5);
+  data.batch(1, 0, 2, in.data(), out.data());  // rows 2 and 3
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(in[i], inputs[2 * 24 + i]) << i;
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], targets[2 * 5 + i]) << i;
+  EXPECT_NO_THROW(data.require_sample_shapes({2, 3, 4}, {5}));
+  EXPECT_NO_THROW(data.require_sample_shapes({24}, {5})) << "a rows model reads any layout of 24 values";
+  try {
+    data.require_sample_shapes({2, 4, 3}, {5});
+    ADD_FAILURE() << "a [2, 4, 3] model accepted [2, 3, 4] samples";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConfig);
+    EXPECT_NE(std::string(e.what()).find("\"u\" holds samples of shape [2, 3, 4] but the model takes fields of shape "
+                                         "[2, 4, 3]"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/parallel_blocks.h"
 #include "tests/kernels/random_tensor.h"
 
 namespace sluice::kernels {
@@ -55,6 +56,7 @@ class CpuConvBits : public ::testing::Test {
   void SetUp() override { host_threads_ = blas_thread_count(); }
   void TearDown() override { set_blas_thread_count(host_threads_); }
   int host_threads_ = 1;
+  const SpreadThresholdForTests spread_{0.0};  // these small shapes run on the whole team too
 };
 
 TEST_F(CpuConvBits, TheThreadCountDoesNotChangeABit) {

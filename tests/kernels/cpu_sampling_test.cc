@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/parallel_blocks.h"
 #include "tests/kernels/random_tensor.h"
 
 namespace sluice::kernels {
@@ -34,6 +35,7 @@ class CpuSamplingTest : public ::testing::Test {
 
  private:
   int host_threads_ = 1;
+  const SpreadThresholdForTests spread_{0.0};  // these small shapes run on the whole team too
 };
 
 TEST_F(CpuSamplingTest, PoolingIsTheSameOnEveryThreadCount) {
