@@ -63,7 +63,8 @@ void require_live(const sluice_trainer* t) {
 // The first size-tagged versions of the public structs: the smallest struct_size accepted (sluice.h, "ABI").
 // Fields appended later start at these offsets.
 const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
-const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
+const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT",
+                                                offsetof(sluice_layer_ops, forward_flops)};
 const sluice::capi::SizedStruct kLayoutStruct{"sluice_layout", "SLUICE_LAYOUT_INIT", sizeof(sluice_layout)};
 const sluice::capi::SizedStruct kLossOpsStruct{"sluice_loss_ops", "SLUICE_LOSS_OPS_INIT", sizeof(sluice_loss_ops)};
 
@@ -174,6 +175,8 @@ sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name,
     require(ops->in_features > 0 && ops->out_features > 0,
             std::string("layer '") + name + "': in_features and out_features must be positive");
     require(ops->num_params >= 0, std::string("layer '") + name + "': num_params is negative");
+    require(ops->forward_flops >= 0.0 && ops->activation_bytes >= 0.0,
+            std::string("layer '") + name + "': forward_flops and activation_bytes must be >= 0 (0: not given)");
     require(ops->num_params == 0 || ops->backward_weight != nullptr,
             std::string("layer '") + name + "': has parameters but no backward_weight callback");
     if (t->trainer) throw Error(ErrorCode::kState, "register layers before sluice_trainer_start");

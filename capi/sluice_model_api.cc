@@ -49,7 +49,7 @@ void require_loaded(const sluice_model* m) {
 
 // The same first size-tagged version sluice_trainer_register_layer accepts.
 const sluice::capi::SizedStruct kModelLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT",
-                                                     sizeof(sluice_layer_ops)};
+                                                     offsetof(sluice_layer_ops, forward_flops)};
 
 sluice_model* new_model() {
   auto m = std::make_unique<sluice_model>();
