@@ -18,6 +18,8 @@ CallbackLayer::CallbackLayer(std::string name, const sluice_layer_ops& ops, void
 }
 
 double CallbackLayer::flops_per_sample() const {
+  // The declared forward cost, times 3 for the two backward halves (as a dense layer's 6·in·out is 3 x 2·in·out).
+  if (ops_.forward_flops > 0.0) return 3.0 * ops_.forward_flops;
   // Unknown to us; weigh it like a dense layer of its size so the partition has something sensible.
   return 6.0 * static_cast<double>(ops_.in_features) * static_cast<double>(ops_.out_features);
 }

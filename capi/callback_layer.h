@@ -20,6 +20,7 @@ class CallbackLayer : public model::Layer {
   int64_t in_features() const override { return ops_.in_features; }
   int64_t out_features() const override { return ops_.out_features; }
   double flops_per_sample() const override;
+  double stash_bytes_per_sample() const override { return ops_.activation_bytes; }
   std::vector<model::Parameter*> parameters() override;
   void init(uint64_t seed) override;
 

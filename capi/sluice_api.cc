@@ -7,6 +7,7 @@
 
 #include "capi/callback_layer.h"
 #include "capi/callback_loss.h"
+#include "capi/sample_shape_out.h"
 #include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
 #include "capi/status.h"
@@ -62,7 +63,8 @@ void require_live(const sluice_trainer* t) {
 // The first size-tagged versions of the public structs: the smallest struct_size accepted (sluice.h, "ABI").
 // Fields appended later start at these offsets.
 const sluice::capi::SizedStruct kStatsStruct{"sluice_stats", "SLUICE_STATS_INIT", offsetof(sluice_stats, pending_calls)};
-const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT", sizeof(sluice_layer_ops)};
+const sluice::capi::SizedStruct kLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT",
+                                                offsetof(sluice_layer_ops, forward_flops)};
 const sluice::capi::SizedStruct kLayoutStruct{"sluice_layout", "SLUICE_LAYOUT_INIT", sizeof(sluice_layout)};
 const sluice::capi::SizedStruct kLossOpsStruct{"sluice_loss_ops", "SLUICE_LOSS_OPS_INIT", sizeof(sluice_loss_ops)};
 
@@ -173,6 +175,8 @@ sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name,
     require(ops->in_features > 0 && ops->out_features > 0,
             std::string("layer '") + name + "': in_features and out_features must be positive");
     require(ops->num_params >= 0, std::string("layer '") + name + "': num_params is negative");
+    require(ops->forward_flops >= 0.0 && ops->activation_bytes >= 0.0,
+            std::string("layer '") + name + "': forward_flops and activation_bytes must be >= 0 (0: not given)");
     require(ops->num_params == 0 || ops->backward_weight != nullptr,
             std::string("layer '") + name + "': has parameters but no backward_weight callback");
     if (t->trainer) throw Error(ErrorCode::kState, "register layers before sluice_trainer_start");
@@ -439,6 +443,21 @@ sluice_status sluice_trainer_stats(const sluice_trainer* t, sluice_stats* out) {
   });
 }
 
+namespace {
+
+// A custom layer's output width as registered (before start the trainer has no built model to ask).
+sluice::config::CustomWidths registered_widths(const sluice_trainer* t) {
+  return [t](const std::string& name, int64_t) {
+    auto it = t->custom_out_features.find(name);
+    if (it == t->custom_out_features.end()) {
+      throw Error(ErrorCode::kConfig, "custom layer '" + name + "' is not registered yet");
+    }
+    return it->second;
+  };
+}
+
+}  // namespace
+
 sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_features, int64_t* output_features) {
   return sluice::capi::guarded("sluice_trainer_features", [&] {
     require_live(t);
@@ -449,14 +468,26 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
       return;
     }
     // Before start: the layer list's shape rule, with the widths the custom layers were registered with.
-    *output_features = sluice::config::output_features(
-        t->config.model, [&](const std::string& name, int64_t) {
-          auto it = t->custom_out_features.find(name);
-          if (it == t->custom_out_features.end()) {
-            throw Error(ErrorCode::kConfig, "custom layer '" + name + "' is not registered yet");
-          }
-          return it->second;
-        });
+    *output_features = sluice::config::output_features(t->config.model, registered_widths(t));
+  });
+}
+
+sluice_status sluice_trainer_input_shape(const sluice_trainer* t, int64_t* dims, int* rank) {
+  return sluice::capi::guarded("sluice_trainer_input_shape", [&] {
+    require_live(t);
+    sluice::capi::write_sample_shape(sluice::config::input_shape_of(t->config.model), dims, rank);
+  });
+}
+
+sluice_status sluice_trainer_output_shape(const sluice_trainer* t, int64_t* dims, int* rank) {
+  return sluice::capi::guarded("sluice_trainer_output_shape", [&] {
+    require_live(t);
+    require(dims != nullptr && rank != nullptr, "dims or rank is NULL");
+    const sluice::config::ModelSpec& model = t->config.model;
+    const int64_t features = t->trainer ? t->trainer->output_features()
+                                        : sluice::config::output_features(model, registered_widths(t));
+    sluice::capi::write_sample_shape(sluice::capi::output_sample_shape(model, features, registered_widths(t)),
+                                     dims, rank);
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "capi/callback_layer.h"
 #include "capi/include/sluice/sluice.h"
+#include "capi/sample_shape_out.h"
 #include "capi/sized_struct.h"
 #include "capi/status.h"
 #include "core/runtime/inference_model.h"
@@ -48,7 +49,7 @@ void require_loaded(const sluice_model* m) {
 
 // The same first size-tagged version sluice_trainer_register_layer accepts.
 const sluice::capi::SizedStruct kModelLayerOpsStruct{"sluice_layer_ops", "SLUICE_LAYER_OPS_INIT",
-                                                     sizeof(sluice_layer_ops)};
+                                                     offsetof(sluice_layer_ops, forward_flops)};
 
 sluice_model* new_model() {
   auto m = std::make_unique<sluice_model>();
@@ -126,6 +127,28 @@ sluice_status sluice_model_features(const sluice_model* m, int64_t* input_featur
     require_loaded(m);
     *input_features = m->model->input_features();
     *output_features = m->model->output_features();
+  });
+}
+
+sluice_status sluice_model_input_shape(const sluice_model* m, int64_t* dims, int* rank) {
+  return sluice::capi::guarded("sluice_model_input_shape", [&] {
+    require(dims != nullptr && rank != nullptr, "dims or rank is NULL");
+    require_live(m);
+    const std::lock_guard<std::mutex> lock(m->use);
+    require_loaded(m);
+    sluice::capi::write_sample_shape(sluice::config::input_shape_of(m->model->config().model), dims, rank);
+  });
+}
+
+sluice_status sluice_model_output_shape(const sluice_model* m, int64_t* dims, int* rank) {
+  return sluice::capi::guarded("sluice_model_output_shape", [&] {
+    require(dims != nullptr && rank != nullptr, "dims or rank is NULL");
+    require_live(m);
+    const std::lock_guard<std::mutex> lock(m->use);
+    require_loaded(m);
+    // A custom layer's width is unknown to the shape rule here: rows of the built model's output width then.
+    sluice::capi::write_sample_shape(
+        sluice::capi::output_sample_shape(m->model->config().model, m->model->output_features(), {}), dims, rank);
   });
 }
 

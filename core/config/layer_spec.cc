@@ -62,6 +62,7 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("padding", a.padding, b.padding);
   visit("mode", a.mode, b.mode);
   visit("factor", a.factor, b.factor);
+  visit("outputs", a.declared_outputs, b.declared_outputs);
 }
 
 }  // namespace

@@ -59,10 +59,17 @@ struct LayerSpec {
   // concat or add reads its output by (a skip connection).
   std::string name;
   std::string from;        // concat, add: the name of the earlier layer whose output joins the current tensor
+  // custom, optional: the output shape (`outputs: F` or `[C, D1[, D2[, D3]]]`) and forward cost per sample (`cost:
+  // {flops: .., bytes: ..}`, 0 = not given) the application declares, so that `sluice plan` can plan the model
+  // without the layer and the partition weighs it by its declared FLOPs (sluice_layer_ops::forward_flops).
+  std::vector<int64_t> declared_outputs;
+  double cost_flops = 0.0;  // forward FLOPs per sample
+  double cost_bytes = 0.0;  // bytes a sample keeps from forward to backward
   int line = 0;            // 1-based line in the YAML text, for error messages (0 if unknown)
 };
 
-// Two entries describe the same layer: every field but `line` (where the entry was written) is equal. A
+// Two entries describe the same layer: every field but `line` (where the entry was written) and a custom layer's
+// declared cost (a planning hint) is equal. A
 // restart checks its model against the checkpoint's with this, so moving an entry in the file is no change.
 bool operator==(const LayerSpec& a, const LayerSpec& b);
 bool operator!=(const LayerSpec& a, const LayerSpec& b);

@@ -122,12 +122,39 @@ void parse_residual_mlp(const ConfigNode& entry, LayerSpec& layer) {
   }
 }
 
+// `{type: custom, name: N[, outputs: F | [C, D1[, D2[, D3]]]][, cost: {flops: F[, bytes: B]}]}`: the name the
+// application registers the layer under, and what `sluice plan` and the partition may know without it.
 void parse_custom(const ConfigNode& entry, LayerSpec& layer) {
-  entry.require_map_with_keys({"type", "name"}, "a custom layer");
+  entry.require_map_with_keys({"type", "name", "outputs", "cost"}, "a custom layer");
   const ConfigNode name = entry.child("name");
   layer.name = name.as_string();
   if (layer.name.empty()) name.fail("a custom layer needs the non-empty name it was registered under");
+  if (entry.has("outputs")) {
+    const ConfigNode outputs = entry.child("outputs");
+    if (!outputs.is_sequence()) {
+      layer.declared_outputs = {positive_int(outputs)};
+    } else {
+      for (const ConfigNode& value : outputs.elements()) layer.declared_outputs.push_back(positive_int(value));
+      if (layer.declared_outputs.empty() || layer.declared_outputs.size() > 4) {
+        outputs.fail("expected a feature count or a shape [C, D1[, D2[, D3]]] (1 to 4 extents), got " +
+                     std::to_string(layer.declared_outputs.size()) + " values");
+      }
+    }
+  }
+  if (entry.has("cost")) {
+    const ConfigNode cost = entry.child("cost");
+    cost.require_map_with_keys({"flops", "bytes"}, "a custom layer's cost (forward FLOPs and stashed bytes per sample)");
+    auto non_negative = [](const ConfigNode& node) {
+      const double value = node.as_double();
+      if (!(value >= 0.0)) node.fail("expected a number >= 0, got " + node.describe_value());
+      return value;
+    };
+    if (cost.has("flops")) layer.cost_flops = non_negative(cost.child("flops"));
+    if (cost.has("bytes")) layer.cost_bytes = non_negative(cost.child("bytes"));
+  }
 }
+// `{type: custom, name: N[, outputs: F | [C, D1[, D2[, D3]]]][, cost: {flops: F[, bytes: B]}]}`: the name the
+// application registers the layer under, and what `sluice plan` and the partition may know without it.
 
 // Each layer type's keys and checks: one parser per type (a new type adds its row here).
 using TypeParser = void (*)(const ConfigNode& entry, LayerSpec& layer);

@@ -9,6 +9,19 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& problem) { throw Error(ErrorCode::kConfig, problem); }
 
+// A custom layer gives rows of the width it was registered with (unknown, -1, without `custom_widths`), or the
+// shape its entry declares (`outputs: [..]`), which must then hold that many values.
+SampleShape custom_output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
+  const int64_t width = custom_widths ? custom_widths(layer.name, features_of(in)) : -1;
+  if (layer.declared_outputs.empty()) return {width};
+  const SampleShape& declared = layer.declared_outputs;
+  if (width >= 0 && width != features_of(declared)) {
+    refuse("custom layer '" + layer.name + "' declares outputs " + shape_text(declared) + " (" +
+           std::to_string(features_of(declared)) + " values) but gives " + std::to_string(width));
+  }
+  return declared;
+}
+
 // `values` given once stand for every one of `dims` spatial dimensions; otherwise there must be one per dimension.
 std::vector<int64_t> per_dimension(const char* key, const std::vector<int64_t>& values, size_t dims) {
   if (values.size() == 1) return std::vector<int64_t>(dims, values[0]);
@@ -168,7 +181,7 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
     case LayerType::kInstanceNorm:
       norm_geometry(layer, in);
       return in;
-    case LayerType::kCustom: return {custom_widths ? custom_widths(layer.name, features_of(in)) : -1};
+    case LayerType::kCustom: return custom_output_shape(layer, in, custom_widths);
     case LayerType::kRelu:
     case LayerType::kGelu:
     case LayerType::kTanh:

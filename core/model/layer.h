@@ -56,6 +56,9 @@ class Layer {
   virtual int64_t out_features() const = 0;
   // Rough forward + backward FLOPs for one sample; only used to balance the partition.
   virtual double flops_per_sample() const = 0;
+  // Bytes one sample keeps from this layer's forward to its backward, when the layer declares them (a custom layer's
+  // sluice_layer_ops::activation_bytes); 0: not declared (estimates count the layer's input, 4 x in_features).
+  virtual double stash_bytes_per_sample() const { return 0.0; }
 
   virtual std::vector<Parameter*> parameters() { return {}; }
   // Sets initial parameter values from (seed, global_index(), parameter), never from the partition.

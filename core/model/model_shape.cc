@@ -10,7 +10,11 @@ namespace {
 LayerShape custom_shape(size_t index, const config::LayerSpec& layer, int64_t in,
                         const CustomLayerRegistry& custom_layers) {
   const std::unique_ptr<Layer> built = build_custom(index, layer, in, custom_layers);
-  LayerShape shape{in, built->out_features(), 0, built->flops_per_sample()};
+  // The cost the config declares (`cost: {flops, bytes}`) wins over the layer's own (sluice_layer_ops): forward
+  // FLOPs count 3 times, for the forward and the two backward halves.
+  LayerShape shape{in, built->out_features(), 0,
+                   layer.cost_flops > 0.0 ? 3.0 * layer.cost_flops : built->flops_per_sample()};
+  shape.stash_bytes = layer.cost_bytes > 0.0 ? layer.cost_bytes : built->stash_bytes_per_sample();
   for (const Parameter* p : built->parameters()) shape.params += p->value.rows() * p->value.cols();
   return shape;
 }

@@ -34,7 +34,10 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
     for (int layer = range.first; layer < range.last; ++layer) {
       stage.forward_time_per_sample += shapes[layer].flops / 3.0 / kFlopsPerTimeUnit;  // flops counts F + B, B = 2F
       stage.static_bytes += kBytesPerFloat * state_floats * static_cast<double>(shapes[layer].params);
-      stage.stash_bytes_per_sample += kBytesPerFloat * static_cast<double>(shapes[layer].in);  // each layer's input
+      // each layer's input, or what a custom layer declares it keeps
+      stage.stash_bytes_per_sample += shapes[layer].stash_bytes > 0.0
+                                          ? shapes[layer].stash_bytes
+                                          : kBytesPerFloat * static_cast<double>(shapes[layer].in);
     }
     sizes.push_back(stage);
   }

@@ -234,6 +234,19 @@ program fortran_generics_compile
   s = s + sluice_set_learning_rate(t, lr64)
   s = s + sluice_get_learning_rate(t, lr64)
 
+  ! Fields in, rows out (a conv model ending in flatten/linear) and rows in, fields out: the ranks may differ.
+  s = s + sluice_train_step(t, x32_4, y32_2, loss32)
+  s = s + sluice_train_step(t, x32_5, y32_2, loss64, 32)
+  s = s + sluice_train_step(t, x64_4, y64_2, loss64, n32)
+  s = s + sluice_evaluate(t, x32_3, y32_5, loss32, n64)
+  s = s + sluice_evaluate(t, x64_5, y64_3, loss64)
+  s = s + sluice_predict(t, x32_4, y32_2)
+  s = s + sluice_predict(t, x64_2, y64_4, n32)
+  s = s + sluice_submit_samples(t, x32_4, y32_2)
+  s = s + sluice_submit_samples(t, x64_5, y64_2)
+  s = s + sluice_model_predict(m, x32_4, y32_2)
+  s = s + sluice_model_predict(m, x64_3, y64_5)
+
   ! Application state of every kind and rank (the dtype comes from the array).
   s = s + sluice_register_state(t, 'x32_2', x32_2, SLUICE_STATE_PER_RANK)
   s = s + sluice_register_state(t, 'x32_3', x32_3, SLUICE_STATE_PER_RANK)

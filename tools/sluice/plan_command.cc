@@ -21,6 +21,7 @@
 #include "core/schedule/validator.h"
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
+#include "tools/sluice/plan_declared_layers.h"
 #include "core/runtime/schedule_choice.h"
 #include "tools/sluice/plan_layer_table.h"
 #include "tools/sluice/plan_memory.h"
@@ -196,7 +197,7 @@ ModelPlan plan_model(const config::Config& cfg, const Schedule& compute, CostMod
 // the config and the options; returns the candidate table that explains it.
 std::string resolve_auto(config::Config& cfg, PlanOptions& options) {
   const runtime::ScheduleChoice choice = runtime::choose_schedule(
-      cfg, model::model_shape(cfg.model, {}), cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
+      cfg, model::model_shape(cfg.model, declared_layers(cfg.model)), cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
   runtime::apply(choice.candidates[choice.chosen], cfg);
   // auto chooses all three, so they replace what the flags said
   options.schedule = config::schedule_setting_name(cfg.pipeline.schedule);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/model/model_shape.h"
+#include "tools/sluice/plan_declared_layers.h"
 
 namespace sluice::tools {
 namespace {
@@ -31,7 +32,7 @@ std::string compact(double value) {
 }  // namespace
 
 void write_layer_table(std::ostream& out, const config::Config& cfg) {
-  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, declared_layers(cfg.model));
   out << "model: input " << shape_column(config::input_shape_of(cfg.model)) << " per sample\n"
       << std::left << std::setw(7) << "layer" << std::setw(14) << "type" << std::setw(18) << "output shape"
       << std::setw(12) << "params" << std::setw(15) << "forward FLOPs" << "output bytes\n";

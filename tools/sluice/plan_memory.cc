@@ -9,6 +9,7 @@
 #include "core/model/partition.h"
 #include "core/model/stage_module.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tools/sluice/plan_declared_layers.h"
 
 namespace sluice::tools {
 namespace {
@@ -42,7 +43,7 @@ StageMemory measure_stage_memory(const config::Config& cfg, int stages, int chun
   StageMemory memory;
   memory.rows = rows_per_microbatch(cfg, microbatches);
   kernels::Backend& backend = kernels::cpu_backend();
-  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend);
+  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend, declared_layers(cfg.model));
   const std::vector<double> costs = model::layer_costs(layers);
   memory.recompute_share = recompute_share(cfg, costs);
   // The trainer's split: explicit from the config, else balanced by cost.
