@@ -48,6 +48,13 @@ void read_parameters(const checkpoint::Reader& reader, std::vector<std::unique_p
                                                 ": missing (the stored config's layer " +
                                                 std::to_string(p->layer_index) + " has parameter " + p->name + ")");
       }
+      // PyTorch's shape (format_version 3) or the 2-D [rows, cols] of versions 1 and 2: the same values in order.
+      const std::vector<int64_t>& found = reader.dims(path);
+      if (found != p->stored_shape() && found != std::vector<int64_t>{p->value.rows(), p->value.cols()}) {
+        throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + path +
+                                                ": its shape does not match the stored config's layer " +
+                                                std::to_string(p->layer_index));
+      }
       reader.read_into(path, host.data(), host.size());
       p->value = backend.from_host(p->value.rows(), p->value.cols(), host.data());
     }

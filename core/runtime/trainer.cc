@@ -147,6 +147,8 @@ void Trainer::build_local_state() {
   num_layers_ = static_cast<int>(shapes.size());
   input_features_ = shapes.front().in;
   output_features_ = shapes.back().out;
+  input_shape_ = shapes.front().in_shape;
+  output_shape_ = shapes.back().out_shape;
   const std::vector<model::LayerRange> ranges =
       model::split_to_ranges(model::choose_split(cfg_.pipeline.split, model::flops_of(shapes), P * V));
 

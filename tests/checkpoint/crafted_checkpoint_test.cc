@@ -232,7 +232,7 @@ TEST_F(CraftedCheckpointTest, UnmodifiedFilePassesInspectAndResumes) {
 }
 
 TEST_F(CraftedCheckpointTest, SwappedSameShapeDatasetsWithTheirChecksumsAreRefused) {
-  // gamma and beta of the layernorm are both [1, 6]; each keeps its own (valid) crc32 attribute.
+  // gamma and beta of the layernorm are both [6]; each keeps its own (valid) crc32 attribute.
   const std::string file = craft("swapped", [](hid_t h) {
     swap_links(h, "/model/layer_0002/gamma", "/model/layer_0002/beta");
   });
