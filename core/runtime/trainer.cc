@@ -173,7 +173,8 @@ void Trainer::build_local_state() {
   loss_kind_ = cfg_.loss;
   check_custom_loss();
   // The output width is known here even with a custom last layer: given statistics must match it (kConfig).
-  normalization_.configure(data::with_file_statistics(cfg_.normalization), input_features_, output_features_);
+  normalization_.configure(data::with_file_statistics(cfg_.normalization), input_features_, output_features_,
+                           config::field_points(input_shape_), config::field_points(output_shape_));
 }
 
 void Trainer::build_executors() {

@@ -265,7 +265,8 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     staged_samples =
         stage_samples(reader, trainer.submitted_samples(), trainer.input_shape(), trainer.output_shape());
     lr_override = lr_override_of(reader);
-    normalization = read_normalization(reader, trainer.input_features(), trainer.output_features());
+    normalization = read_normalization(reader, trainer.input_features(), trainer.output_features(),
+                                       trainer.normalization().input_points(), trainer.normalization().output_points());
   } catch (...) {
     error = std::current_exception();
   }
