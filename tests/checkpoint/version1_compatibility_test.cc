@@ -174,6 +174,12 @@ TEST(VersionTwoFieldCompatibility, ResumesAndSavesPyTorchShapes) {
   const std::vector<float> v2_mean = Reader(file).read(normalization_path("inputs_mean")).data;
   EXPECT_EQ(resumed->normalization().inputs().mean, v2_mean);
 
+  // Three held samples (as sluice_submit_samples leaves them): stored as fields [held, C, D, D].
+  std::vector<float> held_inputs(3 * 32), held_targets(3 * 32);
+  for (size_t i = 0; i < held_inputs.size(); ++i) held_inputs[i] = static_cast<float>(i) * 0.5f;
+  for (size_t i = 0; i < held_targets.size(); ++i) held_targets[i] = -static_cast<float>(i);
+  resumed->submitted_samples().append(held_inputs.data(), held_targets.data(), 3);
+
   const std::string saved = dir + "/" + checkpoint_file_name(kSavedStep);
   runtime::save_checkpoint(*resumed, saved);
   const Reader reader(saved);
@@ -188,10 +194,15 @@ TEST(VersionTwoFieldCompatibility, ResumesAndSavesPyTorchShapes) {
   EXPECT_EQ(reader.dims(optimizer_path(0, "weight", "exp_avg")), (Dims{3, 2, 3, 3}));
   EXPECT_EQ(reader.dims(optimizer_path(4, "weight", "exp_avg_sq")), (Dims{3, 2, 2, 2}));
   EXPECT_EQ(reader.dims(normalization_path("inputs_mean")), (Dims{32}));
+  EXPECT_EQ(reader.dims(samples_path("inputs")), (Dims{3, 2, 4, 4}));
+  EXPECT_EQ(reader.dims(samples_path("targets")), (Dims{3, 2, 4, 4}));
 
   auto reloaded = testing::testdata_trainer("v2_field.yaml", kLastStep);
   runtime::load_checkpoint(*reloaded, saved);
   expect_same_bits(testing::parameters_of(*reloaded), loaded, "version 3 round trip");
+  ASSERT_EQ(reloaded->submitted_samples().held(), 3);
+  EXPECT_EQ(reloaded->submitted_samples().inputs_in_order(), held_inputs);
+  EXPECT_EQ(reloaded->submitted_samples().targets_in_order(), held_targets);
   testing::train_to_end(*reloaded);
   testing::train_to_end(*resumed);
   expect_same_bits(testing::parameters_of(*reloaded), testing::parameters_of(*resumed), "training on after it");
