@@ -10,8 +10,11 @@ namespace sluice::checkpoint {
 // kFormatVersion; readers accept kOldestReadableFormatVersion .. kFormatVersion and refuse anything else.
 // Version 2 binds every dataset's crc32 to its path, element type and shape, and stores a manifest (/manifest)
 // that the file's structure is verified against; version 1 files (plain crc32, no manifest) are still read, with
-// the version-1 rules.
-constexpr int64_t kFormatVersion = 2;
+// the version-1 rules. Version 3 stores parameters (and their optimizer state and accumulated gradients) in
+// PyTorch's N-D shapes (a conv weight [out, in/groups, k..], a bias or norm parameter [C]) instead of 2-D
+// [rows, cols], held samples of a field as [held, C, D..] and per-channel normalization statistics as [C]; the
+// layout and checksums are version 2's, and readers accept a version-1 or -2 file's 2-D shapes for the same values.
+constexpr int64_t kFormatVersion = 3;
 constexpr int64_t kOldestReadableFormatVersion = 1;
 // The first version whose files carry /manifest and bound checksums (manifest.h).
 constexpr int64_t kFirstManifestFormatVersion = 2;

@@ -403,8 +403,10 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));
   if (root.has("normalization")) {
-    config.normalization = parse_normalization(root.child("normalization"), config.model.inputs,
-                                               output_features(config.model), config.loss);
+    config.normalization =
+        parse_normalization(root.child("normalization"), config.model.inputs, output_features(config.model),
+                            config.loss, field_channels(input_shape_of(config.model)),
+                            field_channels(output_shape(config.model.layers, input_shape_of(config.model))));
   }
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
   if (root.has("comm")) config.comm = parse_comm(root.child("comm"));

@@ -12,14 +12,17 @@ namespace {
 // The most samples `auto` may gather: every rank holds samples x features doubles while computing the statistics.
 constexpr int64_t kMaxAutoSamples = int64_t{1} << 20;
 
-std::string length_problem(const std::string& key, std::size_t got, int64_t features, const std::string& what) {
-  return "expected " + std::to_string(features) + " entries (one per " + what + "), got " + std::to_string(got) +
-         " (normalization." + key + ")";
+std::string length_problem(const std::string& key, std::size_t got, int64_t features, int64_t channels,
+                           const std::string& what) {
+  const std::string per_channel = channels > 0 ? " or " + std::to_string(channels) + " (one per channel)" : "";
+  return "expected " + std::to_string(features) + " entries (one per " + what + ")" + per_channel + ", got " +
+         std::to_string(got) + " (normalization." + key + ")";
 }
 
-// normalization.<side>_mean / _std: a list of finite numbers (std: each > 0), one per feature when known.
-std::vector<double> parse_values(const ConfigNode& list, bool positive, int64_t features, const std::string& key,
-                                 const std::string& what) {
+// normalization.<side>_mean / _std: a list of finite numbers (std: each > 0), one per feature when known, or one
+// per channel when the side is a field of `channels` channels (-1: rows).
+std::vector<double> parse_values(const ConfigNode& list, bool positive, int64_t features, int64_t channels,
+                                 const std::string& key, const std::string& what) {
   std::vector<double> values;
   for (const ConfigNode& entry : list.elements()) {
     const double value = entry.as_double();
@@ -29,14 +32,15 @@ std::vector<double> parse_values(const ConfigNode& list, bool positive, int64_t 
     }
     values.push_back(value);
   }
-  if (features >= 0 && values.size() != static_cast<std::size_t>(features)) {
-    list.fail(length_problem(key, values.size(), features, what));
+  const bool per_channel = channels > 0 && values.size() == static_cast<std::size_t>(channels);
+  if (features >= 0 && values.size() != static_cast<std::size_t>(features) && !per_channel) {
+    list.fail(length_problem(key, values.size(), features, channels, what));
   }
   return values;
 }
 
 // inputs / targets: the mode, and a given side's lists (both, or neither when normalization.file holds them).
-NormalizationSide parse_side(const ConfigNode& node, const std::string& side, int64_t features,
+NormalizationSide parse_side(const ConfigNode& node, const std::string& side, int64_t features, int64_t channels,
                              const std::string& what) {
   NormalizationSide result;
   if (node.has(side)) {
@@ -54,7 +58,7 @@ NormalizationSide parse_side(const ConfigNode& node, const std::string& side, in
       list.fail(key + " only applies with " + side + ": given (" + side + " is " +
                 normalization_mode_name(result.mode) + ")");
     }
-    (key == mean_key ? result.mean : result.std) = parse_values(list, key == std_key, features, key, what);
+    (key == mean_key ? result.mean : result.std) = parse_values(list, key == std_key, features, channels, key, what);
   }
   if (given && node.has(mean_key) != node.has(std_key)) {
     node.fail(side + ": given needs both " + mean_key + " and " + std_key + " (or neither, with normalization.file)");
@@ -69,12 +73,12 @@ NormalizationSide parse_side(const ConfigNode& node, const std::string& side, in
 }  // namespace
 
 NormalizationSpec parse_normalization(const ConfigNode& node, int64_t input_features, int64_t output_features,
-                                      model::LossKind loss) {
+                                      model::LossKind loss, int64_t input_channels, int64_t output_channels) {
   node.require_map_with_keys(
       {"inputs", "targets", "samples", "file", "inputs_mean", "inputs_std", "targets_mean", "targets_std"}, "normalization");
   NormalizationSpec spec;
-  spec.inputs = parse_side(node, "inputs", input_features, "input feature");
-  spec.targets = parse_side(node, "targets", output_features, "model output");
+  spec.inputs = parse_side(node, "inputs", input_features, input_channels, "input feature");
+  spec.targets = parse_side(node, "targets", output_features, output_channels, "model output");
   if (spec.targets.mode != NormalizationMode::kNone && loss == model::LossKind::kCrossEntropy) {
     node.child("targets").fail("targets: " + normalization_mode_name(spec.targets.mode) +
                                " cannot be used with loss: cross_entropy (its targets are class probabilities); "

@@ -57,6 +57,16 @@ void require_rows(const LayerSpec& layer, const SampleShape& in) {
 
 }  // namespace
 
+int64_t field_channels(const SampleShape& shape) {
+  if (!is_field(shape) || features_of(shape) < 0) return -1;
+  return shape[0];
+}
+
+int64_t field_points(const SampleShape& shape) {
+  if (!is_field(shape) || features_of(shape) < 0) return 1;
+  return features_of(shape) / shape[0];
+}
+
 int64_t features_of(const SampleShape& shape) {
   int64_t features = 1;
   for (int64_t extent : shape) {

@@ -19,6 +19,10 @@ namespace sluice::config {
 using SampleShape = std::vector<int64_t>;
 
 inline bool is_field(const SampleShape& shape) { return shape.size() >= 2; }
+// A field's channel count C; -1 for rows or an unknown (negative) extent.
+int64_t field_channels(const SampleShape& shape);
+// A field's points per channel ΠD; 1 for rows or an unknown (negative) extent.
+int64_t field_points(const SampleShape& shape);
 // C·ΠD (or F); -1 when any extent is unknown (negative).
 int64_t features_of(const SampleShape& shape);
 // "[3, 64, 64]" or, for rows, "rows of 12 features".

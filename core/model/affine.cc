@@ -24,6 +24,7 @@ Affine::Affine(kernels::Backend& backend, int64_t in_features, int64_t out_featu
     bias_.name = prefix + "bias";
     bias_.value = backend.zeros(1, out_features);
     bias_.grad = backend.zeros(1, out_features);
+    bias_.shape = {out_features};
   }
 }
 

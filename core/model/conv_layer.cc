@@ -24,11 +24,14 @@ ConvLayer::ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geo
   weight_.name = "weight";
   weight_.value = backend.zeros(geometry_.out_channels, geometry_.weight_cols());
   weight_.grad = backend.zeros(geometry_.out_channels, geometry_.weight_cols());
+  weight_.shape = {geometry_.out_channels, geometry_.in_channels / geometry_.groups};
+  weight_.shape.insert(weight_.shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
   if (with_bias) {
     bias_.emplace();
     bias_->name = "bias";
     bias_->value = backend.zeros(1, geometry_.out_channels);
     bias_->grad = backend.zeros(1, geometry_.out_channels);
+    bias_->shape = {geometry_.out_channels};
   }
 }
 

@@ -16,11 +16,14 @@ ConvTransposeLayer::ConvTransposeLayer(kernels::Backend& backend, const kernels:
   weight_.name = "weight";
   weight_.value = backend.zeros(geometry_.in_channels, geometry_.weight_cols());
   weight_.grad = backend.zeros(geometry_.in_channels, geometry_.weight_cols());
+  weight_.shape = {geometry_.in_channels, geometry_.out_channels};  // PyTorch's [in, out/groups, k..], groups 1
+  weight_.shape.insert(weight_.shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
   if (with_bias) {
     bias_.emplace();
     bias_->name = "bias";
     bias_->value = backend.zeros(1, geometry_.out_channels);
     bias_->grad = backend.zeros(1, geometry_.out_channels);
+    bias_->shape = {geometry_.out_channels};
   }
 }
 

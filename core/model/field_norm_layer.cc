@@ -25,9 +25,11 @@ FieldNormLayer::FieldNormLayer(kernels::Backend& backend, std::string type, Over
   weight_.name = "weight";
   weight_.value = backend.zeros(1, geometry_.channels);
   weight_.grad = backend.zeros(1, geometry_.channels);
+  weight_.shape = {geometry_.channels};
   bias_.name = "bias";
   bias_.value = backend.zeros(1, geometry_.channels);
   bias_.grad = backend.zeros(1, geometry_.channels);
+  bias_.shape = {geometry_.channels};
   init(0);
 }
 

@@ -4,6 +4,11 @@ namespace sluice::model {
 
 std::string Parameter::qualified_name() const { return "layers." + std::to_string(layer_index) + "." + name; }
 
+std::vector<int64_t> Parameter::stored_shape() const {
+  if (!shape.empty()) return shape;
+  return {value.rows(), value.cols()};
+}
+
 size_t LayerSaved::bytes() const {
   size_t total = 0;
   for (const auto& tensor : tensors) total += tensor.bytes();

@@ -33,9 +33,15 @@ struct Parameter {
   int layer_index = -1;  // global index of the owning layer
   kernels::Tensor value;
   kernels::Tensor grad;  // same shape as value; accumulated by backward, cleared by zero_grad
+  // PyTorch's shape of the parameter, as checkpoints (format_version 3) store it: e.g. a conv weight
+  // [out, in/groups, k..] held as the 2-D value [out][in/groups·Πk], a bias [out] held as [1][out]. Set by the
+  // layer; empty means the value's own [rows, cols]. Its element count is always value's.
+  std::vector<int64_t> shape;
 
   // Unique in the whole model, e.g. "layers.3.weight"; names checkpoints and optimizer state.
   std::string qualified_name() const;
+  // `shape`, or {rows, cols} when the layer set none.
+  std::vector<int64_t> stored_shape() const;
 };
 
 // One micro-batch's state of one layer between its forward and its backward.

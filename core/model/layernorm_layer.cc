@@ -22,9 +22,11 @@ LayerNormLayer::LayerNormLayer(kernels::Backend& backend, int64_t features, floa
   gamma_.name = "gamma";
   gamma_.value = backend.zeros(1, features);
   gamma_.grad = backend.zeros(1, features);
+  gamma_.shape = {features};
   beta_.name = "beta";
   beta_.value = backend.zeros(1, features);
   beta_.grad = backend.zeros(1, features);
+  beta_.shape = {features};
   init(0);
 }
 

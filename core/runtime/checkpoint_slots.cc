@@ -1,6 +1,7 @@
 #include "core/runtime/checkpoint_slots.h"
 
 #include <map>
+#include <utility>
 
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
@@ -16,13 +17,23 @@ std::string param_name(const model::Parameter& p) {
   return q.compare(0, prefix.size(), prefix) == 0 ? q.substr(prefix.size()) : p.name;
 }
 
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string shape;
+  for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + shape + "]";
+}
+
 }  // namespace
+
+bool fits_slot(const std::vector<int64_t>& found, const std::vector<int64_t>& dims, const kernels::Tensor& tensor) {
+  return found == dims || found == std::vector<int64_t>{tensor.rows(), tensor.cols()};
+}
 
 std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::Optimizer& optimizer) {
   std::vector<Slot> slots;
   std::map<std::string, const model::Parameter*> by_qualified_name;
   for (model::Parameter* p : params) {
-    slots.push_back({checkpoint::model_path(p->layer_index, param_name(*p)), &p->value});
+    slots.push_back({checkpoint::model_path(p->layer_index, param_name(*p)), &p->value, p->stored_shape()});
     by_qualified_name[p->qualified_name()] = p;
   }
   for (const model::NamedTensor& state : optimizer.state_tensors()) {
@@ -32,9 +43,12 @@ std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::
     if (dot == std::string::npos || it == by_qualified_name.end()) {
       throw Error(ErrorCode::kInternal, "optimizer state '" + state.name + "' names no parameter of this rank");
     }
+    // The state has its parameter's shape (as PyTorch's optimizer state_dict has it).
+    std::vector<int64_t> dims = it->second->stored_shape();
+    if (state.tensor->size() != it->second->value.size()) dims = {state.tensor->rows(), state.tensor->cols()};
     slots.push_back({checkpoint::optimizer_path(it->second->layer_index, param_name(*it->second),
                                                 state.name.substr(dot + 1)),
-                     state.tensor});
+                     state.tensor, std::move(dims)});
   }
   return slots;
 }
@@ -42,7 +56,8 @@ std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::
 std::vector<Slot> accumulation_slots_of(const std::vector<model::Parameter*>& params, int replica) {
   std::vector<Slot> slots;
   for (model::Parameter* p : params) {
-    slots.push_back({checkpoint::accumulation_path(p->layer_index, param_name(*p), replica), &p->grad});
+    slots.push_back({checkpoint::accumulation_path(p->layer_index, param_name(*p), replica), &p->grad,
+                     p->stored_shape()});
   }
   return slots;
 }
@@ -55,14 +70,10 @@ void check_compatible(const checkpoint::Reader& reader, const std::vector<Slot>&
                                             " optimizer state but the config asks for " + wanted);
   }
   for (const Slot& s : slots) {
-    const std::vector<int64_t> expected{s.tensor->rows(), s.tensor->cols()};
     const std::vector<int64_t>& found = reader.dims(s.path);
-    if (found != expected) {
-      std::string shape;
-      for (int64_t d : found) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + s.path + ": shape [" +
-                                              shape + "] does not match the model's [" + std::to_string(expected[0]) +
-                                              ", " + std::to_string(expected[1]) + "]");
+    if (!fits_slot(found, s.dims, *s.tensor)) {
+      throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + s.path + ": shape " +
+                                              dims_text(found) + " does not match the model's " + dims_text(s.dims));
     }
   }
   const std::vector<int> layers = reader.layer_indices();

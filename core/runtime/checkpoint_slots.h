@@ -14,11 +14,17 @@
 
 namespace sluice::runtime {
 
-// A live tensor together with the dataset that stores it.
+// A live tensor together with the dataset that stores it and the dataset's shape: the parameter's PyTorch shape
+// (model::Parameter::stored_shape, format_version 3), also for its optimizer state and accumulated gradient.
 struct Slot {
   std::string path;
   kernels::Tensor* tensor;
+  std::vector<int64_t> dims;
 };
+
+// Whether a dataset of shape `found` can be read into the slot: the slot's dims (format_version 3), or the tensor's
+// 2-D [rows, cols] as versions 1 and 2 wrote every tensor. Both hold the same elements in the same order.
+bool fits_slot(const std::vector<int64_t>& found, const std::vector<int64_t>& dims, const kernels::Tensor& tensor);
 
 // The slots of `params` and of the optimizer state that belongs to them.
 std::vector<Slot> slots_of(const std::vector<model::Parameter*>& params, model::Optimizer& optimizer);

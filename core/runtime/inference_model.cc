@@ -11,6 +11,7 @@
 #include "core/common/error.h"
 #include "core/common/hdf5_lock.h"
 #include "core/config/config_parser.h"
+#include "core/model/model_shape.h"
 #include "core/runtime/normalization_checkpoint.h"
 #include "core/runtime/prediction_passes.h"
 #include "kernels/backend_registry.h"
@@ -48,6 +49,13 @@ void read_parameters(const checkpoint::Reader& reader, std::vector<std::unique_p
                                                 ": missing (the stored config's layer " +
                                                 std::to_string(p->layer_index) + " has parameter " + p->name + ")");
       }
+      // PyTorch's shape (format_version 3) or the 2-D [rows, cols] of versions 1 and 2: the same values in order.
+      const std::vector<int64_t>& found = reader.dims(path);
+      if (found != p->stored_shape() && found != std::vector<int64_t>{p->value.rows(), p->value.cols()}) {
+        throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + path +
+                                                ": its shape does not match the stored config's layer " +
+                                                std::to_string(p->layer_index));
+      }
       reader.read_into(path, host.data(), host.size());
       p->value = backend.from_host(p->value.rows(), p->value.cols(), host.data());
     }
@@ -82,8 +90,12 @@ void InferenceModel::load(const std::string& path) {
     layers = model::build_layers(cfg.model, backend, custom_layers_);
     if (layers.empty()) throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "': model has no layers");
     read_parameters(reader, layers, backend);
-    // The statistics the run normalized with (none in a file without them, whatever its config says).
-    normalization = read_normalization(reader, layers.front()->in_features(), layers.back()->out_features());
+    // The statistics the run normalized with (none in a file without them, whatever its config says): per feature,
+    // or per channel of a field side.
+    const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, custom_layers_);
+    normalization = read_normalization(reader, layers.front()->in_features(), layers.back()->out_features(),
+                                       config::field_points(shapes.front().in_shape),
+                                       config::field_points(shapes.back().out_shape));
   }
   const int64_t in = layers.front()->in_features();
   const int64_t out = layers.back()->out_features();

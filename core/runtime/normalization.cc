@@ -10,34 +10,74 @@
 namespace sluice::runtime {
 namespace {
 
-FeatureScaling given(const config::NormalizationSide& side, const std::string& name, int64_t features,
-                     const std::string& file) {
-  const std::string what = name == "inputs" ? "input feature" : "model output";
-  for (const auto& [key, values] :
-       {std::make_pair(name + "_mean", &side.mean), std::make_pair(name + "_std", &side.std)}) {
-    if (values->size() != static_cast<std::size_t>(features)) {
-      throw Error(ErrorCode::kConfig, "config: normalization." + key + ": expected " + std::to_string(features) +
-                                          " entries (one per " + what + "), got " + std::to_string(values->size()) +
-                                          (file.empty() ? "" : " (from the config's list or normalization.file \"" +
-                                                                   file + "\")"));
-    }
-  }
-  FeatureScaling scaling;
-  scaling.mean.assign(side.mean.begin(), side.mean.end());
-  scaling.std.assign(side.std.begin(), side.std.end());
-  return scaling;
-}
-
 // A std that cannot divide safely (zero: a constant feature; subnormal) is 1: the feature is only shifted.
 float guarded_std(double std) {
   const float value = static_cast<float>(std);
   return std::isnormal(value) ? value : 1.0f;
 }
 
+// A given side: one value per feature, or (a field side, points > 1) one per channel.
+FeatureScaling given(const config::NormalizationSide& side, const std::string& name, int64_t features,
+                     int64_t points, const std::string& file) {
+  const std::string what = name == "inputs" ? "input feature" : "model output";
+  const int64_t channels = points > 1 ? features / points : -1;
+  const bool per_channel = channels > 0 && side.mean.size() == static_cast<std::size_t>(channels);
+  for (const auto& [key, values] :
+       {std::make_pair(name + "_mean", &side.mean), std::make_pair(name + "_std", &side.std)}) {
+    const auto wanted = static_cast<std::size_t>(per_channel ? channels : features);
+    if (values->size() != wanted) {
+      throw Error(ErrorCode::kConfig,
+                  "config: normalization." + key + ": expected " + std::to_string(features) + " entries (one per " +
+                      what + ")" + (channels > 0 ? " or " + std::to_string(channels) + " (one per channel)" : "") +
+                      ", got " + std::to_string(values->size()) +
+                      (file.empty() ? "" : " (from the config's list or normalization.file \"" + file + "\")"));
+    }
+  }
+  FeatureScaling scaling;
+  scaling.mean.assign(side.mean.begin(), side.mean.end());
+  scaling.std.assign(side.std.begin(), side.std.end());
+  scaling.points = per_channel ? points : 1;
+  return scaling;
+}
+
+// Per channel: channel c of sample r is the `points` values from (r · channels + c) · points on.
+FeatureScaling channel_statistics(const float* samples, int64_t rows, int64_t channels, int64_t points) {
+  const auto c_count = static_cast<std::size_t>(channels);
+  const auto p_count = static_cast<std::size_t>(points);
+  std::vector<double> sum(c_count, 0.0), squares(c_count, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < c_count; ++c) {
+      const float* values = samples + (static_cast<std::size_t>(r) * c_count + c) * p_count;
+      for (std::size_t k = 0; k < p_count; ++k) sum[c] += values[k];
+    }
+  }
+  const double n = static_cast<double>(rows) * static_cast<double>(points);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < c_count; ++c) {
+      const float* values = samples + (static_cast<std::size_t>(r) * c_count + c) * p_count;
+      for (std::size_t k = 0; k < p_count; ++k) {
+        const double d = values[k] - sum[c] / n;
+        squares[c] += d * d;
+      }
+    }
+  }
+  FeatureScaling scaling;
+  scaling.points = points;
+  for (std::size_t c = 0; c < c_count; ++c) {
+    scaling.mean.push_back(static_cast<float>(sum[c] / n));
+    scaling.std.push_back(guarded_std(std::sqrt(squares[c] / n)));
+  }
+  return scaling;
+}
+
 }  // namespace
 
-FeatureScaling statistics_of(const float* samples, int64_t rows, int64_t features) {
+FeatureScaling statistics_of(const float* samples, int64_t rows, int64_t features, int64_t points) {
   if (rows <= 0 || features <= 0) throw Error(ErrorCode::kInternal, "normalization statistics of no samples");
+  if (points > 1) {
+    if (features % points != 0) throw Error(ErrorCode::kInternal, "normalization: points do not divide features");
+    return channel_statistics(samples, rows, features / points, points);
+  }
   const auto f = static_cast<std::size_t>(features);
   std::vector<double> sum(f, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -63,6 +103,15 @@ FeatureScaling statistics_of(const float* samples, int64_t rows, int64_t feature
 std::vector<float> normalized(const float* values, int64_t rows, const FeatureScaling& scaling) {
   if (!scaling.active()) return {};
   const std::size_t f = scaling.mean.size();
+  if (scaling.points > 1) {  // per channel: statistic i / points of each sample's f · points values
+    const auto p = static_cast<std::size_t>(scaling.points);
+    std::vector<float> out(static_cast<std::size_t>(rows) * f * p);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const std::size_t c = (i / p) % f;
+      out[i] = (values[i] - scaling.mean[c]) / scaling.std[c];
+    }
+    return out;
+  }
   std::vector<float> out(static_cast<std::size_t>(rows) * f);
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = (values[i] - scaling.mean[i % f]) / scaling.std[i % f];
   return out;
@@ -71,19 +120,34 @@ std::vector<float> normalized(const float* values, int64_t rows, const FeatureSc
 void denormalize(float* values, int64_t rows, const FeatureScaling& scaling) {
   if (!scaling.active()) return;
   const std::size_t f = scaling.mean.size();
+  if (scaling.points > 1) {
+    const auto p = static_cast<std::size_t>(scaling.points);
+    const std::size_t count = static_cast<std::size_t>(rows) * f * p;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t c = (i / p) % f;
+      values[i] = values[i] * scaling.std[c] + scaling.mean[c];
+    }
+    return;
+  }
   const std::size_t count = static_cast<std::size_t>(rows) * f;
   for (std::size_t i = 0; i < count; ++i) values[i] = values[i] * scaling.std[i % f] + scaling.mean[i % f];
 }
 
 void Normalization::configure(const config::NormalizationSpec& spec, int64_t input_features,
-                              int64_t output_features) {
+                              int64_t output_features, int64_t input_points, int64_t output_points) {
   using config::NormalizationMode;
   FeatureScaling inputs, targets;
-  if (spec.inputs.mode == NormalizationMode::kGiven) inputs = given(spec.inputs, "inputs", input_features, spec.file);
-  if (spec.targets.mode == NormalizationMode::kGiven) targets = given(spec.targets, "targets", output_features, spec.file);
+  if (spec.inputs.mode == NormalizationMode::kGiven) {
+    inputs = given(spec.inputs, "inputs", input_features, input_points, spec.file);
+  }
+  if (spec.targets.mode == NormalizationMode::kGiven) {
+    targets = given(spec.targets, "targets", output_features, output_points, spec.file);
+  }
   spec_ = spec;
   input_features_ = input_features;
   output_features_ = output_features;
+  input_points_ = input_points;
+  output_points_ = output_points;
   inputs_ = std::move(inputs);
   targets_ = std::move(targets);
   inputs_pending_ = spec.inputs.mode == NormalizationMode::kAuto;

@@ -19,8 +19,9 @@ void add_side(const FeatureScaling& scaling, const char* mean_name, const char* 
   snapshot.entries.push_back({checkpoint::normalization_path(std_name), {features}, scaling.std});
 }
 
+// [features] (per feature) or, for a field side of `points` points per channel, [features / points] (per channel).
 FeatureScaling read_side(const checkpoint::Reader& reader, const char* mean_name, const char* std_name,
-                         int64_t features) {
+                         int64_t features, int64_t points) {
   const std::string mean_path = checkpoint::normalization_path(mean_name);
   const std::string std_path = checkpoint::normalization_path(std_name);
   const bool has_mean = reader.contains(mean_path);
@@ -31,6 +32,10 @@ FeatureScaling read_side(const checkpoint::Reader& reader, const char* mean_name
   }
   FeatureScaling scaling;
   if (!has_mean) return scaling;
+  if (points > 1 && features % points == 0 && reader.dims(mean_path) == std::vector<int64_t>{features / points}) {
+    features /= points;
+    scaling.points = points;
+  }
   scaling.mean = reader.read(mean_path, {features}).data;
   scaling.std = reader.read(std_path, {features}).data;
   for (int64_t j = 0; j < features; ++j) {
@@ -57,12 +62,12 @@ void add_normalization_entries(const Normalization& normalization, int world_ran
 }
 
 SavedNormalization read_normalization(const checkpoint::Reader& reader, int64_t input_features,
-                                      int64_t output_features) {
+                                      int64_t output_features, int64_t input_points, int64_t output_points) {
   SavedNormalization saved;
   saved.inputs = read_side(reader, checkpoint::kNormalizationInputsMean, checkpoint::kNormalizationInputsStd,
-                           input_features);
+                           input_features, input_points);
   saved.targets = read_side(reader, checkpoint::kNormalizationTargetsMean, checkpoint::kNormalizationTargetsStd,
-                            output_features);
+                            output_features, output_points);
   return saved;
 }
 

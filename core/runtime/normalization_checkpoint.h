@@ -20,8 +20,9 @@ struct SavedNormalization {
 };
 
 // The file's statistics, checksum-verified. Error(kCheckpoint) naming file and dataset when a side has only one
-// of its two datasets, a length differs from the model's features, or a std is not finite and > 0.
+// of its two datasets, a length differs from the model's features (or, for a field side of `*_points` > 1 points
+// per channel, from its channels: per-channel statistics), or a std is not finite and > 0.
 SavedNormalization read_normalization(const checkpoint::Reader& reader, int64_t input_features,
-                                      int64_t output_features);
+                                      int64_t output_features, int64_t input_points = 1, int64_t output_points = 1);
 
 }  // namespace sluice::runtime

@@ -14,32 +14,49 @@ int64_t train_int_or_zero(const checkpoint::Reader& reader, const char* name) {
   return found == reader.train_ints().end() ? 0 : found->second;
 }
 
-// One side ([held][features]) of the stored samples, with its shape checked.
-std::vector<float> read_side(const checkpoint::Reader& reader, const char* name, int64_t held, int64_t features) {
+// The dataset shape of `held` samples of `features` each: [held, C, D..] when `shape` is a field of that many
+// features, else [held, features].
+std::vector<int64_t> side_dims(int64_t held, int64_t features, const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) count = d > 0 ? count * d : -1;
+  if (shape.size() < 2 || count != features) return {held, features};
+  std::vector<int64_t> dims{held};
+  dims.insert(dims.end(), shape.begin(), shape.end());
+  return dims;
+}
+
+// One side of the stored samples, with its shape checked: the field's [held, C, D..] or the 2-D [held, features]
+// of older files (the same values in the same order).
+std::vector<float> read_side(const checkpoint::Reader& reader, const char* name, int64_t held, int64_t features,
+                             const std::vector<int64_t>& shape) {
   const std::string path = checkpoint::samples_path(name);
+  const std::vector<int64_t> dims = side_dims(held, features, shape);
+  if (reader.contains(path) && reader.dims(path) == dims) return reader.read(path).data;
   return reader.read(path, {held, features}).data;
 }
 
 }  // namespace
 
-void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot) {
+void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
+                        const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape) {
   snapshot.train_ints[checkpoint::kSamplesHeldDataset] = store.held();
   snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
   // A dataset of zero samples is not written: held = 0 says there is nothing to read.
   if (replica != 0 || store.held() == 0) return;
   if (store.keeps_inputs()) {
     snapshot.entries.push_back({checkpoint::samples_path(checkpoint::kSamplesInputsDataset),
-                                {store.held(), store.input_features()},
+                                side_dims(store.held(), store.input_features(), input_shape),
                                 store.inputs_in_order()});
   }
   if (store.keeps_targets()) {
     snapshot.entries.push_back({checkpoint::samples_path(checkpoint::kSamplesTargetsDataset),
-                                {store.held(), store.output_features()},
+                                side_dims(store.held(), store.output_features(), output_shape),
                                 store.targets_in_order()});
   }
 }
 
-StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store) {
+StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
+                            const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape) {
   StagedSamples staged;
   staged.held = train_int_or_zero(reader, checkpoint::kSamplesHeldDataset);
   staged.draws = static_cast<uint64_t>(train_int_or_zero(reader, checkpoint::kSamplesDrawsDataset));
@@ -52,10 +69,12 @@ StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore&
   }
   if (staged.held == 0) return staged;
   if (store.keeps_inputs()) {
-    staged.inputs = read_side(reader, checkpoint::kSamplesInputsDataset, staged.held, store.input_features());
+    staged.inputs = read_side(reader, checkpoint::kSamplesInputsDataset, staged.held, store.input_features(),
+                               input_shape);
   }
   if (store.keeps_targets()) {
-    staged.targets = read_side(reader, checkpoint::kSamplesTargetsDataset, staged.held, store.output_features());
+    staged.targets = read_side(reader, checkpoint::kSamplesTargetsDataset, staged.held, store.output_features(),
+                                output_shape);
   }
   return staged;
 }

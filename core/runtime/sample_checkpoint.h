@@ -16,7 +16,10 @@
 namespace sluice::runtime {
 
 // This rank's share of the store as checkpoint entries and /train values (the values are the same on every rank).
-void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot);
+// `input_shape` and `output_shape` are one sample's shape (config/sample_shape.h): a field side is stored as
+// [held, C, D..] (format_version 3), a side of rows (or of an unknown shape) as [held, features].
+void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
+                        const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {});
 
 // What a load will put into the store, read and checked but not applied yet.
 struct StagedSamples {
@@ -29,7 +32,10 @@ struct StagedSamples {
 // Reads this rank's side of the stored samples. Files without /train/samples_held hold none. Throws
 // Error(kCheckpoint) naming the file and dataset when a dataset is missing or has another shape, or when the file
 // holds more samples than the configured replay buffer can (data.replay.capacity).
-StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store);
+// A side may be stored as [held, features] (versions 1 and 2, and rows) or [held, C, D..] (a field, version 3).
+StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
+                            const std::vector<int64_t>& input_shape = {},
+                            const std::vector<int64_t>& output_shape = {});
 
 // Replaces the store's contents by staged ones (from stage_samples on the same store). Cannot fail.
 void restore_samples(SampleStore& store, const StagedSamples& staged);

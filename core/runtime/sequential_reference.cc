@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/data/normalization_file.h"
 #include "core/model/lr_schedule.h"
+#include "core/model/model_shape.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace sluice::runtime {
@@ -18,8 +19,11 @@ SequentialReference::SequentialReference(const config::Config& cfg, int data_par
   model::init_layers(layers, cfg_.seed);
   stage_ = std::make_unique<model::StageModule>(backend, 0, std::move(layers));
   optimizer_ = model::make_optimizer(cfg_.optimizer, stage_->parameters(), backend);
+  // Per channel on a field side, as the trainer (the same shapes: model_shape with the same custom layers).
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg_.model, custom_layers);
   normalization_.configure(data::with_file_statistics(cfg_.normalization), stage_->in_features(),
-                           stage_->out_features());
+                           stage_->out_features(), config::field_points(shapes.front().in_shape),
+                           config::field_points(shapes.back().out_shape));
 }
 
 double SequentialReference::train_step(const float* inputs, const float* targets, int64_t global_rows) {
@@ -34,8 +38,12 @@ double SequentialReference::train_step(const float* inputs, const float* targets
   // Normalization as the Trainer applies it: auto statistics from the first call's first samples, then the
   // same element-wise function on the whole batch.
   const int64_t used = std::min<int64_t>(cfg_.normalization.samples, global_rows);
-  if (normalization_.inputs_pending()) normalization_.set_inputs(statistics_of(inputs, used, in));
-  if (normalization_.targets_pending()) normalization_.set_targets(statistics_of(targets, used, out));
+  if (normalization_.inputs_pending()) {
+    normalization_.set_inputs(statistics_of(inputs, used, in, normalization_.input_points()));
+  }
+  if (normalization_.targets_pending()) {
+    normalization_.set_targets(statistics_of(targets, used, out, normalization_.output_points()));
+  }
   const std::vector<float> normalized_inputs = normalized(inputs, global_rows, normalization_.inputs());
   const std::vector<float> normalized_targets = normalized(targets, global_rows, normalization_.targets());
   if (!normalized_inputs.empty()) inputs = normalized_inputs.data();

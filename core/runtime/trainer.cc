@@ -150,6 +150,8 @@ void Trainer::build_local_state() {
   num_layers_ = static_cast<int>(shapes.size());
   input_features_ = shapes.front().in;
   output_features_ = shapes.back().out;
+  input_shape_ = shapes.front().in_shape;
+  output_shape_ = shapes.back().out_shape;
   const std::vector<model::LayerRange> ranges =
       model::split_to_ranges(model::choose_split(cfg_.pipeline.split, model::flops_of(shapes), P * V));
 
@@ -174,7 +176,8 @@ void Trainer::build_local_state() {
   loss_kind_ = cfg_.loss;
   check_custom_loss();
   // The output width is known here even with a custom last layer: given statistics must match it (kConfig).
-  normalization_.configure(data::with_file_statistics(cfg_.normalization), input_features_, output_features_);
+  normalization_.configure(data::with_file_statistics(cfg_.normalization), input_features_, output_features_,
+                           config::field_points(input_shape_), config::field_points(output_shape_));
 }
 
 void Trainer::build_executors() {

@@ -110,6 +110,9 @@ class Trainer {
   const std::string& schedule_choice_report() const { return schedule_choice_report_; }
   int64_t input_features() const { return input_features_; }
   int64_t output_features() const { return output_features_; }
+  // One sample's shape at the model's input and output (config/sample_shape.h: {F} for rows, {C, D..} for a field).
+  const std::vector<int64_t>& input_shape() const { return input_shape_; }
+  const std::vector<int64_t>& output_shape() const { return output_shape_; }
   uint64_t steps_done() const { return step_; }
   void set_steps_done(uint64_t step) { step_ = step; }
   // Calls of the current accumulation window already done (0 at a step boundary, else 1..accumulate-1); the
@@ -227,6 +230,8 @@ class Trainer {
   std::map<int, std::pair<std::unique_ptr<schedule::Schedule>, std::unique_ptr<Executor>>> short_predictors_;
   int64_t input_features_ = 0;
   int64_t output_features_ = 0;
+  std::vector<int64_t> input_shape_;
+  std::vector<int64_t> output_shape_;
   int num_layers_ = 0;
   uint64_t step_ = 0;
   int window_position_ = 0;       // see accumulation_position()

@@ -180,14 +180,15 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   check_same_registration(trainer.mpi().world(), application);
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
-  add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot);
+  add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, trainer.input_shape(),
+                     trainer.output_shape());
   add_normalization_entries(trainer.normalization(), trainer.layout().rank, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
     for (const Slot& s : slots_of(local_parameters(trainer), trainer.optimizer())) {
       std::vector<float> host(static_cast<size_t>(s.tensor->size()));
       trainer.backend().to_host(*s.tensor, host.data());  // device tensors are copied out, host ones copied
-      snapshot.entries.push_back({s.path, {s.tensor->rows(), s.tensor->cols()}, std::move(host)});
+      snapshot.entries.push_back({s.path, s.dims, std::move(host)});
     }
   }
   // In the middle of an accumulation window the partial gradient sums are part of the state. They differ per
@@ -197,7 +198,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     for (const Slot& s : accumulation_slots_of(local_parameters(trainer), trainer.layout().replica)) {
       std::vector<float> host(static_cast<size_t>(s.tensor->size()));
       trainer.backend().to_host(*s.tensor, host.data());
-      snapshot.entries.push_back({s.path, {s.tensor->rows(), s.tensor->cols()}, std::move(host)});
+      snapshot.entries.push_back({s.path, s.dims, std::move(host)});
     }
   }
   const config::Config& cfg = trainer.config();
@@ -261,9 +262,11 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
-    staged_samples = stage_samples(reader, trainer.submitted_samples());
+    staged_samples =
+        stage_samples(reader, trainer.submitted_samples(), trainer.input_shape(), trainer.output_shape());
     lr_override = lr_override_of(reader);
-    normalization = read_normalization(reader, trainer.input_features(), trainer.output_features());
+    normalization = read_normalization(reader, trainer.input_features(), trainer.output_features(),
+                                       trainer.normalization().input_points(), trainer.normalization().output_points());
   } catch (...) {
     error = std::current_exception();
   }

@@ -19,18 +19,19 @@ void Trainer::compute_auto_normalization(const float* inputs, const float* targe
   // Every sample slot is written by exactly one rank (its replica's first- or last-stage rank) and is 0 elsewhere,
   // so the ordered sum over the world is exact: every rank ends with the same samples in global order, whatever
   // the layout, and computes the same statistics as one process holding the whole batch would.
-  auto gathered = [&](const float* data, bool holds, int64_t features) {
+  auto gathered = [&](const float* data, bool holds, int64_t features, int64_t points) {
     std::vector<float> all(static_cast<size_t>(n * features), 0.0f);
     if (holds && mine > 0) std::copy(data, data + mine * features, all.begin() + first * features);
     mpi_->world_group().start_ordered_sum(all.data(), static_cast<int64_t>(all.size()))->wait();
-    return statistics_of(all.data(), n, features);
+    return statistics_of(all.data(), n, features, points);
   };
   FeatureScaling input_scaling, target_scaling;
   std::exception_ptr error;
   try {
-    if (normalization_.inputs_pending()) input_scaling = gathered(inputs, stages_.count(0) != 0, input_features_);
+    if (normalization_.inputs_pending()) input_scaling = gathered(inputs, stages_.count(0) != 0, input_features_, normalization_.input_points());
     if (normalization_.targets_pending()) {
-      target_scaling = gathered(targets, stages_.count(lowered_.num_stages() - 1) != 0, output_features_);
+      target_scaling = gathered(targets, stages_.count(lowered_.num_stages() - 1) != 0, output_features_,
+                                normalization_.output_points());
     }
   } catch (...) {
     error = std::current_exception();  // a timed-out sum on one rank: every rank fails the call with it

@@ -20,8 +20,16 @@ std::string testdata_path(const std::string& name) {
   return std::string(root) + "/" + workspace + "/" + relative;
 }
 
-config::Config tiny_config(int steps) {
-  std::ifstream in(testdata_path("v1_tiny.yaml"));
+config::Config tiny_config(int steps) { return testdata_config("v1_tiny.yaml", steps); }
+
+std::unique_ptr<runtime::Trainer> testdata_trainer(const std::string& yaml, int steps) {
+  auto trainer = std::make_unique<runtime::Trainer>(MPI_COMM_WORLD, testdata_config(yaml, steps));
+  trainer->start();
+  return trainer;
+}
+
+config::Config testdata_config(const std::string& yaml, int steps) {
+  std::ifstream in(testdata_path(yaml));
   std::stringstream text;
   text << in.rdbuf();
   config::Config cfg = config::parse_config(text.str());

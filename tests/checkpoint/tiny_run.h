@@ -18,6 +18,9 @@ std::string testdata_path(const std::string& name);
 
 // testdata/v1_tiny.yaml with `steps` replaced and no checkpoint directory.
 config::Config tiny_config(int steps);
+// The same for another config under testdata (v2_field.yaml), and a started trainer of it.
+config::Config testdata_config(const std::string& yaml, int steps);
+std::unique_ptr<runtime::Trainer> testdata_trainer(const std::string& yaml, int steps);
 
 // A started single-communicator trainer of tiny_config(steps).
 std::unique_ptr<runtime::Trainer> tiny_trainer(int steps);

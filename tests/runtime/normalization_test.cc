@@ -270,5 +270,153 @@ TEST(NormalizationTest, BadlyScaledTargetsTrainFarBetterNormalized) {
   EXPECT_LT(normalized, 0.02 * plain);
 }
 
+// ---- Fields: per-channel statistics (issue 27 item 8) -------------------------------------------------------------
+constexpr int64_t kChannels = 2;
+constexpr int64_t kPoints = 12;  // [2, 3, 4]: 3 x 4 points per channel
+constexpr int64_t kFieldFeatures = kChannels * kPoints;
+
+config::Config make_field_config(const std::string& normalization) {
+  return config::parse_config(
+      "model:\n  inputs: [2, 3, 4]\n  layers:\n    - {type: conv, channels: 3, kernel: 3, padding: periodic}\n"
+      "    - {type: tanh}\n    - {type: conv, channels: 2, kernel: 1}\n"
+      "pipeline: {stages: 2, schedule: 1f1b, microbatches: 2}\nloss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
+      "data: {type: synthetic, batch: 32}\nseed: 5\nsteps: 100\nnormalization: " + normalization + "\n");
+}
+
+// Fields [rows][2][3][4] whose two channels have very different offsets and scales (inputs and targets).
+Batch field_batch(int call, int64_t rows = kGlobalBatch) {
+  std::mt19937_64 rng(2000 + static_cast<uint64_t>(call));
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Batch b{std::vector<float>(rows * kFieldFeatures), std::vector<float>(rows * kFieldFeatures)};
+  const double in_offset[2] = {300.0, -2.0}, in_scale[2] = {50.0, 0.01};
+  const double out_offset[2] = {-7e3, 4.0}, out_scale[2] = {1e3, 0.5};
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < kChannels; ++c) {
+      for (int64_t p = 0; p < kPoints; ++p) {
+        const double z = normal(rng);
+        const size_t i = static_cast<size_t>((r * kChannels + c) * kPoints + p);
+        b.inputs[i] = static_cast<float>(in_offset[c] + in_scale[c] * z);
+        b.targets[i] = static_cast<float>(out_offset[c] + out_scale[c] * std::tanh(z + 0.1 * static_cast<double>(p)));
+      }
+    }
+  }
+  return b;
+}
+
+runtime::StepResult train_field_call(runtime::Trainer& trainer, int call) {
+  const Batch b = field_batch(call);
+  const int64_t rows = kGlobalBatch / trainer.layout().data_parallel;
+  const int64_t first = trainer.layout().replica * rows;
+  return trainer.train_step(b.inputs.data() + first * kFieldFeatures, b.targets.data() + first * kFieldFeatures,
+                            rows);
+}
+
+// numpy's mean and std (ddof 0) per channel over the first n samples and all points: data.reshape(-1, C, P)[:n]
+// .mean(axis=(0, 2)).
+void expect_channel_statistics(const std::vector<float>& data, int64_t n, const runtime::FeatureScaling& scaling) {
+  ASSERT_EQ(scaling.mean.size(), static_cast<size_t>(kChannels));
+  ASSERT_EQ(scaling.points, kPoints);
+  for (int64_t c = 0; c < kChannels; ++c) {
+    double sum = 0.0, squares = 0.0;
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t p = 0; p < kPoints; ++p) sum += data[(r * kChannels + c) * kPoints + p];
+    }
+    const double mean = sum / static_cast<double>(n * kPoints);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t p = 0; p < kPoints; ++p) {
+        const double d = data[(r * kChannels + c) * kPoints + p] - mean;
+        squares += d * d;
+      }
+    }
+    const double std = std::sqrt(squares / static_cast<double>(n * kPoints));
+    EXPECT_NEAR(scaling.mean[c], mean, 1e-6 * (1.0 + std::fabs(mean))) << "mean of channel " << c;
+    EXPECT_NEAR(scaling.std[c], std, 1e-6 * (1.0 + std)) << "std of channel " << c;
+  }
+}
+
+TEST(FieldNormalizationTest, AutoIsPerChannelAndMatchesTheSequentialRun) {
+  const config::Config cfg = make_field_config("{inputs: auto, targets: auto, samples: 24}");
+  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
+  trainer.start();
+  runtime::SequentialReference reference(cfg, trainer.layout().data_parallel);
+  for (int call = 0; call < 3; ++call) {
+    const Batch b = field_batch(call);
+    const double pipelined = train_field_call(trainer, call).loss;
+    ASSERT_EQ(pipelined, reference.train_step(b.inputs.data(), b.targets.data(), kGlobalBatch)) << "call " << call;
+  }
+  const Batch first = field_batch(0);
+  expect_channel_statistics(first.inputs, 24, trainer.normalization().inputs());
+  expect_channel_statistics(first.targets, 24, trainer.normalization().targets());
+  expect_same_everywhere(trainer.normalization().inputs().mean);
+  expect_same_everywhere(trainer.normalization().targets().std);
+  EXPECT_EQ(trainer.normalization().inputs().mean, reference.normalization().inputs().mean);
+  EXPECT_EQ(trainer.normalization().targets().std, reference.normalization().targets().std);
+}
+
+TEST(FieldNormalizationTest, NormalizedAppliesEachChannelsStatisticToItsPoints) {
+  runtime::FeatureScaling scaling{{10.0f, -1.0f}, {2.0f, 0.5f}, kPoints};
+  const Batch b = field_batch(5, 3);
+  const std::vector<float> out = runtime::normalized(b.inputs.data(), 3, scaling);
+  ASSERT_EQ(out.size(), b.inputs.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t c = (i / kPoints) % kChannels;
+    ASSERT_EQ(out[i], (b.inputs[i] - scaling.mean[c]) / scaling.std[c]) << "element " << i;
+  }
+  std::vector<float> back = out;
+  runtime::denormalize(back.data(), 3, scaling);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t c = (i / kPoints) % kChannels;
+    ASSERT_EQ(back[i], out[i] * scaling.std[c] + scaling.mean[c]) << "element " << i;
+  }
+}
+
+TEST(FieldNormalizationTest, CheckpointStoresChannelsAndInferenceAppliesThem) {
+  const std::string normalization = "{inputs: auto, targets: auto, samples: 32}";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_field_config(normalization));
+  trainer.start();
+  for (int call = 0; call < 2; ++call) train_field_call(trainer, call);
+  const std::string path = shared_path("field_normalized.h5");
+  runtime::save_checkpoint(trainer, path);
+  const checkpoint::CheckpointSummary summary = checkpoint::summarize(path);
+  ASSERT_EQ(summary.normalization.size(), 4u);
+  EXPECT_EQ(summary.normalization.at("inputs_mean"), trainer.normalization().inputs().mean);  // [C]
+  EXPECT_EQ(summary.normalization.at("targets_std").size(), static_cast<size_t>(kChannels));
+
+  const Batch b = field_batch(77, 5);
+  std::vector<float> pipelined(b.targets.size()), alone(b.targets.size());
+  trainer.predict(b.inputs.data(), pipelined.data(), 5);
+  runtime::InferenceModel model;
+  model.load(path);
+  model.predict(b.inputs.data(), alone.data(), 5);
+  ASSERT_EQ(0, std::memcmp(pipelined.data(), alone.data(), pipelined.size() * sizeof(float)));
+  // De-normalized per channel: channel 0 in thousands around -7e3, channel 1 of order 1.
+  EXPECT_LT(pipelined[0], -1000.0f);
+  EXPECT_LT(std::fabs(pipelined[kPoints]), 100.0f);
+
+  const double next = train_field_call(trainer, 2).loss;
+  runtime::Trainer resumed(MPI_COMM_WORLD, make_field_config(normalization));
+  resumed.start();
+  runtime::load_checkpoint(resumed, path);
+  ASSERT_FALSE(resumed.normalization().pending());
+  EXPECT_EQ(resumed.normalization().inputs().points, kPoints);
+  EXPECT_EQ(resumed.normalization().targets().mean, trainer.normalization().targets().mean);
+  EXPECT_EQ(train_field_call(resumed, 2).loss, next);
+}
+
+TEST(FieldNormalizationTest, GivenListsArePerChannelOrPerFeature) {
+  runtime::Trainer trainer(MPI_COMM_WORLD,
+                           make_field_config("{inputs: given, inputs_mean: [300, -2], inputs_std: [50, 0.01]}"));
+  trainer.start();
+  EXPECT_EQ(trainer.normalization().inputs().points, kPoints);
+  EXPECT_EQ(trainer.normalization().inputs().std[1], 0.01f);
+  try {
+    make_field_config("{inputs: given, inputs_mean: [1, 2, 3], inputs_std: [1, 1, 1]}");
+    FAIL() << "a list of 3 values for 2 channels (24 features) was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected 24 entries (one per input feature) or 2 (one per channel)"),
+              std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sluice

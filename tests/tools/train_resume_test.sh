@@ -47,9 +47,9 @@ done
 value() { h5dump "$@" "$ck" | grep -m1 -A1 "DATA {" | tail -1 | sed 's/.*: *//; s/"//g; s/ *$//'; }
 [ "$(value -d /train/step)" = "6" ] || fail "/train/step is $(value -d /train/step), expected 6"
 [ "$(value -a /layout_stages)" = "4" ] || fail "layout_stages is $(value -a /layout_stages), expected 4"
-# The per-dataset checksum (format_version 2) is the standard CRC-32 of the dataset's manifest line
+# The per-dataset checksum (format_version 2 and 3) is the standard CRC-32 of the dataset's manifest line
 # "path|type|dims" followed by the stored bytes: a user can recompute it (docs/CHECKPOINT_FORMAT.md).
-[ "$(value -a /format_version)" = "2" ] || fail "format_version is $(value -a /format_version), expected 2"
+[ "$(value -a /format_version)" = "3" ] || fail "format_version is $(value -a /format_version), expected 3"
 h5dump -d /model/layer_0000/weight -b LE -o "$work/w.bin" "$ck" >/dev/null || fail "h5dump -b failed"
 dims="$(h5dump -H -d /model/layer_0000/weight "$ck" | sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9, ]*\) ).*/\1/p' | tr -d ' ')"
 h5dump -d /manifest "$ck" | grep -qF "/model/layer_0000/weight|float32|$dims" || fail "/manifest does not list the weight as float32 [$dims]"
