@@ -21,34 +21,20 @@ ConvLayer::ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geo
     computed_.pad_high.assign(geometry_.dims(), 0);
   }
   kernels::complete_conv_geometry(computed_);
-  weight_.name = "weight";
-  weight_.value = backend.zeros(geometry_.out_channels, geometry_.weight_cols());
-  weight_.grad = backend.zeros(geometry_.out_channels, geometry_.weight_cols());
-  weight_.shape = {geometry_.out_channels, geometry_.in_channels / geometry_.groups};
-  weight_.shape.insert(weight_.shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
-  if (with_bias) {
-    bias_.emplace();
-    bias_->name = "bias";
-    bias_->value = backend.zeros(1, geometry_.out_channels);
-    bias_->grad = backend.zeros(1, geometry_.out_channels);
-    bias_->shape = {geometry_.out_channels};
-  }
+  std::vector<int64_t> shape = {geometry_.out_channels, geometry_.in_channels / geometry_.groups};
+  shape.insert(shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
+  params_ = KernelParameters(backend, geometry_.out_channels, geometry_.weight_cols(), std::move(shape), with_bias,
+                             geometry_.out_channels);
 }
 
 double ConvLayer::flops_per_sample() const { return conv_flops(geometry_); }
 
-std::vector<Parameter*> ConvLayer::parameters() {
-  std::vector<Parameter*> out{&weight_};
-  if (bias_) out.push_back(&*bias_);
-  return out;
-}
+std::vector<Parameter*> ConvLayer::parameters() { return params_.parameters(); }
 
 // PyTorch's default: weight and bias uniform in ±1/√fan_in, fan_in = in/groups · Π kernel (kaiming_uniform with
 // a = √5 comes to the same bound), from this layer's own streams.
 void ConvLayer::init(uint64_t seed) {
-  const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(geometry_.weight_cols())));
-  backend_.fill_uniform(kernels::init_stream(seed, global_index(), 0), -bound, bound, weight_.value);
-  if (bias_) backend_.fill_uniform(kernels::init_stream(seed, global_index(), 1), -bound, bound, bias_->value);
+  params_.init(backend_, seed, global_index(), geometry_.weight_cols());
 }
 
 Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
@@ -59,7 +45,7 @@ Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& s
     x = std::move(padded);
   }
   Tensor y = backend_.empty(x.rows(), computed_.out_features());
-  backend_.conv_forward(computed_, x, weight_.value, bias_ ? &bias_->value : nullptr, y);
+  backend_.conv_forward(computed_, x, params_.weight.value, params_.bias_value(), y);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(x));  // the weight gradient reads the (padded) input
   return y;
@@ -68,7 +54,7 @@ Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& s
 Tensor ConvLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   (void)saved;
   Tensor dx = backend_.empty(dy.rows(), computed_.in_features());
-  backend_.conv_backward_data(computed_, dy, weight_.value, dx);
+  backend_.conv_backward_data(computed_, dy, params_.weight.value, dx);
   if (!pad_) return dx;
   Tensor unpadded = backend_.empty(dy.rows(), geometry_.in_features());
   backend_.pad_backward(*pad_, dx, unpadded);
@@ -76,7 +62,7 @@ Tensor ConvLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
 }
 
 void ConvLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
-  backend_.conv_accumulate_param_grads(computed_, saved.tensors[0], dy, weight_.grad, bias_ ? &bias_->grad : nullptr);
+  backend_.conv_accumulate_param_grads(computed_, saved.tensors[0], dy, params_.weight.grad, params_.bias_grad());
 }
 
 // The model's first layer: dL/dx is a full backward-data convolution that the weight gradient never reads.

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "core/model/kernel_parameters.h"
 #include "core/model/layer.h"
 #include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
@@ -38,8 +39,7 @@ class ConvLayer : public Layer {
   kernels::ConvGeometry geometry_;  // as configured
   kernels::ConvGeometry computed_;  // what the kernels run: on the padded field, without pads, when padding is explicit
   std::optional<kernels::PadGeometry> pad_;
-  Parameter weight_;
-  std::optional<Parameter> bias_;
+  KernelParameters params_;
 };
 
 }  // namespace sluice::model

@@ -13,41 +13,28 @@ ConvTransposeLayer::ConvTransposeLayer(kernels::Backend& backend, const kernels:
                                        bool with_bias)
     : backend_(backend), geometry_(geometry) {
   kernels::check_deconv_geometry(geometry_);
-  weight_.name = "weight";
-  weight_.value = backend.zeros(geometry_.in_channels, geometry_.weight_cols());
-  weight_.grad = backend.zeros(geometry_.in_channels, geometry_.weight_cols());
-  weight_.shape = {geometry_.in_channels, geometry_.out_channels};  // PyTorch's [in, out/groups, k..], groups 1
-  weight_.shape.insert(weight_.shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
-  if (with_bias) {
-    bias_.emplace();
-    bias_->name = "bias";
-    bias_->value = backend.zeros(1, geometry_.out_channels);
-    bias_->grad = backend.zeros(1, geometry_.out_channels);
-    bias_->shape = {geometry_.out_channels};
-  }
+  // PyTorch's [in, out/groups, k..], groups 1.
+  std::vector<int64_t> shape = {geometry_.in_channels, geometry_.out_channels};
+  shape.insert(shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
+  params_ = KernelParameters(backend, geometry_.in_channels, geometry_.weight_cols(), std::move(shape), with_bias,
+                             geometry_.out_channels);
 }
 
 double ConvTransposeLayer::flops_per_sample() const { return deconv_flops(geometry_); }
 
-std::vector<Parameter*> ConvTransposeLayer::parameters() {
-  std::vector<Parameter*> out{&weight_};
-  if (bias_) out.push_back(&*bias_);
-  return out;
-}
+std::vector<Parameter*> ConvTransposeLayer::parameters() { return params_.parameters(); }
 
 // PyTorch's default: weight and bias uniform in ±1/√fan_in, where PyTorch's fan_in of a ConvTranspose weight
 // [in, out, k..] is its dimension 1 times the kernel, out · Π kernel (torch.nn.init._calculate_fan_in_and_fan_out);
 // kaiming_uniform with a = √5 comes to the same bound. From this layer's own streams.
 void ConvTransposeLayer::init(uint64_t seed) {
-  const float bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(geometry_.weight_cols())));
-  backend_.fill_uniform(kernels::init_stream(seed, global_index(), 0), -bound, bound, weight_.value);
-  if (bias_) backend_.fill_uniform(kernels::init_stream(seed, global_index(), 1), -bound, bound, bias_->value);
+  params_.init(backend_, seed, global_index(), geometry_.weight_cols());
 }
 
 Tensor ConvTransposeLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
   Tensor y = backend_.empty(x.rows(), geometry_.out_features());
-  backend_.deconv_forward(geometry_, x, weight_.value, bias_ ? &bias_->value : nullptr, y);
+  backend_.deconv_forward(geometry_, x, params_.weight.value, params_.bias_value(), y);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(x));  // the weight gradient reads the input
   return y;
@@ -56,13 +43,13 @@ Tensor ConvTransposeLayer::forward(Tensor x, const ForwardContext& context, Laye
 Tensor ConvTransposeLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   (void)saved;
   Tensor dx = backend_.empty(dy.rows(), geometry_.in_features());
-  backend_.deconv_backward_data(geometry_, dy, weight_.value, dx);
+  backend_.deconv_backward_data(geometry_, dy, params_.weight.value, dx);
   return dx;
 }
 
 void ConvTransposeLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
-  backend_.deconv_accumulate_param_grads(geometry_, saved.tensors[0], dy, weight_.grad,
-                                         bias_ ? &bias_->grad : nullptr);
+  backend_.deconv_accumulate_param_grads(geometry_, saved.tensors[0], dy, params_.weight.grad,
+                                         params_.bias_grad());
 }
 
 // The model's first layer: dL/dx is a full convolution that the weight gradient never reads.

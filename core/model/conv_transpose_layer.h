@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "core/model/kernel_parameters.h"
 #include "core/model/layer.h"
 #include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
@@ -31,8 +32,7 @@ class ConvTransposeLayer : public Layer {
  private:
   kernels::Backend& backend_;
   kernels::DeconvGeometry geometry_;
-  Parameter weight_;
-  std::optional<Parameter> bias_;
+  KernelParameters params_;
 };
 
 }  // namespace sluice::model
