@@ -397,8 +397,8 @@ sluice_status sluice_trainer_resume(sluice_trainer* t, const char* dir_or_file, 
                                         "checkpoint.dir to resume from");
       }
     });
-    sluice::comm::agree_or_throw(t->trainer->mpi().world(),
-                                 sluice::runtime::Trainer::arguments_of("sluice_trainer_resume"), failure,
+    sluice::comm::agree_or_throw(t->trainer->parts().mpi->world(),
+                                 sluice::runtime::arguments_of("sluice_trainer_resume"), failure,
                                  sluice::comm::arrival_deadline());
     t->control->resume_if_any(dir_or_file != nullptr ? dir_or_file : dir);
     *step = static_cast<int64_t>(t->trainer->steps_done());
@@ -417,8 +417,8 @@ sluice_status sluice_stop_requested(sluice_trainer* t, int* stop) {
     require_started(t);
     std::optional<Error> failure = sluice::comm::capture_failure(
         [&] { require(stop != nullptr, "sluice_stop_requested: stop (int*) is NULL"); });
-    sluice::comm::agree_or_throw(t->trainer->mpi().world(),
-                                 sluice::runtime::Trainer::arguments_of("sluice_stop_requested"), failure,
+    sluice::comm::agree_or_throw(t->trainer->parts().mpi->world(),
+                                 sluice::runtime::arguments_of("sluice_stop_requested"), failure,
                                  sluice::comm::arrival_deadline());
     *stop = t->control->stop_if_requested().stop ? 1 : 0;
   });
@@ -431,11 +431,11 @@ sluice_status sluice_trainer_stats(const sluice_trainer* t, sluice_stats* out) {
     sluice_stats full{};
     if (t->trainer) {
       full.steps = static_cast<int64_t>(t->trainer->steps_done());
-      full.last_loss = t->trainer->last_loss();
-      full.last_step_seconds = t->trainer->last_step_seconds();
-      full.bubble_fraction = t->trainer->last_bubble_fraction();
-      full.peak_stash_bytes = static_cast<int64_t>(t->trainer->peak_stash_bytes());
-      full.pending_calls = t->trainer->accumulation_position();
+      full.last_loss = t->trainer->stats().last.loss;
+      full.last_step_seconds = t->trainer->stats().last.seconds;
+      full.bubble_fraction = t->trainer->stats().bubble_fraction;
+      full.peak_stash_bytes = static_cast<int64_t>(t->trainer->stats().peak_stash_bytes);
+      full.pending_calls = t->trainer->state().accumulation_position;
       full.accumulate = t->trainer->config().optimizer.accumulate;
     }
     // Only the bytes the caller's struct has (an older header's struct is shorter).
@@ -464,7 +464,7 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
     require(input_features != nullptr && output_features != nullptr, "output pointer is NULL");
     *input_features = t->config.model.inputs;
     if (t->trainer) {
-      *output_features = t->trainer->output_features();
+      *output_features = t->trainer->parts().output_features;
       return;
     }
     // Before start: the layer list's shape rule, with the widths the custom layers were registered with.
@@ -484,7 +484,7 @@ sluice_status sluice_trainer_output_shape(const sluice_trainer* t, int64_t* dims
     require_live(t);
     require(dims != nullptr && rank != nullptr, "dims or rank is NULL");
     const sluice::config::ModelSpec& model = t->config.model;
-    const int64_t features = t->trainer ? t->trainer->output_features()
+    const int64_t features = t->trainer ? t->trainer->parts().output_features
                                         : sluice::config::output_features(model, registered_widths(t));
     sluice::capi::write_sample_shape(sluice::capi::output_sample_shape(model, features, registered_widths(t)),
                                      dims, rank);
@@ -499,15 +499,15 @@ sluice_status sluice_trainer_layout(const sluice_trainer* t, sluice_layout* out)
     require(out != nullptr, "out (sluice_layout*) is NULL");
     const sluice::runtime::Trainer& trainer = *t->trainer;
     const sluice::config::Layout& layout = trainer.layout();
-    const int last_stage = trainer.lowered_schedule().num_stages() - 1;
+    const int last_stage = trainer.parts().lowered.num_stages() - 1;
     sluice_layout full{};
     full.rank = layout.rank;
     full.stage = layout.stage_rank;
     full.replica = layout.replica;
     full.stages = layout.stages;
     full.replicas = layout.data_parallel;
-    full.needs_inputs = trainer.stages().count(0) != 0 ? 1 : 0;
-    full.needs_targets = trainer.stages().count(last_stage) != 0 ? 1 : 0;
+    full.needs_inputs = trainer.parts().stages.count(0) != 0 ? 1 : 0;
+    full.needs_targets = trainer.parts().stages.count(last_stage) != 0 ? 1 : 0;
     full.batch = trainer.config().data.batch / layout.data_parallel;
     full.first_sample = static_cast<int64_t>(layout.replica) * full.batch;
     sluice::capi::write_sized(full, out, kLayoutStruct);

@@ -12,7 +12,7 @@ struct ScheduleResult {
   double pipe_ms = 0.0;               // median step time of the pipelined run (slowest rank)
   double seq_ms = 0.0;                // median step time of the sequential reference (one rank)
   double simulated_bubble = 0.0;      // simulator fed the measured F / I / W costs and message latency
-  double measured_bubble = 0.0;       // Trainer::last_bubble_fraction(): whole step, optimizer included
+  double measured_bubble = 0.0;       // Trainer::stats().bubble_fraction: whole step, optimizer included
   double executor_bubble = 0.0;       // same formula over the executor's compute span only (see the README)
   double f_ms = 0.0, i_ms = 0.0, w_ms = 0.0;  // the per-action costs fed to the simulator
   // Where the step time goes (medians): compute per rank, blocked in receives per rank, after the last

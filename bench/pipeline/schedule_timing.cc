@@ -56,12 +56,12 @@ ScheduleTiming::ScheduleTiming(const std::string& schedule, config::Config cfg)
     : schedule_(schedule), trainer_(std::make_unique<runtime::Trainer>(MPI_COMM_WORLD, std::move(cfg))) {
   trainer_->start();
   trainer_->set_tracing(true);  // for the executor span and the stages' costs; one small record per compute action
-  stage_busy_.assign(trainer_->lowered_schedule().num_stages(), runtime::KindSeconds{});
+  stage_busy_.assign(trainer_->parts().lowered.num_stages(), runtime::KindSeconds{});
 }
 
 void ScheduleTiming::step(const float* inputs, const float* targets, int64_t rows, bool timed) {
   const runtime::StepResult result = trainer_->train_step(inputs, targets, rows);
-  const runtime::StepCounters& counters = trainer_->last_counters();
+  const runtime::StepCounters& counters = trainer_->stats().counters;
   runtime::KindSeconds busy = counters.busy_seconds;
   MPI_Allreduce(MPI_IN_PLACE, busy.data(), static_cast<int>(busy.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   const double step_seconds = max_over_ranks(result.seconds);
@@ -75,7 +75,7 @@ void ScheduleTiming::step(const float* inputs, const float* targets, int64_t row
   double busy_total = 0.0;
   for (double b : busy) busy_total += b;
   step_seconds_.push_back(step_seconds);
-  measured_bubbles_.push_back(trainer_->last_bubble_fraction());
+  measured_bubbles_.push_back(trainer_->stats().bubble_fraction);
   executor_bubbles_.push_back(1.0 - busy_total / (trainer_->layout().stages * span));
   busy_.push_back(busy);
   wait_seconds_.push_back(wait / trainer_->layout().stages);
@@ -86,7 +86,7 @@ void ScheduleTiming::time_optimizer(int repetitions) {
   std::vector<double> times;
   for (int r = 0; r < repetitions; ++r) {
     const double t0 = MPI_Wtime();
-    trainer_->optimizer().step();
+    trainer_->parts().optimizer->step();
     times.push_back(MPI_Wtime() - t0);
   }
   optimizer_seconds_ = max_over_ranks(runtime::median(times, "optimizer step times"));
@@ -99,7 +99,7 @@ ScheduleResult ScheduleTiming::summarize(double latency_seconds, double seq_seco
     for (const runtime::KindSeconds& busy : busy_) values.push_back(busy[k]);
     typical[k] = runtime::median(values, "busy seconds");
   }
-  const schedule::Schedule compute = schedule::compute_only(trainer_->lowered_schedule());
+  const schedule::Schedule compute = schedule::compute_only(trainer_->parts().lowered);
   schedule::CostModel costs = runtime::costs_from_busy(typical, runtime::count_compute_actions(compute), latency_seconds);
   // F / I / W columns stay the means over all stages; the simulation runs every stage at its own costs.
   schedule::CostModel staged = costs;

@@ -44,7 +44,7 @@ class ScheduleTiming {
   std::string schedule_;
   std::unique_ptr<runtime::Trainer> trainer_;
   std::vector<double> step_seconds_;      // slowest rank
-  std::vector<double> measured_bubbles_;  // Trainer::last_bubble_fraction()
+  std::vector<double> measured_bubbles_;  // Trainer::stats().bubble_fraction
   std::vector<double> executor_bubbles_;  // over the executor's compute span
   std::vector<runtime::KindSeconds> busy_;         // per kind, summed over ranks
   std::vector<runtime::KindSeconds> stage_busy_;   // this rank's per virtual stage and kind, over all timed steps

@@ -16,7 +16,7 @@ namespace {
 // Collective: this call's own argument agreement (what sluice_join_with_error("sluice_evaluate") joins), so that
 // predict's agreement below never sees a bad argument.
 void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
-  const bool last_stage = trainer.stages().count(trainer.lowered_schedule().num_stages() - 1) != 0;
+  const bool last_stage = trainer.parts().stages.count(trainer.parts().lowered.num_stages() - 1) != 0;
   const int microbatches = trainer.config().pipeline.microbatches;
   const std::string rank = std::to_string(trainer.layout().rank);
   std::optional<Error> failure = comm::capture_failure([&] {
@@ -29,23 +29,23 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
       throw Error(ErrorCode::kInvalidArgument, "rank " + rank + " holds the last stage but targets is NULL");
     }
   });
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of("sluice_evaluate"), failure,
+  comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of("sluice_evaluate"), failure,
                        comm::arrival_deadline());
 }
 
 // This rank's sum of per-sample losses: its micro-batches in order, as the training step's last stage adds them.
 double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const float* targets, int64_t rows) {
-  if (trainer.stages().count(trainer.lowered_schedule().num_stages() - 1) == 0) return 0.0;
-  kernels::Backend& backend = trainer.backend();
+  if (trainer.parts().stages.count(trainer.parts().lowered.num_stages() - 1) == 0) return 0.0;
+  kernels::Backend& backend = *trainer.parts().backend;
   const int microbatches = trainer.config().pipeline.microbatches;
   const int64_t mb_rows = rows / microbatches;
-  const int64_t width = trainer.output_features();
+  const int64_t width = trainer.parts().output_features;
   double sum = 0.0;
   for (int m = 0; m < microbatches; ++m) {
     const int64_t offset = m * mb_rows * width;
     kernels::Tensor output = backend.from_host(mb_rows, width, outputs.data() + offset);
     kernels::Tensor target = backend.from_host(mb_rows, width, targets + offset);
-    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.custom_loss()).sum;
+    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.parts().custom_loss).sum;
   }
   return sum;
 }
@@ -57,11 +57,11 @@ double evaluate(Trainer& trainer, const float* inputs, const float* targets, int
   check_arguments(trainer, targets, rows);
   // predict fills the outputs on every rank of the replica; only the last stage's ranks have targets to use.
   // In the model's units: the loss compares them with normalized targets, as train_step's does.
-  std::vector<float> outputs(static_cast<size_t>(rows * trainer.output_features()));
+  std::vector<float> outputs(static_cast<size_t>(rows * trainer.parts().output_features));
   trainer.predict_model_units(inputs, outputs.data(), rows);
-  const bool last_stage = trainer.stages().count(trainer.lowered_schedule().num_stages() - 1) != 0;
+  const bool last_stage = trainer.parts().stages.count(trainer.parts().lowered.num_stages() - 1) != 0;
   const std::vector<float> normalized_targets =
-      last_stage ? normalized(targets, rows, trainer.normalization().targets()) : std::vector<float>();
+      last_stage ? normalized(targets, rows, trainer.state().normalization.targets()) : std::vector<float>();
   if (!normalized_targets.empty()) targets = normalized_targets.data();
   // A loss: custom callback may fail on the last stage's ranks only: agree before the sum, which waits for all.
   double sum = 0.0;
@@ -71,8 +71,8 @@ double evaluate(Trainer& trainer, const float* inputs, const float* targets, int
   } catch (...) {
     error = std::current_exception();
   }
-  comm::agree_or_throw(trainer.mpi().world(), "sluice_evaluate loss", error);
-  trainer.mpi().world_group().ordered_sum(&sum, 1);
+  comm::agree_or_throw(trainer.parts().mpi->world(), "sluice_evaluate loss", error);
+  trainer.parts().mpi->world_group().ordered_sum(&sum, 1);
   return sum / static_cast<double>(rows * trainer.layout().data_parallel);
 }
 

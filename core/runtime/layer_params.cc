@@ -14,7 +14,7 @@ namespace {
 // This rank's parameters of global layer `layer`, in the layer's parameters() order (empty if it does not hold it).
 std::vector<model::Parameter*> local_layer(const Trainer& trainer, int layer) {
   std::vector<model::Parameter*> mine;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     if (layer < stage->first_layer() || layer >= stage->last_layer()) continue;
     for (model::Parameter* p : stage->parameters()) {
       if (p->layer_index == layer) mine.push_back(p);
@@ -24,7 +24,7 @@ std::vector<model::Parameter*> local_layer(const Trainer& trainer, int layer) {
 }
 
 bool holds(const Trainer& trainer, int layer) {
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     if (layer >= stage->first_layer() && layer < stage->last_layer()) return true;
   }
   return false;
@@ -48,7 +48,7 @@ void agree_on_arguments(Trainer& trainer, const char* function, int layer, const
   } catch (...) {
     error = std::current_exception();
   }
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(function), error);
+  comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of(function), error);
 }
 
 // FNV-1a over the bytes: a cheap fingerprint to check that every rank passed the same values. 32 bits, so it
@@ -64,7 +64,7 @@ double fingerprint(const float* values, int64_t count) {
 
 int64_t layer_param_count(const Trainer& trainer, int layer) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  const std::vector<model::LayerShape> shapes = model::model_shape(trainer.config().model, trainer.custom_layers());
+  const std::vector<model::LayerShape> shapes = model::model_shape(trainer.config().model, trainer.parts().custom_layers);
   if (layer < 0 || static_cast<size_t>(layer) >= shapes.size()) {
     throw Error(ErrorCode::kInvalidArgument, "layer " + std::to_string(layer) + " is not a layer of the model (0.." +
                                                  std::to_string(shapes.size() - 1) + ")");
@@ -79,24 +79,24 @@ void get_layer_params(Trainer& trainer, int layer, float* out, int64_t count) {
   const bool sender = trainer.layout().replica == 0 && holds(trainer, layer);
   const double mine = sender ? trainer.layout().rank : -1.0;
   int root = -1;
-  for (double rank : trainer.mpi().world_group().all_gather(&mine, 1)) {
+  for (double rank : trainer.parts().mpi->world_group().all_gather(&mine, 1)) {
     if (rank >= 0) root = static_cast<int>(rank);
   }
   if (sender) {
     float* at = out;
     for (model::Parameter* p : local_layer(trainer, layer)) {
-      trainer.backend().to_host(p->value, at);
+      trainer.parts().backend->to_host(p->value, at);
       at += p->value.size();
     }
   }
-  trainer.mpi().world_group().broadcast(out, count, root);
+  trainer.parts().mpi->world_group().broadcast(out, count, root);
 }
 
 void set_layer_params(Trainer& trainer, int layer, const float* in, int64_t count) {
   agree_on_arguments(trainer, "sluice_set_layer_params", layer, in, count);
   // Replicas must stay identical: values that differ between ranks are refused, not half applied.
   const double mine = fingerprint(in, count);
-  const std::vector<double> all = trainer.mpi().world_group().all_gather(&mine, 1);
+  const std::vector<double> all = trainer.parts().mpi->world_group().all_gather(&mine, 1);
   for (size_t r = 1; r < all.size(); ++r) {
     if (all[r] != all[0]) {
       throw Error(ErrorCode::kInvalidArgument, "sluice_set_layer_params: ranks 0 and " + std::to_string(r) +
@@ -107,7 +107,7 @@ void set_layer_params(Trainer& trainer, int layer, const float* in, int64_t coun
   const float* at = in;
   for (model::Parameter* p : local_layer(trainer, layer)) {
     // A new tensor, as a checkpoint load does: the optimizer holds pointers to the Tensor objects, not their memory.
-    p->value = trainer.backend().from_host(p->value.rows(), p->value.cols(), at);
+    p->value = trainer.parts().backend->from_host(p->value.rows(), p->value.cols(), at);
     at += p->value.size();
   }
 }

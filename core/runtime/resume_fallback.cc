@@ -36,13 +36,13 @@ namespace {
 // not make ranks try different files).
 std::vector<std::string> candidates_from_rank_0(Trainer& trainer, const std::string& dir) {
   std::string joined;
-  comm::agree_or_throw(trainer.mpi().world(), "listing the checkpoints to resume from", comm::capture_failure([&] {
+  comm::agree_or_throw(trainer.parts().mpi->world(), "listing the checkpoints to resume from", comm::capture_failure([&] {
                          if (trainer.layout().rank != 0) return;
                          for (const std::string& path : checkpoints_newest_first(dir)) joined += path + '\n';
                        }));
   // Inside an agreement, so a rank that times out in the broadcast makes every rank fail alike.
-  comm::agree_or_throw(trainer.mpi().world(), "sharing the list of checkpoints", comm::capture_failure([&] {
-                         joined = checkpoint::broadcast_bytes(trainer.mpi().world(), joined, 0);
+  comm::agree_or_throw(trainer.parts().mpi->world(), "sharing the list of checkpoints", comm::capture_failure([&] {
+                         joined = checkpoint::broadcast_bytes(trainer.parts().mpi->world(), joined, 0);
                        }));
   std::vector<std::string> paths;
   std::istringstream lines(joined);
@@ -60,9 +60,9 @@ std::string load_newest_valid(Trainer& trainer, const std::string& dir, const Ap
     try {
       // Collective and agreed: every rank decides alike. The probe first: a file that crashes libhdf5 is skipped
       // like any other damaged file instead of killing every rank.
-      checkpoint::probe_checkpoint(trainer.mpi().world(), file,
+      checkpoint::probe_checkpoint(trainer.parts().mpi->world(), file,
                                    trainer.config().checkpoint.isolated_reads);
-      checkpoint::verify_all(trainer.mpi().world(), file);
+      checkpoint::verify_all(trainer.parts().mpi->world(), file);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kCheckpoint) throw;  // a communication failure is not the file's fault
       if (trainer.layout().rank == 0) {

@@ -44,13 +44,13 @@ std::string my_layout_line(Trainer& trainer) {
   std::ostringstream mine;
   mine << "rank " << layout.rank << ": replica " << layout.replica << ", pipeline rank " << layout.stage_rank
        << ", stages";
-  for (auto& [index, stage] : trainer.stages()) {
+  for (auto& [index, stage] : trainer.parts().stages) {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
-  const std::vector<int>& nodes = trainer.rank_order_choice().node_of_rank;
+  const std::vector<int>& nodes = trainer.parts().rank_order.node_of_rank;
   if (!nodes.empty()) mine << ", node " << nodes.at(layout.rank);
-  mine << ", " << trainer.blas_threads() << " kernel thread(s), host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
-       << trainer.backend().device_name() << ", transport " << trainer.transport_name();
+  mine << ", " << trainer.parts().blas_threads << " kernel thread(s), host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
+       << trainer.parts().backend->device_name() << ", transport " << trainer.parts().transport_name();
   return mine.str();
 }
 
@@ -59,28 +59,28 @@ std::string my_layout_line(Trainer& trainer) {
 std::string layout_description(Trainer& trainer) {
   const config::Layout& layout = trainer.layout();
   const config::Config& cfg = trainer.config();
-  const std::vector<std::string> lines = trainer.mpi().world_group().gather_text(my_layout_line(trainer), 0);
+  const std::vector<std::string> lines = trainer.parts().mpi->world_group().gather_text(my_layout_line(trainer), 0);
   std::ostringstream out;
   out << "sluice: " << layout.world << " ranks = " << layout.data_parallel << " data-parallel x " << layout.stages
       << " pipeline ranks, schedule " << config::schedule_setting_name(cfg.pipeline.schedule) << ", "
       << cfg.pipeline.chunks << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
-      << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.transport_summary();
-  if (!trainer.gradient_sum_name().empty()) out << ", gradient sum " << trainer.gradient_sum_name();
-  out << "\n  " << describe(trainer.rank_order_choice(), cfg.pipeline.rank_order) << "\n";
-  if (!trainer.schedule_choice_report().empty()) out << trainer.schedule_choice_report();
+      << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.parts().transport_summary();
+  if (!trainer.parts().gradient_sum_name().empty()) out << ", gradient sum " << trainer.parts().gradient_sum_name();
+  out << "\n  " << describe(trainer.parts().rank_order, cfg.pipeline.rank_order) << "\n";
+  if (!trainer.parts().schedule_choice_report.empty()) out << trainer.parts().schedule_choice_report;
   for (const std::string& line : lines) out << "  " << line << "\n";
   return out.str();
 }
 
 PipelineStats gather_stats(Trainer& trainer) {
-  const StepCounters& c = trainer.last_counters();
+  const StepCounters& c = trainer.stats().counters;
   constexpr int kFields = 6 + kNumComputeKinds;
-  double mine[kFields] = {c.busy_total(), c.step_seconds, static_cast<double>(trainer.peak_stash_bytes()),
+  double mine[kFields] = {c.busy_total(), c.step_seconds, static_cast<double>(trainer.stats().peak_stash_bytes),
                           static_cast<double>(c.peak_stash_microbatches), c.wait_seconds, c.pipeline_seconds};
   for (int k = 0; k < kNumComputeKinds; ++k) mine[6 + k] = c.busy_seconds[k];
-  const std::vector<double> all = trainer.mpi().world_group().all_gather(mine, kFields);
+  const std::vector<double> all = trainer.parts().mpi->world_group().all_gather(mine, kFields);
   PipelineStats s;
-  s.bubble_fraction = trainer.last_bubble_fraction();
+  s.bubble_fraction = trainer.stats().bubble_fraction;
   for (int r = 0; r < trainer.layout().world; ++r) {
     const double* row = all.data() + static_cast<size_t>(r) * kFields;
     s.busy_seconds.push_back(row[0]);
@@ -99,11 +99,11 @@ PipelineStats gather_stats(Trainer& trainer) {
 void write_trace(Trainer& trainer, const std::string& path) {
   // Each rank's timeline as text lines "start duration name", gathered on rank 0.
   std::ostringstream mine;
-  for (const auto& e : trainer.last_counters().timeline) {
+  for (const auto& e : trainer.stats().counters.timeline) {
     mine << e.start_us << " " << e.duration_us << " " << e.name << "\n";
   }
-  const std::vector<std::string> all = trainer.mpi().world_group().gather_text(mine.str(), 0);
-  comm::agree_or_throw(trainer.mpi().world(), "writing the trace", comm::capture_failure([&] {
+  const std::vector<std::string> all = trainer.parts().mpi->world_group().gather_text(mine.str(), 0);
+  comm::agree_or_throw(trainer.parts().mpi->world(), "writing the trace", comm::capture_failure([&] {
                          if (trainer.layout().rank == 0) write_chrome_trace_file(all, path);
                        }));
 }

@@ -79,8 +79,4 @@ StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore&
   return staged;
 }
 
-void restore_samples(SampleStore& store, const StagedSamples& staged) {
-  store.restore(staged.inputs, staged.targets, staged.held, staged.draws);
-}
-
 }  // namespace sluice::runtime

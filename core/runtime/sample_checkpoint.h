@@ -21,13 +21,8 @@ namespace sluice::runtime {
 void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
                         const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {});
 
-// What a load will put into the store, read and checked but not applied yet.
-struct StagedSamples {
-  int64_t held = 0;
-  uint64_t draws = 0;
-  std::vector<float> inputs;
-  std::vector<float> targets;
-};
+// What a load will put into the store, read and checked but not applied yet (Trainer::restore applies it).
+using StagedSamples = SampleStoreContents;
 
 // Reads this rank's side of the stored samples. Files without /train/samples_held hold none. Throws
 // Error(kCheckpoint) naming the file and dataset when a dataset is missing or has another shape, or when the file
@@ -36,8 +31,5 @@ struct StagedSamples {
 StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
                             const std::vector<int64_t>& input_shape = {},
                             const std::vector<int64_t>& output_shape = {});
-
-// Replaces the store's contents by staged ones (from stage_samples on the same store). Cannot fail.
-void restore_samples(SampleStore& store, const StagedSamples& staged);
 
 }  // namespace sluice::runtime

@@ -40,7 +40,7 @@ std::vector<float> route_side(Trainer& trainer, const float* mine, int64_t count
   const size_t bytes = static_cast<size_t>(count * features) * sizeof(float);
   const std::string packed = count > 0 ? std::string(reinterpret_cast<const char*>(mine), bytes) : std::string();
   // gather_text carries any bytes; rank order is the global order.
-  const std::vector<std::string> gathered = trainer.mpi().world_group().gather_text(packed, audience);
+  const std::vector<std::string> gathered = trainer.parts().mpi->world_group().gather_text(packed, audience);
   if (trainer.layout().stage_rank != audience) return {};
   std::vector<float> all(static_cast<size_t>(total * features));
   if (trainer.layout().rank == audience) {
@@ -50,7 +50,7 @@ std::vector<float> route_side(Trainer& trainer, const float* mine, int64_t count
       out += part.size();
     }
   }
-  trainer.mpi().data_parallel_group().broadcast(all.data(), total * features, 0);
+  trainer.parts().mpi->data_parallel_group().broadcast(all.data(), total * features, 0);
   return all;
 }
 
@@ -59,11 +59,11 @@ std::vector<float> route_side(Trainer& trainer, const float* mine, int64_t count
 RoutedSamples route_samples(Trainer& trainer, const char* function, const float* inputs, const float* targets,
                             int64_t count, bool keeps_inputs, bool keeps_targets) {
   const int rank = trainer.layout().rank;
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(function),
+  comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of(function),
                        check_arguments(function, inputs, targets, count, rank));
   // Counts travel as doubles (the group's all-gather): exact up to 2^53 samples.
   const double mine = static_cast<double>(count);
-  const std::vector<double> gathered = trainer.mpi().world_group().all_gather(&mine, 1);
+  const std::vector<double> gathered = trainer.parts().mpi->world_group().all_gather(&mine, 1);
   std::vector<int64_t> counts(gathered.size());
   RoutedSamples routed;
   for (size_t r = 0; r < gathered.size(); ++r) {
@@ -73,15 +73,15 @@ RoutedSamples route_samples(Trainer& trainer, const char* function, const float*
   if (routed.count == 0) return routed;
   // The gathers carry a call's samples in one message of int-counted bytes. Every rank knows the total, so every
   // rank refuses alike (no rank may stop before a gather the others are in).
-  const int64_t widest = std::max(trainer.input_features(), trainer.output_features());
+  const int64_t widest = std::max(trainer.parts().input_features, trainer.parts().output_features);
   if (routed.count * widest * static_cast<int64_t>(sizeof(float)) > std::numeric_limits<int>::max()) {
     throw Error(ErrorCode::kInvalidArgument,
                 std::string(function) + ": one call's " + std::to_string(routed.count) +
                     " samples exceed 2 GiB per side; submit them in several calls");
   }
-  const std::vector<int>& stage_to_rank = trainer.lowered_schedule().stage_to_rank;
-  routed.inputs = route_side(trainer, inputs, count, trainer.input_features(), routed.count, stage_to_rank.front());
-  routed.targets = route_side(trainer, targets, count, trainer.output_features(), routed.count, stage_to_rank.back());
+  const std::vector<int>& stage_to_rank = trainer.parts().lowered.stage_to_rank;
+  routed.inputs = route_side(trainer, inputs, count, trainer.parts().input_features, routed.count, stage_to_rank.front());
+  routed.targets = route_side(trainer, targets, count, trainer.parts().output_features, routed.count, stage_to_rank.back());
   // The audiences are by construction the ranks that keep a side (the ranks of the first and last stage).
   if (keeps_inputs == routed.inputs.empty() || keeps_targets == routed.targets.empty()) {
     throw Error(ErrorCode::kInternal, "sample routing: the ranks receiving samples are not the ones keeping them");

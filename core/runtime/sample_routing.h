@@ -22,7 +22,7 @@ struct RoutedSamples {
   std::vector<float> targets;   // [count][output_features] where this rank keeps targets, else empty
 };
 
-// Collective over the trainer's world. Starts with the argument agreement Trainer::arguments_of(function): a
+// Collective over the trainer's world. Starts with the argument agreement arguments_of(function): a
 // negative count, or NULL inputs or targets with count > 0, on any rank fails every rank with kInvalidArgument
 // naming that rank. `keeps_inputs` / `keeps_targets` say what this rank keeps.
 RoutedSamples route_samples(Trainer& trainer, const char* function, const float* inputs, const float* targets,

@@ -19,6 +19,15 @@
 
 namespace sluice::runtime {
 
+// What a store holds, as a checkpoint saves it: `held` samples oldest first (a side this rank does not keep is
+// empty) and the replay buffer's draw count.
+struct SampleStoreContents {
+  int64_t held = 0;
+  uint64_t draws = 0;
+  std::vector<float> inputs;
+  std::vector<float> targets;
+};
+
 class SampleStore {
  public:
   // What this rank keeps. `replay_capacity` 0: FIFO, no bound (docs/APPLICATION_LOOP.md).

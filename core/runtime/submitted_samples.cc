@@ -45,17 +45,17 @@ std::optional<Error> check_batch(const Trainer& trainer, int64_t batch) {
 
 void submit_samples(Trainer& trainer, const float* inputs, const float* targets, int64_t count) {
   require_started(trainer);
-  SampleStore& store = trainer.submitted_samples();
+  const SampleStore& store = trainer.submitted_samples();
   const RoutedSamples routed =
       route_samples(trainer, kSubmit, inputs, targets, count, store.keeps_inputs(), store.keeps_targets());
-  store.append(routed.inputs.data(), routed.targets.data(), routed.count);
+  trainer.append_samples(routed.inputs.data(), routed.targets.data(), routed.count);
 }
 
 StepResult train_submitted(Trainer& trainer, int64_t batch) {
   require_started(trainer);
   if (batch == 0) batch = trainer.config().data.batch;
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(kTrain), check_batch(trainer, batch));
-  SampleStore& store = trainer.submitted_samples();
+  comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of(kTrain), check_batch(trainer, batch));
+  const SampleStore& store = trainer.submitted_samples();
   const std::vector<int64_t> ages = store.next_batch(batch, trainer.config().seed);
   const int64_t rows = batch / trainer.layout().data_parallel;
   std::vector<float> inputs(store.keeps_inputs() ? static_cast<size_t>(rows * store.input_features()) : 0);
@@ -64,7 +64,7 @@ StepResult train_submitted(Trainer& trainer, int64_t batch) {
   store.copy_rows(ages, trainer.layout().replica * rows, rows, inputs.data(), targets.data());
   const StepResult result = trainer.train_step(store.keeps_inputs() ? inputs.data() : nullptr,
                                                store.keeps_targets() ? targets.data() : nullptr, rows);
-  store.consume(batch);
+  trainer.consume_samples(batch);
   return result;
 }
 

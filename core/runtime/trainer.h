@@ -1,38 +1,29 @@
-// One process's share of a pipelined, data-parallel training job. It turns a Config into a layout
-// (stage rank, replica), builds this rank's stage modules from the partitioned layer list, generates and
-// lowers the schedule, and runs optimizer steps: executor -> data-parallel gradient sums (overlapping the
-// drain) -> optional clipping by global norm -> optimizer. All methods marked "collective" must be called
-// by every rank of the world communicator in the same order.
+// One process's share of a pipelined, data-parallel training job, along its flow: start() makes the set-up
+// (trainer_setup.h: layout, partition, built stage modules, schedule, transports, executors); the Trainer is then
+// the step engine, running optimizer steps on those parts: executor -> data-parallel gradient sums (overlapping
+// the drain) -> optional clipping by global norm -> optimizer, one accumulation window (accumulation_window.h) at a
+// time. A checkpoint reads and restores the run's state through state()/restore() (trainer_state.h). All methods
+// marked "collective" must be called by every rank of the world communicator in the same order.
 #pragma once
 
 #include <mpi.h>
 
-#include <array>
+#include <chrono>
 #include <cstdint>
 #include <exception>
-#include <functional>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "core/comm/duplicate_comm.h"
-#include "core/comm/mpi_context.h"
 #include "core/common/error.h"
 #include "core/config/config.h"
-#include "core/config/inter_node_traffic.h"
 #include "core/config/layout.h"
-#include "core/model/builder.h"
-#include "core/model/loss.h"
-#include "core/model/optimizer.h"
-#include "core/model/stage_module.h"
+#include "core/runtime/accumulation_window.h"
 #include "core/runtime/executor.h"
-#include "core/runtime/gradient_reducer.h"
 #include "core/runtime/normalization.h"
-#include "core/runtime/pipeline_transport.h"
 #include "core/runtime/sample_store.h"
 #include "core/runtime/step_counters.h"
-#include "core/schedule/schedule.h"
+#include "core/runtime/trainer_setup.h"
+#include "core/runtime/trainer_state.h"
 
 namespace sluice::runtime {
 
@@ -48,13 +39,25 @@ struct StepResult {
   int pending_calls = 0;   // calls whose gradients are summed but not yet applied (0 when stepped; else 1..K-1)
 };
 
+// What the last train_step did and measured on this rank (run report, C API).
+struct StepStats {
+  StepResult last;                // the last call's result (loss, seconds, ...)
+  StepCounters counters;          // its counters (busy time per action kind, stash, ...)
+  size_t peak_stash_bytes = 0;    // largest peak stash (bytes) seen on this rank over all calls
+  double bubble_fraction = 0.0;   // the last call's pipeline bubble (idle share of the pipeline's span)
+};
+
+// The name of the argument agreement each collective operation starts with (see Trainer::join_with_error).
+inline std::string arguments_of(const std::string& function) { return function + " arguments"; }
+
 class Trainer {
  public:
   // Parses nothing: takes a validated Config. `custom_layers` resolves `{type: custom, name: ...}`.
   Trainer(MPI_Comm world, config::Config cfg, model::CustomLayerRegistry custom_layers = {});
   ~Trainer();
 
-  // Collective. Layout, partition, build and initialize parameters, schedule, communicators.
+  // Collective. Makes the set-up (trainer_setup.h: layout, partition, build and initialize parameters, schedule,
+  // communicators, executors) and configures the run's state (normalization, submitted samples).
   void start();
   bool started() const { return started_; }
 
@@ -93,109 +96,68 @@ class Trainer {
 
   // Collective: stands in for this rank's call of `function` (e.g. "sluice_train_step") when the caller found
   // its arguments bad before reaching it (the Fortran wrappers check array extents). Joins the argument
-  // agreement the other ranks' calls start with, so every rank fails with `error`. Always throws. Without a
-  // started trainer it throws `error` locally, as the other ranks' calls then fail locally too.
+  // agreement (arguments_of) the other ranks' calls start with, so every rank fails with `error`. Always throws.
+  // Without a started trainer it throws `error` locally, as the other ranks' calls then fail locally too.
   [[noreturn]] void join_with_error(const std::string& function, const Error& error);
 
-  // The name of the argument agreement each collective operation starts with (see join_with_error).
-  static std::string arguments_of(const std::string& function) { return function + " arguments"; }
-
   const config::Config& config() const { return cfg_; }
-  const config::Layout& layout() const { return layout_; }
-  // How pipeline.rank_order was resolved at start, with the inter-node bytes of each option (run report).
-  const config::RankOrderChoice& rank_order_choice() const { return rank_order_; }
-  // The threads this rank's cpu kernels run with (the BLAS setting), after config.cpu_threads was applied at start.
-  int blas_threads() const { return blas_threads_; }
-  // With pipeline.schedule auto: the candidate table the schedule was chosen from (run report); else empty.
-  const std::string& schedule_choice_report() const { return schedule_choice_report_; }
-  int64_t input_features() const { return input_features_; }
-  int64_t output_features() const { return output_features_; }
-  // One sample's shape at the model's input and output (config/sample_shape.h: {F} for rows, {C, D..} for a field).
-  const std::vector<int64_t>& input_shape() const { return input_shape_; }
-  const std::vector<int64_t>& output_shape() const { return output_shape_; }
+  const config::Layout& layout() const { return parts_.layout; }
+  // What start() made: stage modules, optimizer, schedule, communicators, backend, features, choices made.
+  const RunParts& parts() const { return parts_; }
+  // What the last train_step did and measured on this rank.
+  const StepStats& stats() const { return stats_; }
   uint64_t steps_done() const { return step_; }
-  void set_steps_done(uint64_t step) { step_ = step; }
-  // Calls of the current accumulation window already done (0 at a step boundary, else 1..accumulate-1); the
-  // partial sums are the parameters' grad tensors. Set by a checkpoint load together with those sums.
-  int accumulation_position() const { return window_position_; }
-  void set_accumulation_position(int position) {
-    window_position_ = position;
-    window_rows_ = 0;  // unknown after a restart: the window's next call sets it
-  }
-  double last_loss() const { return last_.loss; }
-  double last_step_seconds() const { return last_.seconds; }
-  double last_bubble_fraction() const { return last_bubble_; }
-  const StepCounters& last_counters() const { return counters_; }
-  // Largest peak stash (bytes) seen on this rank over all steps.
-  size_t peak_stash_bytes() const { return peak_stash_bytes_all_; }
 
-  // The stage modules on this rank, by global stage index.
-  const std::map<int, std::unique_ptr<model::StageModule>>& stages() const { return stages_; }
-  model::Optimizer& optimizer() { return *optimizer_; }
-  const schedule::Schedule& lowered_schedule() const { return lowered_; }
-  comm::MpiContext& mpi() { return *mpi_; }
-  kernels::Backend& backend() { return *backend_; }
-  // The pipeline transport of this rank ("mpi", "staged", "nccl") and across the world ("mixed: ...").
-  std::string transport_name() const { return config::transport_kind_name(pipeline_transport_.kind); }
-  const std::string& transport_summary() const { return pipeline_transport_.summary; }
-  // The data-parallel gradient sum in use, or "" with one replica.
-  std::string gradient_sum_name() const;
+  // The run's state as a checkpoint saves it (TrainerState::samples left empty: read submitted_samples()).
+  TrainerState state() const;
+  // Local: replaces the run's state by a checkpoint's (every rank restores its own; the caller has agreed that
+  // every rank read its state). A position of 0 starts a fresh window (the gradients are zeroed); a position > 0
+  // continues the window whose partial sums the caller put into the parameters' grad tensors.
+  void restore(TrainerState state);
+
   // The samples submitted through sluice_submit_samples that this rank holds (core/runtime/submitted_samples.h);
   // configured by start(), saved and loaded with every checkpoint (/samples).
-  SampleStore& submitted_samples() { return submitted_samples_; }
   const SampleStore& submitted_samples() const { return submitted_samples_; }
+  // Local (submitted_samples.cc calls these collectively): this rank's share of routed samples joins the store;
+  // after a successful call on a drawn batch of `batch`, the store forgets or counts it.
+  void append_samples(const float* inputs, const float* targets, int64_t count);
+  void consume_samples(int64_t batch) { submitted_samples_.consume(batch); }
+
   // Learning rate (core/runtime/trainer_learning_rate.cc). The next optimizer step's lr: the override when one
-  // is set, else optimizer.lr_schedule at optimizer().step_count().
+  // is set, else optimizer.lr_schedule at the optimizer's step count.
   double next_learning_rate() const;
   // Collective (every rank must pass the same value: agreed, else kInvalidArgument on every rank). lr > 0
   // replaces the schedule from the next optimizer step on; 0 returns to the schedule (at its current position).
   // Saved in checkpoints (/train/lr_override_bits).
   void set_learning_rate(double lr);
-  // Local: the override (0: none), as checkpoints save and load it.
-  double learning_rate_override() const { return lr_override_; }
-  void restore_learning_rate_override(double lr) { lr_override_ = lr; }
 
   // Local, before start(): the function `loss: custom` computes (sluice_trainer_register_loss). start() refuses
   // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
-  void set_custom_loss(model::CustomLoss loss) { custom_loss_ = std::move(loss); }
-  const model::CustomLoss& custom_loss() const { return custom_loss_; }
-  // The custom layers the model was built with (core/runtime/layer_params.h sizes layers from them).
-  const model::CustomLayerRegistry& custom_layers() const { return custom_layers_; }
-
-  // The normalization statistics in use (configured at start; auto ones after the first training call; a
-  // checkpoint load restores the saved ones through the mutable access).
-  const Normalization& normalization() const { return normalization_; }
-  Normalization& normalization() { return normalization_; }
+  void set_custom_loss(model::CustomLoss loss) { parts_.custom_loss = std::move(loss); }
 
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
  private:
-  config::RankOrderChoice choose_rank_order(int world_size);
-  void build_local_state();
-  void build_executors();  // after the pipeline transport is agreed
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
-  // An accumulation window's calls must all pass the same batch (identical on every rank: no agreement needed).
-  void check_window_batch(int64_t rows) const;
-  // The executor's view of this call: its window's normalisation, micro-batch numbers and first sample.
-  StepData training_step_data(const float* inputs, const float* targets, int64_t rows) const;
-  // Collective: agrees on the call's outcome; on failure drops the window's partial sums on every rank, throws.
-  void agree_on_call(const StepOutcome& outcome, bool window_start);
   // `any_batch`: any rows >= 1 (predict), else a positive multiple of pipeline.microbatches.
   std::exception_ptr training_data_problem(const float* inputs, const float* targets, int64_t rows) const;
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
                          bool targets_everywhere, bool any_batch = false);
-  // Prediction (trainer_predict.cc): the executor of a forward-only pass of `microbatches` micro-batches (built on
-  // first use for fewer than pipeline.microbatches), and one pass into `outputs`.
-  Executor& predictor_for(int microbatches);
+  // The executor's view of this call: its window's normalisation, micro-batch numbers and first sample.
+  StepData training_step_data(const float* inputs, const float* targets, int64_t rows) const;
+  // Collective: the executor's run of this call, then its numeric check (a NaN or Inf fails it).
+  StepOutcome run_call(const StepData& data, std::chrono::steady_clock::time_point& t0);
+  // Collective: agrees on the call's outcome; on failure drops the window's partial sums on every rank, throws.
+  void agree_on_call(const StepOutcome& outcome, bool window_start);
+  // Collective: the call's loss over the world, its time and the step statistics.
+  StepResult finish_call(StepResult result, double loss_sum, int64_t rows, std::chrono::steady_clock::time_point t0);
+  // Prediction (trainer_predict.cc): one forward-only pass of `microbatches` micro-batches into `outputs`.
   void predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches);
-  void build_gradient_reducer();  // after the pipeline transport (its choice follows the transport's)
   void start_reduction(int stage);
-  void finish_reductions();
   double clip_gradients();
   double measure_bubble();
-  void check_custom_loss() const;  // trainer_custom_loss.cc
   // Normalization (trainer_normalization.cc). Collective: auto statistics from the first training call's samples.
   void compute_auto_normalization(const float* inputs, const float* targets, int64_t rows);
   // The caller's arrays normalized for this rank's stages: copies in `inputs`/`targets` when a side is normalized
@@ -206,51 +168,19 @@ class Trainer {
     const float* target_ptr = nullptr;
   };
   NormalizedBatch normalized_batch(const float* inputs, const float* targets, int64_t rows) const;
-  double loss_of(const kernels::Tensor& output, const float* targets, int64_t global_batch, kernels::Tensor& grad);
 
   MPI_Comm world_in_;  // the host's: only duplicated (start), never sent on
-  std::unique_ptr<comm::DuplicateComm> world_;  // before mpi_: outlives every communicator made from it
   config::Config cfg_;
-  model::CustomLayerRegistry custom_layers_;
   bool started_ = false;
-  config::Layout layout_{};
-  config::RankOrderChoice rank_order_{};
-  int blas_threads_ = 1;
-  std::string schedule_choice_report_;
-  std::unique_ptr<comm::MpiContext> mpi_;
-  PipelineTransport pipeline_transport_;  // after mpi_ (may use its transport), before the executors (use it)
-  std::map<int, std::unique_ptr<model::StageModule>> stages_;
-  std::unique_ptr<model::Optimizer> optimizer_;
-  schedule::Schedule lowered_;
-  std::unique_ptr<schedule::Schedule> forward_only_;
-  std::unique_ptr<Executor> executor_;
-  std::unique_ptr<Executor> predictor_;
-  // Forward-only orders of fewer micro-batches (a prediction's remainder rows), by micro-batch count; each
-  // executor keeps a reference to its schedule, so both live here together.
-  std::map<int, std::pair<std::unique_ptr<schedule::Schedule>, std::unique_ptr<Executor>>> short_predictors_;
-  int64_t input_features_ = 0;
-  int64_t output_features_ = 0;
-  std::vector<int64_t> input_shape_;
-  std::vector<int64_t> output_shape_;
-  int num_layers_ = 0;
+  RunParts parts_;  // the set-up: before everything the steps change (the executors' callbacks read them)
+  // The step engine's state.
   uint64_t step_ = 0;
-  int window_position_ = 0;       // see accumulation_position()
-  int64_t window_rows_ = 0;       // rows of the current window's calls (every call passes the same); 0: unknown
+  AccumulationWindow window_;
   bool reduce_this_call_ = true;  // the executor's stage-done callback starts data-parallel sums (window's end)
-  StepResult last_;
-  StepCounters counters_;
-  size_t peak_stash_bytes_all_ = 0;
+  StepStats stats_;
   bool tracing_ = false;
-  double last_bubble_ = 0.0;
-  model::LossKind loss_kind_ = model::LossKind::kMse;
-  kernels::Backend* backend_ = nullptr;  // the device of this rank's pipeline stage (config device)
-  // This rank's place among its node's GPU-driving ranks (which GPU it drives); -1 when it drives none.
-  int gpu_local_rank_ = -1;
-  // The data-parallel gradient sum (config pipeline.gradient_sum, resolved); null with one replica.
-  std::unique_ptr<GradientReducer> reducer_;
   SampleStore submitted_samples_;
   double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
-  model::CustomLoss custom_loss_;  // loss: custom
   Normalization normalization_;
 };
 

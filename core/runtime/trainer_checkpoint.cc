@@ -53,9 +53,9 @@ double lr_override_of(const checkpoint::Reader& reader) {
   return lr;
 }
 
-std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
+std::vector<model::Parameter*> local_parameters(const Trainer& trainer) {
   std::vector<model::Parameter*> params;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (model::Parameter* p : stage->parameters()) params.push_back(p);
   }
   return params;
@@ -104,7 +104,7 @@ void check_same_run(const checkpoint::Reader& reader, const config::Config& now)
 // Where in an accumulation window the checkpoint was saved: 0 at a step boundary (and for files written before
 // gradient accumulation existed, which have no accumulation_position). A window can continue only with the same
 // optimizer.accumulate; the replica count may change (accumulation_restore.h).
-int accumulation_position_of(const checkpoint::Reader& reader, Trainer& trainer) {
+int accumulation_position_of(const checkpoint::Reader& reader, const Trainer& trainer) {
   const auto& ints = reader.train_ints();
   const auto it = ints.find(checkpoint::kAccumulationPositionDataset);
   if (it == ints.end() || it->second == 0) return 0;
@@ -142,10 +142,10 @@ void check_path_everywhere(Trainer& trainer, const std::string& path, const char
                                                                             "NULL or empty on rank " +
                                                                             std::to_string(trainer.layout().rank)));
   }
-  comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of(what), error, comm::arrival_deadline());
+  comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of(what), error, comm::arrival_deadline());
   const uint64_t h = std::hash<std::string>{}(path);
   const double mine[2] = {static_cast<double>(h >> 32), static_cast<double>(h & 0xffffffffu)};
-  const std::vector<double> all = trainer.mpi().world_group().all_gather(mine, 2);
+  const std::vector<double> all = trainer.parts().mpi->world_group().all_gather(mine, 2);
   for (size_t r = 1; r < all.size() / 2; ++r) {
     if (all[2 * r] != all[0] || all[2 * r + 1] != all[1]) {
       throw Error(ErrorCode::kInvalidArgument, std::string(what) + ": ranks passed different checkpoint paths "
@@ -168,7 +168,7 @@ void check_directory_everywhere(Trainer& trainer, const std::string& path) {
                                                                 dir.string() + "' does not exist"));
     }
   }
-  comm::agree_or_throw(trainer.mpi().world(), "checking the checkpoint's directory", error);
+  comm::agree_or_throw(trainer.parts().mpi->world(), "checking the checkpoint's directory", error);
 }
 
 }  // namespace
@@ -177,38 +177,40 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_save_checkpoint");
   check_directory_everywhere(trainer, path);
-  check_same_registration(trainer.mpi().world(), application);
+  check_same_registration(trainer.parts().mpi->world(), application);
+  const RunParts& parts = trainer.parts();
+  const TrainerState state = trainer.state();
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
-  add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, trainer.input_shape(),
-                     trainer.output_shape());
-  add_normalization_entries(trainer.normalization(), trainer.layout().rank, snapshot);
+  add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, parts.input_shape,
+                     parts.output_shape);
+  add_normalization_entries(state.normalization, trainer.layout().rank, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
-    for (const Slot& s : slots_of(local_parameters(trainer), trainer.optimizer())) {
+    for (const Slot& s : slots_of(local_parameters(trainer), *parts.optimizer)) {
       std::vector<float> host(static_cast<size_t>(s.tensor->size()));
-      trainer.backend().to_host(*s.tensor, host.data());  // device tensors are copied out, host ones copied
+      parts.backend->to_host(*s.tensor, host.data());  // device tensors are copied out, host ones copied
       snapshot.entries.push_back({s.path, s.dims, std::move(host)});
     }
   }
   // In the middle of an accumulation window the partial gradient sums are part of the state. They differ per
   // replica until the window's data-parallel sum, so every rank writes its own, keyed by layer and replica.
-  const int position = trainer.accumulation_position();
+  const int position = state.accumulation_position;
   if (position > 0) {
     for (const Slot& s : accumulation_slots_of(local_parameters(trainer), trainer.layout().replica)) {
       std::vector<float> host(static_cast<size_t>(s.tensor->size()));
-      trainer.backend().to_host(*s.tensor, host.data());
+      parts.backend->to_host(*s.tensor, host.data());
       snapshot.entries.push_back({s.path, s.dims, std::move(host)});
     }
   }
   const config::Config& cfg = trainer.config();
   snapshot.train_ints[checkpoint::kAccumulationPositionDataset] = position;
   snapshot.train_ints[checkpoint::kAccumulationReplicasDataset] = trainer.layout().data_parallel;
-  snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(trainer.steps_done());
+  snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(state.steps_done);
   snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
-  snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(trainer.steps_done());
-  snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = trainer.optimizer().step_count();
-  snapshot.train_ints[checkpoint::kLrOverrideBitsDataset] = lr_override_bits(trainer.learning_rate_override());
+  snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(state.steps_done);
+  snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = state.optimizer_steps;
+  snapshot.train_ints[checkpoint::kLrOverrideBitsDataset] = lr_override_bits(state.learning_rate_override);
   snapshot.attributes[checkpoint::kConfigAttribute] = cfg.text;
   snapshot.attributes[checkpoint::kCreatedByAttribute] = kSluiceWriter;
   snapshot.attributes[checkpoint::kOptimizerAttribute] = config::optimizer_type_name(cfg.optimizer.type);
@@ -219,14 +221,14 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   layout.world = trainer.layout().world;
   layout.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
   checkpoint::add_layout_attributes(layout, snapshot.attributes);
-  checkpoint::save(trainer.mpi().world(), path, snapshot);
+  checkpoint::save(trainer.parts().mpi->world(), path, snapshot);
 }
 
 void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application, bool verified) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_load_checkpoint");
-  check_same_registration(trainer.mpi().world(), application);
-  MPI_Comm world = trainer.mpi().world();
+  check_same_registration(trainer.parts().mpi->world(), application);
+  MPI_Comm world = trainer.parts().mpi->world();
   std::string file = path;
   if (!verified) {
     // The probe first: a file that crashes libhdf5 must crash it, not this process.
@@ -239,7 +241,9 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
 
   // Read everything this rank needs into staging buffers, agree that every rank succeeded, and only then
   // overwrite the live state: a failure anywhere leaves every rank's trainer as it was.
-  std::vector<Slot> slots = slots_of(local_parameters(trainer), trainer.optimizer());
+  const RunParts& parts = trainer.parts();
+  TrainerState state = trainer.state();
+  std::vector<Slot> slots = slots_of(local_parameters(trainer), *parts.optimizer);
   std::vector<std::vector<float>> staged(slots.size());
   std::vector<std::vector<unsigned char>> staged_application;
   StagedSamples staged_samples;
@@ -262,17 +266,16 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
-    staged_samples =
-        stage_samples(reader, trainer.submitted_samples(), trainer.input_shape(), trainer.output_shape());
+    staged_samples = stage_samples(reader, trainer.submitted_samples(), parts.input_shape, parts.output_shape);
     lr_override = lr_override_of(reader);
-    normalization = read_normalization(reader, trainer.input_features(), trainer.output_features(),
-                                       trainer.normalization().input_points(), trainer.normalization().output_points());
+    normalization = read_normalization(reader, parts.input_features, parts.output_features,
+                                       state.normalization.input_points(), state.normalization.output_points());
   } catch (...) {
     error = std::current_exception();
   }
-  comm::agree_or_throw(trainer.mpi().world(), "checkpoint load of '" + shorten_for_message(reader.file()) + "'", error);
+  comm::agree_or_throw(trainer.parts().mpi->world(), "checkpoint load of '" + shorten_for_message(reader.file()) + "'", error);
 
-  kernels::Backend& backend = trainer.backend();
+  kernels::Backend& backend = *parts.backend;
   for (size_t i = 0; i < slots.size(); ++i) {
     *slots[i].tensor = backend.from_host(slots[i].tensor->rows(), slots[i].tensor->cols(), staged[i].data());
   }
@@ -280,19 +283,17 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     *sums.grads[i] = backend.from_host(sums.grads[i]->rows(), sums.grads[i]->cols(), sums.values[i].data());
   }
   restore_application_state(application, staged_application);
-  restore_samples(trainer.submitted_samples(), staged_samples);
-  if (position == 0) {
-    for (const auto& [index, stage] : trainer.stages()) stage->zero_grad();  // no partial sums: a fresh window
-  }
-  trainer.set_accumulation_position(position);
-  trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
-  trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
-  trainer.restore_learning_rate_override(lr_override);
+  state.samples = std::move(staged_samples);
+  state.accumulation_position = position;  // 0: the trainer starts a fresh window (no partial sums)
+  state.steps_done = static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset));
+  state.optimizer_steps = reader.train_int(checkpoint::kOptimizerStepsDataset);
+  state.learning_rate_override = lr_override;
   // The file's statistics win (the saved parameters were trained with them); a side it lacks is as the config
   // says: given statistics, auto still to compute, or none.
-  trainer.normalization().reset();
-  trainer.normalization().set_inputs(std::move(normalization.inputs));
-  trainer.normalization().set_targets(std::move(normalization.targets));
+  state.normalization.reset();
+  state.normalization.set_inputs(std::move(normalization.inputs));
+  state.normalization.set_targets(std::move(normalization.targets));
+  trainer.restore(std::move(state));
 }
 
 std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int keep,
@@ -302,7 +303,7 @@ std::string save_checkpoint_in_dir(Trainer& trainer, const std::string& dir, int
     error = std::make_exception_ptr(
         Error(ErrorCode::kIo, "cannot create checkpoint directory '" + shorten_for_message(dir) + "': " + std::strerror(errno)));
   }
-  comm::agree_or_throw(trainer.mpi().world(), "creating the checkpoint directory", error);
+  comm::agree_or_throw(trainer.parts().mpi->world(), "creating the checkpoint directory", error);
   const std::string path = dir + "/" + checkpoint::checkpoint_file_name(static_cast<int64_t>(trainer.steps_done()));
   save_checkpoint(trainer, path, application);
   if (trainer.layout().rank == 0) {

@@ -7,7 +7,7 @@
 // over the config's),
 // and /train: step, seed, data_position (the data sources are addressed by step), optimizer_steps,
 // accumulation_position and accumulation_replicas. /accumulation is empty at a step boundary; saved in the middle
-// of an accumulation window (optimizer.accumulate > 1, Trainer::accumulation_position() > 0) it holds every
+// of an accumulation window (optimizer.accumulate > 1, TrainerState::accumulation_position > 0) it holds every
 // replica's partial gradient sums (/accumulation/layer_NNNN/<param>/replica_R, written by that replica's ranks),
 // and a load continues the window: the same accumulate is required (kCheckpoint otherwise); under another replica
 // count the saved replicas' sums are added in replica order and continued by replica 0 (accumulation_restore.h).

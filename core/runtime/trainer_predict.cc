@@ -2,8 +2,6 @@
 // as prediction_passes() says (the rule the inference-only model follows too, so both agree bit for bit), and
 // each pass runs the training schedule's forward order, restricted to its micro-batch count when that is less
 // than pipeline.microbatches.
-#include <map>
-#include <memory>
 #include <string>
 #include <utility>
 
@@ -12,48 +10,31 @@
 #include "core/common/error.h"
 #include "core/runtime/prediction_passes.h"
 #include "core/runtime/trainer.h"
-#include "core/schedule/forward_only.h"
 
 namespace sluice::runtime {
-
-Executor& Trainer::predictor_for(int microbatches) {
-  if (microbatches == cfg_.pipeline.microbatches) return *predictor_;
-  auto& entry = short_predictors_[microbatches];
-  if (!entry.second) {
-    // The same construction as build_executors' predictor, over fewer micro-batches. Identical on every rank
-    // (the schedule and the tag bound are), so a refusal here is a refusal everywhere.
-    entry.first = std::make_unique<schedule::Schedule>(schedule::forward_only(lowered_, microbatches));
-    std::map<int, model::StageModule*> raw;
-    for (auto& [index, stage] : stages_) raw[index] = stage.get();
-    auto no_loss = [](const kernels::Tensor&, const float*, int64_t, kernels::Tensor&) { return 0.0; };
-    entry.second = std::make_unique<Executor>(*entry.first, layout_.stage_rank, raw, *backend_,
-                                              *pipeline_transport_.transport, no_loss, [](int) {});
-  }
-  return *entry.second;
-}
 
 void Trainer::predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches) {
   StepData data;
   data.inputs = inputs;
   data.rows = microbatch_rows * microbatches;
-  data.input_features = input_features_;
-  data.target_features = output_features_;
+  data.input_features = parts_.input_features;
+  data.target_features = parts_.output_features;
   data.global_batch = data.rows;
   data.seed = cfg_.seed;
   data.step = step_;
   data.training = false;
   StepCounters counters;
   StepOutcome outcome =
-      comm::timeout_as_failure([&] { return predictor_for(microbatches).run(data, counters, false); });
-  comm::agree_or_throw(mpi_->world(), "prediction", outcome.error);
+      comm::timeout_as_failure([&] { return parts_.predictor_for(microbatches, cfg_.pipeline.microbatches).run(data, counters, false); });
+  comm::agree_or_throw(parts_.mpi->world(), "prediction", outcome.error);
   // The last stage's rank has the outputs; broadcast them over the pipeline so every rank can use them.
-  const int last_rank = lowered_.stage_to_rank.back();
-  if (layout_.stage_rank == last_rank) {
+  const int last_rank = parts_.lowered.stage_to_rank.back();
+  if (layout().stage_rank == last_rank) {
     for (int m = 0; m < microbatches; ++m) {
-      backend_->to_host(outcome.outputs[m], outputs + m * microbatch_rows * output_features_);
+      parts_.backend->to_host(outcome.outputs[m], outputs + m * microbatch_rows * parts_.output_features);
     }
   }
-  mpi_->pipeline_group().broadcast(outputs, data.rows * output_features_, last_rank);
+  parts_.mpi->pipeline_group().broadcast(outputs, data.rows * parts_.output_features, last_rank);
 }
 
 void Trainer::predict(const float* inputs, float* outputs, int64_t rows) {
@@ -68,12 +49,12 @@ void Trainer::predict_model_units(const float* inputs, float* outputs, int64_t r
   // Statistics are the same on every rank (given, agreed auto, or one checkpoint's), so is this refusal.
   normalization_.require_ready("sluice_predict");
   const std::vector<float> normalized_inputs =
-      stages_.count(0) != 0 ? normalized(inputs, rows, normalization_.inputs()) : std::vector<float>();
+      parts_.holds_first_stage() ? normalized(inputs, rows, normalization_.inputs()) : std::vector<float>();
   if (!normalized_inputs.empty()) inputs = normalized_inputs.data();
   int64_t done = 0;
   for (const PredictionPass& pass : prediction_passes(rows, cfg_.pipeline.microbatches)) {
-    const float* pass_inputs = inputs != nullptr ? inputs + done * input_features_ : nullptr;
-    predict_pass(pass_inputs, outputs + done * output_features_, pass.microbatch_rows, pass.microbatches);
+    const float* pass_inputs = inputs != nullptr ? inputs + done * parts_.input_features : nullptr;
+    predict_pass(pass_inputs, outputs + done * parts_.output_features, pass.microbatch_rows, pass.microbatches);
     done += pass.rows();
   }
 }

@@ -30,7 +30,7 @@ RunControl::RunControl(Trainer& trainer, LogFunction log, StepLimit limit)
   }
   if (ckpt.dir.empty()) return;
   // One job per directory: rank 0 locks it, and the agreement makes every rank fail with rank 0's message.
-  comm::agree_or_throw(trainer_.mpi().world(), "locking the checkpoint directory", comm::capture_failure([&] {
+  comm::agree_or_throw(trainer_.parts().mpi->world(), "locking the checkpoint directory", comm::capture_failure([&] {
                          if (trainer_.layout().rank != 0) return;
                          directory_lock_ = std::make_unique<checkpoint::DirectoryLock>(ckpt.dir);
                        }));
@@ -45,11 +45,11 @@ namespace {
 // Collective: rank 0 answers `question`, every rank gets its answer.
 bool decided_on_rank_0(Trainer& trainer, const std::string& what, const std::function<bool()>& question) {
   bool answer = false;
-  comm::agree_or_throw(trainer.mpi().world(), what, comm::capture_failure([&] {
+  comm::agree_or_throw(trainer.parts().mpi->world(), what, comm::capture_failure([&] {
                          if (trainer.layout().rank == 0) answer = question();
                        }));
   const double mine = answer ? 1.0 : 0.0;
-  return trainer.mpi().world_group().all_gather(&mine, 1).front() != 0.0;
+  return trainer.parts().mpi->world_group().all_gather(&mine, 1).front() != 0.0;
 }
 
 // Whether `dir` holds a complete checkpoint (a missing directory holds none).
@@ -109,21 +109,21 @@ std::string RunControl::resume_if_any(const std::string& source) {
 
 std::string RunControl::save() {
   // A state already on disk is not written twice (same optimizer step and same place in the accumulation window).
-  if (saved_step_ == trainer_.steps_done() && saved_position_ == trainer_.accumulation_position() &&
+  if (saved_step_ == trainer_.steps_done() && saved_position_ == trainer_.state().accumulation_position &&
       !saved_path_.empty()) {
     return saved_path_;
   }
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
   saved_path_ = save_checkpoint_in_dir(trainer_, ckpt.dir, ckpt.keep, application_);
   saved_step_ = trainer_.steps_done();
-  saved_position_ = trainer_.accumulation_position();
+  saved_position_ = trainer_.state().accumulation_position;
   return saved_path_;
 }
 
 std::string RunControl::checkpoint_if_due() {
   const config::CheckpointSpec& ckpt = trainer_.config().checkpoint;
   // Periodic checkpoints fall on optimizer steps: not in the middle of an accumulation window.
-  if (ckpt.every <= 0 || trainer_.accumulation_position() != 0) return "";
+  if (ckpt.every <= 0 || trainer_.state().accumulation_position != 0) return "";
   if (trainer_.steps_done() % static_cast<uint64_t>(ckpt.every) != 0 && !finished()) return "";
   const std::string path = save();
   say(trainer_, log_, "sluice: checkpoint " + path);
@@ -132,7 +132,7 @@ std::string RunControl::checkpoint_if_due() {
 
 StepEnd RunControl::stop_if_requested() {
   StepEnd end;
-  if (!agree_to_stop(trainer_.mpi().world_group())) return end;
+  if (!agree_to_stop(trainer_.parts().mpi->world_group())) return end;
   end.stop = true;
   if (trainer_.config().checkpoint.dir.empty()) {
     say(trainer_, log_, "sluice: preempted at step " + std::to_string(trainer_.steps_done()) +
@@ -176,9 +176,9 @@ RunOutcome run_training(Trainer& trainer, data::DataSource& data, RunControl& co
     // With optimizer.accumulate K, each optimizer step reads K batches of data.batch rows: batch number
     // step * K + (place in the window), so a run resumed in the middle of a window reads on where it stopped.
     const int64_t call =
-        static_cast<int64_t>(trainer.steps_done()) * calls_per_step + trainer.accumulation_position();
+        static_cast<int64_t>(trainer.steps_done()) * calls_per_step + trainer.state().accumulation_position;
     // A data file one node cannot read fails there only: agree before the step's messages start.
-    comm::agree_or_throw(trainer.mpi().world(), "reading batch " + std::to_string(call + 1),
+    comm::agree_or_throw(trainer.parts().mpi->world(), "reading batch " + std::to_string(call + 1),
                          comm::capture_failure([&] {
                            data.batch(call, first_row, rows, inputs.data(), targets.data());
                          }));

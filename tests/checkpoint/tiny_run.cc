@@ -53,7 +53,7 @@ void train_to_end(runtime::Trainer& trainer) {
 
 std::map<std::string, std::vector<float>> parameters_of(runtime::Trainer& trainer) {
   std::map<std::string, std::vector<float>> values;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (model::Parameter* p : stage->parameters()) values[p->qualified_name()] = p->value.to_vector();
   }
   return values;

@@ -170,15 +170,15 @@ TEST(VersionTwoFieldCompatibility, ResumesAndSavesPyTorchShapes) {
   runtime::load_checkpoint(*resumed, file);
   const auto loaded = testing::parameters_of(*resumed);
   expect_same_bits(loaded, parameters_in_file(file, loaded), "loaded parameters against the version-2 file");
-  EXPECT_EQ(resumed->normalization().inputs().mean.size(), 32u);  // the file's per-feature statistics
+  EXPECT_EQ(resumed->state().normalization.inputs().mean.size(), 32u);  // the file's per-feature statistics
   const std::vector<float> v2_mean = Reader(file).read(normalization_path("inputs_mean")).data;
-  EXPECT_EQ(resumed->normalization().inputs().mean, v2_mean);
+  EXPECT_EQ(resumed->state().normalization.inputs().mean, v2_mean);
 
   // Three held samples (as sluice_submit_samples leaves them): stored as fields [held, C, D, D].
   std::vector<float> held_inputs(3 * 32), held_targets(3 * 32);
   for (size_t i = 0; i < held_inputs.size(); ++i) held_inputs[i] = static_cast<float>(i) * 0.5f;
   for (size_t i = 0; i < held_targets.size(); ++i) held_targets[i] = -static_cast<float>(i);
-  resumed->submitted_samples().append(held_inputs.data(), held_targets.data(), 3);
+  resumed->append_samples(held_inputs.data(), held_targets.data(), 3);
 
   const std::string saved = dir + "/" + checkpoint_file_name(kSavedStep);
   runtime::save_checkpoint(*resumed, saved);

@@ -120,20 +120,20 @@ struct RunResult {
 RunResult train(const config::Config& cfg) {
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
-  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
+  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
                              data::TargetKind::kRegression);
-  std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.input_features()));
-  std::vector<float> targets(static_cast<size_t>(kBatch * trainer.output_features()));
+  std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.parts().input_features));
+  std::vector<float> targets(static_cast<size_t>(kBatch * trainer.parts().output_features));
   RunResult result;
   for (int step = 0; step < kSteps; ++step) {
     source.batch(step, 0, kBatch, inputs.data(), targets.data());
     result.losses.push_back(trainer.train_step(inputs.data(), targets.data(), kBatch).loss);
   }
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (model::Parameter* p : stage->parameters()) {
       std::vector<float>& values = result.parameters[p->qualified_name()];
       values.resize(static_cast<size_t>(p->value.size()));
-      trainer.backend().to_host(p->value, values.data());
+      trainer.parts().backend->to_host(p->value, values.data());
     }
   }
   return result;

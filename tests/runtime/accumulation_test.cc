@@ -89,8 +89,8 @@ struct Window {
 
 Window window_data(const runtime::Trainer& t, int w) {
   const int64_t rows = kRows * kAccumulate * t.layout().data_parallel;
-  data::SyntheticData source(t.config().seed, t.input_features(), t.output_features(), data::TargetKind::kRegression);
-  Window b{std::vector<float>(rows * t.input_features()), std::vector<float>(rows * t.output_features())};
+  data::SyntheticData source(t.config().seed, t.parts().input_features, t.parts().output_features, data::TargetKind::kRegression);
+  Window b{std::vector<float>(rows * t.parts().input_features), std::vector<float>(rows * t.parts().output_features)};
   source.batch(w, 0, rows, b.inputs.data(), b.targets.data());
   return b;
 }
@@ -99,7 +99,7 @@ Window window_data(const runtime::Trainer& t, int w) {
 runtime::StepResult small_call(runtime::Trainer& t, int call) {
   const Window b = window_data(t, call / kAccumulate);
   const int64_t first = ((call % kAccumulate) * t.layout().data_parallel + t.layout().replica) * kRows;
-  return t.train_step(b.inputs.data() + first * t.input_features(), b.targets.data() + first * t.output_features(),
+  return t.train_step(b.inputs.data() + first * t.parts().input_features, b.targets.data() + first * t.parts().output_features,
                       kRows);
 }
 
@@ -107,19 +107,19 @@ runtime::StepResult small_call(runtime::Trainer& t, int call) {
 runtime::StepResult big_call(runtime::Trainer& t, int w) {
   const Window b = window_data(t, w);
   const int64_t first = t.layout().replica * kAccumulate * kRows;
-  return t.train_step(b.inputs.data() + first * t.input_features(), b.targets.data() + first * t.output_features(),
+  return t.train_step(b.inputs.data() + first * t.parts().input_features, b.targets.data() + first * t.parts().output_features,
                       kAccumulate * kRows);
 }
 
 // Parameters and optimizer state by name, as host bytes.
 std::map<std::string, std::vector<float>> state_of(runtime::Trainer& t) {
   std::map<std::string, std::vector<float>> state;
-  for (const auto& [index, stage] : t.stages()) {
+  for (const auto& [index, stage] : t.parts().stages) {
     for (model::Parameter* p : stage->parameters()) {
       state[p->qualified_name()].assign(p->value.data(), p->value.data() + p->value.size());
     }
   }
-  for (const model::NamedTensor& s : t.optimizer().state_tensors()) {
+  for (const model::NamedTensor& s : t.parts().optimizer->state_tensors()) {
     state[s.name].assign(s.tensor->data(), s.tensor->data() + s.tensor->size());
   }
   return state;
@@ -190,7 +190,7 @@ TEST_P(Accumulation, KCallsEqualOneCallOfKTimesTheBatch) {
       EXPECT_EQ(r.pending_calls, last ? 0 : k + 1);
       EXPECT_EQ(r.step, static_cast<uint64_t>(last ? w + 1 : w));
       EXPECT_EQ(small.steps_done(), r.step);
-      EXPECT_EQ(small.accumulation_position(), r.pending_calls);
+      EXPECT_EQ(small.state().accumulation_position, r.pending_calls);
       small_losses += r.loss;
     }
     const runtime::StepResult whole = big_call(big, w);
@@ -200,7 +200,7 @@ TEST_P(Accumulation, KCallsEqualOneCallOfKTimesTheBatch) {
     const double tolerance = dp == 1 || w == 0 ? 1e-9 : 1e-6;
     EXPECT_NEAR(small_losses / kAccumulate, whole.loss, tolerance * std::abs(whole.loss)) << "window " << w;
   }
-  EXPECT_EQ(small.optimizer().step_count(), big.optimizer().step_count());
+  EXPECT_EQ(small.parts().optimizer->step_count(), big.parts().optimizer->step_count());
   int64_t compared = 0;
   const int differing = count_differences(state_of(small), state_of(big), &compared);
   EXPECT_GT(compared, 0);
@@ -248,7 +248,7 @@ TEST_P(AccumulationRestart, MidWindowCheckpointContinuesTheWindowExactly) {
     runtime::Trainer first(MPI_COMM_WORLD, cfg);
     first.start();
     for (int call = 0; call < stop_after; ++call) small_call(first, call);
-    ASSERT_EQ(first.accumulation_position(), 1);
+    ASSERT_EQ(first.state().accumulation_position, 1);
     runtime::save_checkpoint(first, path);
   }
   if (world_rank() == 0) {
@@ -267,7 +267,7 @@ TEST_P(AccumulationRestart, MidWindowCheckpointContinuesTheWindowExactly) {
   runtime::Trainer resumed(MPI_COMM_WORLD, cfg);
   resumed.start();
   runtime::load_checkpoint(resumed, path);
-  EXPECT_EQ(resumed.accumulation_position(), 1);
+  EXPECT_EQ(resumed.state().accumulation_position, 1);
   EXPECT_EQ(resumed.steps_done(), 1u);
   for (int call = stop_after; call < total; ++call) small_call(resumed, call);
   EXPECT_EQ(resumed.steps_done(), static_cast<uint64_t>(kWindows));
@@ -335,7 +335,7 @@ TEST(AccumulationFailure, AFailedCallDropsTheWindowOnEveryRank) {
               std::string::npos)
         << message;
   }
-  EXPECT_EQ(failing.accumulation_position(), 0);
+  EXPECT_EQ(failing.state().accumulation_position, 0);
   EXPECT_EQ(failing.steps_done(), 0u);
   for (int call = kAccumulate; call < 2 * kAccumulate; ++call) {
     small_call(failing, call);
@@ -353,7 +353,7 @@ std::string load_error(const config::Config& cfg, const std::string& path) {
     runtime::load_checkpoint(t, path);
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCheckpoint) << e.what();
-    EXPECT_EQ(t.accumulation_position(), 0);
+    EXPECT_EQ(t.state().accumulation_position, 0);
     return e.what();
   }
   ADD_FAILURE() << "the load was accepted";
@@ -399,11 +399,11 @@ void on_replicas(int dp, const std::function<void(runtime::Trainer&)>& body) {
 void stream_call(runtime::Trainer& t, int call) {
   const int64_t rows = kGlobalRows / t.layout().data_parallel;
   const int64_t window_rows = kGlobalRows * kAccumulate;
-  data::SyntheticData source(t.config().seed, t.input_features(), t.output_features(), data::TargetKind::kRegression);
-  std::vector<float> x(window_rows * t.input_features()), y(window_rows * t.output_features());
+  data::SyntheticData source(t.config().seed, t.parts().input_features, t.parts().output_features, data::TargetKind::kRegression);
+  std::vector<float> x(window_rows * t.parts().input_features), y(window_rows * t.parts().output_features);
   source.batch(call / kAccumulate, 0, window_rows, x.data(), y.data());
   const int64_t first = (call % kAccumulate) * kGlobalRows + t.layout().replica * rows;
-  t.train_step(x.data() + first * t.input_features(), y.data() + first * t.output_features(), rows);
+  t.train_step(x.data() + first * t.parts().input_features, y.data() + first * t.parts().output_features, rows);
 }
 
 // max over /model and /optimizer datasets of max|a - b| / max|b|, read on rank 0 (the files are keyed by global
@@ -458,7 +458,7 @@ TEST_P(AccumulationReplicaChange, MidWindowCheckpointContinuesUnderAnotherReplic
   });
   on_replicas(to, [&](runtime::Trainer& t) {
     runtime::load_checkpoint(t, mid);
-    EXPECT_EQ(t.accumulation_position(), 1);
+    EXPECT_EQ(t.state().accumulation_position, 1);
     EXPECT_EQ(t.steps_done(), 1u);
     for (int call = stop_after; call < total; ++call) stream_call(t, call);
     EXPECT_EQ(t.steps_done(), static_cast<uint64_t>(kWindows));
@@ -493,7 +493,7 @@ TEST(AccumulationRestart, BoundaryCheckpointLoadsUnderAnotherAccumulate) {
   t.start();
   small_call(t, 0);  // a pending call, dropped by the load
   runtime::load_checkpoint(t, path);
-  EXPECT_EQ(t.accumulation_position(), 0);
+  EXPECT_EQ(t.state().accumulation_position, 0);
   EXPECT_EQ(t.steps_done(), 1u);
   EXPECT_FALSE(small_call(t, 1).stepped);
   if (world_rank() == 0) std::remove(path.c_str());

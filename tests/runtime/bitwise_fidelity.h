@@ -39,22 +39,22 @@ inline void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
   runtime::SequentialReference reference(cfg, dp);
-  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
+  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
                              data::TargetKind::kRegression);
   const int64_t rows = replica_batch * dp;
   const int replica = trainer.layout().replica;
   for (int step = 0; step < kSteps; ++step) {
     Batch b = global_batch(source, step, rows);
     const runtime::StepResult pipelined =
-        trainer.train_step(b.inputs.data() + replica * replica_batch * trainer.input_features(),
-                           b.targets.data() + replica * replica_batch * trainer.output_features(), replica_batch);
+        trainer.train_step(b.inputs.data() + replica * replica_batch * trainer.parts().input_features,
+                           b.targets.data() + replica * replica_batch * trainer.parts().output_features, replica_batch);
     const double sequential = reference.train_step(b.inputs.data(), b.targets.data(), rows);
     ASSERT_EQ(pipelined.loss, sequential) << "loss differs at step " << step + 1;
   }
   std::map<std::string, const model::Parameter*> expected;
   for (model::Parameter* p : reference.parameters()) expected[p->qualified_name()] = p;
   int64_t compared = 0;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (model::Parameter* p : stage->parameters()) {
       auto it = expected.find(p->qualified_name());
       ASSERT_NE(it, expected.end()) << p->qualified_name();

@@ -119,8 +119,8 @@ TEST(HostCommunicator, CarriesNoMessageOfSluices) {
     Trainer trainer(g_host, config::parse_config(config_text()));
     trainer.start();
     const int64_t rows = 8;
-    std::vector<float> inputs(static_cast<size_t>(rows * trainer.input_features()), 0.5f);
-    std::vector<float> targets(static_cast<size_t>(rows * trainer.output_features()), 0.25f);
+    std::vector<float> inputs(static_cast<size_t>(rows * trainer.parts().input_features), 0.5f);
+    std::vector<float> targets(static_cast<size_t>(rows * trainer.parts().output_features), 0.25f);
     trainer.train_step(inputs.data(), targets.data(), rows);
   }
   EXPECT_GT(g_calls, before) << "the trainer's calls were not seen: the test proves nothing";

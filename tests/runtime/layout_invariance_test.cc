@@ -112,9 +112,9 @@ State train(const Layout& l, bool dropout = true) {
     const config::Config cfg = make_config(l, dropout);
     runtime::Trainer trainer(comm, cfg);
     trainer.start();
-    data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
+    data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
                                data::TargetKind::kRegression);
-    const int64_t in = trainer.input_features(), out = trainer.output_features();
+    const int64_t in = trainer.parts().input_features, out = trainer.parts().output_features;
     std::vector<float> inputs(kStepSamples * in), targets(kStepSamples * out);
     const int64_t call_batch = kStepSamples / l.accumulate;  // one call's global batch, all replicas
     const int64_t rows = call_batch / l.dp;
@@ -128,7 +128,7 @@ State train(const Layout& l, bool dropout = true) {
     }
     EXPECT_EQ(trainer.steps_done(), static_cast<uint64_t>(kSteps)) << l.name;
     if (world_rank() < l.ranks && trainer.layout().replica == 0) {
-      for (const auto& [index, stage] : trainer.stages()) {
+      for (const auto& [index, stage] : trainer.parts().stages) {
         for (model::Parameter* p : stage->parameters()) {
           mine[p->qualified_name()].assign(p->value.data(), p->value.data() + p->value.size());
         }

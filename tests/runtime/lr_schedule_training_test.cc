@@ -47,8 +47,8 @@ config::Config make_config(const std::string& schedule, const std::string& lr_sc
 }
 
 void train_calls(runtime::Trainer& t, int from, int to) {
-  data::SyntheticData source(t.config().seed, t.input_features(), t.output_features(), data::TargetKind::kRegression);
-  std::vector<float> x(kBatch * t.input_features()), y(kBatch * t.output_features());
+  data::SyntheticData source(t.config().seed, t.parts().input_features, t.parts().output_features, data::TargetKind::kRegression);
+  std::vector<float> x(kBatch * t.parts().input_features), y(kBatch * t.parts().output_features);
   for (int call = from; call < to; ++call) {
     source.batch(call, 0, kBatch, x.data(), y.data());
     t.train_step(x.data(), y.data(), kBatch);
@@ -57,7 +57,7 @@ void train_calls(runtime::Trainer& t, int from, int to) {
 
 std::map<std::string, std::vector<float>> parameters(runtime::Trainer& t) {
   std::map<std::string, std::vector<float>> out;
-  for (const auto& [index, stage] : t.stages()) {
+  for (const auto& [index, stage] : t.parts().stages) {
     for (model::Parameter* p : stage->parameters()) out[p->qualified_name()] = p->value.to_vector();
   }
   return out;
@@ -79,14 +79,14 @@ TEST(LrScheduleTraining, EachOptimizerStepUsesTheScheduleAtItsCount) {
     t.start();
     for (int call = 0; call < 4 * accumulate; ++call) {
       train_calls(t, call, call + 1);
-      const int64_t done = t.optimizer().step_count();
+      const int64_t done = t.parts().optimizer->step_count();
       ASSERT_EQ(done, (call + 1) / accumulate) << "accumulate " << accumulate;
       if (done == 0) continue;
       // The lr the last update used: the schedule at the count before it.
-      EXPECT_EQ(t.optimizer().lr(), model::scheduled_lr(cfg.optimizer.lr_schedule, 0.02, done - 1))
+      EXPECT_EQ(t.parts().optimizer->lr(), model::scheduled_lr(cfg.optimizer.lr_schedule, 0.02, done - 1))
           << "accumulate " << accumulate << ", call " << call;
     }
-    EXPECT_NE(t.optimizer().lr(), 0.02);  // the schedule did decay
+    EXPECT_NE(t.parts().optimizer->lr(), 0.02);  // the schedule did decay
   }
 }
 
@@ -109,7 +109,7 @@ TEST_P(LrRestart, CosineResumedMidwayEqualsUninterruptedBitForBit) {
   runtime::load_checkpoint(resumed, file);
   train_calls(resumed, kSteps / 2, kSteps);
   expect_same_bits(parameters(resumed), parameters(uninterrupted));
-  EXPECT_EQ(resumed.optimizer().lr(), uninterrupted.optimizer().lr());
+  EXPECT_EQ(resumed.parts().optimizer->lr(), uninterrupted.parts().optimizer->lr());
 }
 
 TEST_P(LrRestart, OverrideIsSavedAndResumedAndZeroReturnsToTheSchedule) {
@@ -121,7 +121,7 @@ TEST_P(LrRestart, OverrideIsSavedAndResumedAndZeroReturnsToTheSchedule) {
   train_calls(uninterrupted, 0, 2);
   uninterrupted.set_learning_rate(override_lr);
   train_calls(uninterrupted, 2, 6);
-  EXPECT_EQ(uninterrupted.optimizer().lr(), override_lr);
+  EXPECT_EQ(uninterrupted.parts().optimizer->lr(), override_lr);
   {
     runtime::Trainer first(MPI_COMM_WORLD, cfg);
     first.start();
@@ -133,13 +133,13 @@ TEST_P(LrRestart, OverrideIsSavedAndResumedAndZeroReturnsToTheSchedule) {
   runtime::Trainer resumed(MPI_COMM_WORLD, cfg);
   resumed.start();
   runtime::load_checkpoint(resumed, file);
-  EXPECT_EQ(resumed.learning_rate_override(), override_lr);
+  EXPECT_EQ(resumed.state().learning_rate_override, override_lr);
   train_calls(resumed, 4, 6);
   expect_same_bits(parameters(resumed), parameters(uninterrupted));
 
   resumed.set_learning_rate(0.0);  // back to the cosine, at its current position
   train_calls(resumed, 6, 7);
-  EXPECT_EQ(resumed.optimizer().lr(), model::scheduled_lr(cfg.optimizer.lr_schedule, 0.02, 6));
+  EXPECT_EQ(resumed.parts().optimizer->lr(), model::scheduled_lr(cfg.optimizer.lr_schedule, 0.02, 6));
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, LrRestart, ::testing::Values("1f1b", "zb-v"));
@@ -161,7 +161,7 @@ TEST(LrScheduleTraining, DifferentLearningRatesOnRanksFailEverywhere) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
   }
-  EXPECT_EQ(t.learning_rate_override(), 0.0);  // unchanged by the refused calls
+  EXPECT_EQ(t.state().learning_rate_override, 0.0);  // unchanged by the refused calls
   train_calls(t, 0, 1);                         // and the trainer still works
 }
 

@@ -113,22 +113,22 @@ TEST(NormalizationTest, AutoStatisticsAreThoseOfTheFirstSamplesOnEveryRank) {
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config("{inputs: auto, targets: auto, samples: 24}"));
   trainer.start();
   ASSERT_EQ(trainer.layout().data_parallel, 2);
-  EXPECT_TRUE(trainer.normalization().pending());
+  EXPECT_TRUE(trainer.state().normalization.pending());
   train_call(trainer, 0);
-  ASSERT_FALSE(trainer.normalization().pending());
+  ASSERT_FALSE(trainer.state().normalization.pending());
   // 24 of the 32 samples: all 16 of replica 0 and the first 8 of replica 1.
   const Batch b = global_batch(0);
-  expect_statistics(b.inputs, 24, kInputs, trainer.normalization().inputs());
-  expect_statistics(b.targets, 24, kOutputs, trainer.normalization().targets());
-  EXPECT_EQ(trainer.normalization().inputs().std[2], 1.0f);  // the constant feature
-  expect_same_everywhere(trainer.normalization().inputs().mean);
-  expect_same_everywhere(trainer.normalization().inputs().std);
-  expect_same_everywhere(trainer.normalization().targets().mean);
-  expect_same_everywhere(trainer.normalization().targets().std);
+  expect_statistics(b.inputs, 24, kInputs, trainer.state().normalization.inputs());
+  expect_statistics(b.targets, 24, kOutputs, trainer.state().normalization.targets());
+  EXPECT_EQ(trainer.state().normalization.inputs().std[2], 1.0f);  // the constant feature
+  expect_same_everywhere(trainer.state().normalization.inputs().mean);
+  expect_same_everywhere(trainer.state().normalization.inputs().std);
+  expect_same_everywhere(trainer.state().normalization.targets().mean);
+  expect_same_everywhere(trainer.state().normalization.targets().std);
   // Later calls keep them.
-  const runtime::FeatureScaling before = trainer.normalization().inputs();
+  const runtime::FeatureScaling before = trainer.state().normalization.inputs();
   train_call(trainer, 1);
-  EXPECT_EQ(trainer.normalization().inputs().mean, before.mean);
+  EXPECT_EQ(trainer.state().normalization.inputs().mean, before.mean);
 }
 
 TEST(NormalizationTest, PipelinedEqualsSequentialBitForBit) {
@@ -141,11 +141,11 @@ TEST(NormalizationTest, PipelinedEqualsSequentialBitForBit) {
     const double pipelined = train_call(trainer, call).loss;
     ASSERT_EQ(pipelined, reference.train_step(b.inputs.data(), b.targets.data(), kGlobalBatch)) << "call " << call;
   }
-  EXPECT_EQ(trainer.normalization().inputs().mean, reference.normalization().inputs().mean);
-  EXPECT_EQ(trainer.normalization().targets().std, reference.normalization().targets().std);
+  EXPECT_EQ(trainer.state().normalization.inputs().mean, reference.normalization().inputs().mean);
+  EXPECT_EQ(trainer.state().normalization.targets().std, reference.normalization().targets().std);
   std::map<std::string, const model::Parameter*> expected;
   for (model::Parameter* p : reference.parameters()) expected[p->qualified_name()] = p;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (model::Parameter* p : stage->parameters()) {
       ASSERT_EQ(0, std::memcmp(p->value.data(), expected.at(p->qualified_name())->value.data(), p->value.bytes()))
           << p->qualified_name() << " differs from the sequential run";
@@ -176,7 +176,7 @@ const char* kMixed = "{inputs: given, inputs_mean: [0, 1000, 3, -0.5, 40], input
 TEST(NormalizationTest, PredictEqualsInferenceModelAndCheckpointKeepsStatistics) {
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config(kMixed));
   trainer.start();
-  EXPECT_EQ(trainer.normalization().inputs().std[1], 250.0f);
+  EXPECT_EQ(trainer.state().normalization.inputs().std[1], 250.0f);
   for (int call = 0; call < 3; ++call) train_call(trainer, call);
   const std::string path = shared_path("normalized.h5");
   runtime::save_checkpoint(trainer, path);
@@ -193,17 +193,17 @@ TEST(NormalizationTest, PredictEqualsInferenceModelAndCheckpointKeepsStatistics)
 
   const checkpoint::CheckpointSummary summary = checkpoint::summarize(path);
   ASSERT_EQ(summary.normalization.size(), 4u);
-  EXPECT_EQ(summary.normalization.at("inputs_std"), trainer.normalization().inputs().std);
-  EXPECT_EQ(summary.normalization.at("targets_mean"), trainer.normalization().targets().mean);
+  EXPECT_EQ(summary.normalization.at("inputs_std"), trainer.state().normalization.inputs().std);
+  EXPECT_EQ(summary.normalization.at("targets_mean"), trainer.state().normalization.targets().mean);
 
   // Resume: a fresh trainer loads the statistics (no longer pending) and continues exactly.
   const double next = train_call(trainer, 3).loss;
   runtime::Trainer resumed(MPI_COMM_WORLD, make_config(kMixed));
   resumed.start();
   runtime::load_checkpoint(resumed, path);
-  ASSERT_FALSE(resumed.normalization().pending());
-  EXPECT_EQ(resumed.normalization().targets().mean, summary.normalization.at("targets_mean"));
-  EXPECT_EQ(resumed.normalization().targets().std, summary.normalization.at("targets_std"));
+  ASSERT_FALSE(resumed.state().normalization.pending());
+  EXPECT_EQ(resumed.state().normalization.targets().mean, summary.normalization.at("targets_mean"));
+  EXPECT_EQ(resumed.state().normalization.targets().std, summary.normalization.at("targets_std"));
   EXPECT_EQ(train_call(resumed, 3).loss, next);
 }
 
@@ -230,8 +230,8 @@ TEST(NormalizationTest, GivenStatisticsFromAFile) {
   const std::string section = "{inputs: given, file: \"" + path + "\", targets: auto}";
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config(section));
   trainer.start();
-  EXPECT_EQ(trainer.normalization().inputs().mean, (std::vector<float>{0, 1000, 3, -0.5f, 40}));
-  EXPECT_EQ(trainer.normalization().inputs().std, (std::vector<float>{1, 300, 1, 0.02f, 5}));
+  EXPECT_EQ(trainer.state().normalization.inputs().mean, (std::vector<float>{0, 1000, 3, -0.5f, 40}));
+  EXPECT_EQ(trainer.state().normalization.inputs().std, (std::vector<float>{1, 300, 1, 0.02f, 5}));
   // A file whose statistics do not match the model: CONFIG on every rank, naming the key.
   write_statistics_file(path, {{"inputs_mean", {0, 0, 0, 0}}, {"inputs_std", {1, 1, 1, 1}}});
   runtime::Trainer wrong(MPI_COMM_WORLD, make_config(section));
@@ -345,12 +345,12 @@ TEST(FieldNormalizationTest, AutoIsPerChannelAndMatchesTheSequentialRun) {
     ASSERT_EQ(pipelined, reference.train_step(b.inputs.data(), b.targets.data(), kGlobalBatch)) << "call " << call;
   }
   const Batch first = field_batch(0);
-  expect_channel_statistics(first.inputs, 24, trainer.normalization().inputs());
-  expect_channel_statistics(first.targets, 24, trainer.normalization().targets());
-  expect_same_everywhere(trainer.normalization().inputs().mean);
-  expect_same_everywhere(trainer.normalization().targets().std);
-  EXPECT_EQ(trainer.normalization().inputs().mean, reference.normalization().inputs().mean);
-  EXPECT_EQ(trainer.normalization().targets().std, reference.normalization().targets().std);
+  expect_channel_statistics(first.inputs, 24, trainer.state().normalization.inputs());
+  expect_channel_statistics(first.targets, 24, trainer.state().normalization.targets());
+  expect_same_everywhere(trainer.state().normalization.inputs().mean);
+  expect_same_everywhere(trainer.state().normalization.targets().std);
+  EXPECT_EQ(trainer.state().normalization.inputs().mean, reference.normalization().inputs().mean);
+  EXPECT_EQ(trainer.state().normalization.targets().std, reference.normalization().targets().std);
 }
 
 TEST(FieldNormalizationTest, NormalizedAppliesEachChannelsStatisticToItsPoints) {
@@ -379,7 +379,7 @@ TEST(FieldNormalizationTest, CheckpointStoresChannelsAndInferenceAppliesThem) {
   runtime::save_checkpoint(trainer, path);
   const checkpoint::CheckpointSummary summary = checkpoint::summarize(path);
   ASSERT_EQ(summary.normalization.size(), 4u);
-  EXPECT_EQ(summary.normalization.at("inputs_mean"), trainer.normalization().inputs().mean);  // [C]
+  EXPECT_EQ(summary.normalization.at("inputs_mean"), trainer.state().normalization.inputs().mean);  // [C]
   EXPECT_EQ(summary.normalization.at("targets_std").size(), static_cast<size_t>(kChannels));
 
   const Batch b = field_batch(77, 5);
@@ -397,9 +397,9 @@ TEST(FieldNormalizationTest, CheckpointStoresChannelsAndInferenceAppliesThem) {
   runtime::Trainer resumed(MPI_COMM_WORLD, make_field_config(normalization));
   resumed.start();
   runtime::load_checkpoint(resumed, path);
-  ASSERT_FALSE(resumed.normalization().pending());
-  EXPECT_EQ(resumed.normalization().inputs().points, kPoints);
-  EXPECT_EQ(resumed.normalization().targets().mean, trainer.normalization().targets().mean);
+  ASSERT_FALSE(resumed.state().normalization.pending());
+  EXPECT_EQ(resumed.state().normalization.inputs().points, kPoints);
+  EXPECT_EQ(resumed.state().normalization.targets().mean, trainer.state().normalization.targets().mean);
   EXPECT_EQ(train_field_call(resumed, 2).loss, next);
 }
 
@@ -407,8 +407,8 @@ TEST(FieldNormalizationTest, GivenListsArePerChannelOrPerFeature) {
   runtime::Trainer trainer(MPI_COMM_WORLD,
                            make_field_config("{inputs: given, inputs_mean: [300, -2], inputs_std: [50, 0.01]}"));
   trainer.start();
-  EXPECT_EQ(trainer.normalization().inputs().points, kPoints);
-  EXPECT_EQ(trainer.normalization().inputs().std[1], 0.01f);
+  EXPECT_EQ(trainer.state().normalization.inputs().points, kPoints);
+  EXPECT_EQ(trainer.state().normalization.inputs().std[1], 0.01f);
   try {
     make_field_config("{inputs: given, inputs_mean: [1, 2, 3], inputs_std: [1, 1, 1]}");
     FAIL() << "a list of 3 values for 2 channels (24 features) was accepted";

@@ -167,7 +167,7 @@ TEST(Fidelity, MicroBatchedRunMatchesFullBatchRun) {
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
   runtime::SequentialReference reference(full, 1);
-  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
+  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
                              data::TargetKind::kRegression);
   for (int step = 0; step < kSteps; ++step) {
     Batch b = global_batch(source, step, kReplicaBatch);
@@ -177,7 +177,7 @@ TEST(Fidelity, MicroBatchedRunMatchesFullBatchRun) {
   }
   std::map<std::string, const model::Parameter*> expected;
   for (model::Parameter* p : reference.parameters()) expected[p->qualified_name()] = p;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (model::Parameter* p : stage->parameters()) {
       const model::Parameter* q = expected.at(p->qualified_name());
       double diff = 0.0, norm = 0.0;
@@ -199,15 +199,15 @@ TEST_P(StashPeak, MeasuredPeakEqualsSimulatedPeakInflight) {
   const config::Config cfg = make_config(c.schedule, c.chunks, world_size(), 1, "none", 8, true, "{type: sgd, lr: 0.01}");
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
-  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
+  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
                              data::TargetKind::kRegression);
   Batch b = global_batch(source, 0, kReplicaBatch);
   trainer.train_step(b.inputs.data(), b.targets.data(), kReplicaBatch);
-  const std::vector<int> expected = schedule::peak_inflight(trainer.lowered_schedule());
+  const std::vector<int> expected = schedule::peak_inflight(trainer.parts().lowered);
   const int rank = trainer.layout().stage_rank;
-  EXPECT_EQ(trainer.last_counters().peak_stash_microbatches, expected.at(rank))
+  EXPECT_EQ(trainer.stats().counters.peak_stash_microbatches, expected.at(rank))
       << c.schedule << " on pipeline rank " << rank;
-  EXPECT_GT(trainer.last_counters().peak_stash_bytes, 0u);
+  EXPECT_GT(trainer.stats().counters.peak_stash_bytes, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, StashPeak, testing::all_schedules(),

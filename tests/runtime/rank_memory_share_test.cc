@@ -63,7 +63,7 @@ TEST(RankMemoryShare, PeakRssGrowsByOnlyThisRanksShare) {
   trainer.train_step(inputs.data(), targets.data(), 4);
 
   int64_t parameter_floats = 0;
-  for (const auto& [index, stage] : trainer.stages()) {
+  for (const auto& [index, stage] : trainer.parts().stages) {
     for (const model::Parameter* p : stage->parameters()) parameter_floats += p->value.rows() * p->value.cols();
   }
   // Two of the eight layers, and nothing of the others'.

@@ -74,9 +74,9 @@ std::vector<double> run_steps(runtime::Trainer& t, int from, int to) {
   const int64_t offset = t.layout().replica * rows;
   std::vector<double> losses;
   for (int step = from; step < to; ++step) {
-    Batch b = batch_for(t.config(), t.input_features(), t.output_features(), step);
-    losses.push_back(t.train_step(b.inputs.data() + offset * t.input_features(),
-                                  b.targets.data() + offset * t.output_features(), rows)
+    Batch b = batch_for(t.config(), t.parts().input_features, t.parts().output_features, step);
+    losses.push_back(t.train_step(b.inputs.data() + offset * t.parts().input_features,
+                                  b.targets.data() + offset * t.parts().output_features, rows)
                          .loss);
   }
   return losses;
@@ -84,7 +84,7 @@ std::vector<double> run_steps(runtime::Trainer& t, int from, int to) {
 
 std::map<std::string, std::vector<float>> local_parameters(runtime::Trainer& t) {
   std::map<std::string, std::vector<float>> out;
-  for (const auto& [index, stage] : t.stages()) {
+  for (const auto& [index, stage] : t.parts().stages) {
     for (model::Parameter* p : stage->parameters()) out[p->qualified_name()] = p->value.to_vector();
   }
   return out;
@@ -169,7 +169,7 @@ TEST_P(Reshard, ContinuesExactlyAsARunOnTheNewLayout) {
   std::map<std::string, std::vector<float>> expected;
   for (model::Parameter* p : reference.parameters()) {
     bool mine = false;
-    for (const auto& [index, stage] : resumed.stages()) {
+    for (const auto& [index, stage] : resumed.parts().stages) {
       mine |= p->layer_index >= stage->first_layer() && p->layer_index < stage->last_layer();
     }
     if (mine) expected[p->qualified_name()] = p->value.to_vector();

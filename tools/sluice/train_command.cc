@@ -112,7 +112,7 @@ int train(runtime::Trainer& trainer, data::DataSource& source, const TrainOption
   if (!options.trace.empty()) runtime::write_trace(trainer, options.trace);
   if (!options.profile.empty() && trainer.steps_done() > 0) write_cost_profile(MPI_COMM_WORLD, trainer, source, options.profile);
   if (rank == 0) {
-    std::cout << (options.json ? summary_json(stats, trainer.steps_done(), seconds, trainer.last_loss())
+    std::cout << (options.json ? summary_json(stats, trainer.steps_done(), seconds, trainer.stats().last.loss)
                                : summary_line(stats, trainer.steps_done(), seconds))
               << std::endl;
   }
@@ -124,11 +124,11 @@ int train(runtime::Trainer& trainer, data::DataSource& source, const TrainOption
 Error out_of_memory(const runtime::Trainer& trainer) {
   const config::Config& cfg = trainer.config();
   const int64_t rows = cfg.data.batch / trainer.layout().data_parallel;
-  const int64_t floats = checked_mul(rows, cfg.model.inputs + trainer.output_features(), "batch buffers");
+  const int64_t floats = checked_mul(rows, cfg.model.inputs + trainer.parts().output_features, "batch buffers");
   return Error(ErrorCode::kInvalidArgument,
                "out of memory: data.batch " + std::to_string(cfg.data.batch) + " gives " + std::to_string(rows) +
                    " rows per replica; with model.inputs " + std::to_string(cfg.model.inputs) + " and " +
-                   std::to_string(trainer.output_features()) + " outputs the batch buffers alone need " +
+                   std::to_string(trainer.parts().output_features) + " outputs the batch buffers alone need " +
                    std::to_string(checked_float_bytes(floats, "batch buffer bytes")) +
                    " bytes (besides the activations); use a smaller data.batch");
 }

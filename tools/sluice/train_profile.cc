@@ -34,7 +34,7 @@ double rows_per_microbatch(const runtime::Trainer& trainer) {
 // activation of its rows between the first two stages.
 runtime::MeasuredPoint measure(MPI_Comm world, const runtime::Trainer& trainer) {
   const config::Layout& layout = trainer.layout();
-  runtime::KindSeconds busy = trainer.last_counters().busy_seconds;
+  runtime::KindSeconds busy = trainer.stats().counters.busy_seconds;
   comm::all_sum(world, busy.data(), static_cast<int>(busy.size()), "busy seconds of the ranks");
   for (double& seconds : busy) seconds /= layout.data_parallel;
   const double rows = rows_per_microbatch(trainer);
@@ -48,7 +48,7 @@ runtime::MeasuredPoint measure(MPI_Comm world, const runtime::Trainer& trainer) 
   runtime::MeasuredPoint point;
   point.rows = rows;
   comm::agree_or_throw(world, "sluice train --profile", comm::capture_failure([&] {
-                         const schedule::Schedule compute = schedule::compute_only(trainer.lowered_schedule());
+                         const schedule::Schedule compute = schedule::compute_only(trainer.parts().lowered);
                          point.costs = runtime::costs_from_busy(busy, runtime::count_compute_actions(compute), message);
                        }));
   return point;
@@ -60,7 +60,7 @@ runtime::MeasuredPoint measure_other_size(MPI_Comm world, const runtime::Trainer
                                           int microbatches) {
   config::Config cfg = trained.config();  // auto already resolved: the same schedule, chunks and recompute
   cfg.pipeline.microbatches = microbatches;
-  runtime::Trainer probe(world, cfg, trained.custom_layers());
+  runtime::Trainer probe(world, cfg, trained.parts().custom_layers);
   probe.start();
   const int64_t rows = cfg.data.batch / trained.layout().data_parallel;
   std::vector<float> inputs(static_cast<size_t>(rows * source.input_features()));
