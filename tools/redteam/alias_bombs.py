@@ -48,7 +48,7 @@ def run_aliases(ctx, count):
         command = ctx.rng.choice(["train", "plan", "submit"])
         cmd = [ctx.sluice, command, path]
         if command == "submit":
-            cmd += ["--nodes", "1", "--dry-run"]
+            cmd += ["--nodes", "1", "--dry-run", "--set", "checkpoint.dir=" + ctx.path("alias_checkpoints")]
         result = outcome.run(cmd, PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work,
                              memory_limit_bytes=campaigns.MEMORY_LIMIT)
         bad = result.timed_out or result.crashed() or (result.rc == 0 and invalid)

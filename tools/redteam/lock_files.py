@@ -3,13 +3,15 @@ a socket, a device, a symlink to one of them or nowhere, a symlink loop) must be
 regular file left by a process that is gone is a stale lock and is taken over (valid)."""
 import os
 import socket
+import subprocess
 
 import campaigns
 import outcome
 
 PROBE_TIMEOUT_S = 30
 KINDS = ["fifo", "directory", "socket", "symlink-fifo", "symlink-directory", "symlink-dev-zero", "symlink-dev-null",
-         "dangling-symlink", "symlink-loop", "directory-with-files", "stale-empty", "stale-garbage", "stale-pid"]
+         "dangling-symlink", "symlink-loop", "directory-with-files", "unattributable-empty", "unattributable-garbage",
+         "stale-dead-pid"]
 
 
 def plant(kind, lock, rng):
@@ -32,11 +34,15 @@ def plant(kind, lock, rng):
     if kind == "symlink-loop":
         os.symlink(lock + ".b", lock)
         os.symlink(lock, lock + ".b")
-    if kind.startswith("stale"):
+    if kind.startswith("unattributable"):
         with open(lock, "wb") as out:
-            out.write({"stale-empty": b"", "stale-pid": b"pid 999999 host nowhere\n",
-                       "stale-garbage": bytes(rng.randrange(256) for _ in range(rng.randrange(1, 4096)))}[kind])
-    return not kind.startswith("stale")
+            out.write(b"" if kind.endswith("empty") else bytes(rng.randrange(256) for _ in range(rng.randrange(1, 4096))))
+    if kind == "stale-dead-pid":
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        with open(lock, "w") as out:
+            out.write(f"host={socket.gethostname()}\npid={gone.pid}\nslurm_job_id=\nstarted=2026-01-01T00:00:00Z\n")
+    return kind != "stale-dead-pid"
 
 
 def run_lock_files(ctx, count):

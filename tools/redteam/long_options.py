@@ -39,7 +39,8 @@ def finite_number(text):
 
 def run_long_options(ctx, count):
     row = outcome.CampaignRow("long option values (submit)")
-    config = campaigns.base_config(ctx, "submit.yaml")
+    # submit refuses a config without checkpoint.dir (a Slurm job must survive preemption): give it one.
+    config = campaigns.base_config(ctx, "submit.yaml", checkpoint__dir=ctx.path("submit_checkpoints"))
     for index in range(count):
         option = OPTIONS[index % len(OPTIONS)]
         value, description, newline = make_value(ctx.rng)
