@@ -18,7 +18,7 @@ namespace {
 using sluice::testing::world_size;
 
 // Fields: convolutions with every padding, a stride, groups and a dilation, dropout on a field, flatten into
-// linear layers, over 2 x 8 x 8 samples; 11 layers, so every schedule (8 chunks with interleaving) has work.
+// linear layers, reshape from rows back to a field and on to rows, over 2 x 8 x 8 samples; 14 layers, so every schedule (8 chunks with interleaving) has work.
 config::Config field_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
   const std::string yaml =
       "model:\n  inputs: [2, 8, 8]\n  layers:\n"
@@ -32,6 +32,9 @@ config::Config field_config(const std::string& schedule, int chunks, int stages,
       "    - {type: flatten}\n"
       "    - {type: linear, outputs: 16}\n"
       "    - {type: gelu}\n"
+      "    - {type: reshape, shape: [1, 4, 4]}\n"
+      "    - {type: conv, channels: 2, kernel: 3, padding: periodic}\n"
+      "    - {type: reshape, shape: 32}\n"
       "    - {type: linear, outputs: 4}\n"
       "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
       std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
