@@ -125,10 +125,7 @@ TEST_P(CrossEntropyFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) 
                                      kReplicaBatch, data::TargetKind::kOneHot);
 }
 
-// The pipeline's moves are the skip grid's; what is new is the loss, so one recompute policy.
-INSTANTIATE_TEST_SUITE_P(AllSchedules, CrossEntropyFidelity,
-                         ::testing::Combine(testing::all_schedules(), ::testing::Values("none"),
-                                            ::testing::Values(1, 2)),
+INSTANTIATE_TEST_SUITE_P(AllSchedules, CrossEntropyFidelity, testing::schedule_recompute_dp_grid(),
                          testing::grid_name);
 
 }  // namespace
