@@ -38,7 +38,8 @@ ALLOWED = {
 # extent arithmetic, no library, which the config's shape rule (core/config/sample_shape.h) and the backends share.
 VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds",
               "core/config/choice_table", "core/config/transport_kind", "core/config/gradient_sum_kind",
-              "core/config/wait_policy", "core/config/isolated_reads", "core/config/device_kind",
+              "core/config/wait_policy", "core/config/isolated_reads", "core/config/checkpoint_samples",
+              "core/config/device_kind",
               "core/config/gemm_precision", "kernels/conv_geometry", "kernels/norm_geometry"}
 
 # Test oracles: never part of what ships, whatever layer would otherwise allow them.
