@@ -30,8 +30,8 @@ constexpr const char* kTrainGroup = "/train";
 constexpr const char* kApplicationGroup = "/application";
 // Samples submitted through sluice_submit_samples that the trainer still holds (the replay buffer, or the samples
 // not trained on yet): /samples/inputs [held, input_features] and /samples/targets [held, output_features], float32,
-// oldest first. Written by every save since submitted samples existed (empty when none are held); readers do not
-// require it, and older readers ignore it.
+// oldest first. Written by every save since submitted samples existed (empty when none are held, under config
+// checkpoint.samples: drop, and in a model-only export); readers do not require it, and older readers ignore it.
 constexpr const char* kSamplesGroup = "/samples";
 constexpr const char* kSamplesInputsDataset = "inputs";
 constexpr const char* kSamplesTargetsDataset = "targets";
