@@ -29,6 +29,9 @@ done
 echo "$header" | grep -qF 'DATASET "exp_avg_sq"' && fail "the export holds optimizer state"
 h5dump -a /export "$work/model.h5" | grep -qF '"model"' || fail "the export attribute is not \"model\""
 "$SLUICE" inspect "$work/model.h5" >"$work/i.log" 2>&1 || fail "sluice inspect refuses the export: $(cat "$work/i.log")"
+grep -q "^export: *model (model-only" "$work/i.log" || fail "sluice inspect does not say it is an export: $(cat "$work/i.log")"
+"$SLUICE" inspect --json "$work/model.h5" | grep -qF '"export":"model"' || fail "sluice inspect --json has no \"export\":\"model\""
+"$SLUICE" inspect --json "$ck" | grep -qF '"export":null' || fail "sluice inspect --json of a full checkpoint has no \"export\":null"
 [ "$(size "$work/model.h5")" -lt "$(size "$ck")" ] || fail "export $(size "$work/model.h5") bytes is not smaller than $(size "$ck")"
 echo "sizes: checkpoint $(size "$ck") bytes, export $(size "$work/model.h5") bytes"
 
