@@ -3,7 +3,7 @@
 // checkpoint, that the inference model loads and predicts from bit for bit as from the full checkpoint; the export
 // passes every reader check (structure, manifest, checksums), keeps application arrays only when asked, and a
 // resume from it is refused naming it as an export. Under checkpoint.samples: drop a checkpoint holds no samples
-// and a resume starts with an empty store (logged). Run with 2 ranks (2 pipeline stages).
+// and a resume starts with an empty store (logged). Run with 2 ranks (2 stages) and 4 ranks (2 stages x 2 replicas).
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <sys/stat.h>
@@ -41,9 +41,9 @@ std::string config(const std::string& checkpoint_section = "") {
          checkpoint_section;
 }
 
-// Fills the replay buffer (each rank submits half) and trains a few steps from it.
+// Submits `samples` (each rank an equal share) and trains a few steps from the replay buffer.
 void fill_and_train(sluice_trainer* t, int samples) {
-  const int mine = samples / 2;
+  const int mine = samples / sluice::testing::world_size();
   std::vector<float> x(static_cast<size_t>(mine) * kInputs), y(static_cast<size_t>(mine) * kOutputs);
   const int first = world_rank() * mine;
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(0.37 * (first * kInputs + i)));
