@@ -175,9 +175,9 @@ void check_directory_everywhere(Trainer& trainer, const std::string& path) {
 }  // namespace
 
 void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application,
-                     const std::function<void(checkpoint::Snapshot&)>& edit) {
+                     const std::function<void(checkpoint::Snapshot&)>& edit, const char* caller) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  check_path_everywhere(trainer, path, "sluice_save_checkpoint");
+  check_path_everywhere(trainer, path, caller);
   check_directory_everywhere(trainer, path);
   check_same_registration(trainer.mpi().world(), application);
   checkpoint::Snapshot snapshot;

@@ -28,9 +28,11 @@ namespace sluice::runtime {
 // across ranks first (kInvalidArgument naming the rank that differs).
 
 // Collective over the trainer's world. Atomic: `path` is either the previous file or the complete new one.
-// `edit` (may be empty) changes this rank's share before it is written (a model-only export, trainer_export.h).
+// `edit` (may be empty) changes this rank's share before it is written (a model-only export, trainer_export.h);
+// `caller` is the API call that errors and the ranks' agreement name.
 void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr,
-                     const std::function<void(checkpoint::Snapshot&)>& edit = {});
+                     const std::function<void(checkpoint::Snapshot&)>& edit = {},
+                     const char* caller = "sluice_save_checkpoint");
 
 // Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
 // shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset or application

@@ -29,11 +29,12 @@ void export_model(Trainer& trainer, const std::string& path, const ApplicationSt
                   bool with_application_state) {
   checkpoint::ExportOptions options;
   options.with_application_state = with_application_state;
-  // Runs on every rank after save_checkpoint's own agreed checks (started, path), before anything is written.
+  // The edit runs on every rank after save_checkpoint's own agreed checks (started, path), before anything is
+  // written.
   save_checkpoint(trainer, path, application, [&](checkpoint::Snapshot& snapshot) {
     check_same_flag(trainer, with_application_state);
     checkpoint::strip_to_model(snapshot, options);
-  });
+  }, "sluice_export_model");
 }
 
 }  // namespace sluice::runtime

@@ -125,6 +125,17 @@ TEST(Export, HoldsNoSamplesOrOptimizerStateAndPredictsLikeTheFullCheckpoint) {
   sluice_trainer_destroy(t);
 }
 
+TEST(Export, RefusesAMissingPathNamingTheCall) {
+  sluice_trainer* t = sluice::testing::started_trainer(config());
+  EXPECT_EQ(sluice_export_model(t, nullptr, 0), SLUICE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(sluice_last_error(), "sluice_export_model: checkpoint path is NULL or empty"), nullptr)
+      << sluice_last_error();
+  const std::string missing = fresh_dir("export_missing") + "/no/such/dir/model.h5";
+  EXPECT_EQ(sluice_export_model(t, missing.c_str(), 0), SLUICE_ERROR_IO);
+  EXPECT_NE(std::strstr(sluice_last_error(), "does not exist"), nullptr) << sluice_last_error();
+  sluice_trainer_destroy(t);
+}
+
 TEST(Export, KeepsApplicationArraysOnlyWhenAsked) {
   sluice_trainer* t = sluice::testing::started_trainer(config());
   std::vector<double> field(10, 2.5);
