@@ -95,8 +95,8 @@ void log_dropped_samples(config::CheckpointSamples choice, const StagedSamples& 
                          int world_rank) {
   if (choice != config::CheckpointSamples::kDrop || staged.held != 0 || world_rank != 0) return;
   log::warning("resumed from checkpoint '" + shorten_for_message(file) +
-            "' with an empty sample store: checkpoint.samples is drop, so checkpoints do not carry the submitted "
-            "samples (submit new ones before sluice_train_submitted)");
+               "' with an empty sample store: checkpoint.samples is drop, so checkpoints do not carry the submitted "
+               "samples (submit new ones before sluice_train_submitted)");
 }
 
 }  // namespace sluice::runtime

@@ -17,7 +17,6 @@
 #include <string>
 
 #include "checkpoint/snapshot.h"
-
 #include "core/runtime/application_state.h"
 #include "core/runtime/trainer.h"
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "checkpoint/format.h"
+#include "checkpoint/model_export.h"
 #include "checkpoint/reader.h"
 #include "tests/capi/run_test_support.h"
 
@@ -144,17 +145,28 @@ TEST(Export, KeepsApplicationArraysOnlyWhenAsked) {
   const std::string dir = fresh_dir("export_application");
   if (world_rank() == 0) ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   MPI_Barrier(MPI_COMM_WORLD);
-  const std::string without = dir + "/without.h5", with = dir + "/with.h5";
+  const std::string without = dir + "/without.h5", with = dir + "/with.h5", full = dir + "/full.h5";
   ASSERT_SLUICE_OK(sluice_export_model(t, without.c_str(), 0));
   ASSERT_SLUICE_OK(sluice_export_model(t, with.c_str(), 1));
+  ASSERT_SLUICE_OK(sluice_save_checkpoint(t, full.c_str()));
   if (world_rank() == 0) {
-    EXPECT_TRUE(sluice::checkpoint::Reader(without).application_paths().empty());
-    const sluice::checkpoint::Reader reader(with);
-    ASSERT_EQ(reader.application_paths().size(), 1u);
-    std::vector<double> back(10, 0.0);
-    reader.read_application(reader.application_paths()[0], sluice::checkpoint::DataType::kFloat64, back.data(),
-                            back.size());
-    EXPECT_EQ(back, field);
+    // The same from the full file, as `sluice export [--with-application-state]` writes it.
+    const std::string file_without = dir + "/file_without.h5", file_with = dir + "/file_with.h5";
+    sluice::checkpoint::ExportOptions options;
+    sluice::checkpoint::export_model_file(full, file_without, options);
+    options.with_application_state = true;
+    sluice::checkpoint::export_model_file(full, file_with, options);
+    for (const std::string& file : {without, file_without}) {
+      EXPECT_TRUE(sluice::checkpoint::Reader(file).application_paths().empty()) << file;
+    }
+    for (const std::string& file : {with, file_with}) {
+      const sluice::checkpoint::Reader reader(file);
+      ASSERT_EQ(reader.application_paths().size(), 1u) << file;
+      std::vector<double> back(10, 0.0);
+      reader.read_application(reader.application_paths()[0], sluice::checkpoint::DataType::kFloat64, back.data(),
+                              back.size());
+      EXPECT_EQ(back, field) << file;
+    }
   }
   sluice_trainer_destroy(t);
 }
