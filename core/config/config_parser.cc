@@ -306,7 +306,7 @@ DataSpec parse_data(const ConfigNode& node) {
 }
 
 CheckpointSpec parse_checkpoint(const ConfigNode& node) {
-  node.require_map_with_keys({"dir", "every", "keep", "isolated_reads"}, "checkpoint");
+  node.require_map_with_keys({"dir", "every", "keep", "isolated_reads", "samples"}, "checkpoint");
   CheckpointSpec checkpoint;
   if (node.has("dir")) checkpoint.dir = node.child("dir").as_string();
   if (node.has("every")) checkpoint.every = non_negative_int(node.child("every"));
@@ -314,6 +314,7 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
   if (node.has("isolated_reads")) {
     checkpoint.isolated_reads = node.child("isolated_reads").as_choice(isolated_reads_choices());
   }
+  if (node.has("samples")) checkpoint.samples = node.child("samples").as_choice(checkpoint_samples_choices());
   if (checkpoint.every > 0 && checkpoint.dir.empty()) {
     node.child("every").fail("periodic checkpoints need checkpoint.dir");
   }

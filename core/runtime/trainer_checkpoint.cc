@@ -14,6 +14,7 @@
 #include "checkpoint/directory.h"
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
+#include "checkpoint/model_export.h"
 #include "checkpoint/isolated_read.h"
 #include "checkpoint/reader.h"
 #include "checkpoint/save.h"
@@ -173,15 +174,16 @@ void check_directory_everywhere(Trainer& trainer, const std::string& path) {
 
 }  // namespace
 
-void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application) {
+void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application,
+                     const std::function<void(checkpoint::Snapshot&)>& edit, const char* caller) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  check_path_everywhere(trainer, path, "sluice_save_checkpoint");
+  check_path_everywhere(trainer, path, caller);
   check_directory_everywhere(trainer, path);
   check_same_registration(trainer.mpi().world(), application);
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, trainer.input_shape(),
-                     trainer.output_shape());
+                     trainer.output_shape(), trainer.config().checkpoint.samples);
   add_normalization_entries(trainer.normalization(), trainer.layout().rank, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
@@ -219,6 +221,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   layout.world = trainer.layout().world;
   layout.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
   checkpoint::add_layout_attributes(layout, snapshot.attributes);
+  if (edit) edit(snapshot);
   checkpoint::save(trainer.mpi().world(), path, snapshot);
 }
 
@@ -249,6 +252,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   SavedNormalization normalization;
   StagedAccumulation sums;
   try {
+    checkpoint::refuse_resume_from_export(reader);
     check_same_run(reader, trainer.config());
     check_compatible(reader, slots, trainer.config());
     position = accumulation_position_of(reader, trainer);
@@ -281,6 +285,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   }
   restore_application_state(application, staged_application);
   restore_samples(trainer.submitted_samples(), staged_samples);
+  log_dropped_samples(trainer.config().checkpoint.samples, staged_samples, reader.file(), trainer.layout().rank);
   if (position == 0) {
     for (const auto& [index, stage] : trainer.stages()) stage->zero_grad();  // no partial sums: a fresh window
   }

@@ -523,6 +523,15 @@ TEST(ConfigParser, CheckpointIsolatedReadsIsAutoAlwaysOrNever) {
   EXPECT_NE(message.find("auto, always, never"), std::string::npos) << message;
 }
 
+TEST(ConfigParser, CheckpointSamplesIsKeepOrDrop) {
+  EXPECT_EQ(parse_config(kValid).checkpoint.samples, CheckpointSamples::kKeep);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.samples=drop"}).checkpoint.samples, CheckpointSamples::kDrop);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.samples=keep"}).checkpoint.samples, CheckpointSamples::kKeep);
+  const std::string message = config_error(kValid, {"checkpoint.samples=some"});
+  EXPECT_NE(message.find("checkpoint.samples"), std::string::npos) << message;
+  EXPECT_NE(message.find("keep, drop"), std::string::npos) << message;
+}
+
 TEST(ConfigOverrides, BadPathsNameTheOverride) {
   EXPECT_EQ(
       config_error(kValid, {"model.layers.9.outputs=3"}),
