@@ -22,6 +22,7 @@
 #include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
+#include "core/runtime/trainer_export.h"
 #include "core/runtime/training_loop.h"
 
 struct sluice_trainer {
@@ -343,6 +344,14 @@ sluice_status sluice_save_checkpoint(sluice_trainer* t, const char* path) {
     require_started(t);
     // The path is checked inside, agreed across ranks (a NULL on one rank must not strand the others).
     sluice::runtime::save_checkpoint(*t->trainer, path != nullptr ? path : "", &t->application);
+  });
+}
+
+sluice_status sluice_export_model(sluice_trainer* t, const char* path, int with_application_state) {
+  return sluice::capi::guarded("sluice_export_model", [&] {
+    require_started(t);
+    sluice::runtime::export_model(*t->trainer, path != nullptr ? path : "", &t->application,
+                                  with_application_state != 0);
   });
 }
 

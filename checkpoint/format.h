@@ -30,8 +30,8 @@ constexpr const char* kTrainGroup = "/train";
 constexpr const char* kApplicationGroup = "/application";
 // Samples submitted through sluice_submit_samples that the trainer still holds (the replay buffer, or the samples
 // not trained on yet): /samples/inputs [held, input_features] and /samples/targets [held, output_features], float32,
-// oldest first. Written by every save since submitted samples existed (empty when none are held); readers do not
-// require it, and older readers ignore it.
+// oldest first. Written by every save since submitted samples existed (empty when none are held, under config
+// checkpoint.samples: drop, and in a model-only export); readers do not require it, and older readers ignore it.
 constexpr const char* kSamplesGroup = "/samples";
 constexpr const char* kSamplesInputsDataset = "inputs";
 constexpr const char* kSamplesTargetsDataset = "targets";
@@ -69,6 +69,12 @@ constexpr const char* kFormatVersionAttribute = "format_version";
 constexpr const char* kConfigAttribute = "config";
 constexpr const char* kCreatedByAttribute = "created_by";
 constexpr const char* kOptimizerAttribute = "optimizer";  // optimizer.type at save time
+// A model-only export (`sluice export`, sluice_trainer_export; checkpoint/model_export.h) carries the root attribute
+// export = "model": its /optimizer, /accumulation and /samples groups are empty, so it can be loaded for inference
+// but not resumed. A plain string attribute listed in the manifest like the others, so readers that predate it
+// read the file as an ordinary version-3 checkpoint.
+constexpr const char* kExportAttribute = "export";
+constexpr const char* kModelExportValue = "model";
 
 // Per-dataset attribute holding a CRC-32 (as zlib.crc32 computes it). Version 1: of the dataset's bytes as stored
 // (little-endian, row-major). Version 2: of the dataset's manifest line "path|type|dims" followed by those bytes

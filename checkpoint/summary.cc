@@ -190,6 +190,10 @@ std::string summary_text(const CheckpointSummary& summary) {
   }
   const auto created_by = summary.attributes.find(kCreatedByAttribute);
   if (created_by != summary.attributes.end()) out << "created_by:      " << created_by->second << "\n";
+  const auto exported = summary.attributes.find(kExportAttribute);
+  if (exported != summary.attributes.end()) {
+    out << "export:          " << exported->second << " (model-only: no optimizer state or samples; not resumable)\n";
+  }
   out << "layers:          " << summary.layers.size() << " (" << summary.parameter_elements << " parameters, "
       << summary.datasets << " datasets)\n";
   for (const LayerSummary& layer : summary.layers) {
@@ -244,6 +248,8 @@ std::string summary_json(const CheckpointSummary& summary) {
   }
   const auto created_by = summary.attributes.find(kCreatedByAttribute);
   out << ",\"created_by\":" << (created_by != summary.attributes.end() ? json_string(created_by->second) : "null");
+  const auto exported = summary.attributes.find(kExportAttribute);
+  out << ",\"export\":" << (exported != summary.attributes.end() ? json_string(exported->second) : "null");
   out << ",\"parameter_elements\":" << summary.parameter_elements << ",\"datasets\":" << summary.datasets;
   out << ",\"layers\":[";
   for (size_t i = 0; i < summary.layers.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "core/config/device_kind.h"
 #include "core/config/gemm_precision.h"
 #include "core/config/gradient_sum_kind.h"
+#include "core/config/checkpoint_samples.h"
 #include "core/config/isolated_reads.h"
 #include "core/config/layer_spec.h"
 #include "core/config/lr_schedule_spec.h"
@@ -125,6 +126,9 @@ struct CheckpointSpec {
   // auto | always | never: read a checkpoint first in a separate process (sluice-checkpoint-probe) before this
   // process opens it, so a file that crashes libhdf5 becomes an error (checkpoint/isolated_read.h).
   IsolatedReads isolated_reads = IsolatedReads::kAuto;
+  // keep | drop: whether checkpoints carry the submitted samples (/samples); keep makes a resume bit-identical,
+  // drop keeps the files small and a resume starts with an empty sample store (docs/CHECKPOINT_FORMAT.md).
+  CheckpointSamples samples = CheckpointSamples::kKeep;
 };
 
 // Config section `comm`: Sluice's own waits for other ranks (core/comm/wait_settings.h, docs/WAITING.md).

@@ -306,7 +306,7 @@ DataSpec parse_data(const ConfigNode& node) {
 }
 
 CheckpointSpec parse_checkpoint(const ConfigNode& node) {
-  node.require_map_with_keys({"dir", "every", "keep", "isolated_reads"}, "checkpoint");
+  node.require_map_with_keys({"dir", "every", "keep", "isolated_reads", "samples"}, "checkpoint");
   CheckpointSpec checkpoint;
   if (node.has("dir")) checkpoint.dir = node.child("dir").as_string();
   if (node.has("every")) checkpoint.every = non_negative_int(node.child("every"));
@@ -314,6 +314,7 @@ CheckpointSpec parse_checkpoint(const ConfigNode& node) {
   if (node.has("isolated_reads")) {
     checkpoint.isolated_reads = node.child("isolated_reads").as_choice(isolated_reads_choices());
   }
+  if (node.has("samples")) checkpoint.samples = node.child("samples").as_choice(checkpoint_samples_choices());
   if (checkpoint.every > 0 && checkpoint.dir.empty()) {
     node.child("every").fail("periodic checkpoints need checkpoint.dir");
   }
@@ -400,13 +401,8 @@ Config parse_tree(const ConfigNode& root) {
   config.model = parse_model(root.child("model"));
   if (root.has("pipeline")) config.pipeline = parse_pipeline(root.child("pipeline"), config.model.layers.size());
   if (root.has("loss")) {
+    // On a field output, cross_entropy is the softmax over the channels at each point (core/model/loss.h).
     config.loss = as_enum<model::LossKind>(root.child("loss"), model::loss_kind_names());
-    // A softmax over all of a field's values would mix its points; over the channels at each point is not built yet.
-    const SampleShape output = output_shape(config.model.layers, input_shape_of(config.model));
-    if (config.loss == model::LossKind::kCrossEntropy && is_field(output)) {
-      root.child("loss").fail("cross_entropy on a field output (" + shape_text(output) + ") is not supported yet: "
-                              "end the model with {type: flatten} and a linear layer, or use mse");
-    }
   }
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));

@@ -8,7 +8,9 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/config/sample_shape.h"
 #include "core/model/loss.h"
+#include "core/runtime/class_targets.h"
 
 namespace sluice::runtime {
 namespace {
@@ -28,6 +30,10 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
     if (last_stage && targets == nullptr) {
       throw Error(ErrorCode::kInvalidArgument, "rank " + rank + " holds the last stage but targets is NULL");
     }
+    if (last_stage && trainer.config().loss == model::LossKind::kCrossEntropy) {
+      const std::string problem = first_invalid_class_target(targets, rows, trainer.parts().output_shape);
+      if (!problem.empty()) throw Error(ErrorCode::kInvalidArgument, problem + " on rank " + rank);
+    }
   });
   comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of("sluice_evaluate"), failure,
                        comm::arrival_deadline());
@@ -45,7 +51,9 @@ double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const
     const int64_t offset = m * mb_rows * width;
     kernels::Tensor output = backend.from_host(mb_rows, width, outputs.data() + offset);
     kernels::Tensor target = backend.from_host(mb_rows, width, targets + offset);
-    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.parts().custom_loss).sum;
+    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.parts().custom_loss,
+                               config::field_points(trainer.parts().output_shape))
+               .sum;
   }
   return sum;
 }

@@ -5,6 +5,8 @@
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
 #include "core/common/error.h"
+#include "core/common/log.h"
+#include "core/common/message_text.h"
 
 namespace sluice::runtime {
 namespace {
@@ -38,7 +40,13 @@ std::vector<float> read_side(const checkpoint::Reader& reader, const char* name,
 }  // namespace
 
 void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
-                        const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape) {
+                        const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape,
+                        config::CheckpointSamples choice) {
+  if (choice == config::CheckpointSamples::kDrop) {
+    snapshot.train_ints[checkpoint::kSamplesHeldDataset] = 0;
+    snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
+    return;
+  }
   snapshot.train_ints[checkpoint::kSamplesHeldDataset] = store.held();
   snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
   // A dataset of zero samples is not written: held = 0 says there is nothing to read.
@@ -77,6 +85,14 @@ StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore&
                                 output_shape);
   }
   return staged;
+}
+
+void log_dropped_samples(config::CheckpointSamples choice, const StagedSamples& staged, const std::string& file,
+                         int world_rank) {
+  if (choice != config::CheckpointSamples::kDrop || staged.held != 0 || world_rank != 0) return;
+  log::warning("resumed from checkpoint '" + shorten_for_message(file) +
+               "' with an empty sample store: checkpoint.samples is drop, so checkpoints do not carry the submitted "
+               "samples (submit new ones before sluice_train_submitted)");
 }
 
 }  // namespace sluice::runtime

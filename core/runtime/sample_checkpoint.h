@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "checkpoint/reader.h"
 #include "checkpoint/snapshot.h"
+#include "core/config/checkpoint_samples.h"
 #include "core/runtime/sample_store.h"
 
 namespace sluice::runtime {
@@ -18,8 +20,10 @@ namespace sluice::runtime {
 // This rank's share of the store as checkpoint entries and /train values (the values are the same on every rank).
 // `input_shape` and `output_shape` are one sample's shape (config/sample_shape.h): a field side is stored as
 // [held, C, D..] (format_version 3), a side of rows (or of an unknown shape) as [held, features].
+// With `choice` drop (config checkpoint.samples) the entries record none held and no sample dataset is written.
 void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
-                        const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {});
+                        const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {},
+                        config::CheckpointSamples choice = config::CheckpointSamples::kKeep);
 
 // What a load will put into the store, read and checked but not applied yet (Trainer::restore applies it).
 using StagedSamples = SampleStoreContents;
@@ -31,5 +35,10 @@ using StagedSamples = SampleStoreContents;
 StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
                             const std::vector<int64_t>& input_shape = {},
                             const std::vector<int64_t>& output_shape = {});
+
+// After a load under checkpoint.samples drop that restored no samples: world rank 0 says in the log that the run
+// resumes with an empty sample store, and why (the checkpoints of this run do not carry them).
+void log_dropped_samples(config::CheckpointSamples choice, const StagedSamples& staged, const std::string& file,
+                         int world_rank);
 
 }  // namespace sluice::runtime

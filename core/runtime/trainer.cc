@@ -8,6 +8,7 @@
 #include "core/comm/agreement.h"
 #include "core/comm/timeout_as_failure.h"
 #include "core/common/error.h"
+#include "core/runtime/class_targets.h"
 #include "core/data/normalization_file.h"
 #include "core/runtime/numeric_check.h"
 
@@ -94,9 +95,17 @@ std::exception_ptr Trainer::training_data_problem(const float* inputs, const flo
   }
   std::string problem =
       first_non_finite(parts_.holds_first_stage() ? inputs : nullptr, rows, parts_.input_features, "inputs");
-  if (problem.empty() && parts_.holds_last_stage()) {
-    problem = first_non_finite(targets, rows, parts_.output_features, "targets");
+  const bool last_stage = parts_.holds_last_stage();
+  if (problem.empty() && last_stage && cfg_.loss == model::LossKind::kCrossEntropy) {
+    // Before the finiteness check, so a NaN there is named by its sample and point like any bad class target.
+    const std::string class_problem = first_invalid_class_target(targets, rows, parts_.output_shape);
+    if (!class_problem.empty()) {
+      return std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, class_problem + " on rank " +
+                                                                            std::to_string(layout().rank) +
+                                                                            " (no update applied)"));
+    }
   }
+  if (problem.empty() && last_stage) problem = first_non_finite(targets, rows, parts_.output_features, "targets");
   if (problem.empty()) return nullptr;
   return std::make_exception_ptr(
       Error(ErrorCode::kNumeric, problem + " on rank " + std::to_string(layout().rank) + " (no update applied)"));

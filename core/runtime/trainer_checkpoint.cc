@@ -14,6 +14,7 @@
 #include "checkpoint/directory.h"
 #include "checkpoint/format.h"
 #include "checkpoint/layer_paths.h"
+#include "checkpoint/model_export.h"
 #include "checkpoint/isolated_read.h"
 #include "checkpoint/reader.h"
 #include "checkpoint/save.h"
@@ -173,9 +174,10 @@ void check_directory_everywhere(Trainer& trainer, const std::string& path) {
 
 }  // namespace
 
-void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application) {
+void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application,
+                     const std::function<void(checkpoint::Snapshot&)>& edit, const char* caller) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  check_path_everywhere(trainer, path, "sluice_save_checkpoint");
+  check_path_everywhere(trainer, path, caller);
   check_directory_everywhere(trainer, path);
   check_same_registration(trainer.parts().mpi->world(), application);
   const RunParts& parts = trainer.parts();
@@ -183,7 +185,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, parts.input_shape,
-                     parts.output_shape);
+                     parts.output_shape, trainer.config().checkpoint.samples);
   add_normalization_entries(state.normalization, trainer.layout().rank, snapshot);
   // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
   if (trainer.layout().replica == 0) {
@@ -221,7 +223,8 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   layout.world = trainer.layout().world;
   layout.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
   checkpoint::add_layout_attributes(layout, snapshot.attributes);
-  checkpoint::save(trainer.parts().mpi->world(), path, snapshot);
+  if (edit) edit(snapshot);
+  checkpoint::save(parts.mpi->world(), path, snapshot);
 }
 
 void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application, bool verified) {
@@ -253,6 +256,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   SavedNormalization normalization;
   StagedAccumulation sums;
   try {
+    checkpoint::refuse_resume_from_export(reader);
     check_same_run(reader, trainer.config());
     check_compatible(reader, slots, trainer.config());
     position = accumulation_position_of(reader, trainer);
@@ -283,6 +287,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     *sums.grads[i] = backend.from_host(sums.grads[i]->rows(), sums.grads[i]->cols(), sums.values[i].data());
   }
   restore_application_state(application, staged_application);
+  log_dropped_samples(trainer.config().checkpoint.samples, staged_samples, reader.file(), trainer.layout().rank);
   state.samples = std::move(staged_samples);
   state.accumulation_position = position;  // 0: the trainer starts a fresh window (no partial sums)
   state.steps_done = static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset));

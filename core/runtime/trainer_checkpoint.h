@@ -13,8 +13,10 @@
 // count the saved replicas' sums are added in replica order and continued by replica 0 (accumulation_restore.h).
 #pragma once
 
+#include <functional>
 #include <string>
 
+#include "checkpoint/snapshot.h"
 #include "core/runtime/application_state.h"
 #include "core/runtime/trainer.h"
 
@@ -25,13 +27,19 @@ namespace sluice::runtime {
 // across ranks first (kInvalidArgument naming the rank that differs).
 
 // Collective over the trainer's world. Atomic: `path` is either the previous file or the complete new one.
-void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr);
+// `edit` (may be empty) changes this rank's share before it is written (a model-only export, trainer_export.h);
+// `caller` is the API call that errors and the ranks' agreement name.
+void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr,
+                     const std::function<void(checkpoint::Snapshot&)>& edit = {},
+                     const char* caller = "sluice_save_checkpoint");
 
 // Collective. `path` is a file or a directory (its latest checkpoint). Every checksum is verified and every
 // shape checked before any state is overwritten; on error (kCheckpoint, naming file and dataset or application
 // array) the trainer and the application arrays are unchanged on every rank. Before this process opens the file,
 // rank 0 has the checkpoint probe read it in a separate process (checkpoint.isolated_reads,
 // checkpoint/isolated_read.h): a file that crashes libhdf5 is kCheckpoint "FILE: the HDF5 library crashed ...".
+// A model-only export (checkpoint/model_export.h) is refused (kCheckpoint naming it as one): it has no optimizer
+// state to continue with.
 // `verified`: the caller has just probed and run checkpoint::verify_all on this file (resume_fallback.h), so
 // neither is repeated.
 void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application = nullptr,

@@ -136,7 +136,8 @@ LossFn loss_function(RunParts& parts, model::LossKind kind) {
                         kernels::Tensor& grad) {
     kernels::Backend& backend = *parts.backend;
     kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
-    model::LossResult r = model::compute_loss(backend, kind, output, t, global_batch, &parts.custom_loss);
+    model::LossResult r = model::compute_loss(backend, kind, output, t, global_batch, &parts.custom_loss,
+                                              config::field_points(parts.output_shape));
     grad = std::move(r.grad);
     return r.sum;
   };

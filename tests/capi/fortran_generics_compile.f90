@@ -258,6 +258,9 @@ program fortran_generics_compile
   s = s + sluice_register_state(t, 'x64_5', x64_5, SLUICE_STATE_PER_RANK)
   s = s + sluice_register_state(t, 'n32', n32, SLUICE_STATE_REPLICATED)
   s = s + sluice_register_state(t, 'n64', n64, SLUICE_STATE_REPLICATED)
+  ! A model-only export, with the application arrays left out (the default) or kept.
+  s = s + sluice_export_model(t, 'model.h5')
+  s = s + sluice_export_model(t, 'model.h5', with_application_state=.true.)
 
   print '(i0, 1x, i0, 1x, i0, 2(1x, g0), 2(1x, i0), 4(1x, g0))', s, n, n32, loss32, loss64, a32 + b32, a64 + b64, &
       lr32, lr64, sum(p32), sum(p64)

@@ -1,6 +1,7 @@
 ! The inference-only model from Fortran: a 2-stage trainer (2 ranks) trains two steps and saves; each rank then
 ! loads the checkpoint with sluice_model_load and its predictions (batch 3, not a multiple of the 2 micro-batches,
-! and batch 8) equal sluice_predict's exactly. Arrays of the wrong shape are refused by the wrapper naming them.
+! and batch 8) equal sluice_predict's exactly, and so do those of a model-only export (sluice_export_model) loaded
+! the same way. Arrays of the wrong shape are refused by the wrapper naming them.
 ! Built against the installed tree and run with 2 ranks by fortran_program_test.sh.
 program fortran_model
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float
@@ -22,9 +23,10 @@ program fortran_model
       'data: {type: external, batch: 8}' // new_line('a')
 
   type(sluice_trainer) :: trainer
-  type(sluice_model) :: model
-  real(c_float), allocatable :: inputs(:, :), targets(:, :), pipelined(:, :), alone(:, :), wrong(:, :)
-  character(len=:), allocatable :: path, dir
+  type(sluice_model) :: model, shipped
+  real(c_float), allocatable :: inputs(:, :), targets(:, :), pipelined(:, :), alone(:, :), wrong(:, :), &
+                                 from_export(:, :)
+  character(len=:), allocatable :: path, dir, exported
   integer(c_int64_t) :: n_in, n_out
   integer :: rank, i, step, rows
   integer :: dir_length
@@ -38,6 +40,7 @@ program fortran_model
   if (rank == 0) call execute_command_line('mkdir -p ' // dir)
   call MPI_Barrier(MPI_COMM_WORLD)
   path = dir // '/model.h5'
+  exported = dir // '/export.h5'
 
   allocate (inputs(features, batch), targets(outputs, batch))
   targets = reshape([(cos(0.7 * i), i = 1, outputs * batch)], shape(targets))
@@ -48,18 +51,22 @@ program fortran_model
     call expect_ok(sluice_train_step(trainer, inputs, targets, batch=batch), 'sluice_train_step')
   end do
   call expect_ok(sluice_save_checkpoint(trainer, path), 'sluice_save_checkpoint')
+  call expect_ok(sluice_export_model(trainer, exported), 'sluice_export_model')
+  call expect_ok(sluice_model_load(exported, shipped), 'sluice_model_load (export)')
 
   call expect_ok(sluice_model_load(path, model), 'sluice_model_load')
   call expect_ok(sluice_model_features(model, n_in, n_out), 'sluice_model_features')
   if (n_in /= features .or. n_out /= outputs) call fail('sluice_model_features gave wrong counts')
   do rows = 3, batch, batch - 3
     deallocate (inputs)
-    allocate (inputs(features, rows), pipelined(outputs, rows), alone(outputs, rows))
+    allocate (inputs(features, rows), pipelined(outputs, rows), alone(outputs, rows), from_export(outputs, rows))
     inputs = reshape([(sin(0.11 * i), i = 1, features * rows)], shape(inputs))
     call expect_ok(sluice_predict(trainer, inputs, pipelined), 'sluice_predict')
     call expect_ok(sluice_model_predict(model, inputs, alone), 'sluice_model_predict')
     if (any(pipelined /= alone)) call fail('sluice_model_predict differs from sluice_predict')
-    deallocate (pipelined, alone)
+    call expect_ok(sluice_model_predict(shipped, inputs, from_export), 'sluice_model_predict (export)')
+    if (any(from_export /= alone)) call fail('the export predicts differently from the full checkpoint')
+    deallocate (pipelined, alone, from_export)
   end do
   allocate (wrong(outputs + 1, 3))
   if (sluice_model_predict(model, inputs, wrong) /= SLUICE_ERROR_INVALID_ARGUMENT) then
@@ -68,6 +75,7 @@ program fortran_model
     call fail('the wrong outputs were not named: ' // sluice_last_error())
   end if
   call sluice_model_destroy(model)
+  call sluice_model_destroy(shipped)
   call sluice_trainer_destroy(trainer)
 
   call checks_finish('PASS: the model predicts as sluice_predict')

@@ -370,8 +370,8 @@ TEST(ConfigParser, RefusesLayerSettingsTheModelCannotUse) {
             std::string::npos);
   const std::string unknown = config_error(replace(kValid, "{type: gelu}", "{type: conv2d}"));
   EXPECT_NE(unknown.find("model.layers.1.type (line 5): expected one of linear, relu, gelu, tanh, layernorm, "
-                         "dropout, residual_mlp, conv, flatten, group_norm, instance_norm, conv_transpose, pool, "
-                         "upsample, concat, add, custom, got \"conv2d\""),
+                         "dropout, residual_mlp, conv, flatten, reshape, group_norm, instance_norm, conv_transpose, "
+                         "pool, upsample, concat, add, custom, got \"conv2d\""),
             std::string::npos)
       << unknown;
 }
@@ -521,6 +521,15 @@ TEST(ConfigParser, CheckpointIsolatedReadsIsAutoAlwaysOrNever) {
   const std::string message = config_error(kValid, {"checkpoint.isolated_reads=sometimes"});
   EXPECT_NE(message.find("checkpoint.isolated_reads"), std::string::npos) << message;
   EXPECT_NE(message.find("auto, always, never"), std::string::npos) << message;
+}
+
+TEST(ConfigParser, CheckpointSamplesIsKeepOrDrop) {
+  EXPECT_EQ(parse_config(kValid).checkpoint.samples, CheckpointSamples::kKeep);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.samples=drop"}).checkpoint.samples, CheckpointSamples::kDrop);
+  EXPECT_EQ(parse_config(kValid, {"checkpoint.samples=keep"}).checkpoint.samples, CheckpointSamples::kKeep);
+  const std::string message = config_error(kValid, {"checkpoint.samples=some"});
+  EXPECT_NE(message.find("checkpoint.samples"), std::string::npos) << message;
+  EXPECT_NE(message.find("keep, drop"), std::string::npos) << message;
 }
 
 TEST(ConfigOverrides, BadPathsNameTheOverride) {

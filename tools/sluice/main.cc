@@ -1,5 +1,5 @@
 // The `sluice` command: plan (simulate and draw a schedule), train (run under mpirun/srun), inspect
-// (checkpoints), submit (fill and submit an sbatch script). Each subcommand lives in its own module; this
+// (checkpoints), export (a model-only checkpoint to ship), submit (fill and submit an sbatch script). Each subcommand lives in its own module; this
 // file only dispatches and turns errors into exit codes: 2 for bad arguments, 1 for everything else
 // (a subcommand may choose another code, e.g. `train` after a preemption checkpoint).
 #include <CLI/CLI.hpp>
@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "tools/sluice/build_info.h"
 #include "tools/sluice/command_exit.h"
+#include "tools/sluice/export_command.h"
 #include "tools/sluice/inspect_command.h"
 #include "tools/sluice/plan_command.h"
 #include "tools/sluice/submit_command.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   sluice::tools::register_plan_command(app);
   sluice::tools::register_train_command(app);
   sluice::tools::register_inspect_command(app);
+  sluice::tools::register_export_command(app);
   sluice::tools::register_submit_command(app);
   try {
     app.parse(argc, argv);
