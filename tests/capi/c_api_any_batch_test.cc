@@ -9,6 +9,7 @@
 #include <sluice/sluice.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -85,6 +86,8 @@ constexpr int64_t kBatches[] = {7, 10, 13};  // rows per replica: 4 micro-batche
 TEST(AnyBatch, UnevenBatchesWithoutADataSectionMatchTheSequentialRunAndSurviveACheckpoint) {
   ASSERT_EQ(sluice::testing::world_size(), 4) << "run with 4 ranks";
   const std::string dir = fresh_dir("any_batch");
+  if (world_rank() == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
   sluice_trainer* t = started_trainer(config());
   ASSERT_NE(t, nullptr);
   const sluice::config::Config cfg = sluice::config::parse_config(config());
