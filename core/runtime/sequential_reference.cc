@@ -12,6 +12,26 @@
 
 namespace sluice::runtime {
 
+namespace {
+
+// The Trainer's clipping (Trainer::clip_gradients): per-layer sums of squares added in layer order.
+void clip_by_global_norm(const std::vector<model::Parameter*>& params, double max_norm, size_t layers) {
+  kernels::Backend& backend = kernels::cpu_backend();
+  if (max_norm > 0.0) {
+    std::vector<double> per_layer(layers, 0.0);
+    for (model::Parameter* p : params) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
+    double total = 0.0;
+    for (double s : per_layer) total += s;
+    const double norm = std::sqrt(total);
+    if (norm > max_norm) {
+      const float coefficient = static_cast<float>(max_norm / (norm + 1e-6));
+      for (model::Parameter* p : params) backend.scale(coefficient, p->grad);
+    }
+  }
+}
+
+}  // namespace
+
 SequentialReference::SequentialReference(const config::Config& cfg, int data_parallel,
                                          model::CustomLayerRegistry custom_layers)
     : cfg_(cfg), data_parallel_(data_parallel), loss_kind_(cfg.loss) {
@@ -90,18 +110,7 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       g[k] = acc;
     }
   }
-  const double max_norm = cfg_.optimizer.clip_grad_norm;
-  if (max_norm > 0.0) {
-    std::vector<double> per_layer(cfg_.model.layers.size(), 0.0);
-    for (model::Parameter* p : params) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
-    double total = 0.0;
-    for (double s : per_layer) total += s;
-    const double norm = std::sqrt(total);
-    if (norm > max_norm) {
-      const float coefficient = static_cast<float>(max_norm / (norm + 1e-6));
-      for (model::Parameter* p : params) backend.scale(coefficient, p->grad);
-    }
-  }
+  clip_by_global_norm(params, cfg_.optimizer.clip_grad_norm, cfg_.model.layers.size());
   // The same schedule as the trainer's (no override: the oracle has no C API).
   optimizer_->set_lr(model::scheduled_lr(cfg_.optimizer.lr_schedule, cfg_.optimizer.lr, optimizer_->step_count()));
   optimizer_->step();
