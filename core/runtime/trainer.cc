@@ -276,10 +276,10 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
   std::string problem;
   if (rows <= 0) {
     problem = "batch must be positive, got " + std::to_string(rows) + " (rank " + std::to_string(layout_.rank) + ")";
-  } else if (!any_batch && rows % cfg_.pipeline.microbatches != 0) {
+  } else if (!any_batch && rows < cfg_.pipeline.microbatches) {
     problem = "batch of " + std::to_string(rows) + " rows on rank " + std::to_string(layout_.rank) +
-              " is not a positive multiple of pipeline.microbatches (" +
-              std::to_string(cfg_.pipeline.microbatches) + ")";
+              " is smaller than pipeline.microbatches (" + std::to_string(cfg_.pipeline.microbatches) +
+              "); every micro-batch needs at least one row";
   } else if (stages_.count(0) && inputs == nullptr) {
     problem = "rank " + std::to_string(layout_.rank) + " holds the first stage but inputs is NULL";
   } else if (targets == nullptr && (targets_everywhere || stages_.count(lowered_.num_stages() - 1))) {
@@ -337,10 +337,8 @@ StepData Trainer::training_step_data(const float* inputs, const float* targets, 
   data.training = true;
   // The micro-batch numbers one call of K x rows (K x M micro-batches) would give this call's micro-batches.
   data.microbatch_offset = (layout_.replica * K + window_position_) * M;
-  // This call's place in the sample stream (StepData::first_sample): call step_*K + window_position_ of the run.
-  const uint64_t global_call_batch = static_cast<uint64_t>(rows) * static_cast<uint64_t>(layout_.data_parallel);
-  data.first_sample = (step_ * static_cast<uint64_t>(K) + static_cast<uint64_t>(window_position_)) * global_call_batch +
-                      static_cast<uint64_t>(layout_.replica) * static_cast<uint64_t>(rows);
+  // This call's place in the sample stream (StepData::first_sample): the samples of every earlier call.
+  data.first_sample = data_position_.samples() + static_cast<uint64_t>(layout_.replica) * static_cast<uint64_t>(rows);
   return data;
 }
 
@@ -356,6 +354,7 @@ void Trainer::agree_on_call(const StepOutcome& outcome, bool window_start) {
   } catch (...) {
     for (auto& [index, stage] : stages_) stage->zero_grad();
     window_position_ = 0;
+    data_position_.drop_window();
     throw;
   }
 }
@@ -364,6 +363,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   check_step_inputs("sluice_train_step", inputs, targets, rows, false);
   check_window_batch(rows);
+  data_position_.begin_call(step_, cfg_.optimizer.accumulate, window_position_, rows * layout_.data_parallel);
   if (normalization_.pending()) compute_auto_normalization(inputs, targets, rows);  // collective, first call
   const NormalizedBatch batch = normalized_batch(inputs, targets, rows);
   const int K = cfg_.optimizer.accumulate;
@@ -391,6 +391,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     }
   }
   agree_on_call(outcome, window_start);
+  data_position_.advance(rows * layout_.data_parallel);
 
   StepResult result;
   if (window_end) {

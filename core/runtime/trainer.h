@@ -26,6 +26,7 @@
 #include "core/model/loss.h"
 #include "core/model/optimizer.h"
 #include "core/model/stage_module.h"
+#include "core/runtime/data_position.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/gradient_reducer.h"
 #include "core/runtime/normalization.h"
@@ -60,15 +61,19 @@ class Trainer {
 
   // Collective. Forward and backward of this replica's `rows` samples (row-major [rows][features]); ranks
   // without the first stage may pass inputs == nullptr, ranks without the last stage targets == nullptr.
+  // `rows` is the call's own: any rows >= pipeline.microbatches M, the same on every rank (agreed, else
+  // kInvalidArgument on every rank), cut into M micro-batches by microbatch_rows.h (uneven when M does not divide
+  // it). data.batch, when configured, is not consulted.
   //
   // Gradient accumulation (config optimizer.accumulate = K, default 1): calls come in windows of K. The first
   // call of a window zeroes the gradients, every call adds its micro-batches' gradients, and only the K-th
   // call runs the data-parallel sum, clipping and the optimizer step (StepResult::stepped). The loss gradient is
-  // normalised by the window's global batch (rows x replicas x K), and call k of the window uses global
-  // micro-batch numbers replica*K*M + k*M + j (dropout keys), so K calls of B rows give the same parameters,
+  // normalised by the window's global batch (rows x replicas x K), call k of the window uses global
+  // micro-batch numbers replica*K*M + k*M + j (stash names), and dropout is keyed by the running sample count
+  // (data_position(), StepData::first_sample), so K calls of B rows give the same parameters,
   // bit for bit on CPU, as one call of K*B rows with K*M micro-batches and accumulate 1. Every call of a window
-  // must pass the same `rows`. steps_done() counts optimizer steps, so a window's calls share one dropout
-  // step key.
+  // must pass the same `rows` (another is refused, kInvalidArgument naming both). steps_done() counts optimizer
+  // steps, so a window's calls share one dropout step key.
   //
   // Failure: a call that fails on any rank throws on every rank (the step agreement) and DROPS THE WINDOW: the
   // gradients of its earlier calls are zeroed too and the next call starts a new window. No update is applied.
@@ -122,6 +127,10 @@ class Trainer {
     window_position_ = position;
     window_rows_ = 0;  // unknown after a restart: the window's next call sets it
   }
+  // The samples (all replicas) trained on so far: the next call's first global sample index (data_position.h).
+  // Saved in checkpoints as /train/data_position and restored by a load.
+  const DataPosition& data_position() const { return data_position_; }
+  void restore_data_position(uint64_t samples, bool known) { data_position_.restore(samples, known); }
   double last_loss() const { return last_.loss; }
   double last_step_seconds() const { return last_.seconds; }
   double last_bubble_fraction() const { return last_bubble_; }
@@ -182,7 +191,7 @@ class Trainer {
   StepData training_step_data(const float* inputs, const float* targets, int64_t rows) const;
   // Collective: agrees on the call's outcome; on failure drops the window's partial sums on every rank, throws.
   void agree_on_call(const StepOutcome& outcome, bool window_start);
-  // `any_batch`: any rows >= 1 (predict), else a positive multiple of pipeline.microbatches.
+  // `any_batch`: any rows >= 1 (predict), else rows >= pipeline.microbatches.
   std::exception_ptr training_data_problem(const float* inputs, const float* targets, int64_t rows) const;
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
                          bool targets_everywhere, bool any_batch = false);
@@ -235,6 +244,7 @@ class Trainer {
   int num_layers_ = 0;
   uint64_t step_ = 0;
   int window_position_ = 0;       // see accumulation_position()
+  DataPosition data_position_;    // see data_position()
   int64_t window_rows_ = 0;       // rows of the current window's calls (every call passes the same); 0: unknown
   bool reduce_this_call_ = true;  // the executor's stage-done callback starts data-parallel sums (window's end)
   StepResult last_;

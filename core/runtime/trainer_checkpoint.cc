@@ -54,6 +54,30 @@ double lr_override_of(const checkpoint::Reader& reader) {
   return lr;
 }
 
+// /train/data_position as the trainer keeps it (data_position.h): the running sample count, marked by
+// data_position_in_samples = 1. A position still unknown (loaded from an older file, no call since) is written as
+// that file had it, the step count without the mark, so a load of this file derives it the same way.
+void add_data_position(const Trainer& trainer, checkpoint::Snapshot& snapshot) {
+  const DataPosition& position = trainer.data_position();
+  const bool known = position.known();
+  snapshot.train_ints[checkpoint::kDataPositionDataset] =
+      static_cast<int64_t>(known ? position.samples() : trainer.steps_done());
+  if (known) snapshot.train_ints[checkpoint::kDataPositionInSamplesDataset] = 1;
+}
+
+struct SavedDataPosition {
+  uint64_t samples = 0;
+  bool in_samples = false;  // false: an older file's step count, derived at the next call
+};
+
+SavedDataPosition data_position_of(const checkpoint::Reader& reader) {
+  const auto& ints = reader.train_ints();
+  const auto mark = ints.find(checkpoint::kDataPositionInSamplesDataset);
+  const auto position = ints.find(checkpoint::kDataPositionDataset);
+  if (mark == ints.end() || mark->second != 1 || position == ints.end()) return {};
+  return {static_cast<uint64_t>(position->second), true};
+}
+
 std::vector<model::Parameter*> local_parameters(Trainer& trainer) {
   std::vector<model::Parameter*> params;
   for (const auto& [index, stage] : trainer.stages()) {
@@ -208,7 +232,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   snapshot.train_ints[checkpoint::kAccumulationReplicasDataset] = trainer.layout().data_parallel;
   snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(trainer.steps_done());
   snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
-  snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(trainer.steps_done());
+  add_data_position(trainer, snapshot);
   snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = trainer.optimizer().step_count();
   snapshot.train_ints[checkpoint::kLrOverrideBitsDataset] = lr_override_bits(trainer.learning_rate_override());
   snapshot.attributes[checkpoint::kConfigAttribute] = cfg.text;
@@ -249,6 +273,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   std::exception_ptr error;
   int position = 0;
   double lr_override = 0.0;
+  SavedDataPosition data_position;
   SavedNormalization normalization;
   StagedAccumulation sums;
   try {
@@ -269,6 +294,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     staged_samples =
         stage_samples(reader, trainer.submitted_samples(), trainer.input_shape(), trainer.output_shape());
     lr_override = lr_override_of(reader);
+    data_position = data_position_of(reader);
     normalization = read_normalization(reader, trainer.input_features(), trainer.output_features(),
                                        trainer.normalization().input_points(), trainer.normalization().output_points());
   } catch (...) {
@@ -293,6 +319,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   trainer.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
   trainer.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
   trainer.restore_learning_rate_override(lr_override);
+  trainer.restore_data_position(data_position.samples, data_position.in_samples);
   // The file's statistics win (the saved parameters were trained with them); a side it lacks is as the config
   // says: given statistics, auto still to compute, or none.
   trainer.normalization().reset();
