@@ -143,7 +143,7 @@ struct CommSpec {
   double timeout = 600.0;         // seconds a wait inside a collective call may last; 0 = no bound
   double arrival_timeout = -1.0;  // seconds to wait for a rank to reach a call; 0 = none; < 0 = not given (the
                                   // C API then waits without bound, `sluice train` uses `timeout`)
-  WaitPolicy wait = WaitPolicy::kAuto;  // auto | spin | yield | block (core/comm/wait_policy.h)
+  WaitPolicy wait = WaitPolicy::kAuto;  // auto | spin | yield | block | adaptive (core/comm/wait_policy.h)
 };
 
 struct Config {
