@@ -8,6 +8,7 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 #include "core/model/loss.h"
 
 namespace sluice::runtime {
@@ -28,6 +29,10 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
     if (last_stage && targets == nullptr) {
       throw Error(ErrorCode::kInvalidArgument, "rank " + rank + " holds the last stage but targets is NULL");
     }
+    // Non-finite targets: NUMERIC, as sluice_train_step refuses them (the inputs are predict's to check).
+    const std::string bad =
+        first_non_finite(last_stage ? targets : nullptr, rows, trainer.output_features(), "targets");
+    if (!bad.empty()) throw Error(ErrorCode::kNumeric, bad + " on rank " + rank);
   });
   comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of("sluice_evaluate"), failure,
                        comm::arrival_deadline());

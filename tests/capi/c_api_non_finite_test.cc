@@ -1,0 +1,137 @@
+// Non-finite values are refused where they enter the C API, naming the array, the sample or index and the rank,
+// and nothing is kept or changed (2 ranks, 2 stages, AdamW): a NaN/Inf sample handed to sluice_submit_samples
+// (INVALID_ARGUMENT, nothing held: it would otherwise be saved and fail every later sluice_train_submitted),
+// NaN/Inf values for sluice_set_layer_params (INVALID_ARGUMENT, parameters unchanged), a loss whose mean overflows
+// the float the API returns (NUMERIC, no update), and NaN inputs to sluice_predict / Inf targets to
+// sluice_evaluate (NUMERIC, as sluice_train_step refuses them). After each refusal the trainer keeps working.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <sluice/sluice.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tests/capi/run_test_support.h"
+
+namespace {
+
+constexpr int kInputs = 4, kOutputs = 3, kBatch = 4;
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
+
+const std::string kConfig =
+    "model:\n  inputs: 4\n  layers:\n    - {type: linear, outputs: 6}\n    - {type: relu}\n"
+    "    - {type: linear, outputs: 3}\n"
+    "pipeline: {stages: 2, schedule: 1f1b, microbatches: 2}\n"
+    "optimizer: {type: adamw, lr: 0.01}\ndata: {type: external, batch: 4}\nseed: 3\n";
+
+struct Samples {
+  std::vector<float> x, y;
+  explicit Samples(int count) : x(count * kInputs), y(count * kOutputs) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(0.37 * i));
+    for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(std::cos(0.71 * i));
+  }
+};
+
+void expect_everywhere(sluice_status got, sluice_status expected, const std::vector<std::string>& needles) {
+  EXPECT_EQ(got, expected) << sluice_last_error();
+  for (const std::string& needle : needles) {
+    EXPECT_NE(std::string(sluice_last_error()).find(needle), std::string::npos)
+        << "'" << needle << "' not in: " << sluice_last_error();
+  }
+}
+
+std::vector<float> layer_params(sluice_trainer* t, int layer) {
+  int64_t count = 0;
+  EXPECT_EQ(sluice_layer_param_count(t, layer, &count), SLUICE_OK) << sluice_last_error();
+  std::vector<float> values(static_cast<size_t>(count));
+  EXPECT_EQ(sluice_get_layer_params(t, layer, values.data(), count), SLUICE_OK) << sluice_last_error();
+  return values;
+}
+
+TEST(CApiNonFinite, SubmitRefusesANonFiniteSampleAndKeepsNothing) {
+  sluice_trainer* t = sluice::testing::started_trainer(kConfig);
+  const bool last = world_rank() == world_size() - 1;
+  Samples bad_inputs(3);
+  if (last) bad_inputs.x[1 * kInputs + 2] = kNan;  // sample 1, feature 2, on the last rank only
+  expect_everywhere(sluice_submit_samples(t, bad_inputs.x.data(), bad_inputs.y.data(), 3),
+                    SLUICE_ERROR_INVALID_ARGUMENT,
+                    {"non-finite value (nan) in the inputs of sample 1 (feature 2)",
+                     "rank " + std::to_string(world_size() - 1)});
+  Samples bad_targets(2);
+  if (world_rank() == 0) bad_targets.y[0 * kOutputs + 1] = -kInf;
+  expect_everywhere(sluice_submit_samples(t, bad_targets.x.data(), bad_targets.y.data(), 2),
+                    SLUICE_ERROR_INVALID_ARGUMENT, {"(-inf) in the targets of sample 0 (feature 1)", "rank 0"});
+  int64_t held = -1;
+  ASSERT_SLUICE_OK(sluice_submitted_count(t, &held));
+  EXPECT_EQ(held, 0);  // nothing of a refused call is kept
+  // Still usable: good samples train.
+  const Samples good(kBatch);
+  ASSERT_SLUICE_OK(sluice_submit_samples(t, good.x.data(), good.y.data(), world_rank() == 0 ? kBatch : 0));
+  float loss = NAN;
+  ASSERT_SLUICE_OK(sluice_train_submitted(t, kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+  sluice_trainer_destroy(t);
+}
+
+TEST(CApiNonFinite, SetLayerParamsRefusesNanAndInfAndChangesNothing) {
+  sluice_trainer* t = sluice::testing::started_trainer(kConfig);
+  for (int layer : {0, 2}) {  // one on each rank's stage
+    const std::vector<float> before = layer_params(t, layer);
+    for (float poison : {kNan, kInf}) {
+      std::vector<float> values = before;
+      values[3] = poison;
+      expect_everywhere(sluice_set_layer_params(t, layer, values.data(), static_cast<int64_t>(values.size())),
+                        SLUICE_ERROR_INVALID_ARGUMENT,
+                        {"the values for layer " + std::to_string(layer) + " at index 3", "parameters unchanged"});
+      EXPECT_EQ(layer_params(t, layer), before) << "layer " << layer;
+    }
+  }
+  sluice_trainer_destroy(t);
+}
+
+TEST(CApiNonFinite, LossOverflowingTheReturnedFloatFailsTheStepWithNothingApplied) {
+  sluice_trainer* t = sluice::testing::started_trainer(kConfig);
+  Samples huge(kBatch);
+  for (float& v : huge.y) v = 1e20f;  // squared error ~1e40: finite in double, inf as the float *loss
+  const std::vector<float> before0 = layer_params(t, 0), before2 = layer_params(t, 2);
+  float loss = 0.0f;
+  expect_everywhere(sluice_train_step(t, huge.x.data(), huge.y.data(), kBatch, &loss), SLUICE_ERROR_NUMERIC,
+                    {"loss", "overflows a float"});
+  EXPECT_EQ(layer_params(t, 0), before0);
+  EXPECT_EQ(layer_params(t, 2), before2);
+  sluice_stats stats = SLUICE_STATS_INIT;
+  ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
+  EXPECT_EQ(stats.steps, 0);
+  const Samples good(kBatch);
+  ASSERT_SLUICE_OK(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+  sluice_trainer_destroy(t);
+}
+
+TEST(CApiNonFinite, PredictAndEvaluateRefuseNonFiniteData) {
+  sluice_trainer* t = sluice::testing::started_trainer(kConfig);
+  Samples data(kBatch);
+  std::vector<float> out(kBatch * kOutputs, 0.0f);
+  data.x[2 * kInputs + 3] = kNan;
+  expect_everywhere(sluice_predict(t, data.x.data(), out.data(), kBatch), SLUICE_ERROR_NUMERIC,
+                    {"non-finite value (nan) in the inputs of sample 2 (feature 3)", "rank 0"});
+  const Samples good(kBatch);
+  Samples bad_targets(kBatch);
+  bad_targets.y[1 * kOutputs] = kInf;
+  float loss = 0.0f;
+  expect_everywhere(sluice_evaluate(t, good.x.data(), bad_targets.y.data(), kBatch, &loss), SLUICE_ERROR_NUMERIC,
+                    {"(inf) in the targets of sample 1 (feature 0)", "rank " + std::to_string(world_size() - 1)});
+  ASSERT_SLUICE_OK(sluice_predict(t, good.x.data(), out.data(), kBatch));
+  ASSERT_SLUICE_OK(sluice_evaluate(t, good.x.data(), good.y.data(), kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+  sluice_trainer_destroy(t);
+}
+
+}  // namespace
