@@ -3,7 +3,9 @@
 // (INVALID_ARGUMENT, nothing held: it would otherwise be saved and fail every later sluice_train_submitted),
 // NaN/Inf values for sluice_set_layer_params (INVALID_ARGUMENT, parameters unchanged), a loss whose mean overflows
 // the float the API returns (NUMERIC, no update), and NaN inputs to sluice_predict / Inf targets to
-// sluice_evaluate (NUMERIC, as sluice_train_step refuses them). After each refusal the trainer keeps working.
+// sluice_evaluate (NUMERIC, as sluice_train_step refuses them), and callbacks that write NaN/Inf: a custom layer's
+// forward or input gradient, a custom loss's sum or gradient (NUMERIC naming the layer or the loss callback).
+// After each refusal the trainer keeps working.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/capi/linear_callback.h"
 #include "tests/capi/run_test_support.h"
 
 namespace {
@@ -130,6 +133,114 @@ TEST(CApiNonFinite, PredictAndEvaluateRefuseNonFiniteData) {
                     {"(inf) in the targets of sample 1 (feature 0)", "rank " + std::to_string(world_size() - 1)});
   ASSERT_SLUICE_OK(sluice_predict(t, good.x.data(), out.data(), kBatch));
   ASSERT_SLUICE_OK(sluice_evaluate(t, good.x.data(), good.y.data(), kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+  sluice_trainer_destroy(t);
+}
+
+// A custom layer (linear_callback.c, 6 -> 6) that can be told to write a NaN into its outputs or input gradient.
+struct PoisonableLayer {
+  linear_callback inner{6, 6, 0};
+  sluice_layer_ops ops = linear_callback_ops(&inner);
+  bool poison_forward = false, poison_backward = false;
+};
+
+int poisoned_forward(void* u, const float* p, const float* x, float* y, int64_t batch) {
+  auto* layer = static_cast<PoisonableLayer*>(u);
+  const int rc = layer->ops.forward(&layer->inner, p, x, y, batch);
+  if (layer->poison_forward) y[batch * 6 - 1] = kNan;
+  return rc;
+}
+int poisoned_backward_input(void* u, const float* p, const float* x, const float* dy, float* dx, int64_t batch) {
+  auto* layer = static_cast<PoisonableLayer*>(u);
+  const int rc = layer->ops.backward_input(&layer->inner, p, x, dy, dx, batch);
+  if (layer->poison_backward) dx[0] = kInf;
+  return rc;
+}
+int passed_backward_weight(void* u, const float* p, const float* x, const float* dy, float* grads, int64_t batch) {
+  auto* layer = static_cast<PoisonableLayer*>(u);
+  return layer->ops.backward_weight(&layer->inner, p, x, dy, grads, batch);
+}
+
+TEST(CApiNonFinite, CustomLayerWritingNanOrInfIsNamed) {
+  const std::string config =
+      "model:\n  inputs: 4\n  layers:\n    - {type: linear, outputs: 6}\n    - {type: custom, name: lin}\n"
+      "    - {type: tanh}\n    - {type: linear, outputs: 3}\n"
+      "pipeline: {stages: 2, schedule: 1f1b, microbatches: 2, split: [2, 2]}\n"
+      "optimizer: {type: adamw, lr: 0.01}\ndata: {type: external, batch: 4}\nseed: 3\n";
+  PoisonableLayer layer;
+  std::vector<float> initial(static_cast<size_t>(layer.ops.num_params));
+  for (size_t i = 0; i < initial.size(); ++i) initial[i] = static_cast<float>(0.2 * std::cos(0.9 * i));
+  sluice_layer_ops ops = layer.ops;
+  ops.initial_params = initial.data();
+  ops.forward = poisoned_forward;
+  ops.backward_input = poisoned_backward_input;
+  ops.backward_weight = passed_backward_weight;
+  sluice_trainer* t = nullptr;
+  ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config.c_str(), &t));
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(t, "lin", &ops, &layer));
+  ASSERT_SLUICE_OK(sluice_trainer_start(t));
+  const Samples good(kBatch);
+  std::vector<float> out(kBatch * kOutputs);
+  float loss = 0.0f;
+  layer.poison_forward = true;
+  expect_everywhere(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss), SLUICE_ERROR_NUMERIC,
+                    {"custom layer 'lin' (model.layers[1]): forward wrote a non-finite value (nan) in the outputs",
+                     "from finite arguments"});
+  expect_everywhere(sluice_predict(t, good.x.data(), out.data(), kBatch), SLUICE_ERROR_NUMERIC,
+                    {"custom layer 'lin' (model.layers[1]): forward"});
+  layer.poison_forward = false;
+  layer.poison_backward = true;
+  expect_everywhere(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss), SLUICE_ERROR_NUMERIC,
+                    {"custom layer 'lin' (model.layers[1]): backward_input wrote a non-finite value (inf) in the "
+                     "input gradient of sample 0 (feature 0)"});
+  layer.poison_backward = false;
+  ASSERT_SLUICE_OK(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss));
+  sluice_stats stats = SLUICE_STATS_INIT;
+  ASSERT_SLUICE_OK(sluice_trainer_stats(t, &stats));
+  EXPECT_EQ(stats.steps, 1);  // the refused steps applied nothing
+  sluice_trainer_destroy(t);
+}
+
+// A custom loss whose sum or gradient is not finite (for finite predictions).
+struct PoisonableLoss {
+  int mode = 0;  // 0: fine, 1: NaN sum, 2: Inf in the gradient
+};
+
+int poisonable_mse(void* u, const float* prediction, const float* targets, int64_t rows, int64_t cols,
+                   int64_t global_batch, double* sum, float* grad) {
+  const int mode = static_cast<PoisonableLoss*>(u)->mode;
+  *sum = 0.0;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const double d = prediction[i] - targets[i];
+    *sum += d * d / static_cast<double>(cols);
+    grad[i] = static_cast<float>(2.0 * d / static_cast<double>(global_batch * cols));
+  }
+  if (mode == 1) *sum = NAN;
+  if (mode == 2) grad[rows * cols - 1] = kInf;
+  return 0;
+}
+
+TEST(CApiNonFinite, CustomLossReturningNanOrInfIsNamed) {
+  std::string config = kConfig;
+  config.replace(config.find("data:"), 0, "loss: custom\n");
+  PoisonableLoss state;
+  sluice_loss_ops ops = SLUICE_LOSS_OPS_INIT;
+  ops.user_data = &state;
+  ops.loss = poisonable_mse;
+  sluice_trainer* t = nullptr;
+  ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, config.c_str(), &t));
+  ASSERT_SLUICE_OK(sluice_trainer_register_loss(t, &ops));
+  ASSERT_SLUICE_OK(sluice_trainer_start(t));
+  const Samples good(kBatch);
+  float loss = 0.0f;
+  state.mode = 1;
+  expect_everywhere(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss), SLUICE_ERROR_NUMERIC,
+                    {"loss callback (loss: custom) returned a non-finite loss sum"});
+  state.mode = 2;
+  expect_everywhere(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss), SLUICE_ERROR_NUMERIC,
+                    {"loss callback (loss: custom) returned a non-finite value (inf) in the gradient of sample 1"});
+  state.mode = 0;
+  ASSERT_SLUICE_OK(sluice_train_step(t, good.x.data(), good.y.data(), kBatch, &loss));
   EXPECT_TRUE(std::isfinite(loss));
   sluice_trainer_destroy(t);
 }
