@@ -137,6 +137,22 @@ TEST(CApiNonFinite, PredictAndEvaluateRefuseNonFiniteData) {
   sluice_trainer_destroy(t);
 }
 
+// A registered array whose count cannot describe the caller's memory (bytes overflow 64 bits, or more than a
+// process can address) is refused at registration, naming it, before any save copies past its end.
+TEST(CApiNonFinite, RegisteredStateWithAnImpossibleCountIsRefused) {
+  sluice_trainer* t = sluice::testing::started_trainer(kConfig);
+  double field[4] = {1, 2, 3, 4};
+  for (int64_t count : {std::numeric_limits<int64_t>::max() / 4, int64_t{1} << 45}) {
+    EXPECT_EQ(sluice_register_state(t, "field", field, SLUICE_FLOAT64, count, SLUICE_STATE_PER_RANK),
+              SLUICE_ERROR_INVALID_ARGUMENT)
+        << count;
+    EXPECT_NE(std::string(sluice_last_error()).find("application state 'field': count"), std::string::npos)
+        << sluice_last_error();
+  }
+  ASSERT_SLUICE_OK(sluice_register_state(t, "field", field, SLUICE_FLOAT64, 4, SLUICE_STATE_PER_RANK));
+  sluice_trainer_destroy(t);
+}
+
 // A custom layer (linear_callback.c, 6 -> 6) that can be told to write a NaN into its outputs or input gradient.
 struct PoisonableLayer {
   linear_callback inner{6, 6, 0};
