@@ -6,28 +6,25 @@ namespace sluice {
 
 std::string non_finite_text(float value) { return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf"; }
 
-std::string first_non_finite(const float* data, int64_t rows, int64_t features, const char* what) {
-  if (data == nullptr) return "";
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t f = 0; f < features; ++f) {
-      const float v = data[r * features + f];
-      if (!std::isfinite(v)) {
-        return "non-finite value (" + non_finite_text(v) + ") in the " + what + " of sample " + std::to_string(r) +
-               " (feature " + std::to_string(f) + ")";
-      }
-    }
+int64_t first_non_finite_index(const float* data, int64_t count) {
+  if (data == nullptr) return -1;
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(data[i])) return i;
   }
-  return "";
+  return -1;
+}
+
+std::string first_non_finite(const float* data, int64_t rows, int64_t features, const char* what) {
+  const int64_t i = features > 0 ? first_non_finite_index(data, rows * features) : -1;
+  if (i < 0) return "";
+  return "non-finite value (" + non_finite_text(data[i]) + ") in the " + what + " of sample " +
+         std::to_string(i / features) + " (feature " + std::to_string(i % features) + ")";
 }
 
 std::string first_non_finite(const float* data, int64_t count, const std::string& what) {
-  if (data == nullptr) return "";
-  for (int64_t i = 0; i < count; ++i) {
-    if (!std::isfinite(data[i])) {
-      return "non-finite value (" + non_finite_text(data[i]) + ") in " + what + " at index " + std::to_string(i);
-    }
-  }
-  return "";
+  const int64_t i = first_non_finite_index(data, count);
+  if (i < 0) return "";
+  return "non-finite value (" + non_finite_text(data[i]) + ") in " + what + " at index " + std::to_string(i);
 }
 
 }  // namespace sluice
