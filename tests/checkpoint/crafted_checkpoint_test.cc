@@ -303,7 +303,8 @@ TEST_F(CraftedCheckpointTest, NanOrNegativeAdamMomentsWithRecomputedChecksumsAre
   });
   for (const auto& [file, needles] :
        std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {nan_file, {"dataset /optimizer/layer_0000/weight/exp_avg", "non-finite value (nan) in its values at index 0"}},
+           {nan_file,
+            {"dataset /optimizer/layer_0000/weight/exp_avg", "non-finite value (nan) in its values at index 0"}},
            {negative_file,
             {"dataset /optimizer/layer_0000/weight/exp_avg_sq", "negative value", "at index 2", "second moment"}}}) {
     auto trainer = testing::tiny_trainer(kSavedStep + 1);

@@ -21,7 +21,15 @@ const char* const kValid = R"(model:
     - {type: dropout, p: 0.1}
     - {type: linear, outputs: 2}
 pipeline: {stages: 2, schedule: 1f1b, microbatches: 2, memory_budget: 1.0e9}
-optimizer: {type: adamw, lr: 1.0e-3, eps: 1.0e-8, beta1: 0.9, beta2: 0.999, weight_decay: 0.01, clip_grad_norm: 1.0, lr_schedule: {type: cosine, total_steps: 10, min_lr: 1.0e-5}}
+optimizer:
+  type: adamw
+  lr: 1.0e-3
+  eps: 1.0e-8
+  beta1: 0.9
+  beta2: 0.999
+  weight_decay: 0.01
+  clip_grad_norm: 1.0
+  lr_schedule: {type: cosine, total_steps: 10, min_lr: 1.0e-5}
 comm: {timeout: 30.0, arrival_timeout: 60.0}
 data: {type: synthetic, batch: 8}
 seed: 7
