@@ -280,6 +280,24 @@ TEST_F(CraftedCheckpointTest, ForgedFiniteWeightWithRecomputedChecksumLoads) {
   EXPECT_TRUE(model.loaded());
 }
 
+// The inference model refuses non-finite inputs (NUMERIC naming the sample) rather than predicting from them.
+TEST_F(CraftedCheckpointTest, InferenceModelRefusesNonFiniteInputs) {
+  runtime::InferenceModel model;
+  model.load(pristine_);
+  const int64_t in = model.input_features();
+  std::vector<float> inputs(static_cast<size_t>(2 * in), 0.25f), outputs(2 * 64);
+  inputs[static_cast<size_t>(in + 1)] = std::numeric_limits<float>::infinity();
+  try {
+    model.predict(inputs.data(), outputs.data(), 2);
+    ADD_FAILURE() << "an Inf input was predicted from";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kNumeric) << error.what();
+    EXPECT_THAT(error.what(), HasSubstr("non-finite value (inf) in the inputs of sample 1 (feature 1)"));
+  }
+  inputs[static_cast<size_t>(in + 1)] = 0.25f;
+  model.predict(inputs.data(), outputs.data(), 2);
+}
+
 TEST_F(CraftedCheckpointTest, NanWeightWithRecomputedChecksumIsRefusedOnLoad) {
   const std::string file = craft("nan_weight", [](hid_t h) {
     forge_float(h, "/model/layer_0000/weight", 3, std::numeric_limits<float>::quiet_NaN());

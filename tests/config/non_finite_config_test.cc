@@ -75,6 +75,22 @@ TEST(NonFiniteConfig, EveryFloatKeyRefusesNanAndInfinityInEverySpelling) {
   }
 }
 
+// data.replay.capacity is a sample count: a float, NaN or infinity is refused naming it.
+TEST(NonFiniteConfig, ReplayCapacityRefusesNonIntegers) {
+  for (const std::string value : {".nan", ".inf", "!!float .inf", "1.5", "1.0e3"}) {
+    const std::string text =
+        replace(kValid, "data: {type: synthetic, batch: 8}", "data: {type: external, batch: 8, replay: {capacity: " +
+                                                               value + "}}");
+    try {
+      parse_config(text, {});
+      ADD_FAILURE() << "capacity " << value << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::kConfig) << error.what();
+      EXPECT_NE(std::string(error.what()).find("data.replay.capacity"), std::string::npos) << error.what();
+    }
+  }
+}
+
 // The same through a command-line override (`sluice train -o optimizer.lr=.nan`).
 TEST(NonFiniteConfig, OverridesRefuseNanAndInfinityToo) {
   for (const std::string value : {".nan", ".inf", "-.inf"}) {
