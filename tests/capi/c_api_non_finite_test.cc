@@ -7,11 +7,14 @@
 // forward or input gradient, a custom loss's sum or gradient (NUMERIC naming the layer or the loss callback).
 // After each refusal the trainer keeps working.
 #include <gtest/gtest.h>
+#include <hdf5.h>
+#include <libdeflate.h>
 #include <mpi.h>
 
 #include <sluice/sluice.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -134,6 +137,57 @@ TEST(CApiNonFinite, PredictAndEvaluateRefuseNonFiniteData) {
   ASSERT_SLUICE_OK(sluice_predict(t, good.x.data(), out.data(), kBatch));
   ASSERT_SLUICE_OK(sluice_evaluate(t, good.x.data(), good.y.data(), kBatch, &loss));
   EXPECT_TRUE(std::isfinite(loss));
+  sluice_trainer_destroy(t);
+}
+
+// Writes a NaN into element `index` of the float32 dataset `path` and recomputes its crc32 by the documented
+// version-2 recipe (libdeflate's CRC-32 over "<path>|float32|<dims>" then the bytes), as a forger would.
+void forge_nan(const std::string& file, const std::string& path, size_t index) {
+  // Saves leave checkpoints read-only.
+  std::filesystem::permissions(file, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  const hid_t h = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(h, 0) << file;
+  const hid_t dataset = H5Dopen2(h, path.c_str(), H5P_DEFAULT);
+  ASSERT_GE(dataset, 0) << path;
+  const hid_t space = H5Dget_space(dataset);
+  std::vector<hsize_t> dims(static_cast<size_t>(H5Sget_simple_extent_ndims(space)));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<float> values(static_cast<size_t>(H5Sget_simple_extent_npoints(space)));
+  ASSERT_GE(H5Dread(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  values.at(index) = kNan;
+  ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  std::string header = path + "|float32|";
+  for (size_t d = 0; d < dims.size(); ++d) header += (d ? "," : "") + std::to_string(dims[d]);
+  uint32_t crc = libdeflate_crc32(libdeflate_crc32(0, header.data(), header.size()), values.data(),
+                                  values.size() * sizeof(float));
+  H5Adelete(dataset, "crc32");
+  const hid_t scalar = H5Screate(H5S_SCALAR);
+  const hid_t attribute = H5Acreate2(dataset, "crc32", H5T_STD_U32LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(attribute, H5T_NATIVE_UINT32, &crc);
+  H5Aclose(attribute);
+  H5Sclose(scalar);
+  H5Sclose(space);
+  H5Dclose(dataset);
+  H5Fclose(h);
+}
+
+// Held samples come back with a load: one that is not finite (a forged or old file) is refused like a submitted
+// one, naming the dataset and the sample; the trainer keeps what it held.
+TEST(CApiNonFinite, CheckpointWithANonFiniteHeldSampleIsRefusedOnLoad) {
+  sluice_trainer* t = sluice::testing::started_trainer(kConfig);
+  const Samples good(kBatch);
+  ASSERT_SLUICE_OK(sluice_submit_samples(t, good.x.data(), good.y.data(), world_rank() == 0 ? kBatch : 0));
+  const std::string file = sluice::testing::fresh_dir("non_finite_samples") + ".h5";
+  ASSERT_SLUICE_OK(sluice_save_checkpoint(t, file.c_str()));
+  ASSERT_SLUICE_OK(sluice_load_checkpoint(t, file.c_str()));  // the unforged file loads
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank has closed the file (HDF5 locks it while open)
+  if (world_rank() == 0) forge_nan(file, "/samples/inputs", 2 * kInputs + 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_everywhere(sluice_load_checkpoint(t, file.c_str()), SLUICE_ERROR_CHECKPOINT,
+                    {"dataset /samples/inputs", "non-finite value (nan) in the inputs of sample 2 (feature 1)"});
+  int64_t held = -1;
+  ASSERT_SLUICE_OK(sluice_submitted_count(t, &held));
+  EXPECT_EQ(held, kBatch);
   sluice_trainer_destroy(t);
 }
 
