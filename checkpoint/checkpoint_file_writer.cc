@@ -153,10 +153,14 @@ void CheckpointFileWriter::start_writeback() {
 }
 
 void CheckpointFileWriter::close() {
+  // A dataset's last bytes may still sit in HDF5's sieve buffer, which its H5Dclose writes: a failure there (a full
+  // disk) is a failed save like any other write, not a file with a hole that still takes the final name.
+  bool datasets_closed = true;
+  for (Hdf5Handle& dataset : datasets_) datasets_closed = dataset.close() && datasets_closed;
   datasets_.clear();
   // Everything HDF5 still holds is written here, where a failure (a full disk) leaves the file open and whole
   // for abandon(), rather than inside H5Fclose.
-  if (H5Fflush(handle_.get(), H5F_SCOPE_LOCAL) < 0) {
+  if (!datasets_closed || H5Fflush(handle_.get(), H5F_SCOPE_LOCAL) < 0) {
     const std::string reason = take_hdf5_error_text();
     abandon();
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "file", "closing failed: " + reason));
@@ -185,6 +189,7 @@ void CheckpointFileWriter::write_train_values(const std::map<std::string, int64_
                            bound_crc32({path, DataType::kInt64, {}}, &value, sizeof(value)), file_, object);
     check_hdf5(H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value), file_, object,
                "writing");
+    close_written(dataset, object);
   }
 }
 
@@ -215,6 +220,13 @@ void CheckpointFileWriter::write_manifest(const std::vector<ManifestItem>& all, 
   write_uint32_attribute(dataset.get(), kChecksumAttribute, crc32_of(checked.data(), checked.size()), file_, object);
   check_hdf5(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.c_str()), file_, object,
              "writing");
+  close_written(dataset, object);
+}
+
+// Closing a written dataset writes what HDF5 buffered for it (see close()): its failure is the write's failure.
+void CheckpointFileWriter::close_written(Hdf5Handle& dataset, const std::string& object) {
+  if (!dataset.close())
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, object, "writing failed: " + take_hdf5_error_text()));
 }
 
 Hdf5Handle CheckpointFileWriter::create_dataset(const ManifestItem& item) {

@@ -43,6 +43,7 @@ class CheckpointFileWriter {
   void write_train_values(const std::map<std::string, int64_t>& values);
   void write_manifest(const std::vector<ManifestItem>& all, const JobMetadata& metadata);
   Hdf5Handle create_dataset(const ManifestItem& item);
+  void close_written(Hdf5Handle& dataset, const std::string& object);
   void start_writeback();
   // Closes an incomplete file without failing. HDF5 writes what it still holds (metadata, small datasets) when
   // the file closes; when that write fails (a full disk), H5Fclose fails and leaves a half-closed file in HDF5's

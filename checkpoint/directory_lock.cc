@@ -113,10 +113,17 @@ bool read_file(const std::string& path, std::string& text) {
 bool try_create(const std::string& lock, const std::string& content) {
   const std::string mine = lock + ".new-" + host_name() + "-" + std::to_string(getpid());
   {
+    errno = 0;
     std::ofstream file(mine, std::ios::trunc);
     file << content;
     file.close();
-    if (!file) throw Error(ErrorCode::kIo, "cannot write checkpoint directory lock '" + shorten_for_message(mine) + "'");
+    if (!file) {
+      // errno from the failed write or close says why (a full disk: "No space left on device").
+      const int error = errno;
+      std::remove(mine.c_str());
+      throw Error(ErrorCode::kIo, "cannot write checkpoint directory lock '" + shorten_for_message(mine) + "'" +
+                                      (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+    }
   }
   const int linked = link(mine.c_str(), lock.c_str());
   const int link_error = errno;

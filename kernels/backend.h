@@ -130,6 +130,14 @@ class Backend {
   // Rows of `target` are distributions over classes. Returns the sum over rows of -sum_c target*log_softmax;
   // grad = grad_scale * (softmax * sum_c target - target).
   double softmax_cross_entropy(const Tensor& logits, const Tensor& target, float grad_scale, Tensor& grad);
+  // The same at every point of a field (PyTorch's CrossEntropyLoss on [N, C, D..]): logits, target and grad are
+  // [samples][channels · points], a sample's element (c, p) at c · points + p, and at each point the target's
+  // channels are a distribution. Returns the sum over samples and points of −Σ_c target · log_softmax (the softmax
+  // over the channels at that point); grad = grad_scale · (softmax · Σ_c target − target). `channels` must divide
+  // the width. The sum is in double, points in order within a sample, samples in order, so the bits depend on
+  // neither the thread count nor the split. A backend without it throws Error(kUnsupported) naming the op.
+  double channel_softmax_cross_entropy(int64_t channels, const Tensor& logits, const Tensor& target,
+                                       float grad_scale, Tensor& grad);
 
   // velocity = momentum * velocity + (grad + weight_decay * param); param -= lr * velocity
   void sgd_update(const SgdHyper& hyper, const Tensor& grad, Tensor& velocity, Tensor& param);
@@ -261,6 +269,8 @@ class Backend {
                                  int64_t destination_col, int64_t count, bool add);
   virtual void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y);
   virtual void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
+  virtual double channel_softmax_cross_entropy_impl(int64_t channels, const Tensor& logits, const Tensor& target,
+                                                    float grad_scale, Tensor& grad);
   // Normalizations of fields; the defaults throw Error(kUnsupported) as the field ops' do.
   virtual void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
                                        const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd);

@@ -1,5 +1,5 @@
-// Backend's field ops (convolution, explicit padding, column blocks for skip connections): their argument checks, and
-// the defaults that refuse them on a backend that has no implementation.
+// Backend's field ops (convolution, explicit padding, column blocks for skip connections, the per-point softmax
+// cross-entropy): their argument checks, and the defaults that refuse them on a backend that has no implementation.
 #include <string>
 
 #include "core/common/error.h"
@@ -119,6 +119,20 @@ void Backend::pad_backward(const PadGeometry& geometry, const Tensor& dy, Tensor
   pad_backward_impl(geometry, dy, dx);
 }
 
+double Backend::channel_softmax_cross_entropy(int64_t channels, const Tensor& logits, const Tensor& target,
+                                              float grad_scale, Tensor& grad) {
+  const char* op = "channel_softmax_cross_entropy";
+  require_all_on_device(op, {{"logits", &logits}, {"target", &target}, {"grad", &grad}});
+  if (channels <= 0 || logits.cols() % channels != 0) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": " + std::to_string(channels) +
+                                                 " channels do not divide the logits' " +
+                                                 std::to_string(logits.cols()) + " columns");
+  }
+  require_same_shape(op, "target", target, logits);
+  require_same_shape(op, "grad", grad, logits);
+  return channel_softmax_cross_entropy_impl(channels, logits, target, grad_scale, grad);
+}
+
 namespace {
 
 [[noreturn]] void unavailable(const char* op, const std::string& device) {
@@ -143,6 +157,9 @@ void Backend::copy_columns_impl(const Tensor&, int64_t, Tensor&, int64_t, int64_
 void Backend::pad_forward_impl(const PadGeometry&, const Tensor&, Tensor&) { unavailable("pad_forward", device_name()); }
 void Backend::pad_backward_impl(const PadGeometry&, const Tensor&, Tensor&) {
   unavailable("pad_backward", device_name());
+}
+double Backend::channel_softmax_cross_entropy_impl(int64_t, const Tensor&, const Tensor&, float, Tensor&) {
+  unavailable("channel_softmax_cross_entropy", device_name());
 }
 
 }  // namespace sluice::kernels

@@ -400,13 +400,8 @@ Config parse_tree(const ConfigNode& root) {
   config.model = parse_model(root.child("model"));
   if (root.has("pipeline")) config.pipeline = parse_pipeline(root.child("pipeline"), config.model.layers.size());
   if (root.has("loss")) {
+    // On a field output, cross_entropy is the softmax over the channels at each point (core/model/loss.h).
     config.loss = as_enum<model::LossKind>(root.child("loss"), model::loss_kind_names());
-    // A softmax over all of a field's values would mix its points; over the channels at each point is not built yet.
-    const SampleShape output = output_shape(config.model.layers, input_shape_of(config.model));
-    if (config.loss == model::LossKind::kCrossEntropy && is_field(output)) {
-      root.child("loss").fail("cross_entropy on a field output (" + shape_text(output) + ") is not supported yet: "
-                              "end the model with {type: flatten} and a linear layer, or use mse");
-    }
   }
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
   config.data = parse_data(root.child("data"));

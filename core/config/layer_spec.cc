@@ -19,7 +19,7 @@ const std::vector<TypeEntry>& type_table() {
   static const std::vector<TypeEntry> table = {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
-      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
+      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"}, {LayerType::kReshape, "reshape"},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},           {LayerType::kCustom, "custom"},
@@ -62,6 +62,7 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("padding", a.padding, b.padding);
   visit("mode", a.mode, b.mode);
   visit("factor", a.factor, b.factor);
+  visit("shape", a.shape, b.shape);
   visit("outputs", a.declared_outputs, b.declared_outputs);
 }
 

@@ -14,7 +14,7 @@ namespace sluice::config {
 
 enum class LayerType {
   kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
-  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kCustom
+  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -55,6 +55,7 @@ struct LayerSpec {
   Padding padding = Padding::kNone;  // conv
   std::string mode;        // pool: "max" | "avg"; upsample: "nearest" (default) | "linear"
   std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
+  std::vector<int64_t> shape;   // reshape: the sample shape it gives, F or [C, D1[, D2[, D3]]] (same element count)
   // custom: the name the application registered the layer under. Any other layer: optional, the name a later
   // concat or add reads its output by (a skip connection).
   std::string name;

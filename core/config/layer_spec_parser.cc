@@ -124,23 +124,24 @@ void parse_residual_mlp(const ConfigNode& entry, LayerSpec& layer) {
 
 // `{type: custom, name: N[, outputs: F | [C, D1[, D2[, D3]]]][, cost: {flops: F[, bytes: B]}]}`: the name the
 // application registers the layer under, and what `sluice plan` and the partition may know without it.
+// A sample shape written in a layer entry: a feature count F, or [C, D1[, D2[, D3]]].
+std::vector<int64_t> parse_sample_shape(const ConfigNode& node) {
+  if (!node.is_sequence()) return {positive_int(node)};
+  std::vector<int64_t> shape;
+  for (const ConfigNode& value : node.elements()) shape.push_back(positive_int(value));
+  if (shape.empty() || shape.size() > 4) {
+    node.fail("expected a feature count or a shape [C, D1[, D2[, D3]]] (1 to 4 extents), got " +
+              std::to_string(shape.size()) + " values");
+  }
+  return shape;
+}
+
 void parse_custom(const ConfigNode& entry, LayerSpec& layer) {
   entry.require_map_with_keys({"type", "name", "outputs", "cost"}, "a custom layer");
   const ConfigNode name = entry.child("name");
   layer.name = name.as_string();
   if (layer.name.empty()) name.fail("a custom layer needs the non-empty name it was registered under");
-  if (entry.has("outputs")) {
-    const ConfigNode outputs = entry.child("outputs");
-    if (!outputs.is_sequence()) {
-      layer.declared_outputs = {positive_int(outputs)};
-    } else {
-      for (const ConfigNode& value : outputs.elements()) layer.declared_outputs.push_back(positive_int(value));
-      if (layer.declared_outputs.empty() || layer.declared_outputs.size() > 4) {
-        outputs.fail("expected a feature count or a shape [C, D1[, D2[, D3]]] (1 to 4 extents), got " +
-                     std::to_string(layer.declared_outputs.size()) + " values");
-      }
-    }
-  }
+  if (entry.has("outputs")) layer.declared_outputs = parse_sample_shape(entry.child("outputs"));
   if (entry.has("cost")) {
     const ConfigNode cost = entry.child("cost");
     cost.require_map_with_keys({"flops", "bytes"}, "a custom layer's cost (forward FLOPs and stashed bytes per sample)");
@@ -155,6 +156,13 @@ void parse_custom(const ConfigNode& entry, LayerSpec& layer) {
 }
 // `{type: custom, name: N[, outputs: F | [C, D1[, D2[, D3]]]][, cost: {flops: F[, bytes: B]}]}`: the name the
 // application registers the layer under, and what `sluice plan` and the partition may know without it.
+
+// `{type: reshape, shape: F | [C, D1[, D2[, D3]]]}`: the same values seen as another sample shape (rows to a
+// field and back); that the element counts agree is the shape rule's check (sample_shape.cc).
+void parse_reshape(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "shape"}, "a reshape layer");
+  layer.shape = parse_sample_shape(entry.child("shape"));
+}
 
 // Each layer type's keys and checks: one parser per type (a new type adds its row here).
 using TypeParser = void (*)(const ConfigNode& entry, LayerSpec& layer);
@@ -171,6 +179,7 @@ constexpr ParserRow kParsers[] = {
     {LayerType::kInstanceNorm, parse_norm},     {LayerType::kConvTranspose, parse_conv_transpose},
     {LayerType::kPool, parse_pool},             {LayerType::kUpsample, parse_upsample},
     {LayerType::kConcat, parse_join},           {LayerType::kAdd, parse_join},
+    {LayerType::kReshape, parse_reshape},
     {LayerType::kCustom, parse_custom},
 };
 

@@ -22,6 +22,16 @@ SampleShape custom_output_shape(const LayerSpec& layer, const SampleShape& in, c
   return declared;
 }
 
+// reshape: the same elements seen as `layer.shape`, so the counts must agree.
+SampleShape reshaped(const LayerSpec& layer, const SampleShape& in) {
+  if (features_of(layer.shape) != features_of(in)) {
+    refuse("reshape to " + shape_text(layer.shape) + " (" + std::to_string(features_of(layer.shape)) +
+           " values per sample) cannot take its input " + shape_text(in) + " (" + std::to_string(features_of(in)) +
+           " values)");
+  }
+  return layer.shape;
+}
+
 // `values` given once stand for every one of `dims` spatial dimensions; otherwise there must be one per dimension.
 std::vector<int64_t> per_dimension(const char* key, const std::vector<int64_t>& values, size_t dims) {
   if (values.size() == 1) return std::vector<int64_t>(dims, values[0]);
@@ -197,6 +207,7 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
     case LayerType::kTanh:
     case LayerType::kDropout: return in;
     case LayerType::kFlatten: return {features_of(in)};
+    case LayerType::kReshape: return reshaped(layer, in);
     case LayerType::kConcat:
     case LayerType::kAdd:
       throw Error(ErrorCode::kInternal, "the shape of a " + layer_type_name(layer.type) + " needs a ShapeWalk");

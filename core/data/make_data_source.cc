@@ -29,7 +29,9 @@ std::unique_ptr<DataSource> make_data_source(const config::Config& config, int64
     case config::DataType::kSynthetic: {
       const TargetKind kind =
           config.loss == model::LossKind::kCrossEntropy ? TargetKind::kOneHot : TargetKind::kRegression;
-      return std::make_unique<SyntheticData>(config.seed, config.model.inputs, target_features, kind);
+      const int64_t points =
+          config::field_points(config::output_shape(config.model.layers, config::input_shape_of(config.model)));
+      return std::make_unique<SyntheticData>(config.seed, config.model.inputs, target_features, kind, points);
     }
     case config::DataType::kHdf5: {
       auto source = std::make_unique<Hdf5Data>(data.path, data.inputs, data.targets, data.batch, config.model.inputs,

@@ -36,12 +36,22 @@ void fill_uniform(const Philox::key_type& key, uint64_t a, uint64_t b, int64_t c
 
 }  // namespace
 
-SyntheticData::SyntheticData(uint64_t seed, int64_t input_features, int64_t target_features, TargetKind kind)
-    : seed_(seed), input_features_(input_features), target_features_(target_features), kind_(kind) {
+SyntheticData::SyntheticData(uint64_t seed, int64_t input_features, int64_t target_features, TargetKind kind,
+                             int64_t target_points)
+    : seed_(seed),
+      input_features_(input_features),
+      target_features_(target_features),
+      kind_(kind),
+      target_points_(target_points) {
   if (input_features <= 0 || target_features <= 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "SyntheticData: feature counts must be positive, got inputs=" + std::to_string(input_features) +
                     " targets=" + std::to_string(target_features));
+  }
+  if (target_points <= 0 || target_features % target_points != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "SyntheticData: " + std::to_string(target_points) +
+                                                 " target points do not divide the " +
+                                                 std::to_string(target_features) + " target features");
   }
   // Scaled so that W x has unit variance for x uniform in [-1, 1]: sin() is then clearly non-linear but
   // not so wiggly that a small MLP cannot fit it.
@@ -98,9 +108,15 @@ void SyntheticData::batch(int64_t step, int64_t first_row, int64_t rows, float* 
     if (kind_ == TargetKind::kRegression) {
       for (int64_t j = 0; j < target_features_; ++j) row[j] = std::sin(row[j]);
     } else {
-      const int64_t winner = std::max_element(row, row + target_features_) - row;
-      std::fill(row, row + target_features_, 0.0f);
-      row[winner] = 1.0f;
+      // At each point the channels (target_points_ apart) compete; rows are one point of every feature.
+      const int64_t channels = target_features_ / target_points_;
+      for (int64_t p = 0; p < target_points_; ++p) {
+        int64_t winner = 0;
+        for (int64_t c = 1; c < channels; ++c) {
+          if (row[c * target_points_ + p] > row[winner * target_points_ + p]) winner = c;
+        }
+        for (int64_t c = 0; c < channels; ++c) row[c * target_points_ + p] = c == winner ? 1.0f : 0.0f;
+      }
     }
   }
 }

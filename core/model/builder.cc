@@ -97,7 +97,8 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kResidualMlp:
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
     case LayerType::kConv: return build_conv(layer, in, backend);
-    case LayerType::kFlatten: return std::make_unique<FlattenLayer>(width);
+    case LayerType::kFlatten:
+    case LayerType::kReshape: return std::make_unique<FlattenLayer>(config::layer_type_name(layer.type), width);
     case LayerType::kConvTranspose:
       return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias);
     case LayerType::kPool: return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in));

@@ -32,11 +32,16 @@ void custom_loss(kernels::Backend& backend, const CustomLoss& loss, const kernel
 }  // namespace
 
 LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels::Tensor& output,
-                        const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom) {
+                        const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom,
+                        int64_t points) {
   if (global_batch < output.rows()) {
     throw Error(ErrorCode::kInvalidArgument, "global batch " + std::to_string(global_batch) +
                                                  " is smaller than the micro-batch's " +
                                                  std::to_string(output.rows()) + " samples");
+  }
+  if (points <= 0 || output.cols() % points != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "loss: " + std::to_string(points) + " points per channel do not divide " +
+                                                 "the model output's " + std::to_string(output.cols()) + " features");
   }
   if (target.rows() != output.rows() || target.cols() != output.cols()) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -60,9 +65,16 @@ LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels:
     const double features = static_cast<double>(output.cols());
     const float grad_scale = static_cast<float>(1.0 / (batch * features));
     result.sum = backend.mse(output, target, grad_scale, result.grad) / features;
-  } else {
+  } else if (points == 1) {
     const float grad_scale = static_cast<float>(1.0 / batch);
     result.sum = backend.softmax_cross_entropy(output, target, grad_scale, result.grad);
+  } else {
+    // A sample's loss is the mean over its points (as mse's is over its features).
+    const double per_sample = static_cast<double>(points);
+    const float grad_scale = static_cast<float>(1.0 / (batch * per_sample));
+    result.sum =
+        backend.channel_softmax_cross_entropy(output.cols() / points, output, target, grad_scale, result.grad) /
+        per_sample;
   }
   return result;
 }

@@ -29,8 +29,13 @@ struct LossResult {
 using CustomLoss = std::function<double(const float* prediction, const float* targets, int64_t rows, int64_t cols,
                                         int64_t global_batch, float* grad)>;
 
-// `custom` is used (and required: kConfig otherwise) when kind is kCustom.
+// `custom` is used (and required: kConfig otherwise) when kind is kCustom. `points` is the points per channel of a
+// field output (config::field_points of the model's output shape; 1 for rows). mse does not read it (the mean over
+// all elements either way); cross_entropy on a field is the softmax over the channels at each point, and a sample's
+// loss is the mean over its points, so the global loss is the mean over samples × points, as PyTorch's
+// CrossEntropyLoss (reduction='mean') on [N, C, D..] divides by N·ΠD.
 LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels::Tensor& output,
-                        const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom = nullptr);
+                        const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom = nullptr,
+                        int64_t points = 1);
 
 }  // namespace sluice::model

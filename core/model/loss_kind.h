@@ -10,7 +10,8 @@ namespace sluice::model {
 
 enum class LossKind {
   kMse,           // mean over all elements of the global batch of (y - t)^2
-  kCrossEntropy,  // mean over the global batch's samples of -sum_c t_c log softmax(y)_c; rows of t are distributions
+  kCrossEntropy,  // mean over the global batch's samples of -sum_c t_c log softmax(y)_c; rows of t are distributions;
+                  // on a field the softmax is over the channels at each point, the mean over samples x points
   kCustom,        // the host's function (sluice_trainer_register_loss), same sum convention (core/model/loss.h)
 };
 

@@ -41,7 +41,8 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
       const kernels::ConvGeometry geometry = config::conv_geometry(layer, in_shape);
       return {in, out, conv_params(geometry, layer.bias), conv_flops(geometry)};
     }
-    case LayerType::kFlatten: return {in, out, 0, 0.0};
+    case LayerType::kFlatten:
+    case LayerType::kReshape: return {in, out, 0, 0.0};
     case LayerType::kConcat:
     case LayerType::kAdd: return {in, out, 0, static_cast<double>(out)};
     case LayerType::kConvTranspose: {

@@ -9,7 +9,9 @@
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
 #include "core/common/non_finite.h"
+#include "core/config/sample_shape.h"
 #include "core/model/loss.h"
+#include "core/runtime/class_targets.h"
 
 namespace sluice::runtime {
 namespace {
@@ -33,6 +35,10 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
     const std::string bad =
         first_non_finite(last_stage ? targets : nullptr, rows, trainer.output_features(), "targets");
     if (!bad.empty()) throw Error(ErrorCode::kNumeric, bad + " on rank " + rank);
+    if (last_stage && trainer.config().loss == model::LossKind::kCrossEntropy) {
+      const std::string problem = first_invalid_class_target(targets, rows, trainer.output_shape());
+      if (!problem.empty()) throw Error(ErrorCode::kInvalidArgument, problem + " on rank " + rank);
+    }
   });
   comm::agree_or_throw(trainer.mpi().world(), Trainer::arguments_of("sluice_evaluate"), failure,
                        comm::arrival_deadline());
@@ -50,7 +56,9 @@ double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const
     const int64_t offset = m * mb_rows * width;
     kernels::Tensor output = backend.from_host(mb_rows, width, outputs.data() + offset);
     kernels::Tensor target = backend.from_host(mb_rows, width, targets + offset);
-    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.custom_loss()).sum;
+    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.custom_loss(),
+                               config::field_points(trainer.output_shape()))
+               .sum;
   }
   return sum;
 }

@@ -24,6 +24,7 @@ SequentialReference::SequentialReference(const config::Config& cfg, int data_par
   normalization_.configure(data::with_file_statistics(cfg_.normalization), stage_->in_features(),
                            stage_->out_features(), config::field_points(shapes.front().in_shape),
                            config::field_points(shapes.back().out_shape));
+  output_points_ = config::field_points(shapes.back().out_shape);
 }
 
 double SequentialReference::train_step(const float* inputs, const float* targets, int64_t global_rows) {
@@ -66,7 +67,7 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       kernels::Tensor x = backend.from_host(mb_rows, in, inputs + row * in);
       kernels::Tensor y = stage_->forward(mb, std::move(x), mb_info);
       kernels::Tensor t = backend.from_host(mb_rows, out, targets + row * out);
-      model::LossResult loss = model::compute_loss(backend, loss_kind_, y, t, global_rows);
+      model::LossResult loss = model::compute_loss(backend, loss_kind_, y, t, global_rows, nullptr, output_points_);
       replica_loss += loss.sum;
       stage_->backward(mb, std::move(loss.grad));  // empty: the model input's gradient is not computed
     }

@@ -42,6 +42,7 @@ class SequentialReference {
   std::unique_ptr<model::StageModule> stage_;
   std::unique_ptr<model::Optimizer> optimizer_;
   model::LossKind loss_kind_;
+  int64_t output_points_ = 1;  // points per channel of the output (a field's loss reads it; rows: 1)
   uint64_t step_ = 0;
   Normalization normalization_;
 };

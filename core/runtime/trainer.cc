@@ -21,6 +21,7 @@
 #include "core/runtime/ordered_gradient_reducer.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/forward_only.h"
+#include "core/runtime/class_targets.h"
 #include "core/runtime/cpu_threads.h"
 #include "core/data/normalization_file.h"
 #include "core/runtime/rank_order_choice.h"
@@ -199,7 +200,8 @@ double Trainer::loss_of(const kernels::Tensor& output, const float* targets, int
                         kernels::Tensor& grad) {
   kernels::Backend& backend = *backend_;
   kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
-  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch, &custom_loss_);
+  model::LossResult r = model::compute_loss(backend, loss_kind_, output, t, global_batch, &custom_loss_,
+                                            config::field_points(output_shape_));
   grad = std::move(r.grad);
   return r.sum;
 }
@@ -253,9 +255,17 @@ std::exception_ptr Trainer::training_data_problem(const float* inputs, const flo
                                              " features (4 bytes each) cannot be held in memory: " + e.what()));
   }
   std::string problem = first_non_finite(stages_.count(0) ? inputs : nullptr, rows, input_features_, "inputs");
-  if (problem.empty() && stages_.count(lowered_.num_stages() - 1)) {
-    problem = first_non_finite(targets, rows, output_features_, "targets");
+  const bool last_stage = stages_.count(lowered_.num_stages() - 1) != 0;
+  if (problem.empty() && last_stage && cfg_.loss == model::LossKind::kCrossEntropy) {
+    // Before the finiteness check, so a NaN there is named by its sample and point like any bad class target.
+    const std::string class_problem = first_invalid_class_target(targets, rows, output_shape_);
+    if (!class_problem.empty()) {
+      return std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, class_problem + " on rank " +
+                                                                            std::to_string(layout_.rank) +
+                                                                            " (no update applied)"));
+    }
   }
+  if (problem.empty() && last_stage) problem = first_non_finite(targets, rows, output_features_, "targets");
   if (problem.empty()) return nullptr;
   return std::make_exception_ptr(
       Error(ErrorCode::kNumeric, problem + " on rank " + std::to_string(layout_.rank) + " (no update applied)"));

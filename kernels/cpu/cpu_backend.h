@@ -63,6 +63,8 @@ class CpuBackend : public Backend {
                          int64_t count, bool add) override;
   void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) override;
   void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  double channel_softmax_cross_entropy_impl(int64_t channels, const Tensor& logits, const Tensor& target,
+                                            float grad_scale, Tensor& grad) override;
 
   void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
                                const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;

@@ -16,9 +16,9 @@ namespace {
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
   const std::vector<std::string> expected = {"linear",        "relu",           "gelu",         "tanh",
                                              "layernorm",     "dropout",        "residual_mlp", "conv",
-                                             "flatten",       "group_norm",     "instance_norm", "conv_transpose",
-                                             "pool",          "upsample",       "concat",       "add",
-                                             "custom"};
+                                             "flatten",       "reshape",        "group_norm",   "instance_norm",
+                                             "conv_transpose", "pool",          "upsample",     "concat",
+                                             "add",           "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -74,6 +74,9 @@ TEST(LayerSpec, OutputWidthForEachKind) {
       case LayerType::kConcat:
       case LayerType::kAdd:
         EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " reads a skip: needs a ShapeWalk";
+        break;
+      case LayerType::kReshape:
+        EXPECT_THROW(output_width(spec, 7), Error) << "reshape without a shape of 7 values";
         break;
       default:
         EXPECT_EQ(output_width(spec, 7), 7) << layer_type_name(type);

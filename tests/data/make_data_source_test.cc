@@ -56,6 +56,36 @@ TEST(MakeDataSource, CrossEntropyGetsOneHotTargets) {
   }
 }
 
+TEST(MakeDataSource, CrossEntropyOnAFieldGetsOneHotTargetsAtEachPoint) {
+  config::Config config;
+  config.model.input_shape = {2, 3, 4};
+  config.model.inputs = 24;
+  config::LayerSpec conv = layer("conv");
+  conv.channels = 3;
+  conv.kernel = {1};
+  config.model.layers = {conv};
+  config.data.type = config::DataType::kSynthetic;
+  config.loss = model::LossKind::kCrossEntropy;
+  const auto source = make_data_source(config);
+  ASSERT_EQ(source->target_features(), 36);
+  std::vector<float> inputs(4 * 24), targets(4 * 36);
+  source->batch(0, 0, 4, inputs.data(), targets.data());
+  int classes_seen[3] = {0, 0, 0};
+  for (int r = 0; r < 4; ++r) {
+    for (int p = 0; p < 12; ++p) {  // channel c of point p at c * 12 + p
+      float sum = 0.0f;
+      for (int c = 0; c < 3; ++c) {
+        const float v = targets[r * 36 + c * 12 + p];
+        EXPECT_TRUE(v == 0.0f || v == 1.0f) << v;
+        sum += v;
+        classes_seen[c] += v == 1.0f;
+      }
+      EXPECT_EQ(sum, 1.0f) << "sample " << r << " point " << p;
+    }
+  }
+  for (int c = 0; c < 3; ++c) EXPECT_GT(classes_seen[c], 0) << "class " << c;
+}
+
 TEST(MakeDataSource, ExternalDataHasNoSource) {
   config::Config config = mlp_config();
   config.data.type = config::DataType::kExternal;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/config/sample_shape.h"
 #include "core/data/synthetic_data.h"
 #include "core/runtime/sequential_reference.h"
 #include "core/runtime/trainer.h"
@@ -35,12 +36,14 @@ inline Batch global_batch(data::SyntheticData& source, int step, int64_t rows) {
 
 // Runs kSteps on the pipeline and on the sequential reference; returns the number of parameter elements
 // compared on this rank after checking them (and the losses) for bit equality.
-inline void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp, int64_t replica_batch = kReplicaBatch) {
+// `targets`: kOneHot for loss: cross_entropy (one-hot over the channels at each point of a field output).
+inline void expect_bitwise_equal_to_sequential(const config::Config& cfg, int dp, int64_t replica_batch = kReplicaBatch,
+                                               data::TargetKind targets = data::TargetKind::kRegression) {
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
   runtime::SequentialReference reference(cfg, dp);
-  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(),
-                             data::TargetKind::kRegression);
+  data::SyntheticData source(cfg.seed, trainer.input_features(), trainer.output_features(), targets,
+                             config::field_points(trainer.output_shape()));
   const int64_t rows = replica_batch * dp;
   const int replica = trainer.layout().replica;
   for (int step = 0; step < kSteps; ++step) {

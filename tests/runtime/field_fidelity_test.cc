@@ -1,7 +1,7 @@
 // Pipelined training of models over fields equals the sequential run bit for bit (tests/runtime/bitwise_fidelity.h):
 // convolutions with every padding, a stride, groups and a dilation; and skip connections across stages (a U-Net-like
 // model whose first layer is read by later layers on the last stage) for every schedule, recompute policy and
-// replica count. Run with 4 MPI ranks: DP=1 uses 4 pipeline ranks, DP=2 uses 2.
+// replica count; loss: cross_entropy on a field output. Run with 4 MPI ranks: DP=1 uses 4 pipeline ranks, DP=2 uses 2.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -18,7 +18,7 @@ namespace {
 using sluice::testing::world_size;
 
 // Fields: convolutions with every padding, a stride, groups and a dilation, dropout on a field, flatten into
-// linear layers, over 2 x 8 x 8 samples; 11 layers, so every schedule (8 chunks with interleaving) has work.
+// linear layers, reshape from rows back to a field and on to rows, over 2 x 8 x 8 samples; 14 layers, so every schedule (8 chunks with interleaving) has work.
 config::Config field_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
   const std::string yaml =
       "model:\n  inputs: [2, 8, 8]\n  layers:\n"
@@ -32,6 +32,9 @@ config::Config field_config(const std::string& schedule, int chunks, int stages,
       "    - {type: flatten}\n"
       "    - {type: linear, outputs: 16}\n"
       "    - {type: gelu}\n"
+      "    - {type: reshape, shape: [1, 4, 4]}\n"
+      "    - {type: conv, channels: 2, kernel: 3, padding: periodic}\n"
+      "    - {type: reshape, shape: 32}\n"
       "    - {type: linear, outputs: 4}\n"
       "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
       std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
@@ -91,6 +94,42 @@ TEST_P(SkipFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, SkipFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
+
+// loss: cross_entropy on a field output (the softmax over 3 classes at each of the 8 x 8 points, a sample's loss the
+// mean over its points): a skip from the first stage to the last, one-hot targets per point, the global batch's
+// mean over replicas and micro-batches.
+config::Config cross_entropy_config(const std::string& schedule, int chunks, int stages, int dp,
+                                    const std::string& recompute) {
+  const std::string yaml =
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic, name: e1}\n"
+      "    - {type: gelu}\n"
+      "    - {type: pool, mode: avg, kernel: 2}\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: tanh}\n"
+      "    - {type: upsample, factor: 2}\n"
+      "    - {type: concat, from: e1}\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: gelu}\n"
+      "    - {type: conv, channels: 3, kernel: 1}\n"
+      "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
+      std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
+      "loss: cross_entropy\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, clip_grad_norm: 0.5}\n" +
+      "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\nseed: 7\nsteps: 3\n";
+  return config::parse_config(yaml);
+}
+
+class CrossEntropyFidelity : public ::testing::TestWithParam<testing::GridParam> {};
+
+TEST_P(CrossEntropyFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
+  const auto& [c, recompute, dp] = GetParam();
+  ASSERT_EQ(world_size() % dp, 0);
+  expect_bitwise_equal_to_sequential(cross_entropy_config(c.schedule, c.chunks, world_size() / dp, dp, recompute), dp,
+                                     kReplicaBatch, data::TargetKind::kOneHot);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSchedules, CrossEntropyFidelity, testing::schedule_recompute_dp_grid(),
+                         testing::grid_name);
 
 }  // namespace
 }  // namespace sluice

@@ -1,0 +1,49 @@
+"""Campaign: checkpoints whose values are impossible but whose checksums all verify (issue 28: NaN/Inf weights and
+NaN or negative optimizer moments loaded silently, and the inference model then predicted NaN with status OK).
+forge_checkpoint.py plants one such value (it needs h5py: --h5py-python names an interpreter that has it). Each
+forged file goes through `sluice train --resume` and the inference model (api_probe's concurrent mode loads it with
+sluice_model_load and predicts); both must refuse it naming the dataset. `sluice inspect` only describes a file, so
+it is not asked to refuse."""
+import glob
+import os
+
+import campaigns
+import outcome
+
+PROBE_TIMEOUT_S = 60
+
+
+def make_source(ctx):
+    """A checkpoint with model, Adam moments and normalization statistics."""
+    directory = ctx.path("forge_source")
+    config = campaigns.base_config(ctx, "forge.yaml", checkpoint__dir=directory, checkpoint__every=2,
+                                   normalization={"inputs": "auto", "targets": "auto"})
+    result = outcome.run([ctx.sluice, "train", config], PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work)
+    files = sorted(glob.glob(os.path.join(directory, "*.h5")))
+    if result.rc != 0 or not files:
+        raise RuntimeError(f"could not make the checkpoint to forge: {result.first_error_line()}")
+    return config, files[-1]
+
+
+def run_forged(ctx, count, h5py_python, probe):
+    row = outcome.CampaignRow("forged, checksummed checkpoints (resume, model load)")
+    config, source = make_source(ctx)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for index in range(count):
+        forged = ctx.path(f"forged_{index}.h5")
+        made = outcome.run([h5py_python, os.path.join(here, "forge_checkpoint.py"), source, forged, str(index)], 60)
+        if made.rc != 0:
+            raise RuntimeError("forge_checkpoint.py failed: " + made.stderr[-400:])
+        planted = made.stdout.strip()
+        if index % 2 == 0:
+            cmd = [ctx.sluice, "train", config, "--resume", forged, "--set", "steps=6", "--set", "checkpoint.dir="]
+            what = "resume"
+        else:
+            cmd = [probe, "concurrent", forged, "1", "1", str(index)]
+            what = "sluice_model_load + predict"
+        result = outcome.run(cmd, PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work)
+        bad = result.rc == 0 or result.crashed() or result.timed_out
+        kept = campaigns.keep_copy(ctx, forged, f"forged_{index}.h5") if bad else None
+        campaigns.judge(row, result, True, f"{what}: {planted}", kept)
+        os.remove(forged)
+    return row
