@@ -386,7 +386,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   });
   if (!outcome.error) {  // a NaN or Inf about to reach the parameters fails the call like any failure
     const bool holds_loss = stages_.count(lowered_.num_stages() - 1) != 0;
-    if (std::optional<Error> numeric = non_finite_in_step(stages_, *backend_, outcome.loss_sum, holds_loss)) {
+    if (std::optional<Error> numeric = non_finite_in_step(stages_, *backend_, outcome.loss_sum, holds_loss, rows)) {
       outcome.error = std::make_exception_ptr(*numeric);
     }
   }

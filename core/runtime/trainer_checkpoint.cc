@@ -27,6 +27,7 @@
 #include "core/comm/agreement.h"
 #include "core/runtime/accumulation_restore.h"
 #include "core/runtime/checkpoint_slots.h"
+#include "core/runtime/loaded_values.h"
 #include "core/runtime/normalization_checkpoint.h"
 #include "core/runtime/sample_checkpoint.h"
 
@@ -288,6 +289,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     for (size_t i = 0; i < slots.size(); ++i) {
       staged[i].resize(static_cast<size_t>(slots[i].tensor->size()));
       reader.read_into(slots[i].path, staged[i].data(), staged[i].size());
+      check_loaded_values(reader.file(), slots[i].path, staged[i].data(), staged[i].size());
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);

@@ -4,12 +4,14 @@
 // than pipeline.microbatches.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "core/comm/agreement.h"
 #include "core/comm/timeout_as_failure.h"
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 #include "core/runtime/prediction_passes.h"
 #include "core/runtime/trainer.h"
 #include "core/schedule/forward_only.h"
@@ -65,6 +67,14 @@ void Trainer::predict_model_units(const float* inputs, float* outputs, int64_t r
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   // Outputs are filled on every rank; the batch is agreed (equal everywhere), so every rank cuts it alike.
   check_step_inputs("sluice_predict", inputs, outputs, rows, true, true);
+  // Non-finite inputs are refused as a training step refuses them (NUMERIC on every rank, naming the sample), not
+  // passed through as outputs that look like predictions. The first stage's ranks read them; all agree.
+  const std::string bad = first_non_finite(stages_.count(0) != 0 ? inputs : nullptr, rows, input_features_, "inputs");
+  comm::agree_or_throw(mpi_->world(), arguments_of("sluice_predict"),
+                       bad.empty() ? std::nullopt
+                                   : std::optional<Error>(Error(ErrorCode::kNumeric,
+                                                                bad + " on rank " + std::to_string(layout_.rank))),
+                       comm::arrival_deadline());
   // Statistics are the same on every rank (given, agreed auto, or one checkpoint's), so is this refusal.
   normalization_.require_ready("sluice_predict");
   const std::vector<float> normalized_inputs =
