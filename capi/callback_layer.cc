@@ -1,10 +1,12 @@
 #include "capi/callback_layer.h"
 
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "capi/layer_call.h"
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 
 namespace sluice::capi {
 
@@ -58,6 +60,17 @@ void CallbackLayer::check(int rc, const char* callback) const {
   }
 }
 
+void CallbackLayer::check_finite(const kernels::Tensor& out, const char* callback, const char* what,
+                                 const kernels::Tensor& in) const {
+  const std::string problem = first_non_finite(out.data(), out.rows(), out.cols(), what);
+  if (problem.empty()) return;
+  // Said either way, so that a NaN arriving from an earlier layer is not blamed on this one.
+  const bool in_finite = first_non_finite(in.data(), in.rows(), in.cols(), "").empty();
+  throw Error(ErrorCode::kNumeric, "custom layer '" + name_ + "' (model.layers[" + std::to_string(global_index()) +
+                                       "]): " + callback + " wrote a " + problem +
+                                       (in_finite ? " from finite arguments" : " (its arguments were not finite)"));
+}
+
 kernels::Tensor CallbackLayer::forward(kernels::Tensor x, const model::ForwardContext& /*context*/,
                                        model::LayerSaved& saved) {
   kernels::Tensor y = kernels::Tensor::host(x.rows(), ops_.out_features);
@@ -65,6 +78,7 @@ kernels::Tensor CallbackLayer::forward(kernels::Tensor x, const model::ForwardCo
   const sluice_layer_call call = call_info(x.rows());
   const LayerCallScope scope(call);
   check(ops_.forward(user_data_, params, x.data(), y.data(), x.rows()), "forward");
+  check_finite(y, "forward", "outputs", x);
   saved.tensors.clear();
   saved.tensors.push_back(std::move(x));
   return y;
@@ -77,6 +91,7 @@ kernels::Tensor CallbackLayer::backward_input(const kernels::Tensor& dy, model::
   const sluice_layer_call call = call_info(x.rows());
   const LayerCallScope scope(call);
   check(ops_.backward_input(user_data_, params, x.data(), dy.data(), dx.data(), x.rows()), "backward_input");
+  check_finite(dx, "backward_input", "input gradient", dy);
   return dx;
 }
 
@@ -98,6 +113,7 @@ kernels::Tensor CallbackLayer::backward(const kernels::Tensor& dy, model::LayerS
   const sluice_layer_call call = call_info(x.rows());
   const LayerCallScope scope(call);
   check(ops_.backward(user_data_, params, x.data(), dy.data(), dx.data(), grads, x.rows()), "backward");
+  check_finite(dx, "backward", "input gradient", dy);
   return dx;
 }
 

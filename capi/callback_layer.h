@@ -35,6 +35,9 @@ class CallbackLayer : public model::Layer {
 
  private:
   void check(int rc, const char* callback) const;
+  // NUMERIC when `callback` wrote a NaN/Inf into `out` (`what`: "outputs", "input gradient"), naming this layer.
+  void check_finite(const kernels::Tensor& out, const char* callback, const char* what,
+                    const kernels::Tensor& in) const;
   // What sluice_layer_call_info answers while a callback of this layer runs on a micro-batch of `rows` rows.
   sluice_layer_call call_info(int64_t rows) const;
 

@@ -529,11 +529,14 @@ sluice_status sluice_trainer_batch_share(const sluice_trainer* t, int64_t global
     require_started(t);
     require(first_sample != nullptr && count != nullptr, "first_sample or count (int64_t*) is NULL");
     const sluice::config::Layout& layout = t->trainer->layout();
-    const int64_t unit = static_cast<int64_t>(layout.data_parallel) * t->trainer->config().pipeline.microbatches;
-    require(global_batch > 0 && global_batch % unit == 0,
-            "global_batch " + std::to_string(global_batch) + " is not a positive multiple of " +
-                std::to_string(unit) + " (" + std::to_string(layout.data_parallel) + " replicas x pipeline.microbatches " +
-                std::to_string(t->trainer->config().pipeline.microbatches) + ")");
+    // Equal replica batches of at least one row per micro-batch (a call's batch need not be a multiple of them).
+    const int microbatches = t->trainer->config().pipeline.microbatches;
+    const int64_t smallest = static_cast<int64_t>(layout.data_parallel) * microbatches;
+    require(global_batch >= smallest && global_batch % layout.data_parallel == 0,
+            "global_batch " + std::to_string(global_batch) + " does not split into " +
+                std::to_string(layout.data_parallel) + " equal replica batches of at least pipeline.microbatches = " +
+                std::to_string(microbatches) + " rows (a multiple of " + std::to_string(layout.data_parallel) +
+                ", at least " + std::to_string(smallest) + ")");
     *count = global_batch / layout.data_parallel;
     *first_sample = static_cast<int64_t>(layout.replica) * *count;
   });

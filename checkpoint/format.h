@@ -49,7 +49,11 @@ constexpr const char* kNormalizationTargetsStd = "targets_std";
 // step and optimizer_steps.
 constexpr const char* kStepDataset = "step";
 constexpr const char* kSeedDataset = "seed";
+// The samples (all replicas) trained on so far: the next call's first global sample index, which keys dropout
+// (core/runtime/data_position.h). Files without data_position_in_samples = 1 (written before calls could differ in
+// size) store the step count here instead; a load then derives the sample count from the next call's batch.
 constexpr const char* kDataPositionDataset = "data_position";
+constexpr const char* kDataPositionInSamplesDataset = "data_position_in_samples";
 constexpr const char* kOptimizerStepsDataset = "optimizer_steps";
 // Gradient accumulation (optimizer.accumulate): train_step calls of the current window already added to the saved
 // partial sums (0 at a step boundary), and the data-parallel replica count whose sums /accumulation holds.

@@ -21,6 +21,7 @@ const std::map<std::string, ValueRange>& ranges() {
   static const std::map<std::string, ValueRange> table = {
       {kStepDataset, {0, kMaxCounter}},
       {kDataPositionDataset, {0, kMaxCounter}},
+      {kDataPositionInSamplesDataset, {0, 1}},
       {kOptimizerStepsDataset, {0, kMaxCounter}},
       {kAccumulationPositionDataset, {0, kMaxAccumulationPosition}},
       {kAccumulationReplicasDataset, {1, kMaxReplicas}},

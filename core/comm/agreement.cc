@@ -230,7 +230,7 @@ std::vector<std::optional<Report>> collect_reports(MPI_Comm comm, int size, uint
     }
     return missing == 0;
   };
-  wait_until(poll, deadline);
+  wait_until(poll, deadline, "failure-agreement reports");
   return reports;
 }
 
@@ -286,7 +286,7 @@ void send_verdicts(MPI_Comm comm, int size, const Wire& w, const Deadline& deadl
     MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
     return done != 0;
   };
-  if (!wait_until(all_sent, deadline)) {
+  if (!wait_until(all_sent, deadline, "failure-agreement verdict sends")) {
     for (MPI_Request& s : sends) {
       if (s != MPI_REQUEST_NULL) MPI_Request_free(&s);  // a silent rank's copy is delivered if it ever comes
     }
@@ -317,7 +317,7 @@ Wire report_and_wait(MPI_Comm comm, const Report& mine, const Deadline& deadline
   // deadline for the silent one: wait past both so that rank 0's verdict (which names the silent rank) arrives
   // first.
   const Deadline mine_deadline = deadline.bounded() ? Deadline::after(deadline.seconds() * 2.5 + 1.0) : deadline;
-  const bool answered = wait_until(arrived, mine_deadline);
+  const bool answered = wait_until(arrived, mine_deadline, "failure-agreement verdict");
   int sent = 0;
   MPI_Test(&send, &sent, MPI_STATUS_IGNORE);
   if (!sent) MPI_Request_free(&send);

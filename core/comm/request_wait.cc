@@ -32,7 +32,7 @@ void wait_for(MPI_Request& request, const std::string& what, const std::function
     return code != MPI_SUCCESS || done != 0;
   };
   const Deadline deadline = step_deadline();
-  if (!wait_until(complete, deadline)) {
+  if (!wait_until(complete, deadline, what)) {
     g_abandoned = true;
     throw Error(ErrorCode::kTimeout, what + ": no answer within " + seconds_text(deadline.seconds()) +
                                          " s (comm.timeout); the peer is stopped, hung or not in the same call");

@@ -13,7 +13,7 @@ std::string wait_policy_name(WaitPolicy policy) { return config::wait_policies()
 
 WaitPolicy choose_wait_policy(WaitPolicy requested, int ranks_on_node, int cores_available) {
   if (requested != WaitPolicy::kAuto) return requested;
-  return std::max(ranks_on_node, 1) > std::max(cores_available, 1) ? WaitPolicy::kBlock : WaitPolicy::kYield;
+  return std::max(ranks_on_node, 1) > std::max(cores_available, 1) ? WaitPolicy::kBlock : WaitPolicy::kAdaptive;
 }
 
 int cores_available_to_this_process() {

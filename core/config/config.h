@@ -107,9 +107,16 @@ struct OptimizerSpec {
   LrScheduleSpec lr_schedule;
 };
 
+// Config section `data`. Optional: a config without it (given = false) reads as {type: external} with no batch,
+// which is all the C API needs (each call passes its own batch); `sluice train` refuses it.
 struct DataSpec {
+  bool given = true;                     // false: the config has no data section
   DataType type = DataType::kSynthetic;  // synthetic | hdf5 | external (the C API passes batches in)
-  int64_t batch = 0;               // global batch per optimizer step (all replicas together)
+  // Global batch per optimizer call (all replicas together); 0: not configured (external data may leave it out).
+  // `sluice train` trains on data.batch / replicas rows per call. Under the C API each call's batch is its own and
+  // data.batch is only a default: sluice_train_submitted's batch 0, and the size the planners assume
+  // (pipeline.schedule auto, rank_order auto, `sluice plan`; one row per micro-batch when it is 0).
+  int64_t batch = 0;
   std::string path;                // hdf5: file
   std::string inputs = "inputs";   // hdf5: dataset names
   std::string targets = "targets";
@@ -136,7 +143,7 @@ struct CommSpec {
   double timeout = 600.0;         // seconds a wait inside a collective call may last; 0 = no bound
   double arrival_timeout = -1.0;  // seconds to wait for a rank to reach a call; 0 = none; < 0 = not given (the
                                   // C API then waits without bound, `sluice train` uses `timeout`)
-  WaitPolicy wait = WaitPolicy::kAuto;  // auto | spin | yield | block (core/comm/wait_policy.h)
+  WaitPolicy wait = WaitPolicy::kAuto;  // auto | spin | yield | block | adaptive (core/comm/wait_policy.h)
 };
 
 struct Config {

@@ -1,5 +1,7 @@
 #include "core/config/config_node.h"
 
+#include <cmath>
+
 #include <limits>
 #include <utility>
 
@@ -131,11 +133,16 @@ uint64_t ConfigNode::as_uint64() const {
 
 double ConfigNode::as_double() const {
   if (!node_.IsScalar()) fail("expected a number, got " + describe_value());
+  double value = 0.0;
   try {
-    return node_.as<double>();
+    value = node_.as<double>();
   } catch (const YAML::Exception&) {
     fail("expected a number, got " + describe_value());
   }
+  // YAML spells NaN and infinity .nan / .inf (also with !!float): no setting means either, and a range check
+  // written as `value < high` or `!(value > 0)` would let one through (`eps: .inf`), so every number read is finite.
+  if (!std::isfinite(value)) fail("expected a finite number, got " + describe_value());
+  return value;
 }
 
 bool ConfigNode::as_bool() const {

@@ -296,6 +296,7 @@ DataSpec parse_data(const ConfigNode& node) {
   } else if (data.type == DataType::kExternal) {
     node.require_map_with_keys({"type", "batch", "replay"}, "data external");
     if (node.has("replay")) data.replay_capacity = parse_replay_capacity(node.child("replay"));
+    if (!node.has("batch")) return data;  // optional: each API call passes its own batch
   } else {
     node.require_map_with_keys({"type", "batch"}, "data " + data_type_name(data.type));
   }
@@ -405,7 +406,14 @@ Config parse_tree(const ConfigNode& root) {
     config.loss = as_enum<model::LossKind>(root.child("loss"), model::loss_kind_names());
   }
   if (root.has("optimizer")) config.optimizer = parse_optimizer(root.child("optimizer"));
-  config.data = parse_data(root.child("data"));
+  // Optional: without it the samples come from the C API's calls (data.type external, no data.batch); `sluice
+  // train`, which reads its samples from the section, refuses a config without it (train_command.cc).
+  if (root.has("data")) {
+    config.data = parse_data(root.child("data"));
+  } else {
+    config.data.type = DataType::kExternal;
+    config.data.given = false;
+  }
   if (root.has("normalization")) {
     config.normalization =
         parse_normalization(root.child("normalization"), config.model.inputs, output_features(config.model),
@@ -438,7 +446,7 @@ Config parse_config(const std::string& yaml_text_or_path, const std::vector<std:
   const Source source = read_source(yaml_text_or_path);
   YAML::Node root = load_yaml(source);
   if (!root.IsDefined() || root.IsNull()) {
-    if (overrides.empty()) fail("the config is empty; it needs at least the sections model and data");
+    if (overrides.empty()) fail("the config is empty; it needs at least the section model (and data for sluice train)");
     root.reset(YAML::Node(YAML::NodeType::Map));
   }
 

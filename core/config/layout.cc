@@ -1,5 +1,6 @@
 #include "core/config/layout.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/common/error.h"
@@ -17,11 +18,27 @@ std::string first_multiples(int64_t step, int count) {
   return listed + "...";
 }
 
-std::string nearest_multiples(int64_t value, int64_t step) {
-  const int64_t below = value / step * step;
-  const int64_t above = below + step;
-  if (below == 0) return std::to_string(above);
-  return std::to_string(below) + " or " + std::to_string(above);
+// The valid data.batch values next to `value`: multiples of `replicas` of at least `smallest`.
+std::string nearest_batches(int64_t value, int64_t replicas, int64_t smallest) {
+  if (value < smallest) return std::to_string(smallest);
+  const int64_t below = value / replicas * replicas;
+  if (below == value) return std::to_string(value);
+  return std::to_string(below) + " or " + std::to_string(below + replicas);
+}
+
+// data.batch, when given (it is optional under the C API, where every call passes its own batch): one global batch
+// of equal replica batches, each of at least one row per micro-batch. A replica batch need not be a multiple of
+// the micro-batches: they then differ by one row (core/runtime/microbatch_rows.h).
+void check_data_batch(const Config& config, int data_parallel) {
+  const int64_t batch = config.data.batch;
+  if (batch == 0) return;  // not configured
+  const int64_t smallest = static_cast<int64_t>(data_parallel) * config.pipeline.microbatches;
+  if (batch < 0 || batch % data_parallel != 0 || batch < smallest) {
+    fail("data.batch " + std::to_string(batch) + " does not split into data_parallel = " +
+         std::to_string(data_parallel) + " equal replica batches of at least pipeline.microbatches = " +
+         std::to_string(config.pipeline.microbatches) + " rows (one per micro-batch); nearest valid batch sizes: " +
+         nearest_batches(std::max<int64_t>(batch, 1), data_parallel, smallest));
+  }
 }
 
 }  // namespace
@@ -58,13 +75,7 @@ Layout make_layout(const Config& config, int world_size, int rank, RankOrder ord
          " ranks, but the MPI world has " + std::to_string(world_size) + " (drop data_parallel to derive it as " +
          std::to_string(data_parallel) + ")");
   }
-  const int64_t rows_per_step = static_cast<int64_t>(data_parallel) * config.pipeline.microbatches;
-  if (config.data.batch <= 0 || config.data.batch % rows_per_step != 0) {
-    fail("data.batch " + std::to_string(config.data.batch) +
-         " is not divisible by data_parallel * microbatches = " + std::to_string(data_parallel) + " * " +
-         std::to_string(config.pipeline.microbatches) + " = " + std::to_string(rows_per_step) +
-         "; nearest valid batch sizes: " + nearest_multiples(config.data.batch, rows_per_step));
-  }
+  check_data_batch(config, data_parallel);
   Layout layout;
   layout.world = world_size;
   layout.stages = stages;

@@ -65,6 +65,9 @@ std::vector<Size> model_widths(const ConfigNode& root, const Config& config) {
 void check_size_bounds(const ConfigNode& root, const Config& config) {
   require_blas_dimension({config.model.inputs, root.child("model").child("inputs")});
   const std::vector<Size> widths = model_widths(root, config);
+  // Without data.batch (optional under the C API) each call's batch is checked when it comes: a call whose
+  // rows x features cannot be held is refused then (Trainer::train_step, kInvalidArgument naming the bytes).
+  if (!root.has("data") || !root.child("data").has("batch")) return;
   const Size batch = {config.data.batch, root.child("data").child("batch")};
   for (const Size& width : widths) {
     require_product_fits(batch, width, sizeof(float), "the [data.batch][" + width.node.path() + "] activations");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 #include "core/common/message_text.h"
 #include "core/common/hdf5_lock.h"
 #include "core/data/hdf5_support.h"
@@ -143,6 +144,17 @@ void Hdf5Data::read_rows(const Dataset& dataset, int64_t file_row, int64_t count
     throw Error(ErrorCode::kIo, "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name +
                                     "\": reading rows " + std::to_string(file_row) + ".." +
                                     std::to_string(file_row + count - 1) + " failed");
+  }
+  // A NaN/Inf sample (or a float64 value beyond the float range, which the conversion makes inf) is refused here,
+  // naming where it is in the file, rather than failing a later step with only a batch index.
+  int64_t features = 1;
+  for (hsize_t e : dataset.extents) features *= static_cast<int64_t>(e);
+  const int64_t i = first_non_finite_index(destination, count * features);
+  if (i >= 0) {
+    throw Error(ErrorCode::kIo, "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name +
+                                    "\": non-finite value (" + non_finite_text(destination[i]) + ") in sample (row) " +
+                                    std::to_string(file_row + i / features) + ", feature " +
+                                    std::to_string(i % features));
   }
 }
 

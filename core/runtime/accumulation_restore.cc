@@ -4,6 +4,7 @@
 
 #include "core/common/error.h"
 #include "core/runtime/checkpoint_slots.h"
+#include "core/runtime/loaded_values.h"
 
 namespace sluice::runtime {
 
@@ -33,10 +34,12 @@ StagedAccumulation stage_accumulation(const checkpoint::Reader& reader, const st
       std::vector<float>& sum = staged.values[i];
       if (r == first) {
         reader.read_into(slots[i].path, sum.data(), sum.size());
+        check_loaded_values(reader.file(), slots[i].path, sum.data(), sum.size());
         continue;
       }
       term.resize(sum.size());
       reader.read_into(slots[i].path, term.data(), term.size());
+      check_loaded_values(reader.file(), slots[i].path, term.data(), term.size());
       for (size_t j = 0; j < sum.size(); ++j) sum[j] += term[j];
     }
   }

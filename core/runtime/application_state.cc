@@ -9,6 +9,7 @@
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/save_layout.h"
 #include "core/comm/agreement.h"
+#include "core/common/checked_math.h"
 #include "core/common/error.h"
 
 namespace sluice::runtime {
@@ -92,6 +93,16 @@ void ApplicationState::add(const std::string& name, void* data, checkpoint::Data
   }
   if (data == nullptr && count > 0) {
     throw Error(ErrorCode::kInvalidArgument, "application state '" + name + "': data is NULL");
+  }
+  // The array is the caller's memory: a count whose bytes overflow, or exceed what a 64-bit process can address
+  // (2^47 bytes of user space), cannot describe it, and a save would copy past its end.
+  const std::string what = "application state '" + name + "': count x element size";
+  const int64_t bytes =
+      checked_mul(count, static_cast<int64_t>(checkpoint::data_type_size(type)), what.c_str());
+  if (bytes > (int64_t{1} << 47)) {
+    throw Error(ErrorCode::kInvalidArgument, "application state '" + name + "': count " + std::to_string(count) +
+                                                 " is " + std::to_string(bytes) +
+                                                 " bytes, more than a process can address (2^47)");
   }
   arrays_.push_back({name, data, type, count, scope});
 }

@@ -8,6 +8,7 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 #include "core/config/sample_shape.h"
 #include "core/model/loss.h"
 #include "core/runtime/class_targets.h"
@@ -30,6 +31,10 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
     if (last_stage && targets == nullptr) {
       throw Error(ErrorCode::kInvalidArgument, "rank " + rank + " holds the last stage but targets is NULL");
     }
+    // Non-finite targets: NUMERIC, as sluice_train_step refuses them (the inputs are predict's to check).
+    const std::string bad =
+        first_non_finite(last_stage ? targets : nullptr, rows, trainer.parts().output_features, "targets");
+    if (!bad.empty()) throw Error(ErrorCode::kNumeric, bad + " on rank " + rank);
     if (last_stage && trainer.config().loss == model::LossKind::kCrossEntropy) {
       const std::string problem = first_invalid_class_target(targets, rows, trainer.parts().output_shape);
       if (!problem.empty()) throw Error(ErrorCode::kInvalidArgument, problem + " on rank " + rank);

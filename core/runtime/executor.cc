@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/common/error.h"
+#include "core/runtime/microbatch_rows.h"
 
 namespace sluice::runtime {
 namespace {
@@ -92,6 +93,8 @@ void Executor::check_tag_bound() const {
                                       "; use fewer micro-batches or chunks");
 }
 
+MicrobatchRows Executor::rows_of(int mb) const { return microbatch_rows(rows_, microbatches_, mb); }
+
 int Executor::tag(int stage, int mb, bool forward) const {
   // Fits an int: the constructor checked every tag against transport_.max_tag().
   return static_cast<int>(message_tag(schedule_.num_stages(), stage, mb, forward));
@@ -102,7 +105,8 @@ kernels::Tensor Executor::input_slice(const StepData& data, int mb) const {
     throw Error(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) +
                                                  " holds the first stage but was given no inputs");
   }
-  return backend_.from_host(mb_rows_, data.input_features, data.inputs + mb * mb_rows_ * data.input_features);
+  const MicrobatchRows part = rows_of(mb);
+  return backend_.from_host(part.count, data.input_features, data.inputs + part.first * data.input_features);
 }
 
 // ---- Messages -----------------------------------------------------------------------------------------------
@@ -116,7 +120,7 @@ void Executor::post_receive(const Action& a) {
   const int64_t cols = forward ? stage->in_features() : stage->out_features();
   const int peer_stage = forward ? a.stage - 1 : a.stage + 1;
   Pending p;
-  p.buffer = backend_.empty(mb_rows_, cols);
+  p.buffer = backend_.empty(rows_of(a.microbatch).count, cols);
   p.request = transport_.irecv(p.buffer.data(), p.buffer.size(), schedule_.stage_to_rank.at(peer_stage),
                                tag(a.stage, a.microbatch, forward));
   pending.emplace(key, std::move(p));
@@ -231,7 +235,7 @@ void Executor::finish_last_stage(const Action& a, kernels::Tensor output, Step& 
     return;
   }
   // Targets are checked (and agreed on) by the trainer before the step starts.
-  const float* targets = step.data.targets + a.microbatch * mb_rows_ * step.data.target_features;
+  const float* targets = step.data.targets + rows_of(a.microbatch).first * step.data.target_features;
   kernels::Tensor grad;
   const bool ok = attempt(step.outcome.error, [&] {
     grad = backend_.zeros(output.rows(), output.cols());
@@ -249,11 +253,11 @@ Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) 
   kernels::Tensor output;
   const bool ok = attempt(step.outcome.error, [&] {
     model::StepInfo info = step.info;  // this micro-batch's rows in the sample stream key its dropout masks
-    info.first_sample = step.data.first_sample + static_cast<uint64_t>(a.microbatch * mb_rows_);
+    info.first_sample = step.data.first_sample + static_cast<uint64_t>(rows_of(a.microbatch).first);
     output = stage->forward(mb, std::move(input), info);
     if (!step.data.training) stage->discard(mb);  // no backward will want what forward kept
   });
-  if (!ok) output = backend_.zeros(mb_rows_, stage->out_features());
+  if (!ok) output = backend_.zeros(rows_of(a.microbatch).count, stage->out_features());
   if (a.stage == last_stage_) {
     finish_last_stage(a, std::move(output), step);
   } else {
@@ -278,7 +282,7 @@ Executor::Clock::time_point Executor::exec_input_gradient(const Action& a, Step&
   // Stage 0 holds the model's first layer: its input gradient is not computed (StageModule returns an empty
   // tensor) and goes nowhere.
   if (a.stage > 0) {
-    if (!ok) grad_in = backend_.zeros(mb_rows_, stage->in_features());
+    if (!ok) grad_in = backend_.zeros(rows_of(a.microbatch).count, stage->in_features());
     route(std::move(grad_in), a, a.stage - 1, local_grads_, to_send_backward_);
   }
   add_busy(step.counters, fused ? ComputeKind::kB : ComputeKind::kI, c0);
@@ -345,12 +349,11 @@ void Executor::execute(const Action& a, Step& step, bool trace) {
 }
 
 void Executor::begin_step(const StepData& data) {
-  if (data.rows % microbatches_ != 0) {
-    throw Error(ErrorCode::kInvalidArgument, "batch of " + std::to_string(data.rows) +
-                                                 " rows does not split into " + std::to_string(microbatches_) +
-                                                 " equal micro-batches");
+  if (data.rows < microbatches_) {
+    throw Error(ErrorCode::kInvalidArgument, "batch of " + std::to_string(data.rows) + " rows is smaller than the " +
+                                                 std::to_string(microbatches_) + " micro-batches it must fill");
   }
-  mb_rows_ = data.rows / microbatches_;
+  rows_ = data.rows;
   posted_upto_ = 0;
   weight_done_.clear();
 }

@@ -24,6 +24,7 @@
 
 #include "core/comm/transport.h"
 #include "core/model/stage_module.h"
+#include "core/runtime/microbatch_rows.h"
 #include "core/runtime/step_counters.h"
 #include "core/schedule/schedule.h"
 #include "kernels/backend.h"
@@ -31,7 +32,8 @@
 
 namespace sluice::runtime {
 
-// The data of one step for this replica: `rows` samples, micro-batch m is rows [m*rows/M, (m+1)*rows/M).
+// The data of one step for this replica: `rows` >= M samples, micro-batch m is microbatch_rows(rows, M, m)
+// (microbatch_rows.h: floor(rows/M) + 1 rows for m < rows mod M, else floor(rows/M)).
 struct StepData {
   const float* inputs = nullptr;   // [rows][input_features], needed where stage 0 lives
   const float* targets = nullptr;  // [rows][target_features], needed where the last stage lives
@@ -47,15 +49,15 @@ struct StepData {
   // replica * K * M + call * M): stage modules name their stashes by it.
   int microbatch_offset = 0;
   // Global sample index of this replica's row 0 in this call: the sample's position in the stream of samples
-  // since step 0, as `sluice train` and the API feed it. Each call is a fresh global batch of global_call_batch =
-  // rows x replicas samples, ordered replica-major (replica r holds its rows [r*rows, (r+1)*rows)); the calls
-  // follow one another (K per optimizer step with optimizer.accumulate K), so for call k of step s:
-  //   first_sample = (s*K + k) * global_call_batch + replica * rows
-  // and row j of micro-batch m is sample first_sample + m*rows/M + j. Dropout masks are keyed by it (not by
-  // micro-batch), so replicas, stages, micro-batches and calls change results only by summation order. The
-  // formula counts every call as one global batch of this call's size: `sluice train` always passes data.batch; an
-  // API caller that changes the batch size between calls gets indices that may overlap earlier calls' (still
-  // deterministic, and the same under any layout with the same global batches).
+  // since step 0, as `sluice train` and the API feed it. The stream is the running count of samples the run has
+  // trained on (the trainer's data position, /train/data_position in checkpoints): a call of `rows` rows per
+  // replica is a global batch of rows x replicas samples, ordered replica-major (replica r holds its rows
+  // [r*rows, (r+1)*rows)), so
+  //   first_sample = (samples of all earlier calls) + replica * rows
+  // and row j of micro-batch m is sample first_sample + microbatch_rows(rows, M, m).first + j. With every call of
+  // the same size (always under `sluice train`) the earlier calls' samples are (s*K + k) * rows * replicas for call
+  // k of step s. Dropout masks are keyed by it (not by micro-batch), so replicas, stages, micro-batches and calls
+  // change results only by summation order, and calls of different sizes never reuse an index.
   uint64_t first_sample = 0;
 };
 
@@ -143,6 +145,7 @@ class Executor {
   void reap_sends(bool wait_all);
   int tag(int stage, int mb, bool forward) const;
   kernels::Tensor input_slice(const StepData& data, int mb) const;
+  MicrobatchRows rows_of(int mb) const;  // micro-batch mb's rows in this step's batch
   void track_stash(StepCounters& counters) const;
 
   const schedule::Schedule& schedule_;
@@ -159,7 +162,7 @@ class Executor {
 
   // Per-step state.
   size_t posted_upto_ = 0;
-  int64_t mb_rows_ = 0;
+  int64_t rows_ = 0;  // this step's batch (StepData::rows)
   std::map<Key, Pending> recv_forward_;   // stage input on its way
   std::map<Key, Pending> recv_backward_;  // gradient of stage output on its way
   std::map<Key, kernels::Tensor> local_inputs_;  // handed over from the previous stage on this rank

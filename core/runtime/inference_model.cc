@@ -10,9 +10,11 @@
 #include "checkpoint/reader.h"
 #include "core/common/error.h"
 #include "core/common/hdf5_lock.h"
+#include "core/common/non_finite.h"
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
 #include "core/runtime/normalization_checkpoint.h"
+#include "core/runtime/loaded_values.h"
 #include "core/runtime/prediction_passes.h"
 #include "kernels/backend_registry.h"
 
@@ -57,6 +59,7 @@ void read_parameters(const checkpoint::Reader& reader, std::vector<std::unique_p
                                                 std::to_string(p->layer_index));
       }
       reader.read_into(path, host.data(), host.size());
+      check_loaded_values(reader.file(), path, host.data(), host.size());
       p->value = backend.from_host(p->value.rows(), p->value.cols(), host.data());
     }
   }
@@ -110,6 +113,9 @@ void InferenceModel::load(const std::string& path) {
 void InferenceModel::predict(const float* inputs, float* outputs, int64_t rows) {
   if (!loaded()) throw Error(ErrorCode::kState, "no checkpoint loaded");
   if (rows <= 0) throw Error(ErrorCode::kInvalidArgument, "batch must be positive, got " + std::to_string(rows));
+  // As the trainer's predict: non-finite inputs are refused, not turned into outputs that look like predictions.
+  const std::string bad = first_non_finite(inputs, rows, input_features_, "inputs");
+  if (!bad.empty()) throw Error(ErrorCode::kNumeric, bad);
   kernels::Backend& backend = kernels::backend_for({"cpu", 0});
   model::StepInfo info;
   info.seed = cfg_.seed;

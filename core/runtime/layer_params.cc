@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/comm/agreement.h"
+#include "core/common/error.h"
+#include "core/common/non_finite.h"
 #include "core/model/model_shape.h"
 
 namespace sluice::runtime {
@@ -30,8 +32,10 @@ bool holds(const Trainer& trainer, int layer) {
   return false;
 }
 
-// The argument agreement every call starts with: each rank checks its own layer, count and pointer.
-void agree_on_arguments(Trainer& trainer, const char* function, int layer, const void* data, int64_t count) {
+// The argument agreement every call starts with: each rank checks its own layer, count and pointer, and the values
+// it hands in (`incoming`: sluice_set_layer_params) are finite: a NaN weight would only surface as NaN predictions.
+void agree_on_arguments(Trainer& trainer, const char* function, int layer, const void* data, int64_t count,
+                        bool incoming) {
   std::exception_ptr error;
   try {
     const int64_t expected = layer_param_count(trainer, layer);
@@ -44,6 +48,14 @@ void agree_on_arguments(Trainer& trainer, const char* function, int layer, const
     if (data == nullptr && count > 0) {
       throw Error(ErrorCode::kInvalidArgument, std::string(function) + ": the array is NULL on rank " +
                                                    std::to_string(trainer.layout().rank));
+    }
+    const std::string problem =
+        incoming ? first_non_finite(static_cast<const float*>(data), count,
+                                    "the values for layer " + std::to_string(layer))
+                 : std::string();
+    if (!problem.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, std::string(function) + ": " + problem + " on rank " +
+                                                   std::to_string(trainer.layout().rank) + "; parameters unchanged");
     }
   } catch (...) {
     error = std::current_exception();
@@ -73,7 +85,7 @@ int64_t layer_param_count(const Trainer& trainer, int layer) {
 }
 
 void get_layer_params(Trainer& trainer, int layer, float* out, int64_t count) {
-  agree_on_arguments(trainer, "sluice_get_layer_params", layer, out, count);
+  agree_on_arguments(trainer, "sluice_get_layer_params", layer, out, count, false);
   if (count == 0) return;
   // Exactly one rank holds the layer in replica 0: it sends.
   const bool sender = trainer.layout().replica == 0 && holds(trainer, layer);
@@ -93,7 +105,7 @@ void get_layer_params(Trainer& trainer, int layer, float* out, int64_t count) {
 }
 
 void set_layer_params(Trainer& trainer, int layer, const float* in, int64_t count) {
-  agree_on_arguments(trainer, "sluice_set_layer_params", layer, in, count);
+  agree_on_arguments(trainer, "sluice_set_layer_params", layer, in, count, true);
   // Replicas must stay identical: values that differ between ranks are refused, not half applied.
   const double mine = fingerprint(in, count);
   const std::vector<double> all = trainer.parts().mpi->world_group().all_gather(&mine, 1);

@@ -17,6 +17,26 @@ float guarded_std(double std) {
 }
 
 // A given side: one value per feature, or (a field side, points > 1) one per channel.
+// The parsers check the given statistics as doubles (finite; std > 0), but they are used as floats: a mean beyond
+// FLT_MAX becomes inf and a std below FLT_MIN becomes 0 or subnormal, and every sample would be normalized to inf
+// or NaN. Refused, naming the entry, rather than turned into a plausible-looking run.
+void check_float_statistics(const FeatureScaling& scaling, const std::string& name, const std::string& file) {
+  const std::string from = file.empty() ? "" : " (from the config's list or normalization.file \"" + file + "\")";
+  for (std::size_t i = 0; i < scaling.mean.size(); ++i) {
+    if (!std::isfinite(scaling.mean[i])) {
+      throw Error(ErrorCode::kConfig, "config: normalization." + name + "_mean: entry " + std::to_string(i) +
+                                          " does not fit in a float (|mean| above 3.4e38)" + from);
+    }
+  }
+  for (std::size_t i = 0; i < scaling.std.size(); ++i) {
+    if (!std::isnormal(scaling.std[i]) || !(scaling.std[i] > 0.0f)) {
+      throw Error(ErrorCode::kConfig, "config: normalization." + name + "_std: entry " + std::to_string(i) +
+                                          " is not a positive normal float (std must lie in [1.2e-38, 3.4e38])" +
+                                          from);
+    }
+  }
+}
+
 FeatureScaling given(const config::NormalizationSide& side, const std::string& name, int64_t features,
                      int64_t points, const std::string& file) {
   const std::string what = name == "inputs" ? "input feature" : "model output";
@@ -37,6 +57,7 @@ FeatureScaling given(const config::NormalizationSide& side, const std::string& n
   scaling.mean.assign(side.mean.begin(), side.mean.end());
   scaling.std.assign(side.std.begin(), side.std.end());
   scaling.points = per_channel ? points : 1;
+  check_float_statistics(scaling, name, file);
   return scaling;
 }
 

@@ -11,20 +11,23 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 #include "core/model/stage_module.h"
 #include "kernels/backend.h"
 
 namespace sluice::runtime {
 
-// "" when every value of `data` ([rows][features], host memory) is finite; else a message naming the first one:
-// "non-finite value (nan) in the inputs of sample 3 (feature 1)", `what` being "inputs" or "targets". NULL is "".
-std::string first_non_finite(const float* data, int64_t rows, int64_t features, const char* what);
+// The step's data is checked with first_non_finite (core/common/non_finite.h), `what` "inputs" or "targets".
+using sluice::first_non_finite;
 
 // The step's own numeric failure on this rank, if any: a non-finite loss sum (`holds_loss`: this rank computes
 // the loss of some micro-batches), else a non-finite gradient of this rank's parameters, naming the parameter
 // ("non-finite gradient of layers.4.weight"). One pass over the gradients (Backend::sum_of_squares, accumulated
 // in double, is finite exactly when every element is).
+// The loss is also refused when its mean over this replica's `rows` samples does not fit in a float: the C API
+// reports the loss as a float, and a loss that overflows there would read as inf with status OK ("loss (mean over
+// 4 samples 1.2e+40) overflows a float"). The call's mean averages the replicas' means, so it fits when each does.
 std::optional<Error> non_finite_in_step(const std::map<int, std::unique_ptr<model::StageModule>>& stages,
-                                        kernels::Backend& backend, double loss_sum, bool holds_loss);
+                                        kernels::Backend& backend, double loss_sum, bool holds_loss, int64_t rows);
 
 }  // namespace sluice::runtime

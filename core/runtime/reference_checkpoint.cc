@@ -19,6 +19,11 @@ void load_checkpoint(SequentialReference& reference, const config::Config& cfg, 
   }
   for (const Slot& s : slots) reader.read_into(s.path, s.tensor->data(), static_cast<size_t>(s.tensor->size()));
   reference.set_steps_done(static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset)));
+  const auto& ints = reader.train_ints();
+  const auto mark = ints.find(checkpoint::kDataPositionInSamplesDataset);
+  if (mark != ints.end() && mark->second == 1) {  // else an older file's step count (trainer_checkpoint.cc)
+    reference.set_data_position(static_cast<uint64_t>(reader.train_int(checkpoint::kDataPositionDataset)));
+  }
   reference.optimizer().set_step_count(reader.train_int(checkpoint::kOptimizerStepsDataset));
 }
 

@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/common/log.h"
 #include "core/common/message_text.h"
+#include "core/common/non_finite.h"
 
 namespace sluice::runtime {
 namespace {
@@ -33,8 +34,15 @@ std::vector<float> read_side(const checkpoint::Reader& reader, const char* name,
                              const std::vector<int64_t>& shape) {
   const std::string path = checkpoint::samples_path(name);
   const std::vector<int64_t> dims = side_dims(held, features, shape);
-  if (reader.contains(path) && reader.dims(path) == dims) return reader.read(path).data;
-  return reader.read(path, {held, features}).data;
+  std::vector<float> values = reader.contains(path) && reader.dims(path) == dims
+                                  ? reader.read(path).data
+                                  : reader.read(path, {held, features}).data;
+  // A held sample that is not finite would fail every training call that draws it: refused here, as at submit.
+  const std::string problem = first_non_finite(values.data(), held, features, name);
+  if (!problem.empty()) {
+    throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + path + ": " + problem);
+  }
+  return values;
 }
 
 }  // namespace

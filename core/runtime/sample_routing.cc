@@ -8,13 +8,15 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/common/non_finite.h"
 
 namespace sluice::runtime {
 namespace {
 
-// This rank's own argument problem, if any (agreed before anything is sent).
+// This rank's own argument problem, if any (agreed before anything is sent). A non-finite sample is refused here:
+// once held it would be saved with the store and fail every later training call that draws it.
 std::optional<Error> check_arguments(const char* function, const float* inputs, const float* targets, int64_t count,
-                                     int rank) {
+                                     int rank, int64_t input_features, int64_t output_features) {
   const std::string where = std::string(function) + " on rank " + std::to_string(rank) + ": ";
   if (count < 0) {
     return Error(ErrorCode::kInvalidArgument, where + "count is negative (" + std::to_string(count) + ")");
@@ -27,6 +29,9 @@ std::optional<Error> check_arguments(const char* function, const float* inputs, 
     return Error(ErrorCode::kInvalidArgument, where + "targets is NULL with count " + std::to_string(count) +
                                                   " (every rank passes its own samples)");
   }
+  std::string problem = first_non_finite(inputs, count, input_features, "inputs");
+  if (problem.empty()) problem = first_non_finite(targets, count, output_features, "targets");
+  if (!problem.empty()) return Error(ErrorCode::kInvalidArgument, where + problem + "; nothing of this call is kept");
   return std::nullopt;
 }
 
@@ -60,7 +65,8 @@ RoutedSamples route_samples(Trainer& trainer, const char* function, const float*
                             int64_t count, bool keeps_inputs, bool keeps_targets) {
   const int rank = trainer.layout().rank;
   comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of(function),
-                       check_arguments(function, inputs, targets, count, rank));
+                       check_arguments(function, inputs, targets, count, rank, trainer.parts().input_features,
+                                       trainer.parts().output_features));
   // Counts travel as doubles (the group's all-gather): exact up to 2^53 samples.
   const double mine = static_cast<double>(count);
   const std::vector<double> gathered = trainer.parts().mpi->world_group().all_gather(&mine, 1);

@@ -7,9 +7,30 @@
 #include "core/data/normalization_file.h"
 #include "core/model/lr_schedule.h"
 #include "core/model/model_shape.h"
+#include "core/runtime/microbatch_rows.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace sluice::runtime {
+
+namespace {
+
+// The Trainer's clipping (Trainer::clip_gradients): per-layer sums of squares added in layer order.
+void clip_by_global_norm(const std::vector<model::Parameter*>& params, double max_norm, size_t layers) {
+  kernels::Backend& backend = kernels::cpu_backend();
+  if (max_norm > 0.0) {
+    std::vector<double> per_layer(layers, 0.0);
+    for (model::Parameter* p : params) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
+    double total = 0.0;
+    for (double s : per_layer) total += s;
+    const double norm = std::sqrt(total);
+    if (norm > max_norm) {
+      const float coefficient = static_cast<float>(max_norm / (norm + 1e-6));
+      for (model::Parameter* p : params) backend.scale(coefficient, p->grad);
+    }
+  }
+}
+
+}  // namespace
 
 SequentialReference::SequentialReference(const config::Config& cfg, int data_parallel,
                                          model::CustomLayerRegistry custom_layers)
@@ -30,11 +51,15 @@ SequentialReference::SequentialReference(const config::Config& cfg, int data_par
 double SequentialReference::train_step(const float* inputs, const float* targets, int64_t global_rows) {
   kernels::Backend& backend = kernels::cpu_backend();
   const int M = cfg_.pipeline.microbatches;
-  if (global_rows % (static_cast<int64_t>(data_parallel_) * M) != 0) {
-    throw Error(ErrorCode::kInvalidArgument, "batch does not split into replicas x micro-batches");
+  if (global_rows % data_parallel_ != 0 || global_rows / data_parallel_ < M) {
+    throw Error(ErrorCode::kInvalidArgument, "batch of " + std::to_string(global_rows) + " rows does not split into " +
+                                                 std::to_string(data_parallel_) + " equal replica batches of at least " +
+                                                 std::to_string(M) + " rows");
   }
   const int64_t replica_rows = global_rows / data_parallel_;
-  const int64_t mb_rows = replica_rows / M;
+  // As the Trainer after a checkpoint of an older version: every earlier call the size of this one.
+  if (!samples_known_) samples_ = step_ * static_cast<uint64_t>(global_rows);
+  samples_known_ = true;
   const int64_t in = input_features(), out = output_features();
   // Normalization as the Trainer applies it: auto statistics from the first call's first samples, then the
   // same element-wise function on the whole batch.
@@ -58,12 +83,14 @@ double SequentialReference::train_step(const float* inputs, const float* targets
     stage_->zero_grad();
     double replica_loss = 0.0;
     for (int m = 0; m < M; ++m) {
-      const int64_t row = r * replica_rows + m * mb_rows;
+      const MicrobatchRows part = microbatch_rows(replica_rows, M, m);  // as the executor cuts it
+      const int64_t row = r * replica_rows + part.first;
+      const int64_t mb_rows = part.count;
       const int mb = r * M + m;  // the same global micro-batch number the pipeline uses (names the stash)
-      // The sample stream's position of this micro-batch's row 0 (runtime::StepData::first_sample): one call of
-      // global_rows samples per step, replica-major. It keys dropout.
+      // The sample stream's position of this micro-batch's row 0 (runtime::StepData::first_sample): the samples
+      // of every earlier call, then this call's rows replica-major. It keys dropout.
       model::StepInfo mb_info = info;
-      mb_info.first_sample = step_ * static_cast<uint64_t>(global_rows) + static_cast<uint64_t>(row);
+      mb_info.first_sample = samples_ + static_cast<uint64_t>(row);
       kernels::Tensor x = backend.from_host(mb_rows, in, inputs + row * in);
       kernels::Tensor y = stage_->forward(mb, std::move(x), mb_info);
       kernels::Tensor t = backend.from_host(mb_rows, out, targets + row * out);
@@ -84,22 +111,12 @@ double SequentialReference::train_step(const float* inputs, const float* targets
       g[k] = acc;
     }
   }
-  const double max_norm = cfg_.optimizer.clip_grad_norm;
-  if (max_norm > 0.0) {
-    std::vector<double> per_layer(cfg_.model.layers.size(), 0.0);
-    for (model::Parameter* p : params) per_layer[p->layer_index] += backend.sum_of_squares(p->grad);
-    double total = 0.0;
-    for (double s : per_layer) total += s;
-    const double norm = std::sqrt(total);
-    if (norm > max_norm) {
-      const float coefficient = static_cast<float>(max_norm / (norm + 1e-6));
-      for (model::Parameter* p : params) backend.scale(coefficient, p->grad);
-    }
-  }
+  clip_by_global_norm(params, cfg_.optimizer.clip_grad_norm, cfg_.model.layers.size());
   // The same schedule as the trainer's (no override: the oracle has no C API).
   optimizer_->set_lr(model::scheduled_lr(cfg_.optimizer.lr_schedule, cfg_.optimizer.lr, optimizer_->step_count()));
   optimizer_->step();
   ++step_;
+  samples_ += static_cast<uint64_t>(global_rows);
   return loss_total / static_cast<double>(global_rows);
 }
 

@@ -24,7 +24,11 @@ std::optional<Error> check_batch(const Trainer& trainer, int64_t batch) {
   const int replicas = trainer.layout().data_parallel;
   const int64_t held = trainer.submitted_samples().held();
   const std::string where = std::string(kTrain) + " on rank " + std::to_string(trainer.layout().rank) + ": ";
-  if (batch <= 0) {
+  if (batch == 0) {  // 0 stands for data.batch, which the config leaves out
+    return Error(ErrorCode::kInvalidArgument, where + "batch 0 stands for data.batch, which the config does not "
+                                                  "set; pass the batch (or set data.batch)");
+  }
+  if (batch < 0) {
     return Error(ErrorCode::kInvalidArgument, where + "batch must be positive (or 0 for data.batch), got " +
                                                   std::to_string(batch));
   }

@@ -45,6 +45,7 @@ TrainerState Trainer::state() const {
   state.accumulation_position = window_.position();
   state.optimizer_steps = parts_.optimizer ? parts_.optimizer->step_count() : 0;
   state.learning_rate_override = lr_override_;
+  state.data_position = data_position_;
   state.normalization = normalization_;
   return state;
 }
@@ -58,6 +59,7 @@ void Trainer::restore(TrainerState state) {
   step_ = state.steps_done;
   parts_.optimizer->set_step_count(state.optimizer_steps);
   lr_override_ = state.learning_rate_override;
+  data_position_ = state.data_position;
   normalization_ = std::move(state.normalization);
   if (state.samples) {
     const SampleStoreContents& samples = *state.samples;
@@ -117,10 +119,9 @@ void Trainer::check_step_inputs(const char* function, const float* inputs, const
   std::string problem;
   if (rows <= 0) {
     problem = "batch must be positive, got " + std::to_string(rows) + " (rank " + rank + ")";
-  } else if (!any_batch && rows % cfg_.pipeline.microbatches != 0) {
-    problem = "batch of " + std::to_string(rows) + " rows on rank " + rank +
-              " is not a positive multiple of pipeline.microbatches (" +
-              std::to_string(cfg_.pipeline.microbatches) + ")";
+  } else if (!any_batch && rows < cfg_.pipeline.microbatches) {
+    problem = "batch of " + std::to_string(rows) + " rows on rank " + rank + " is smaller than pipeline.microbatches (" +
+              std::to_string(cfg_.pipeline.microbatches) + "); every micro-batch needs at least one row";
   } else if (parts_.holds_first_stage() && inputs == nullptr) {
     problem = "rank " + rank + " holds the first stage but inputs is NULL";
   } else if (targets == nullptr && (targets_everywhere || parts_.holds_last_stage())) {
@@ -168,11 +169,8 @@ StepData Trainer::training_step_data(const float* inputs, const float* targets, 
   data.training = true;
   // The micro-batch numbers one call of K x rows (K x M micro-batches) would give this call's micro-batches.
   data.microbatch_offset = (layout.replica * K + window_.position()) * M;
-  // This call's place in the sample stream (StepData::first_sample): call step_*K + position of the run.
-  const uint64_t global_call_batch = static_cast<uint64_t>(rows) * static_cast<uint64_t>(layout.data_parallel);
-  data.first_sample =
-      (step_ * static_cast<uint64_t>(K) + static_cast<uint64_t>(window_.position())) * global_call_batch +
-      static_cast<uint64_t>(layout.replica) * static_cast<uint64_t>(rows);
+  // This call's place in the sample stream (StepData::first_sample): the samples of every earlier call.
+  data.first_sample = data_position_.samples() + static_cast<uint64_t>(layout.replica) * static_cast<uint64_t>(rows);
   return data;
 }
 
@@ -187,8 +185,9 @@ StepOutcome Trainer::run_call(const StepData& data, std::chrono::steady_clock::t
     return run;
   });
   if (!outcome.error) {  // a NaN or Inf about to reach the parameters fails the call like any failure
+    const bool holds_loss = parts_.holds_last_stage();
     if (std::optional<Error> numeric =
-            non_finite_in_step(parts_.stages, *parts_.backend, outcome.loss_sum, parts_.holds_last_stage())) {
+            non_finite_in_step(parts_.stages, *parts_.backend, outcome.loss_sum, holds_loss, data.rows)) {
       outcome.error = std::make_exception_ptr(*numeric);
     }
   }
@@ -207,6 +206,7 @@ void Trainer::agree_on_call(const StepOutcome& outcome, bool window_start) {
   } catch (...) {
     for (auto& [index, stage] : parts_.stages) stage->zero_grad();
     window_.drop();
+    data_position_.drop_window();
     throw;
   }
 }
@@ -215,6 +215,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   check_step_inputs("sluice_train_step", inputs, targets, rows, false);
   window_.check_batch(rows);  // the same on every rank (rows was agreed), so is a refusal
+  data_position_.begin_call(step_, window_.accumulate(), window_.position(), rows * layout().data_parallel);
   if (normalization_.pending()) compute_auto_normalization(inputs, targets, rows);  // collective, first call
   const NormalizedBatch batch = normalized_batch(inputs, targets, rows);
   const bool window_start = window_.starts();
@@ -227,6 +228,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   stats_.counters = StepCounters{};
   const StepOutcome outcome = run_call(data, t0);
   agree_on_call(outcome, window_start);
+  data_position_.advance(rows * layout().data_parallel);
 
   StepResult result;
   if (window_.ends()) {

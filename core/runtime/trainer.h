@@ -18,6 +18,7 @@
 #include "core/config/config.h"
 #include "core/config/layout.h"
 #include "core/runtime/accumulation_window.h"
+#include "core/runtime/data_position.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/normalization.h"
 #include "core/runtime/sample_store.h"
@@ -63,15 +64,19 @@ class Trainer {
 
   // Collective. Forward and backward of this replica's `rows` samples (row-major [rows][features]); ranks
   // without the first stage may pass inputs == nullptr, ranks without the last stage targets == nullptr.
+  // `rows` is the call's own: any rows >= pipeline.microbatches M, the same on every rank (agreed, else
+  // kInvalidArgument on every rank), cut into M micro-batches by microbatch_rows.h (uneven when M does not divide
+  // it). data.batch, when configured, is not consulted.
   //
   // Gradient accumulation (config optimizer.accumulate = K, default 1): calls come in windows of K. The first
   // call of a window zeroes the gradients, every call adds its micro-batches' gradients, and only the K-th
   // call runs the data-parallel sum, clipping and the optimizer step (StepResult::stepped). The loss gradient is
-  // normalised by the window's global batch (rows x replicas x K), and call k of the window uses global
-  // micro-batch numbers replica*K*M + k*M + j (dropout keys), so K calls of B rows give the same parameters,
+  // normalised by the window's global batch (rows x replicas x K), call k of the window uses global
+  // micro-batch numbers replica*K*M + k*M + j (stash names), and dropout is keyed by the running sample count
+  // (TrainerState::data_position, StepData::first_sample), so K calls of B rows give the same parameters,
   // bit for bit on CPU, as one call of K*B rows with K*M micro-batches and accumulate 1. Every call of a window
-  // must pass the same `rows`. steps_done() counts optimizer steps, so a window's calls share one dropout
-  // step key.
+  // must pass the same `rows` (another is refused, kInvalidArgument naming both). steps_done() counts optimizer
+  // steps, so a window's calls share one dropout step key.
   //
   // Failure: a call that fails on any rank throws on every rank (the step agreement) and DROPS THE WINDOW: the
   // gradients of its earlier calls are zeroed too and the next call starts a new window. No update is applied.
@@ -141,7 +146,7 @@ class Trainer {
  private:
   // Collective: every rank checks its own arguments, then all agree (and on equal batch sizes). With
   // `targets_everywhere`, `targets` (predict's outputs) must be non-NULL on every rank.
-  // `any_batch`: any rows >= 1 (predict), else a positive multiple of pipeline.microbatches.
+  // `any_batch`: any rows >= 1 (predict), else rows >= pipeline.microbatches.
   std::exception_ptr training_data_problem(const float* inputs, const float* targets, int64_t rows) const;
   void check_step_inputs(const char* function, const float* inputs, const float* targets, int64_t rows,
                          bool targets_everywhere, bool any_batch = false);
@@ -176,6 +181,7 @@ class Trainer {
   // The step engine's state.
   uint64_t step_ = 0;
   AccumulationWindow window_;
+  DataPosition data_position_;  // the samples trained on so far (TrainerState::data_position)
   bool reduce_this_call_ = true;  // the executor's stage-done callback starts data-parallel sums (window's end)
   StepStats stats_;
   bool tracing_ = false;

@@ -27,6 +27,7 @@
 #include "core/comm/agreement.h"
 #include "core/runtime/accumulation_restore.h"
 #include "core/runtime/checkpoint_slots.h"
+#include "core/runtime/loaded_values.h"
 #include "core/runtime/normalization_checkpoint.h"
 #include "core/runtime/sample_checkpoint.h"
 
@@ -52,6 +53,30 @@ double lr_override_of(const checkpoint::Reader& reader) {
                                             std::to_string(lr) + ")");
   }
   return lr;
+}
+
+// /train/data_position as the trainer keeps it (data_position.h): the running sample count, marked by
+// data_position_in_samples = 1. A position still unknown (loaded from an older file, no call since) is written as
+// that file had it, the step count without the mark, so a load of this file derives it the same way.
+void add_data_position(const TrainerState& state, checkpoint::Snapshot& snapshot) {
+  const DataPosition& position = state.data_position;
+  const bool known = position.known();
+  snapshot.train_ints[checkpoint::kDataPositionDataset] =
+      static_cast<int64_t>(known ? position.samples() : state.steps_done);
+  if (known) snapshot.train_ints[checkpoint::kDataPositionInSamplesDataset] = 1;
+}
+
+struct SavedDataPosition {
+  uint64_t samples = 0;
+  bool in_samples = false;  // false: an older file's step count, derived at the next call
+};
+
+SavedDataPosition data_position_of(const checkpoint::Reader& reader) {
+  const auto& ints = reader.train_ints();
+  const auto mark = ints.find(checkpoint::kDataPositionInSamplesDataset);
+  const auto position = ints.find(checkpoint::kDataPositionDataset);
+  if (mark == ints.end() || mark->second != 1 || position == ints.end()) return {};
+  return {static_cast<uint64_t>(position->second), true};
 }
 
 std::vector<model::Parameter*> local_parameters(const Trainer& trainer) {
@@ -210,7 +235,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   snapshot.train_ints[checkpoint::kAccumulationReplicasDataset] = trainer.layout().data_parallel;
   snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(state.steps_done);
   snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
-  snapshot.train_ints[checkpoint::kDataPositionDataset] = static_cast<int64_t>(state.steps_done);
+  add_data_position(state, snapshot);
   snapshot.train_ints[checkpoint::kOptimizerStepsDataset] = state.optimizer_steps;
   snapshot.train_ints[checkpoint::kLrOverrideBitsDataset] = lr_override_bits(state.learning_rate_override);
   snapshot.attributes[checkpoint::kConfigAttribute] = cfg.text;
@@ -253,6 +278,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   std::exception_ptr error;
   int position = 0;
   double lr_override = 0.0;
+  SavedDataPosition data_position;
   SavedNormalization normalization;
   StagedAccumulation sums;
   try {
@@ -267,11 +293,13 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     for (size_t i = 0; i < slots.size(); ++i) {
       staged[i].resize(static_cast<size_t>(slots[i].tensor->size()));
       reader.read_into(slots[i].path, staged[i].data(), staged[i].size());
+      check_loaded_values(reader.file(), slots[i].path, staged[i].data(), staged[i].size());
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
     staged_samples = stage_samples(reader, trainer.submitted_samples(), parts.input_shape, parts.output_shape);
     lr_override = lr_override_of(reader);
+    data_position = data_position_of(reader);
     normalization = read_normalization(reader, parts.input_features, parts.output_features,
                                        state.normalization.input_points(), state.normalization.output_points());
   } catch (...) {
@@ -293,6 +321,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   state.steps_done = static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset));
   state.optimizer_steps = reader.train_int(checkpoint::kOptimizerStepsDataset);
   state.learning_rate_override = lr_override;
+  state.data_position.restore(data_position.samples, data_position.in_samples);
   // The file's statistics win (the saved parameters were trained with them); a side it lacks is as the config
   // says: given statistics, auto still to compute, or none.
   state.normalization.reset();

@@ -5,7 +5,8 @@
 // What is saved: parameters (/model), optimizer state (/optimizer: momentum or Adam moments per parameter),
 // normalization statistics (/normalization, normalization_checkpoint.h; a load restores them, the file's winning
 // over the config's),
-// and /train: step, seed, data_position (the data sources are addressed by step), optimizer_steps,
+// and /train: step, seed, data_position (the samples trained on so far, data_position.h) with
+// data_position_in_samples, optimizer_steps,
 // accumulation_position and accumulation_replicas. /accumulation is empty at a step boundary; saved in the middle
 // of an accumulation window (optimizer.accumulate > 1, TrainerState::accumulation_position > 0) it holds every
 // replica's partial gradient sums (/accumulation/layer_NNNN/<param>/replica_R, written by that replica's ranks),

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/runtime/data_position.h"
 #include "core/runtime/normalization.h"
 #include "core/runtime/sample_store.h"
 
@@ -17,6 +18,8 @@ struct TrainerState {
   int accumulation_position = 0;  // calls of the current window already done (0 at a step boundary)
   int64_t optimizer_steps = 0;    // the optimizer's own count (/train/optimizer_steps, the lr schedule's position)
   double learning_rate_override = 0.0;  // sluice_set_learning_rate's override; 0: follow optimizer.lr_schedule
+  // The samples (all replicas) trained on so far: the next call's first global sample index (/train/data_position).
+  DataPosition data_position;
   Normalization normalization;          // the statistics in use (auto ones once computed)
   // The submitted samples' new contents (restore only; state() leaves it empty: read Trainer::submitted_samples()).
   std::optional<SampleStoreContents> samples;

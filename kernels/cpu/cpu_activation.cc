@@ -35,7 +35,9 @@ void gelu_backward(const float* x, const float* dy, float* out, int64_t n) {
   std::memcpy(out + i, out_tail, sizeof(float) * (n - i));
 }
 
-float relu(float x) { return x > 0.0f ? x : 0.0f; }
+// NaN passes through as in PyTorch (torch.relu(nan) is nan): a NaN turned into 0 would hide a broken input or
+// layer behind a plausible activation. !(x <= 0) is x > 0 for every other value, so finite results are unchanged.
+float relu(float x) { return !(x <= 0.0f) ? x : 0.0f; }
 float tanh_activation(float x) { return std::tanh(x); }
 
 // One row of bias_activation_forward; a template per activation so the inner loop has no switch.
@@ -90,8 +92,8 @@ void CpuBackend::activation_backward_impl(Activation activation, const Tensor& s
   float* out = dx.data();
   const int64_t n = saved.size();
   switch (activation) {
-    case Activation::kRelu:  // saved = output; output > 0 exactly where input > 0
-      for (int64_t i = 0; i < n; ++i) out[i] = s[i] > 0.0f ? g[i] : 0.0f;
+    case Activation::kRelu:  // saved = output; output > 0 exactly where input > 0 (NaN: dy passes, as in PyTorch)
+      for (int64_t i = 0; i < n; ++i) out[i] = !(s[i] <= 0.0f) ? g[i] : 0.0f;
       break;
     case Activation::kGelu:  // saved = input
       gelu_backward(s, g, out, n);

@@ -23,7 +23,7 @@ __device__ float gelu_derivative(float x) {
 
 __device__ float activate(Activation activation, float v) {
   switch (activation) {
-    case Activation::kRelu: return v > 0.0f ? v : 0.0f;
+    case Activation::kRelu: return !(v <= 0.0f) ? v : 0.0f;  // NaN passes through, as on the CPU and in PyTorch
     case Activation::kGelu: return gelu(v);
     case Activation::kTanh: return tanhf(v);
   }
@@ -49,7 +49,7 @@ __global__ void backward_kernel(Activation activation, const float* saved, const
   SLUICE_GRID_STRIDE(i, n) {
     const float s = saved[i];
     switch (activation) {
-      case Activation::kRelu: dx[i] = s > 0.0f ? dy[i] : 0.0f; break;
+      case Activation::kRelu: dx[i] = !(s <= 0.0f) ? dy[i] : 0.0f; break;
       case Activation::kGelu: dx[i] = dy[i] * gelu_derivative(s); break;
       case Activation::kTanh: dx[i] = dy[i] * (1.0f - s * s); break;
     }

@@ -168,8 +168,8 @@ std::vector<Case> step_cases() {
          EXPECT_EQ(s.step(t), SLUICE_OK) << sluice_last_error();
          return s.step(t);
        }},
-      {"sluice_train_step", SLUICE_ERROR_INVALID_ARGUMENT, "not a positive multiple",
-       [](Scratch& s) { return sluice_train_step(s.started(), s.data.inputs.data(), s.data.targets.data(), 6, nullptr); }},
+      {"sluice_train_step", SLUICE_ERROR_INVALID_ARGUMENT, "smaller than pipeline.microbatches",
+       [](Scratch& s) { return sluice_train_step(s.started(), s.data.inputs.data(), s.data.targets.data(), 1, nullptr); }},
       {"sluice_train_step", SLUICE_ERROR_CALLBACK, "forward returned 1",
        [](Scratch& s) {
          static ScaleLayer failing;
@@ -303,10 +303,10 @@ std::vector<Case> state_and_loop_cases() {
          sluice_layout layout{};
          return sluice_trainer_layout(s.started(), &layout);
        }},
-      {"sluice_trainer_batch_share", SLUICE_ERROR_INVALID_ARGUMENT, "not a positive multiple",
+      {"sluice_trainer_batch_share", SLUICE_ERROR_INVALID_ARGUMENT, "does not split into",
        [](Scratch& s) {
          int64_t first = 0, count = 0;
-         return sluice_trainer_batch_share(s.started(), 3, &first, &count);
+         return sluice_trainer_batch_share(s.started(), 1, &first, &count);
        }},
       {"sluice_trainer_batch_share", SLUICE_ERROR_STATE, "not started",
        [](Scratch& s) {

@@ -88,9 +88,15 @@ TEST_F(Layout, MisuseIsRefusedNamingTheProblem) {
   layout.struct_size = 0;
   EXPECT_EQ(sluice_trainer_layout(t_, &layout), SLUICE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(sluice_last_error()).find("sluice_layout::struct_size is 0"), std::string::npos);
-  EXPECT_EQ(sluice_trainer_batch_share(t_, 6, &first, &count), SLUICE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(sluice_last_error()).find("global_batch 6 is not a positive multiple of 4"), std::string::npos)
+  EXPECT_EQ(sluice_trainer_batch_share(t_, 7, &first, &count), SLUICE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sluice_last_error()).find("global_batch 7 does not split into 2 equal replica batches of at "
+                                                  "least pipeline.microbatches = 2 rows"),
+            std::string::npos)
       << sluice_last_error();
+  EXPECT_EQ(sluice_trainer_batch_share(t_, 2, &first, &count), SLUICE_ERROR_INVALID_ARGUMENT);  // 1 row per replica
+  // A replica batch need not be a multiple of the micro-batches: 3 rows are micro-batches of 2 and 1.
+  ASSERT_SLUICE_OK(sluice_trainer_batch_share(t_, 6, &first, &count));
+  EXPECT_EQ(count, 3);
   EXPECT_EQ(sluice_trainer_batch_share(t_, 16, nullptr, &count), SLUICE_ERROR_INVALID_ARGUMENT);
 }
 

@@ -13,11 +13,14 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/directory.h"
 #include "core/common/error.h"
+#include "core/runtime/inference_model.h"
 #include "core/runtime/resume_fallback.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/checkpoint/checkpoint_test_support.h"
@@ -146,6 +149,26 @@ void make_extendible(hid_t file, const std::string& path) {
   H5Sclose(space);
 }
 
+// Writes `value` into element `index` of a float32 dataset and recomputes its crc32 by the version-2 recipe
+// ("<path>|float32|<dims>" then the bytes): a file every checksum vouches for, holding a value training cannot make.
+void forge_float(hid_t file, const std::string& path, size_t index, float value) {
+  const hid_t dataset = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
+  ASSERT_GE(dataset, 0) << path;
+  const hid_t space = H5Dget_space(dataset);
+  std::vector<hsize_t> dims(static_cast<size_t>(H5Sget_simple_extent_ndims(space)));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<float> values(static_cast<size_t>(H5Sget_simple_extent_npoints(space)));
+  ASSERT_LT(index, values.size()) << path;
+  ASSERT_GE(H5Dread(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  values[index] = value;
+  ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  std::string header = path + "|float32|";
+  for (size_t d = 0; d < dims.size(); ++d) header += (d ? "," : "") + std::to_string(dims[d]);
+  set_crc(dataset, crc_of(header, values.data(), values.size() * sizeof(float)));
+  H5Sclose(space);
+  H5Dclose(dataset);
+}
+
 void swap_links(hid_t file, const std::string& a, const std::string& b) {
   ASSERT_GE(H5Lmove(file, a.c_str(), file, "/swap_in_progress", H5P_DEFAULT, H5P_DEFAULT), 0);
   ASSERT_GE(H5Lmove(file, b.c_str(), file, a.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0);
@@ -216,6 +239,19 @@ class CraftedCheckpointTest : public ::testing::Test {
     EXPECT_EQ(trainer->steps_done(), 0u) << "a refused load changed the trainer";
   }
 
+  // Refused by a directory resume, a file resume and the inference model's load, each naming `needles`. (`sluice
+  // inspect` reads checksums and structure, not values: it lists such a file.)
+  void expect_load_refused(const std::string& file, const std::vector<std::string>& needles) {
+    const std::string dir = std::filesystem::path(file).parent_path().string();
+    auto trainer = testing::tiny_trainer(kSavedStep + 1);
+    expect_message([&] { runtime::load_newest_valid(*trainer, dir, nullptr); }, needles, "directory resume");
+    expect_message([&] { runtime::load_checkpoint(*trainer, file); }, needles, "file resume");
+    EXPECT_EQ(trainer->steps_done(), 0u) << "a refused load changed the trainer";
+    runtime::InferenceModel model;
+    expect_message([&] { model.load(file); }, needles, "inference model load");
+    EXPECT_FALSE(model.loaded());
+  }
+
   std::string dir_;
   std::string pristine_;
 };
@@ -229,6 +265,72 @@ TEST_F(CraftedCheckpointTest, UnmodifiedFilePassesInspectAndResumes) {
   runtime::load_checkpoint(*trainer, file);
   testing::train_to_end(*trainer);
   EXPECT_EQ(trainer->steps_done(), static_cast<uint64_t>(kSavedStep + 1));
+}
+
+// The forge itself is sound: the same rewrite with a finite value loads everywhere (so the refusals below are about
+// the values, not the checksums).
+TEST_F(CraftedCheckpointTest, ForgedFiniteWeightWithRecomputedChecksumLoads) {
+  const std::string file = craft("finite_weight", [](hid_t h) { forge_float(h, "/model/layer_0000/weight", 3, 0.5f); });
+  inspect(file);
+  auto trainer = testing::tiny_trainer(kSavedStep + 1);
+  runtime::load_checkpoint(*trainer, file);
+  EXPECT_EQ(trainer->steps_done(), static_cast<uint64_t>(kSavedStep));
+  runtime::InferenceModel model;
+  model.load(file);
+  EXPECT_TRUE(model.loaded());
+}
+
+// The inference model refuses non-finite inputs (NUMERIC naming the sample) rather than predicting from them.
+TEST_F(CraftedCheckpointTest, InferenceModelRefusesNonFiniteInputs) {
+  runtime::InferenceModel model;
+  model.load(pristine_);
+  const int64_t in = model.input_features();
+  std::vector<float> inputs(static_cast<size_t>(2 * in), 0.25f), outputs(2 * 64);
+  inputs[static_cast<size_t>(in + 1)] = std::numeric_limits<float>::infinity();
+  try {
+    model.predict(inputs.data(), outputs.data(), 2);
+    ADD_FAILURE() << "an Inf input was predicted from";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kNumeric) << error.what();
+    EXPECT_THAT(error.what(), HasSubstr("non-finite value (inf) in the inputs of sample 1 (feature 1)"));
+  }
+  inputs[static_cast<size_t>(in + 1)] = 0.25f;
+  model.predict(inputs.data(), outputs.data(), 2);
+}
+
+TEST_F(CraftedCheckpointTest, NanWeightWithRecomputedChecksumIsRefusedOnLoad) {
+  const std::string file = craft("nan_weight", [](hid_t h) {
+    forge_float(h, "/model/layer_0000/weight", 3, std::numeric_limits<float>::quiet_NaN());
+  });
+  expect_load_refused(file, {"dataset /model/layer_0000/weight", "non-finite value (nan)", "at index 3"});
+}
+
+TEST_F(CraftedCheckpointTest, InfBiasWithRecomputedChecksumIsRefusedOnLoad) {
+  const std::string file = craft("inf_bias", [](hid_t h) {
+    forge_float(h, "/model/layer_0003/bias", 1, -std::numeric_limits<float>::infinity());
+  });
+  expect_load_refused(file, {"dataset /model/layer_0003/bias", "non-finite value (-inf)", "at index 1"});
+}
+
+TEST_F(CraftedCheckpointTest, NanOrNegativeAdamMomentsWithRecomputedChecksumsAreRefusedOnResume) {
+  const std::string nan_file = craft("nan_exp_avg", [](hid_t h) {
+    forge_float(h, "/optimizer/layer_0000/weight/exp_avg", 0, std::numeric_limits<float>::quiet_NaN());
+  });
+  const std::string negative_file = craft("negative_exp_avg_sq", [](hid_t h) {
+    forge_float(h, "/optimizer/layer_0000/weight/exp_avg_sq", 2, -1e-3f);
+  });
+  for (const auto& [file, needles] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {nan_file,
+            {"dataset /optimizer/layer_0000/weight/exp_avg", "non-finite value (nan) in its values at index 0"}},
+           {negative_file,
+            {"dataset /optimizer/layer_0000/weight/exp_avg_sq", "negative value", "at index 2", "second moment"}}}) {
+    auto trainer = testing::tiny_trainer(kSavedStep + 1);
+    const std::string dir = std::filesystem::path(file).parent_path().string();
+    expect_message([&] { runtime::load_newest_valid(*trainer, dir, nullptr); }, needles, "directory resume");
+    expect_message([&] { runtime::load_checkpoint(*trainer, file); }, needles, "file resume");
+    EXPECT_EQ(trainer->steps_done(), 0u) << "a refused load changed the trainer";
+  }
 }
 
 TEST_F(CraftedCheckpointTest, SwappedSameShapeDatasetsWithTheirChecksumsAreRefused) {

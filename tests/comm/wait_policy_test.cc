@@ -19,19 +19,19 @@ TEST(ChooseWaitPolicy, AutoBlocksWhenRanksOutnumberCores) {
   EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 65, 64), WaitPolicy::kBlock);
 }
 
-TEST(ChooseWaitPolicy, AutoYieldsWhenEveryRankHasACore) {
-  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 2, 2), WaitPolicy::kYield);
-  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 1, 16), WaitPolicy::kYield);
-  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 64, 64), WaitPolicy::kYield);
+TEST(ChooseWaitPolicy, AutoAdaptsWhenEveryRankHasACore) {
+  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 2, 2), WaitPolicy::kAdaptive);
+  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 1, 16), WaitPolicy::kAdaptive);
+  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 64, 64), WaitPolicy::kAdaptive);
 }
 
 TEST(ChooseWaitPolicy, NonsenseCountsCountAsOne) {
-  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 0, 0), WaitPolicy::kYield);
+  EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 0, 0), WaitPolicy::kAdaptive);
   EXPECT_EQ(choose_wait_policy(WaitPolicy::kAuto, 2, -1), WaitPolicy::kBlock);
 }
 
 TEST(ChooseWaitPolicy, AnExplicitPolicyIsKept) {
-  for (WaitPolicy p : {WaitPolicy::kSpin, WaitPolicy::kYield, WaitPolicy::kBlock}) {
+  for (WaitPolicy p : {WaitPolicy::kSpin, WaitPolicy::kYield, WaitPolicy::kBlock, WaitPolicy::kAdaptive}) {
     EXPECT_EQ(choose_wait_policy(p, 8, 1), p);
     EXPECT_EQ(choose_wait_policy(p, 1, 8), p);
   }
@@ -42,6 +42,7 @@ TEST(WaitPolicyNames, MatchTheEnumOrder) {
   EXPECT_EQ(wait_policy_name(WaitPolicy::kSpin), "spin");
   EXPECT_EQ(wait_policy_name(WaitPolicy::kYield), "yield");
   EXPECT_EQ(wait_policy_name(WaitPolicy::kBlock), "block");
+  EXPECT_EQ(wait_policy_name(WaitPolicy::kAdaptive), "adaptive");
 }
 
 TEST(CoresAvailable, AtLeastOne) { EXPECT_GE(cores_available_to_this_process(), 1); }
@@ -86,7 +87,7 @@ TEST(WaitUntil, BlockSleepsAndSpinDoesNot) {
 }
 
 TEST(WaitUntil, ReturnsAsSoonAsTheConditionHoldsUnderEveryPolicy) {
-  for (WaitPolicy p : {WaitPolicy::kSpin, WaitPolicy::kYield, WaitPolicy::kBlock}) {
+  for (WaitPolicy p : {WaitPolicy::kSpin, WaitPolicy::kYield, WaitPolicy::kBlock, WaitPolicy::kAdaptive}) {
     int calls = 0;
     EXPECT_TRUE(wait_until([&] { return ++calls == 5; }, Deadline::after(5.0), p));
     EXPECT_EQ(calls, 5);

@@ -47,6 +47,7 @@ TEST(CommConfig, SetOverridesWork) {
   const Config config = parse_config(kBase, {"comm.timeout=0", "comm.wait=spin"});
   EXPECT_EQ(config.comm.timeout, 0.0);
   EXPECT_EQ(config.comm.wait, WaitPolicy::kSpin);
+  EXPECT_EQ(parse_config(kBase, {"comm.wait=adaptive"}).comm.wait, WaitPolicy::kAdaptive);
 }
 
 TEST(CommConfig, ErrorsNameTheKey) {
@@ -58,6 +59,7 @@ TEST(CommConfig, ErrorsNameTheKey) {
   e = config_error(kBase + "comm: {wait: sleep}\n");
   EXPECT_NE(e.find("comm.wait"), std::string::npos) << e;
   EXPECT_NE(e.find("block"), std::string::npos) << e;  // lists the choices
+  EXPECT_NE(e.find("adaptive"), std::string::npos) << e;
   e = config_error(kBase + "comm: {timeuot: 3}\n");
   EXPECT_NE(e.find("timeuot"), std::string::npos) << e;
 }

@@ -330,15 +330,29 @@ TEST(ConfigParser, PipelineRankOrder) {
   EXPECT_NE(message.find("stages_across_nodes"), std::string::npos) << message;  // lists the choices
 }
 
+// The C API passes each call's batch: a config needs no data section (it reads as external data with no batch), and
+// external data needs no batch. `sluice train` refuses such a config itself (train_command.cc).
+TEST(ConfigParser, DataIsOptional) {
+  const Config without = parse_config(replace(kValid, "data: {type: synthetic, batch: 64}\n", ""));
+  EXPECT_FALSE(without.data.given);
+  EXPECT_EQ(without.data.type, DataType::kExternal);
+  EXPECT_EQ(without.data.batch, 0);
+  const Config external = parse_config(replace(kValid, "data: {type: synthetic, batch: 64}", "data: {type: external}"));
+  EXPECT_TRUE(external.data.given);
+  EXPECT_EQ(external.data.batch, 0);
+  EXPECT_TRUE(parse_config(kValid).data.given);
+  // Data read by `sluice train` still needs its batch.
+  EXPECT_NE(config_error(replace(kValid, "data: {type: synthetic, batch: 64}", "data: {type: synthetic}"))
+                .find("missing required key \"batch\""),
+            std::string::npos);
+}
+
 TEST(ConfigParser, MissingRequiredFieldsAreNamed) {
   EXPECT_NE(config_error(replace(kValid, "{type: linear, outputs: 64}", "{type: linear}"))
                 .find("model.layers.0 (line 4): missing required key \"outputs\""),
             std::string::npos);
   EXPECT_NE(config_error(replace(kValid, "type: synthetic", "type: hdf5")).find("missing required key \"path\""),
             std::string::npos);
-  EXPECT_NE(
-      config_error(replace(kValid, "data: {type: synthetic, batch: 64}\n", "")).find("missing required key \"data\""),
-      std::string::npos);
   const std::string no_layers = config_error(replace(replace(kValid, "  layers:\n", "  layers: []\n"),
                                                      "    - {type: linear, outputs: 64}\n    - {type: gelu}\n"
                                                      "    - {type: dropout, p: 0.1}\n"

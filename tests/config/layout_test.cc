@@ -89,14 +89,17 @@ TEST(Layout, ExplicitDataParallelMustMatchTheWorld) {
   EXPECT_NE(message.find("needs 6 ranks, but the MPI world has 4"), std::string::npos) << message;
 }
 
-TEST(Layout, BatchMustSplitIntoReplicasAndMicrobatches) {
-  // 2 replicas x 8 microbatches = 16 rows per step minimum.
-  const std::string message = layout_error(config_with(4, 8, 40), 8);
-  EXPECT_NE(message.find("data.batch 40 is not divisible by data_parallel * microbatches = 2 * 8 = 16"),
+TEST(Layout, BatchMustSplitIntoReplicasOfAtLeastOneRowPerMicrobatch) {
+  // 2 replicas x 8 microbatches: replica batches of at least 8 rows; the micro-batches may differ by one row.
+  EXPECT_NO_THROW(make_layout(config_with(4, 8, 40), 8, 0));  // 20 rows per replica: 4 x 3 rows, 4 x 2
+  const std::string odd = layout_error(config_with(4, 8, 41), 8);
+  EXPECT_NE(odd.find("data.batch 41 does not split into data_parallel = 2 equal replica batches of at least "
+                     "pipeline.microbatches = 8 rows"),
             std::string::npos)
-      << message;
-  EXPECT_NE(message.find("nearest valid batch sizes: 32 or 48"), std::string::npos) << message;
+      << odd;
+  EXPECT_NE(odd.find("nearest valid batch sizes: 40 or 42"), std::string::npos) << odd;
   EXPECT_NE(layout_error(config_with(4, 8, 10), 8).find("nearest valid batch sizes: 16"), std::string::npos);
+  EXPECT_NO_THROW(make_layout(config_with(4, 8, 0), 8, 0));  // not configured (C API): each call passes its own
 }
 
 // The parser ties a device list to pipeline.stages; a Config edited in code is checked again here.

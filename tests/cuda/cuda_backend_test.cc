@@ -3,8 +3,10 @@
 // identical. Skips with the reason when there is no GPU (fails instead when SLUICE_REQUIRE_CUDA is set).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -172,6 +174,30 @@ TEST_F(CudaVsCpu, ActivationsMatchForwardAndBackward) {
     gpu_->activation_backward(act, input ? x.gpu : y.gpu, dy.gpu, dx.gpu);
     expect_close(dx, kFp32Tolerance, std::string("backward ") + activation_name(act));
   }
+}
+
+// ReLU passes NaN on (as torch.relu and the CPU kernel do), forward, fused and backward; -0, +-Inf, zero and
+// ordinary values give the CPU's bits.
+TEST_F(CudaVsCpu, ReluPassesNanLikeTheCpu) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {nan, -2.0f, -0.0f, 0.0f, 0.5f, inf, -inf, nan};
+  const int64_t n = static_cast<int64_t>(values.size());
+  Pair x{cpu_.from_host(1, n, values.data()), gpu_->from_host(1, n, values.data())};
+  Pair y = make(1, n, 40), dy = make(1, n, 41), dx = make(1, n, 42), pre = make(1, n, 43), fused = make(1, n, 44);
+  cpu_.activation_forward(Activation::kRelu, x.cpu, y.cpu);
+  gpu_->activation_forward(Activation::kRelu, x.gpu, y.gpu);
+  const std::vector<float> gpu_y = download(y.gpu), cpu_y = y.cpu.to_vector();
+  EXPECT_TRUE(std::isnan(gpu_y[0]) && std::isnan(gpu_y[7])) << gpu_y[0];
+  expect_identical(std::vector<float>(cpu_y.begin() + 1, cpu_y.end() - 1),
+                   std::vector<float>(gpu_y.begin() + 1, gpu_y.end() - 1), "relu forward");
+  cpu_.activation_backward(Activation::kRelu, y.cpu, dy.cpu, dx.cpu);
+  gpu_->activation_backward(Activation::kRelu, y.gpu, dy.gpu, dx.gpu);
+  expect_identical(dx, "relu backward");  // the gradient passes where the output is NaN, on both
+  const std::vector<float> zeros(static_cast<size_t>(n), 0.0f);
+  Pair bias{cpu_.from_host(1, n, zeros.data()), gpu_->from_host(1, n, zeros.data())};
+  gpu_->copy(x.gpu, pre.gpu);
+  gpu_->bias_activation_forward(Activation::kRelu, bias.gpu, pre.gpu, fused.gpu);
+  EXPECT_TRUE(std::isnan(download(fused.gpu)[0]));
 }
 
 // The fused bias + activation kernel against the CPU's fused op, and against the GPU's own two-launch path:

@@ -4,7 +4,9 @@
 #include <hdf5.h>
 
 #include <cstdlib>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -95,6 +97,35 @@ TEST(Hdf5Data, ConvertsDoubleDatasets) {
   std::vector<float> inputs(kInputs), targets(kTargets);
   data.batch(0, 2, 1, inputs.data(), targets.data());
   EXPECT_EQ(inputs[1], input_value(2, 1));
+}
+
+// A NaN/Inf sample in the file (or a float64 value beyond the float range) is refused when its row is read, naming
+// the file, the dataset, the row and the feature; the rows before it read fine.
+TEST(Hdf5Data, NonFiniteSampleIsNamedWithFileDatasetAndRow) {
+  const std::string path = temp_path("non_finite.h5");
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  std::vector<float> inputs(kRows * kInputs, 1.0f), targets(kRows * kTargets, 2.0f);
+  inputs[3 * kInputs + 2] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<double> wide_targets(targets.begin(), targets.end());
+  wide_targets[4 * kTargets + 1] = 1e300;  // finite as a double, inf as the float it is read as
+  write_dataset(file, "inputs", H5T_NATIVE_FLOAT, {hsize_t(kRows), kInputs}, inputs.data());
+  write_dataset(file, "targets", H5T_NATIVE_DOUBLE, {hsize_t(kRows), kTargets}, wide_targets.data());
+  H5Fclose(file);
+  Hdf5Data data(path, "inputs", "targets", 1, kInputs, kTargets);
+  std::vector<float> x(kInputs), y(kTargets);
+  data.batch(0, 0, 1, x.data(), y.data());  // row 0 is fine
+  for (const auto& [step, needles] : std::vector<std::pair<int64_t, std::vector<std::string>>>{
+           {3, {"non_finite.h5", "dataset \"inputs\"", "non-finite value (nan) in sample (row) 3, feature 2"}},
+           {4, {"dataset \"targets\"", "non-finite value (inf) in sample (row) 4, feature 1"}}}) {
+    try {
+      data.batch(step, 0, 1, x.data(), y.data());
+      ADD_FAILURE() << "row " << step << " was read";
+    } catch (const Error& error) {
+      for (const std::string& needle : needles) {
+        EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+      }
+    }
+  }
 }
 
 TEST(Hdf5Data, MissingFileIsNamed) {

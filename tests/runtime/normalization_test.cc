@@ -19,6 +19,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/summary.h"
@@ -242,6 +243,44 @@ TEST(NormalizationTest, GivenStatisticsFromAFile) {
     EXPECT_EQ(e.code(), ErrorCode::kConfig);
     EXPECT_NE(std::string(e.what()).find("normalization.inputs_mean"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("expected 5 entries"), std::string::npos) << e.what();
+  }
+}
+
+// Statistics that are finite as doubles but not as the floats they are used as (a mean beyond FLT_MAX, a std that
+// underflows to 0 or a subnormal) would normalize every sample to inf or NaN: CONFIG at start, naming the entry,
+// from the config's lists and from a file alike; a NaN in a file too.
+TEST(NormalizationTest, GivenStatisticsOutsideTheFloatRangeAreRefused) {
+  const std::string path = shared_path("float_range_statistics.h5");
+  const std::vector<std::pair<std::string, std::string>> lists = {
+      {"inputs_mean: [0, 1.0e39, 3, -0.5, 40], inputs_std: [1, 300, 1, 0.02, 5]", "normalization.inputs_mean: entry 1"},
+      {"inputs_mean: [0, 1000, 3, -0.5, 40], inputs_std: [1, 300, 1.0e-50, 0.02, 5]", "normalization.inputs_std: entry 2"},
+      {"inputs_mean: [0, 1000, 3, -0.5, 40], inputs_std: [1, 300, 1, 1.0e-39, 5]", "normalization.inputs_std: entry 3"},
+  };
+  for (const auto& [given, needle] : lists) {
+    runtime::Trainer trainer(MPI_COMM_WORLD, make_config("{inputs: given, targets: auto, " + given + "}"));
+    try {
+      trainer.start();
+      ADD_FAILURE() << given << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kConfig) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+  const std::string section = "{inputs: given, file: \"" + path + "\", targets: auto}";
+  const std::vector<std::pair<std::vector<double>, std::string>> stds = {
+      {{1, 300, 1, 1e-300, 5}, "normalization.inputs_std: entry 3"},
+      {{1, 300, std::nan(""), 0.02, 5}, "inputs_std"},
+  };
+  for (const auto& [std_values, needle] : stds) {
+    write_statistics_file(path, {{"inputs_mean", {0, 1000, 3, -0.5, 40}}, {"inputs_std", std_values}});
+    runtime::Trainer trainer(MPI_COMM_WORLD, make_config(section));
+    try {
+      trainer.start();
+      ADD_FAILURE() << "file statistics accepted: " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kConfig) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
   }
 }
 

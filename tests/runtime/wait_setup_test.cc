@@ -1,7 +1,8 @@
 // comm.wait: auto, resolved per node (core/runtime/wait_setup.h), counts the cores the node's ranks may run on
 // together. Issue 17: with one core each (mpirun --bind-to core) every rank saw 1 core for 2 ranks and chose block,
-// whose sleeps answered messages up to 1 ms late; two ranks on a core each must yield, two ranks sharing one core
-// must block. Run on 2 ranks; each test binds the ranks itself and restores their masks afterwards.
+// whose sleeps answered messages up to 1 ms late; two ranks on a core each must not block (they get adaptive, issue
+// 28), two ranks sharing one core must block. Run on 2 ranks; each test binds the ranks itself and restores their
+// masks afterwards.
 #include "core/runtime/wait_setup.h"
 
 #include <gtest/gtest.h>
@@ -74,7 +75,7 @@ TEST(CoresOfNodeRanks, IsTheUnionOfTheRanksMasks) {
   EXPECT_EQ(cores_of_node_ranks(MPI_COMM_WORLD), static_cast<int>(std::set<int>(all.begin(), all.end()).size()));
 }
 
-TEST(WaitSetup, AutoYieldsWhenEveryRankIsBoundToACoreOfItsOwn) {
+TEST(WaitSetup, AutoAdaptsWhenEveryRankIsBoundToACoreOfItsOwn) {
   const std::vector<int> cores = allowed_cores();
   const int chosen = cores.empty() ? -1 : cores[static_cast<size_t>(world_rank()) % cores.size()];
   const std::vector<int> all = gather(chosen);
@@ -83,7 +84,7 @@ TEST(WaitSetup, AutoYieldsWhenEveryRankIsBoundToACoreOfItsOwn) {
   }
   BoundToCore bound(chosen);
   ASSERT_TRUE(bound.ok());
-  EXPECT_EQ(auto_policy_resolved(), comm::WaitPolicy::kYield);
+  EXPECT_EQ(auto_policy_resolved(), comm::WaitPolicy::kAdaptive);
 }
 
 TEST(WaitSetup, AutoBlocksWhenTheRanksShareOneCore) {

@@ -91,7 +91,10 @@ expect_error() {  # NP PATTERN ARGS...
 expect_error 4 "pipeline.stages" "$CONFIG" --set pipeline.stages=four
 expect_error 4 "optimizr" "$CONFIG" --set optimizr.lr=1
 expect_error 3 "world has 3 ranks" "$CONFIG"
-expect_error 4 "microbatches" "$CONFIG" --set data.batch=60
+expect_error 4 "at least pipeline.microbatches = 8 rows" "$CONFIG" --set data.batch=6
+# `data` is optional under the C API only: sluice train reads its samples from it.
+printf 'model: {inputs: 4, layers: [{type: linear, outputs: 2}]}\n' > "$work/no_data.yaml"
+expect_error 1 "missing the data section; sluice train reads its samples from it" "$work/no_data.yaml"
 expect_error 4 "zb-v" "$CONFIG" --set pipeline.schedule=zb-v
 expect_error 4 "inputs" "$CONFIG" --set data.type=hdf5 --set data.path="$work/data.h5" --set model.inputs=30
 expect_error 4 "no-such-file" "$CONFIG" --set data.type=hdf5 --set data.path="$work/no-such-file.h5"

@@ -14,14 +14,19 @@
 namespace sluice::tools {
 namespace {
 
+// The rows of the largest micro-batch a call cuts (core/runtime/microbatch_rows.h: floor(b/M) + 1 when M does not
+// divide the replica batch b). Without data.batch (the C API passes each call's batch) one row per micro-batch, the
+// size pipeline.schedule auto assumes too: the table then shows the per-row memory.
 int64_t rows_per_microbatch(const config::Config& cfg, int microbatches) {
+  if (cfg.data.batch == 0) return 1;
   const int64_t replicas = cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1;
-  const int64_t per_step = replicas * microbatches;
-  if (cfg.data.batch <= 0 || cfg.data.batch % per_step != 0)
+  if (cfg.data.batch < 0 || cfg.data.batch % replicas != 0 || cfg.data.batch / replicas < microbatches)
     throw Error(ErrorCode::kConfig, "plan: data.batch (" + std::to_string(cfg.data.batch) +
-                                        ") must be a positive multiple of replicas x micro-batches (" +
-                                        std::to_string(replicas) + " x " + std::to_string(microbatches) + ")");
-  return cfg.data.batch / per_step;
+                                        ") must split into " + std::to_string(replicas) +
+                                        " equal replica batches of at least one row per micro-batch (" +
+                                        std::to_string(microbatches) + ")");
+  const int64_t replica_rows = cfg.data.batch / replicas;
+  return (replica_rows + microbatches - 1) / microbatches;
 }
 
 // Forward FLOPs of the layers the policy recomputes over those of all layers.

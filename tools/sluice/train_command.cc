@@ -67,6 +67,11 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
   Setup s;
   comm::agree_or_throw(MPI_COMM_WORLD, "sluice train set-up", comm::capture_failure([&] {
                          s.cfg = config::parse_config(options.config, options.overrides);
+                         if (!s.cfg.data.given) {  // optional for the C API only: here the samples come from it
+                           throw Error(ErrorCode::kConfig,
+                                       "config: missing the data section; sluice train reads its samples from it "
+                                       "(data: {type: synthetic, batch: N} or {type: hdf5, batch: N, path: FILE})");
+                         }
                          // `sluice train` owns its process: its ranks use the cores they own unless told otherwise.
                          if (s.cfg.cpu_threads.mode == config::Config::CpuThreads::Mode::kDefault) {
                            s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
