@@ -21,7 +21,7 @@
 ! STOP_AT (a demonstration hook) plays the scheduler: after that time step, rank 0 sends itself SIGUSR1, and the
 ! stop goes through exactly the path a real preemption takes.
 ! Files, in the current directory: the config's checkpoint dir, loss.csv (rank 0 appends "time_step,loss"),
-! surrogate.h5 (the trained surrogate, written at the end of training), diffusion2d.svg (the picture).
+! surrogate.h5 (the trained surrogate, a model-only export written at the end of training), diffusion2d.svg (the picture).
 program diffusion2d
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float
   use, intrinsic :: iso_fortran_env, only: output_unit
@@ -95,8 +95,10 @@ contains
       if (rank == 0) print '(a, i0, a)', 'diffusion2d: preempted after time step ', time_step, &
           ' (checkpoint written); run again to resume'
     else
-      call check(sluice_save_checkpoint(trainer, surrogate_file), 'sluice_save_checkpoint')
-      if (rank == 0) print '(a, i0, 2a)', 'diffusion2d: trained to time step ', time_step, ', surrogate saved to ', &
+      ! The file to ship: the model, its normalization and config, without the optimizer state, the replay buffer
+      ! and the solver's registered arrays, which only a restart of training needs (those stay in checkpoints/).
+      call check(sluice_export_model(trainer, surrogate_file), 'sluice_export_model')
+      if (rank == 0) print '(a, i0, 2a)', 'diffusion2d: trained to time step ', time_step, ', surrogate exported to ', &
           surrogate_file
     end if
     call sluice_trainer_destroy(trainer)

@@ -2,7 +2,7 @@
 # Builds examples/fortran/diffusion2d against an installed Sluice and runs the demo's three phases on 4 MPI ranks:
 #   1. train, interrupted: after STOP_AT time steps the program is preempted (SIGUSR1), writes its checkpoint and
 #      exits 75 -- what a Slurm job sees before it is requeued;
-#   2. train again: resumes from the checkpoint directory and finishes TIME_STEPS, saving surrogate.h5;
+#   2. train again: resumes from the checkpoint directory and finishes TIME_STEPS, exporting the model to surrogate.h5;
 #   3. deploy: the surrogate against the solver and persistence on unseen fields: the verdict line and the SVG.
 # tools/run_main.sh (the README's main job) calls this after building and installing; tests/examples runs it
 # with fewer steps against the //capi:install_tree tarball.
