@@ -2,7 +2,8 @@
 NaN or negative optimizer moments loaded silently, and the inference model then predicted NaN with status OK).
 forge_checkpoint.py plants one such value (it needs h5py: --h5py-python names an interpreter that has it). Each
 forged file goes through `sluice train --resume` and the inference model (api_probe's concurrent mode loads it with
-sluice_model_load and predicts); both must refuse it naming the dataset. `sluice inspect` only describes a file, so
+sluice_model_load and predicts); both must refuse it naming the dataset, except that the inference model never reads
+/optimizer, so a forged moment it loads past is counted as harmless (a resume must refuse it). `sluice inspect` only describes a file, so
 it is not asked to refuse."""
 import glob
 import os
@@ -42,8 +43,11 @@ def run_forged(ctx, count, h5py_python, probe):
             cmd = [probe, "concurrent", forged, "1", "1", str(index)]
             what = "sluice_model_load + predict"
         result = outcome.run(cmd, PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work)
-        bad = result.rc == 0 or result.crashed() or result.timed_out
+        # The inference model reads /model and /normalization only: a forged optimizer moment is a value it never
+        # uses (counted as harmless, like corrupted bytes in unused space); a resume must refuse it.
+        unused = (lambda: planted.startswith("/optimizer/")) if what != "resume" else None
+        bad = (result.rc == 0 and not (unused and unused())) or result.crashed() or result.timed_out
         kept = campaigns.keep_copy(ctx, forged, f"forged_{index}.h5") if bad else None
-        campaigns.judge(row, result, True, f"{what}: {planted}", kept)
+        campaigns.judge(row, result, True, f"{what}: {planted}", kept, unchanged=unused)
         os.remove(forged)
     return row
