@@ -45,4 +45,12 @@ grep -qF "nvcc_loss -> //core/runtime:trainer.h: kernels may not use core/runtim
   fail "kernels -> runtime header file edge not named: $out"
 ! grep -q "gemm_precision.h" <<< "$out" || fail "a vocabulary header file edge was refused: $out"
 grep -q "uses the test oracle" <<< "$out" || fail "product -> test oracle edge not named: $out"
+# tools/layering/BUILD's package_group table is generated from ALLOWED; a drifted copy (one user dropped) is refused.
+python3 "$checker" package-groups-check "$root/tools/layering/BUILD" ||
+  fail "tools/layering/BUILD's package groups differ from check_layering.py's ALLOWED (above)"
+drifted="${TEST_TMPDIR:-/tmp}/drifted_BUILD"
+grep -v '"//slurm/...",' "$root/tools/layering/BUILD" > "$drifted"
+out="$(python3 "$checker" package-groups-check "$drifted")" && fail "a drifted package_group table was accepted"
+grep -qF -- '+++ ' <<< "$out" && grep -qF -- '-        "//slurm/...",' <<< "$out" ||
+  fail "the drift (//slurm/... dropped) was not shown: $out"
 echo "PASS: layering"

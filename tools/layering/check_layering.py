@@ -5,6 +5,8 @@
   includes DIR      every #include "..." and every <mpi.h>/CUDA/NCCL include of the C++ sources under DIR,
                     every MPI communication or wait call outside core/comm and checkpoint/ (MPI_CALL_HOMES), and
                     every comparison of a closed config choice with a string literal (CONFIG_CHOICES)
+  package-groups-check BUILD   tools/layering/BUILD's package_group table is the one ALLOWED gives
+  package-groups    prints that table (paste it over the BUILD's, from its first package_group on)
 
 Bazel visibility stops a BUILD file from naming a forbidden target, but not a header reached through another
 dependency (GCC has no layering check), hence the include scan. Exits 1 and lists every violation.
@@ -220,11 +222,50 @@ def check_includes(root):
     return problems
 
 
+# Who may depend on a layer, besides the layers ALLOWED names: the product graph query reads capi's targets, and
+# tests, benchmarks and examples may use anything.
+EXTRA_USERS = {"capi": ['"//tools/layering",  # the product graph query']}
+OUTSIDE_USERS = ["//tests/...", "//bench/...", "//examples/..."]
+
+
+def package_groups_text():
+    """tools/layering/BUILD's package_group table, generated from ALLOWED: one group per layer, in ALLOWED's order,
+    holding the layer, every layer allowed to use it (sorted), EXTRA_USERS and OUTSIDE_USERS."""
+    blocks = []
+    for layer in ALLOWED:
+        users = sorted(user for user, uses in ALLOWED.items() if user == layer or layer in uses)
+        lines = [f'        "//{user}/...",' for user in users] + [f"        {extra}" for extra in EXTRA_USERS.get(layer, [])]
+        lines += [f'        "{outside}",' for outside in OUTSIDE_USERS]
+        name = layer.replace("/", "_") + "_users"
+        blocks.append(f'package_group(\n    name = "{name}",\n    packages = [\n' + "\n".join(lines) + "\n    ],\n)\n")
+    return "".join(blocks)
+
+
+def check_package_groups(build_file):
+    """The package_group table of `build_file` (from its first package_group to the end) must be the generated one."""
+    with open(build_file) as f:
+        text = f.read()
+    start = text.find("package_group(")
+    found = text[start:] if start >= 0 else ""
+    expected = package_groups_text()
+    if found == expected:
+        return []
+    import difflib
+    diff = difflib.unified_diff(expected.splitlines(), found.splitlines(), "generated from ALLOWED", build_file,
+                                lineterm="")
+    return [f"{build_file}: the package_group table differs from the one ALLOWED gives "
+            "(regenerate it with `check_layering.py package-groups`):\n" + "\n".join(diff)]
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("graph", "includes"):
+    if len(argv) == 2 and argv[1] == "package-groups":
+        print(package_groups_text(), end="")
+        return 0
+    commands = {"graph": check_graph, "includes": check_includes, "package-groups-check": check_package_groups}
+    if len(argv) != 3 or argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         return 2
-    problems = check_graph(argv[2]) if argv[1] == "graph" else check_includes(argv[2])
+    problems = commands[argv[1]](argv[2])
     for p in problems:
         print("layering: " + p)
     print(f"layering: {argv[1]}: {len(problems)} violation(s)")
