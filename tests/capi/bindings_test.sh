@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Fortran module's bind(C) interfaces agree with sluice.h (check_bindings.py): name, argument count and order,
-# kind, value/reference and intent of every argument, the result, and the bind(C) structs' fields. Also proves the
+# kind, value/reference and intent of every argument, the result, the bind(C) structs' fields, and the callbacks'
+# abstract interfaces against the structs' function pointers. Also proves the
 # checker fails: each deliberate drift below (made on a copy of the module or header) must be reported, naming it.
 set -uo pipefail
 checker="$1" header="$2" module="$3"
@@ -46,4 +47,17 @@ expect_drift "a struct field's kind" "struct sluice_stats: fields differ" "$tmp/
 sed 's/^void sluice_trainer_destroy(sluice_trainer\* t);/&\nsluice_status sluice_trainer_reset(sluice_trainer* t);/' \
   "$header" > "$tmp/new.h"
 expect_drift "an unbound C function" "sluice_trainer_reset: declared in the header but no bind(C" "$tmp/new.h" "$module"
+# A callback's abstract interface drifts from its function pointer: a batch kind, an intent, a missing interface.
+sed '/function sluice_forward_callback(/,/end function/s/integer(c_int64_t), value :: batch/integer(c_int), value :: batch/' \
+  "$module" > "$tmp/callback_kind.f90"
+expect_drift "an int batch in a callback" \
+  "sluice_layer_ops.forward (Fortran sluice_forward_callback): argument 5 (C int64_t batch, Fortran batch) is integer(c_int), value" \
+  "$header" "$tmp/callback_kind.f90"
+sed '/function sluice_loss_callback(/,/end function/s/real(c_double), intent(out) :: loss_sum/real(c_double), intent(in) :: loss_sum/' \
+  "$module" > "$tmp/callback_intent.f90"
+expect_drift "a loss sum read as an input" "sluice_loss_ops.loss (Fortran sluice_loss_callback): argument 7 (C double *loss_sum" \
+  "$header" "$tmp/callback_intent.f90"
+sed 's/sluice_backward_weight_callback/sluice_backward_weights_callback/g' "$module" > "$tmp/callback_name.f90"
+expect_drift "a callback without its interface" "sluice_layer_ops.backward_weight: 0 abstract interfaces sluice_backward_weight_callback" \
+  "$header" "$tmp/callback_name.f90"
 echo "PASS: the Fortran bindings agree with sluice.h, and every deliberate drift was reported"

@@ -15,7 +15,9 @@ MPI_Comm, which Fortran reaches through the MPI_Fint flavour), and each interfac
     intent(in); a non-const one intent(out) or intent(inout);
   - the result kind.
 Also every bind(C) derived type named like a header struct must have the struct's fields in order, with the same
-kinds (size_t <-> c_size_t, int32_t <-> c_int32_t, pointers <-> c_ptr, function pointers <-> c_funptr).
+kinds (size_t <-> c_size_t, int32_t <-> c_int32_t, pointers <-> c_ptr, function pointers <-> c_funptr), and every
+callback a struct holds (sluice_layer_ops' forward ..., sluice_loss_ops' loss) must have its abstract interface in the
+module (CALLBACKS), agreeing with the function pointer's signature by the same rules.
 Prints one line per drift and exits 1 on any; prints a summary and exits 0 otherwise.
 """
 import re
@@ -37,6 +39,12 @@ for _e in ENUMS:
     SCALARS[_e] = ("integer", "c_int")
 OPAQUE = {"sluice_trainer", "sluice_model", "void"}
 STRUCTS = {"sluice_stats", "sluice_layer_ops", "sluice_layer_call", "sluice_loss_ops", "sluice_layout"}
+# Function-pointer fields of the header's structs -> the module's abstract interface a Fortran callback follows.
+CALLBACKS = {("sluice_layer_ops", "forward"): "sluice_forward_callback",
+             ("sluice_layer_ops", "backward_input"): "sluice_backward_input_callback",
+             ("sluice_layer_ops", "backward_weight"): "sluice_backward_weight_callback",
+             ("sluice_layer_ops", "backward"): "sluice_backward_callback",
+             ("sluice_loss_ops", "loss"): "sluice_loss_callback"}
 # C functions Fortran cannot call as declared: a C MPI_Comm is not a Fortran type (sluice_trainer_create_f is).
 C_ONLY_TYPES = {"MPI_Comm"}
 
@@ -96,6 +104,21 @@ def header_structs(text):
             fields.append((p["name"], kind))
         structs[m.group(1)] = fields
     return structs
+
+
+def header_callbacks(text):
+    """(struct, field) -> {ret, params} for every function-pointer field of a typedef'd struct."""
+    callbacks = {}
+    body = strip_c(text)
+    for m in re.finditer(r"typedef struct (\w+) \{(.*?)\}\s*\w+\s*;", body, flags=re.S):
+        for decl in m.group(2).split(";"):
+            d = " ".join(decl.split())
+            fp = re.match(r"^(\w+)\s*\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)$", d)
+            if fp:
+                params = [p for p in (c_param(x) for x in fp.group(3).split(",")) if p is not None]
+                callbacks[(m.group(1), fp.group(2))] = {"ret": {"type": fp.group(1), "const": False, "stars": 0},
+                                                        "params": params}
+    return callbacks
 
 
 # --- the module -----------------------------------------------------------------------------------------------
@@ -162,18 +185,22 @@ def parse_decl(line):
     return [(name, dict(info)) for name in split_names(m.group(4))]
 
 
-def module_interfaces(text):
+def module_interfaces(text, abstract=False):
+    """bind(C, name="...") interfaces by C name; with `abstract`, the bind(C) interfaces without a name (the
+    callbacks' abstract interfaces) by their Fortran name."""
     lines = fortran_lines(text)
     interfaces = {}
-    head = re.compile(r"^(?:[\w()]+\s+)?(function|subroutine)\s+(\w+)\s*\(([^)]*)\)\s*bind\s*\(\s*c\s*,\s*name\s*=\s*"
-                      r"[\"'](\w+)[\"']\s*\)\s*(?:result\s*\(\s*(\w+)\s*\))?$")
+    named = r"\s*,\s*name\s*=\s*[\"'](\w+)[\"']" if not abstract else r"()"
+    head = re.compile(r"^([\w()]+\s+)?(function|subroutine)\s+(\w+)\s*\(([^)]*)\)\s*bind\s*\(\s*c" + named +
+                      r"\s*\)\s*(?:result\s*\(\s*(\w+)\s*\))?$")
     i = 0
     while i < len(lines):
         m = head.match(lines[i])
         if not m:
             i += 1
             continue
-        kind, fname, args, cname, result = m.groups()
+        prefix, kind, fname, args, cname, result = m.groups()
+        cname = cname or fname
         args = [a.strip() for a in args.split(",") if a.strip()]
         decls = {}
         i += 1
@@ -181,6 +208,10 @@ def module_interfaces(text):
             for name, info in parse_decl(lines[i]) or []:
                 decls[name] = info
             i += 1
+        typed = re.match(r"^(\w+)\((\w+)\)\s*$", prefix or "")  # `integer(c_int) function f(..)`
+        if typed and kind == "function" and (result or fname) not in decls:
+            decls[result or fname] = {"base": typed.group(1), "kind": typed.group(2), "value": False, "intent": None,
+                                      "assumed_size": False}
         entry = {"fortran_name": fname, "kind": kind, "args": [(a, decls.get(a)) for a in args],
                  "result": decls.get(result or fname) if kind == "function" else None}
         interfaces.setdefault(cname, []).append(entry)
@@ -300,21 +331,7 @@ def compare(header_text, module_text):
             problems.append("%s: bound %d times in the module" % (name, len(found)))
         for entry in found:
             checked += 1
-            where = "%s (Fortran %s)" % (name, entry["fortran_name"])
-            why = check_result(proto["ret"], entry)
-            if why:
-                problems.append("%s: should be %s" % (where, why))
-            if len(entry["args"]) != len(proto["params"]):
-                problems.append("%s: %d arguments in the module, %d in the header (%s)"
-                                % (where, len(entry["args"]), len(proto["params"]),
-                                   ", ".join(p["name"] for p in proto["params"])))
-                continue
-            for position, (p, (fname, f)) in enumerate(zip(proto["params"], entry["args"]), 1):
-                why = check_param(p, f)
-                if why:
-                    problems.append("%s: argument %d (C %s%s %s%s, Fortran %s) is %s; should be %s"
-                                    % (where, position, "const " if p["const"] else "", p["type"], "*" * p["stars"],
-                                       p["name"], fname, describe(f), why))
+            problems += signature_problems("%s (Fortran %s)" % (name, entry["fortran_name"]), proto, entry)
     for name in sorted(interfaces):
         if name.startswith("sluice_") and name not in functions:
             problems.append("%s: bound in the module but not declared in the header" % name)
@@ -328,7 +345,47 @@ def compare(header_text, module_text):
         if [k for _, k in got] != [k for _, k in fields] or [n for n, _ in got] != [n.lower() for n, _ in fields]:
             problems.append("struct %s: fields differ: header %s, module %s"
                             % (name, ", ".join("%s:%s" % f for f in fields), ", ".join("%s:%s" % f for f in got)))
+    problems += callback_problems(header_text, module_text)
     return problems, checked, len(structs)
+
+
+def signature_problems(where, proto, entry):
+    """How the Fortran interface `entry` differs from the C signature `proto` (result, argument count, each argument)."""
+    problems = []
+    why = check_result(proto["ret"], entry)
+    if why:
+        problems.append("%s: should be %s" % (where, why))
+    if len(entry["args"]) != len(proto["params"]):
+        return problems + ["%s: %d arguments in the module, %d in the header (%s)"
+                           % (where, len(entry["args"]), len(proto["params"]),
+                              ", ".join(p["name"] for p in proto["params"]))]
+    for position, (p, (fname, f)) in enumerate(zip(proto["params"], entry["args"]), 1):
+        why = check_param(p, f)
+        if why:
+            problems.append("%s: argument %d (C %s%s %s%s, Fortran %s) is %s; should be %s"
+                            % (where, position, "const " if p["const"] else "", p["type"], "*" * p["stars"],
+                               p["name"], fname, describe(f), why))
+    return problems
+
+
+def callback_problems(header_text, module_text):
+    """Every struct callback has its abstract interface (CALLBACKS), with the function pointer's signature."""
+    problems = []
+    callbacks = header_callbacks(header_text)
+    abstract = module_interfaces(module_text, abstract=True)
+    for (struct, field), proto in sorted(callbacks.items()):
+        name = CALLBACKS.get((struct, field))
+        if name is None:
+            problems.append("%s.%s: a callback with no abstract interface named in check_bindings.py's CALLBACKS"
+                            % (struct, field))
+            continue
+        found = abstract.get(name, [])
+        if len(found) != 1:
+            problems.append("%s.%s: %d abstract interfaces %s in the module (expected 1)"
+                            % (struct, field, len(found), name))
+            continue
+        problems += signature_problems("%s.%s (Fortran %s)" % (struct, field, name), proto, found[0])
+    return problems
 
 
 def main(argv):
