@@ -86,10 +86,4 @@ def run_nonfinite_api(ctx, count, probe):
 
 def make_model(ctx):
     """A checkpoint of a small trained model for the concurrent campaign."""
-    directory = ctx.path("model_source")
-    config = campaigns.base_config(ctx, "model.yaml", checkpoint__dir=directory, checkpoint__every=2)
-    outcome.run([ctx.sluice, "train", config], PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work)
-    files = sorted(f for f in os.listdir(directory) if f.endswith(".h5"))
-    if not files:
-        raise RuntimeError("could not train the model the concurrent campaign loads")
-    return os.path.join(directory, files[-1])
+    return campaigns.make_checkpoint(ctx, "model")[1]

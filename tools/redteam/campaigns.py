@@ -96,13 +96,14 @@ def base_config(ctx, name, **changes):
     return path
 
 
-def make_checkpoint(ctx):
-    directory = ctx.path("ckpt_source")
-    config = base_config(ctx, "ckpt.yaml", checkpoint__dir=directory, checkpoint__every=2)
+def make_checkpoint(ctx, name="ckpt", **changes):
+    """Trains the base config (with `changes`) and returns (config, its latest checkpoint)."""
+    directory = ctx.path(name + "_source")
+    config = base_config(ctx, name + ".yaml", checkpoint__dir=directory, checkpoint__every=2, **changes)
     result = outcome.run([ctx.sluice, "train", config], PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work)
     files = sorted(glob.glob(os.path.join(directory, "*.h5")))
     if result.rc != 0 or not files:
-        raise RuntimeError(f"could not make the checkpoint to corrupt: {result.first_error_line()}")
+        raise RuntimeError(f"could not make the {name} checkpoint: {result.first_error_line()}")
     return config, files[-1]
 
 

@@ -5,7 +5,6 @@ forged file goes through `sluice train --resume` and the inference model (api_pr
 sluice_model_load and predicts); both must refuse it naming the dataset, except that the inference model never reads
 /optimizer, so a forged moment it loads past is counted as harmless (a resume must refuse it). `sluice inspect` only describes a file, so
 it is not asked to refuse."""
-import glob
 import os
 
 import campaigns
@@ -16,14 +15,7 @@ PROBE_TIMEOUT_S = 60
 
 def make_source(ctx):
     """A checkpoint with model, Adam moments and normalization statistics."""
-    directory = ctx.path("forge_source")
-    config = campaigns.base_config(ctx, "forge.yaml", checkpoint__dir=directory, checkpoint__every=2,
-                                   normalization={"inputs": "auto", "targets": "auto"})
-    result = outcome.run([ctx.sluice, "train", config], PROBE_TIMEOUT_S, env=ctx.env(), cwd=ctx.work)
-    files = sorted(glob.glob(os.path.join(directory, "*.h5")))
-    if result.rc != 0 or not files:
-        raise RuntimeError(f"could not make the checkpoint to forge: {result.first_error_line()}")
-    return config, files[-1]
+    return campaigns.make_checkpoint(ctx, "forge", normalization={"inputs": "auto", "targets": "auto"})
 
 
 def run_forged(ctx, count, h5py_python, probe):
