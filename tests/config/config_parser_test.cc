@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "tests/config/config_text.h"
 
 namespace sluice::config {
 namespace {
@@ -35,11 +36,7 @@ seed: 7
 steps: 10
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "test setup: \"" << from << "\" not in the text";
-  return text.replace(at, from.size(), to);
-}
+using testing::replace;
 
 // The kConfig message of parsing `text`, or a test failure if it parses.
 std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {

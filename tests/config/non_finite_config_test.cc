@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "tests/config/config_text.h"
 #include "core/config/config_parser.h"
 
 namespace sluice::config {
@@ -36,11 +37,7 @@ seed: 7
 steps: 10
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "test setup: \"" << from << "\" not in the text";
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+using testing::replace;
 
 TEST(NonFiniteConfig, TheValidConfigParses) { EXPECT_NO_THROW(parse_config(kValid, {})); }
 
