@@ -212,7 +212,7 @@ void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline)
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport", "gradient_sum", "rank_order", "memory_budget", "costs"},
+       "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -222,6 +222,12 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("memory_budget"))
     pipeline.memory_budget = number_in(node.child("memory_budget"), 0.0, true, 1e30, "bytes per rank >= 0");
   if (node.has("costs")) pipeline.costs = node.child("costs").as_string();
+  if (node.has("bandwidth")) {
+    pipeline.bandwidth = number_in(node.child("bandwidth"), 0.0, false, 1e30, "bytes per second > 0");
+  }
+  if (node.has("flop_rate")) {
+    pipeline.flop_rate = number_in(node.child("flop_rate"), 0.0, false, 1e30, "FLOPs per second > 0");
+  }
   if (node.has("chunks")) pipeline.chunks = positive_int(node.child("chunks"));
   if (node.has("microbatches")) pipeline.microbatches = positive_int(node.child("microbatches"));
   if (node.has("data_parallel")) pipeline.data_parallel = positive_int(node.child("data_parallel"));

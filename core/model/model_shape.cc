@@ -98,4 +98,14 @@ std::vector<double> flops_of(const std::vector<LayerShape>& shapes) {
   return flops;
 }
 
+PartitionCosts partition_costs(const std::vector<LayerShape>& shapes, const config::PipelineSpec& pipeline) {
+  constexpr double kBytesPerFloat = 4.0;
+  PartitionCosts costs{flops_of(shapes), {}};
+  const double flops_per_byte = pipeline.flop_rate / pipeline.bandwidth;
+  for (const LayerShape& shape : shapes) {
+    costs.boundaries.push_back(2.0 * kBytesPerFloat * static_cast<double>(shape.out) * flops_per_byte);
+  }
+  return costs;
+}
+
 }  // namespace sluice::model

@@ -55,6 +55,24 @@ TEST(ModelShape, AgreesWithTheBuiltLayers) {
   EXPECT_EQ(flops_of(shapes), layer_costs(layers));  // so balanced_split gives the same partition
 }
 
+// The partition's costs: each layer's FLOPs, and at each cut the activation and its gradient (4-byte floats, the
+// carried skips included: LayerShape::out) at the link bandwidth, as FLOPs at the compute rate.
+TEST(PartitionCosts, CutsCostTheirBytesAtTheLinkBandwidth) {
+  const config::ModelSpec spec = every_layer_type();
+  const std::vector<LayerShape> shapes = model_shape(spec, dense_registry());
+  config::PipelineSpec pipeline;
+  pipeline.bandwidth = 2e9;
+  pipeline.flop_rate = 1e10;
+  const PartitionCosts costs = partition_costs(shapes, pipeline);
+  EXPECT_EQ(costs.layers, flops_of(shapes));
+  ASSERT_EQ(costs.boundaries.size(), shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    EXPECT_DOUBLE_EQ(costs.boundaries[i], 2.0 * 4.0 * static_cast<double>(shapes[i].out) * 5.0) << "layer " << i;
+  }
+  pipeline.bandwidth = 1e300;  // links as fast as anything: the FLOP split
+  EXPECT_EQ(balanced_split(partition_costs(shapes, pipeline), 3), balanced_split(flops_of(shapes), 3));
+}
+
 TEST(ModelShape, AnUnregisteredCustomLayerIsNamed) {
   try {
     model_shape(every_layer_type(), {});
