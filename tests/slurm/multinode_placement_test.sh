@@ -29,20 +29,9 @@ cluster_start="$(realpath "$3")"
 cluster_stop="$(realpath "$4")"
 readonly short_steps=2 long_steps=22 tolerance_percent=10
 
-cannot() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: $* -- CI runs as root and must run this test" >&2
-    exit 1
-  fi
-  echo "SKIPPED, NOT PASSED: $* (under CI=true this is a failure)" >&2
-  exit 0
-}
-[ "$(id -u)" -eq 0 ] || cannot "needs root to create network namespaces (running as $(id -un))"
-for program in unshare nsenter ip srun slurmd slurmctld munged; do
-  command -v "$program" >/dev/null || cannot "$program not found"
-done
-unshare --net --uts --mount --pid --fork --mount-proc true 2>/dev/null ||
-  cannot "unshare --net --uts --mount --pid fails here (no CAP_SYS_ADMIN?)"
+# shellcheck source=tests/slurm/cluster_test_lib.sh
+source "$(dirname "$0")/cluster_test_lib.sh"
+require_namespaces
 
 # Short path: munge's and PMIx's Unix sockets live under it (108-byte limit).
 work="$(mktemp -d /tmp/sl-nodes.XXXXXX)"
@@ -63,13 +52,8 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 links_before="$(ip -o link | wc -l)"
-mkdir -p "$work/tmp"
-export TMPDIR="$work/tmp" OMPI_MCA_btl_vader_backing_directory="$work/tmp"
-# 4 ranks on a 2-core machine: let waiting ranks yield (under srun Open MPI cannot tell it is oversubscribed).
-export OMPI_MCA_mpi_yield_when_idle=1
 started=$(date +%s)
-SLUICE_CLUSTER_OWNER_PID=$$ "$cluster_start" "$cluster" 2
-source "$cluster/env.sh"
+start_test_cluster "$cluster_start" "$cluster" 2
 echo "cluster of 2 nodes up in $(($(date +%s) - started)) s"
 
 in_node() { local node="$1"; shift; nsenter --target "$(cat "$cluster/pids/$node.init")" --net --mount -- "$@"; }
@@ -145,17 +129,7 @@ for batch in 64 1024; do
 done
 
 # --- nothing left: stop, then no process in any node's PID namespace, no link added here ------------------
-namespaces=()
-for f in "$cluster"/pids/*.init; do namespaces+=("$(readlink "/proc/$(cat "$f")/ns/pid")"); done
-# processes_in NAMESPACE...: how many processes live in the given PID namespaces.
-processes_in() {
-  local count=0 p ns
-  for p in /proc/[0-9]*; do
-    ns="$(readlink "$p/ns/pid" 2>/dev/null)" || continue
-    for wanted in "$@"; do [ "$ns" = "$wanted" ] && count=$((count + 1)); done
-  done
-  echo "$count"
-}
+mapfile -t namespaces < <(machine_namespaces "$cluster")
 [ "$(processes_in "${namespaces[@]}")" -gt 0 ] || fail "the check below would see nothing: no process found in the nodes"
 "$cluster_stop" "$cluster"
 "$cluster_stop" "$cluster"  # twice: must be harmless
@@ -167,8 +141,7 @@ left="$(processes_in "${namespaces[@]}")"
 sleep 300 &
 owner_pid=$!
 SLUICE_CLUSTER_OWNER_PID=$owner_pid "$cluster_start" "$work/orphan" 1 >/dev/null
-orphan_namespaces=()
-for f in "$work"/orphan/pids/*.init; do orphan_namespaces+=("$(readlink "/proc/$(cat "$f")/ns/pid")"); done
+mapfile -t orphan_namespaces < <(machine_namespaces "$work/orphan")
 [ "$(processes_in "${orphan_namespaces[@]}")" -gt 0 ] || fail "the second cluster has no processes"
 kill -KILL "$owner_pid"
 wait "$owner_pid" 2>/dev/null || true
