@@ -188,6 +188,32 @@ kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShap
   return g;
 }
 
+kernels::SpectralGeometry spectral_geometry(const LayerSpec& layer, const SampleShape& in) {
+  require_field(layer, in);
+  const std::string& type = layer_type_name(layer.type);
+  kernels::SpectralGeometry g;
+  g.in_channels = in[0];
+  g.out_channels = layer.channels;
+  g.extents.assign(in.begin() + 1, in.end());
+  g.modes = layer.modes;
+  const size_t dims = g.extents.size();
+  if (g.modes.size() != dims) {
+    refuse(type + " modes has " + std::to_string(g.modes.size()) + " values but the input field " + shape_text(in) +
+           " has " + std::to_string(dims) + " spatial dimension" + (dims == 1 ? "" : "s") + " (one value each)");
+  }
+  for (size_t d = 0; d < dims; ++d) {
+    const bool last = d + 1 == dims;
+    const int64_t n = g.extents[d], m = g.modes[d];
+    if (last ? m > n / 2 + 1 : 2 * m > n) {
+      refuse(type + " modes " + std::to_string(m) + " do not fit spatial extent " + std::to_string(n) +
+             " (dimension " + std::to_string(d + 1) + " of the input " + shape_text(in) + "): " +
+             (last ? "the last dimension keeps modes 0..m-1 of its n/2 + 1, so m <= " + std::to_string(n / 2 + 1)
+                   : "a non-last dimension keeps modes -m..m-1, so 2·m <= n, m <= " + std::to_string(n / 2)));
+    }
+  }
+  return g;
+}
+
 SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
   switch (layer.type) {
     case LayerType::kLinear:
@@ -208,6 +234,11 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
     case LayerType::kDropout: return in;
     case LayerType::kFlatten: return {features_of(in)};
     case LayerType::kReshape: return reshaped(layer, in);
+    case LayerType::kSpectralConv:
+    case LayerType::kFnoBlock: {
+      const kernels::SpectralGeometry g = spectral_geometry(layer, in);
+      return field_shape(g.out_channels, g.extents);
+    }
     case LayerType::kConcat:
     case LayerType::kAdd:
       throw Error(ErrorCode::kInternal, "the shape of a " + layer_type_name(layer.type) + " needs a ShapeWalk");

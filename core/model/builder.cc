@@ -10,12 +10,14 @@
 #include "core/model/dropout_layer.h"
 #include "core/model/field_norm_layer.h"
 #include "core/model/flatten_layer.h"
+#include "core/model/fno_block_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
 #include "core/model/pool_layer.h"
 #include "core/model/residual_mlp_layer.h"
 #include "core/model/skip_layer.h"
 #include "core/model/skip_plan.h"
+#include "core/model/spectral_conv_layer.h"
 #include "core/model/upsample_layer.h"
 
 namespace sluice::model {
@@ -99,6 +101,9 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kConv: return build_conv(layer, in, backend);
     case LayerType::kFlatten:
     case LayerType::kReshape: return std::make_unique<FlattenLayer>(config::layer_type_name(layer.type), width);
+    case LayerType::kSpectralConv:
+      return std::make_unique<SpectralConvLayer>(backend, config::spectral_geometry(layer, in));
+    case LayerType::kFnoBlock: return std::make_unique<FnoBlockLayer>(backend, config::spectral_geometry(layer, in));
     case LayerType::kConvTranspose:
       return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias);
     case LayerType::kPool: return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in));

@@ -51,6 +51,14 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
     }
     case LayerType::kPool: return {in, out, 0, pool_flops(config::pool_geometry(layer, in_shape))};
     case LayerType::kUpsample: return {in, out, 0, resample_flops(config::resample_geometry(layer, in_shape))};
+    case LayerType::kSpectralConv: {
+      const kernels::SpectralGeometry geometry = config::spectral_geometry(layer, in_shape);
+      return {in, out, spectral_params(geometry), spectral_flops(geometry)};
+    }
+    case LayerType::kFnoBlock: {
+      const kernels::SpectralGeometry geometry = config::spectral_geometry(layer, in_shape);
+      return {in, out, fno_block_params(geometry), fno_block_flops(geometry)};
+    }
     case LayerType::kCustom: break;
   }
   return {};  // not reached: custom layers go through custom_shape

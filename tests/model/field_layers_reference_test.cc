@@ -1,5 +1,6 @@
 // The field layers against PyTorch: every case of tests/model/reference/layer_references.txt (written once by
-// make_layer_references.py beside it) is parsed from its YAML entry as a config would be, built, given PyTorch's
+// make_layer_references.py beside it) and of spectral_references.txt (spectral_conv and fno_block, written by
+// make_spectral_references.py from the FNO paper's code) is parsed from its YAML entry as a config would be, built, given PyTorch's
 // parameters and input, and must give PyTorch's output, input gradient and parameter gradients to 1e-5 (relative to
 // the largest reference value). The same cases are then checked against central finite differences of our own forward.
 #include <gtest/gtest.h>
@@ -42,6 +43,12 @@ config::Config config_of(const LayerReferenceCase& c) {
 const std::vector<LayerReferenceCase>& cases() {
   static const std::vector<LayerReferenceCase> all =
       sluice::testing::read_layer_references("tests/model/reference/layer_references.txt");
+  return all;
+}
+
+const std::vector<LayerReferenceCase>& spectral_cases() {
+  static const std::vector<LayerReferenceCase> all =
+      sluice::testing::read_layer_references("tests/model/reference/spectral_references.txt");
   return all;
 }
 
@@ -95,20 +102,24 @@ TEST(FieldLayersReference, TheFileHoldsCasesOfEveryBuiltFieldLayer) {
   EXPECT_GE(conv_cases, 30) << "every padding in 1, 2 and 3 dimensions, strides, dilations, groups, even kernels";
 }
 
+// Split backward (I then W), as the zero-bubble schedules run it.
+void expect_matches_pytorch(const LayerReferenceCase& c) {
+  SCOPED_TRACE(c.name + ": " + c.layer_yaml);
+  Built b = build(c);
+  ForwardContext context;
+  LayerSaved saved;
+  const Tensor y = b.layer->forward(b.x, context, saved);
+  expect_close(y, c.tensors.at("y"), "y");
+  const Tensor dx = b.layer->backward_input(b.dy, saved);
+  b.layer->backward_weight(b.dy, saved);
+  expect_close(dx, c.tensors.at("dx"), "dx");
+  for (Parameter* p : b.layer->parameters()) expect_close(p->grad, c.tensors.at(p->name + "_grad"), p->name + "_grad");
+}
+
 TEST(FieldLayersReference, ForwardAndGradientsMatchPyTorch) {
   int checked = 0;
   for (const LayerReferenceCase& c : cases()) {
-    SCOPED_TRACE(c.name + ": " + c.layer_yaml);
-    Built b = build(c);
-    ForwardContext context;
-    LayerSaved saved;
-    const Tensor y = b.layer->forward(b.x, context, saved);
-    expect_close(y, c.tensors.at("y"), "y");
-    // Split backward (I then W), as the zero-bubble schedules run it.
-    const Tensor dx = b.layer->backward_input(b.dy, saved);
-    b.layer->backward_weight(b.dy, saved);
-    expect_close(dx, c.tensors.at("dx"), "dx");
-    for (Parameter* p : b.layer->parameters()) expect_close(p->grad, c.tensors.at(p->name + "_grad"), p->name + "_grad");
+    expect_matches_pytorch(c);
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(cases().size())) << "every case of the file";
@@ -146,27 +157,53 @@ double central_difference(Layer& layer, float* value, const Tensor& x, const Ten
   return (4.0 * fine - coarse) / 3.0;
 }
 
+void expect_matches_finite_differences(const LayerReferenceCase& c) {
+  SCOPED_TRACE(c.name + ": " + c.layer_yaml);
+  Built b = build(c);
+  ForwardContext context;
+  LayerSaved saved;
+  b.layer->forward(b.x, context, saved);
+  const Tensor dx = b.layer->backward(b.dy, saved);  // fused B
+  Tensor x = b.x;
+  for (int64_t i = 0; i < x.size(); ++i) {
+    const double numeric = central_difference(*b.layer, x.data() + i, x, b.dy);
+    EXPECT_NEAR(dx.data()[i], numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << "x element " << i;
+  }
+  for (Parameter* p : b.layer->parameters()) {
+    for (int64_t i = 0; i < p->value.size(); ++i) {
+      const double numeric = central_difference(*b.layer, p->value.data() + i, b.x, b.dy);
+      EXPECT_NEAR(p->grad.data()[i], numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << p->name << " element " << i;
+    }
+  }
+}
+
 TEST(FieldLayersReference, FusedBackwardMatchesFiniteDifferences) {
   for (const LayerReferenceCase& c : cases()) {
     if (type_of(c) == "relu") continue;  // relu: kinks
-    SCOPED_TRACE(c.name + ": " + c.layer_yaml);
-    Built b = build(c);
-    ForwardContext context;
-    LayerSaved saved;
-    b.layer->forward(b.x, context, saved);
-    const Tensor dx = b.layer->backward(b.dy, saved);  // fused B
-    Tensor x = b.x;
-    for (int64_t i = 0; i < x.size(); ++i) {
-      const double numeric = central_difference(*b.layer, x.data() + i, x, b.dy);
-      EXPECT_NEAR(dx.data()[i], numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << "x element " << i;
-    }
-    for (Parameter* p : b.layer->parameters()) {
-      for (int64_t i = 0; i < p->value.size(); ++i) {
-        const double numeric = central_difference(*b.layer, p->value.data() + i, b.x, b.dy);
-        EXPECT_NEAR(p->grad.data()[i], numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << p->name << " element " << i;
-      }
-    }
+    expect_matches_finite_differences(c);
   }
+}
+
+// spectral_conv in 1, 2 and 3 dimensions (some modes, 2·m = n, the last dimension's Nyquist mode, odd extents) and
+// fno_block in each.
+TEST(SpectralLayersReference, TheFileHoldsBothLayersInEveryDimension) {
+  std::set<std::string> seen;
+  for (const LayerReferenceCase& c : spectral_cases()) {
+    seen.insert(type_of(c) + std::to_string(c.input_shape.size() - 1));
+  }
+  for (const char* kind : {"spectral_conv1", "spectral_conv2", "spectral_conv3", "fno_block1", "fno_block2",
+                           "fno_block3"}) {
+    EXPECT_EQ(seen.count(kind), 1u) << kind;
+  }
+  EXPECT_GE(spectral_cases().size(), 11u);
+}
+
+TEST(SpectralLayersReference, ForwardAndGradientsMatchPyTorch) {
+  for (const LayerReferenceCase& c : spectral_cases()) expect_matches_pytorch(c);
+}
+
+TEST(SpectralLayersReference, FusedBackwardMatchesFiniteDifferences) {
+  for (const LayerReferenceCase& c : spectral_cases()) expect_matches_finite_differences(c);
 }
 
 }  // namespace

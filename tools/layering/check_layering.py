@@ -123,7 +123,7 @@ EXTERNAL_ALLOWED = {
     "core/schedule": set(),
     "core/config": {"yaml_cpp"},
     "core/data": {"hdf5", "random123", "yaml_cpp", "openblas"},
-    "kernels": {"openblas", "onednn", "random123", "cuda"},
+    "kernels": {"openblas", "onednn", "fftw3", "random123", "cuda"},
     "core/model": {"random123", "openblas"},
     "core/comm": {"mpi", "cuda"},
     "checkpoint": {"mpi", "hdf5", "libdeflate"},
