@@ -11,7 +11,9 @@
 // each of those modes once for itself and once for its conjugate twin in the half spectrum it does not store, so
 // the adjoint of y = irfftn(Z) is Z̄ = c · rfftn(dy) / N. In dx the c cancels: rfftn's adjoint, restricted to the
 // half spectrum, is the real inverse FFT divided by c, which gives back irfftn(G) / N.
+#include <algorithm>
 #include <complex>
+#include <functional>
 #include <vector>
 
 #include "kernels/cpu/blas_threads.h"
@@ -47,32 +49,52 @@ void multiply_add(const Complex* from, const float* w, bool conjugate, int64_t c
   }
 }
 
+// What one thread needs for its samples: the transforms' buffers and the spectra, allocated once per chunk of
+// samples rather than once per sample (allocation is most of a small sample's cost).
+struct Workspace {
+  explicit Workspace(const SpectralGeometry& g, int64_t channels)
+      : lines(g), spectra(static_cast<size_t>(channels * g.kept_modes())), mixed(static_cast<size_t>(g.kept_modes())) {}
+  SpectralLines lines;
+  std::vector<Complex> spectra;
+  std::vector<Complex> mixed;
+};
+
+// Calls sample(n, workspace) for every n in [0, samples), the samples cut into one contiguous chunk per thread, each
+// chunk with its own workspace. A sample's bits do not depend on its chunk.
+void for_each_sample(const SpectralGeometry& g, int64_t samples, int64_t channels,
+                     const std::function<void(int64_t, Workspace&)>& sample) {
+  const BlasHeldAtOneThread team;
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(samples, threads_for(team.team_threads(), samples,
+                                                                                    work_of(g))));
+  run_blocks(chunks, static_cast<int>(chunks), [&](int64_t c) {
+    Workspace workspace(g, channels);
+    for (int64_t n = samples * c / chunks; n < samples * (c + 1) / chunks; ++n) sample(n, workspace);
+  });
+}
+
 // One sample: `from_channels` channels of `from` (points() each) transformed, mixed by the weight (W, or conj(W)
 // transposed for the backward) into `to_channels` channels of `to`.
-void mix_sample(const SpectralGeometry& g, const float* from, const float* weight, bool backward, float* to) {
+void mix_sample(const SpectralGeometry& g, const float* from, const float* weight, bool backward, Workspace& work,
+                float* to) {
   const int64_t kept = g.kept_modes(), points = g.points();
   const int64_t from_channels = backward ? g.out_channels : g.in_channels;
   const int64_t to_channels = backward ? g.in_channels : g.out_channels;
-  SpectralLines lines(g);
-  std::vector<Complex> spectra(static_cast<size_t>(from_channels * kept));
-  for (int64_t c = 0; c < from_channels; ++c) lines.forward(from + c * points, spectra.data() + c * kept);
-  std::vector<Complex> mixed(static_cast<size_t>(kept));
+  for (int64_t c = 0; c < from_channels; ++c) work.lines.forward(from + c * points, work.spectra.data() + c * kept);
   const float scale = static_cast<float>(1.0 / static_cast<double>(points));
   for (int64_t t = 0; t < to_channels; ++t) {
-    std::fill(mixed.begin(), mixed.end(), Complex(0.0f, 0.0f));
+    std::fill(work.mixed.begin(), work.mixed.end(), Complex(0.0f, 0.0f));
     for (int64_t f = 0; f < from_channels; ++f) {
       const float* w = backward ? weight_of(g, weight, t, f) : weight_of(g, weight, f, t);
-      multiply_add(spectra.data() + f * kept, w, backward, kept, mixed.data());
+      multiply_add(work.spectra.data() + f * kept, w, backward, kept, work.mixed.data());
     }
-    lines.inverse(mixed.data(), scale, to + t * points);
+    work.lines.inverse(work.mixed.data(), scale, to + t * points);
   }
 }
 
 void mix(const SpectralGeometry& g, const Tensor& from, const float* weight, bool backward, Tensor& to) {
-  const BlasHeldAtOneThread team;
   const int64_t from_width = from.cols(), to_width = to.cols();
-  run_blocks(from.rows(), threads_for(team.team_threads(), from.rows(), work_of(g)), [&](int64_t n) {
-    mix_sample(g, from.data() + n * from_width, weight, backward, to.data() + n * to_width);
+  for_each_sample(g, from.rows(), std::max(g.in_channels, g.out_channels), [&](int64_t n, Workspace& work) {
+    mix_sample(g, from.data() + n * from_width, weight, backward, work, to.data() + n * to_width);
   });
 }
 
@@ -109,17 +131,18 @@ void CpuBackend::spectral_conv_accumulate_weight_grad_impl(const SpectralGeometr
   // Each sample's kept modes: its input's channels X, then its output gradient's D scaled by c / N.
   std::vector<Complex> spectra(static_cast<size_t>(samples * channels * kept));
   const std::vector<float> scales = twin_scales(g);
-  const BlasHeldAtOneThread team;
-  run_blocks(samples, threads_for(team.team_threads(), samples, work_of(g)), [&](int64_t n) {
-    SpectralLines lines(g);
+  for_each_sample(g, samples, 0, [&](int64_t n, Workspace& work) {
     Complex* s = spectra.data() + n * channels * kept;
-    for (int64_t c = 0; c < g.in_channels; ++c) lines.forward(x.data() + n * x.cols() + c * points, s + c * kept);
+    for (int64_t c = 0; c < g.in_channels; ++c) {
+      work.lines.forward(x.data() + n * x.cols() + c * points, s + c * kept);
+    }
     for (int64_t c = 0; c < g.out_channels; ++c) {
       Complex* d = s + (g.in_channels + c) * kept;
-      lines.forward(dy.data() + n * dy.cols() + c * points, d);
+      work.lines.forward(dy.data() + n * dy.cols() + c * points, d);
       for (int64_t k = 0; k < kept; ++k) d[k] *= scales[static_cast<size_t>(k)];
     }
   });
+  const BlasHeldAtOneThread team;
   // dW[i][o][k] += conj(X[i][k]) · D[o][k], sample after sample: one input channel's rows per block.
   run_blocks(g.in_channels, threads_for(team.team_threads(), g.in_channels, 8.0 * samples * g.out_channels * kept),
              [&](int64_t i) {
