@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -109,6 +110,47 @@ TEST_F(CpuSpectralTest, GeometriesThatAreNotOneAreRefused) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
       EXPECT_NE(std::string(e.what()).find("spectral_conv_forward"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A backend without the spectral ops (the CUDA backend in this version): the Backend defaults, which refuse with
+// kUnsupported naming the op and the device.
+class WithoutSpectralOps : public CpuBackend {
+ public:
+  std::string device_name() const override { return "fake:1"; }
+
+ protected:
+  void spectral_conv_forward_impl(const SpectralGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) override {
+    Backend::spectral_conv_forward_impl(g, x, w, y);
+  }
+  void spectral_conv_backward_data_impl(const SpectralGeometry& g, const Tensor& dy, const Tensor& w,
+                                        Tensor& dx) override {
+    Backend::spectral_conv_backward_data_impl(g, dy, w, dx);
+  }
+  void spectral_conv_accumulate_weight_grad_impl(const SpectralGeometry& g, const Tensor& x, const Tensor& dy,
+                                                 Tensor& dw) override {
+    Backend::spectral_conv_accumulate_weight_grad_impl(g, x, dy, dw);
+  }
+};
+
+TEST_F(CpuSpectralTest, ABackendWithoutTheOpsRefusesThemNamingOpAndDevice) {
+  WithoutSpectralOps backend;
+  const SpectralGeometry g{2, 3, {8}, {3}};
+  Tensor x = Tensor::host(2, g.in_features()), y = Tensor::host(2, g.out_features());
+  Tensor w = Tensor::host(g.in_channels, g.weight_cols());
+  const std::vector<std::pair<std::string, std::function<void()>>> ops = {
+      {"spectral_conv_forward", [&] { backend.spectral_conv_forward(g, x, w, y); }},
+      {"spectral_conv_backward_data", [&] { backend.spectral_conv_backward_data(g, y, w, x); }},
+      {"spectral_conv_accumulate_weight_grad", [&] { backend.spectral_conv_accumulate_weight_grad(g, x, y, w); }},
+  };
+  for (const auto& [name, op] : ops) {
+    try {
+      op();
+      ADD_FAILURE() << name << " ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+      EXPECT_NE(std::string(e.what()).find(name + " is not available on fake:1"), std::string::npos) << e.what();
     }
   }
 }
