@@ -5,6 +5,9 @@
 // alone. FFTW's planner is not thread-safe: plan creation is serialized here (by this file's mutex; a host program
 // that plans with FFTW on other threads at the same time is not covered). Running a plan through the new-array
 // functions (fftwf_execute_dft_r2c etc.) is thread-safe, on arrays aligned as the planning arrays were: LineScratch's.
+// Not covered either: wisdom a host program imports or makes with FFTW_MEASURE for the same length before our first
+// plan, which FFTW's planner would reuse; and CPUs with other SIMD extensions, where FFTW picks other codelets (as
+// oneDNN picks other kernels), so ranks of one run should run on one kind of CPU.
 #pragma once
 
 #include <fftw3.h>
