@@ -20,6 +20,7 @@ const std::vector<TypeEntry>& type_table() {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
       {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"}, {LayerType::kReshape, "reshape"},
+      {LayerType::kSpectralConv, "spectral_conv"}, {LayerType::kFnoBlock, "fno_block"},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},           {LayerType::kCustom, "custom"},
@@ -63,6 +64,7 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("mode", a.mode, b.mode);
   visit("factor", a.factor, b.factor);
   visit("shape", a.shape, b.shape);
+  visit("modes", a.modes, b.modes);
   visit("outputs", a.declared_outputs, b.declared_outputs);
 }
 

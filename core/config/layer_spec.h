@@ -14,7 +14,7 @@ namespace sluice::config {
 
 enum class LayerType {
   kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
-  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kCustom
+  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kSpectralConv, kFnoBlock, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -45,7 +45,7 @@ struct LayerSpec {
   double p = 0.0;          // dropout probability
   double eps = 1e-5;       // layernorm, group_norm, instance_norm epsilon
   bool bias = true;        // linear, conv, conv_transpose: with bias
-  int64_t channels = 0;    // conv, conv_transpose: output channels
+  int64_t channels = 0;    // conv, conv_transpose, spectral_conv, fno_block: output channels
   // conv, conv_transpose (kernel, stride), pool (kernel): one value for every spatial dimension, or one per
   // dimension (core/config/sample_shape.h resolves them against the input's dimensions)
   std::vector<int64_t> kernel;
@@ -56,6 +56,7 @@ struct LayerSpec {
   std::string mode;        // pool: "max" | "avg"; upsample: "nearest" (default) | "linear"
   std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
   std::vector<int64_t> shape;   // reshape: the sample shape it gives, F or [C, D1[, D2[, D3]]] (same element count)
+  std::vector<int64_t> modes;   // spectral_conv, fno_block: Fourier modes kept, one per spatial dimension
   // custom: the name the application registered the layer under. Any other layer: optional, the name a later
   // concat or add reads its output by (a skip connection).
   std::string name;

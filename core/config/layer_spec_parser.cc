@@ -164,6 +164,14 @@ void parse_reshape(const ConfigNode& entry, LayerSpec& layer) {
   layer.shape = parse_sample_shape(entry.child("shape"));
 }
 
+// `{type: spectral_conv | fno_block, channels: N, modes: [m1, .., mk]}`: one positive modes value per spatial
+// dimension; that they fit the input's extents is the shape rule's check (sample_shape.cc).
+void parse_spectral(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "channels", "modes"}, "a " + layer_type_name(layer.type) + " layer");
+  layer.channels = positive_int(entry.child("channels"));
+  layer.modes = positive_ints(entry.child("modes"));
+}
+
 // Each layer type's keys and checks: one parser per type (a new type adds its row here).
 using TypeParser = void (*)(const ConfigNode& entry, LayerSpec& layer);
 struct ParserRow {
@@ -180,6 +188,7 @@ constexpr ParserRow kParsers[] = {
     {LayerType::kPool, parse_pool},             {LayerType::kUpsample, parse_upsample},
     {LayerType::kConcat, parse_join},           {LayerType::kAdd, parse_join},
     {LayerType::kReshape, parse_reshape},
+    {LayerType::kSpectralConv, parse_spectral}, {LayerType::kFnoBlock, parse_spectral},
     {LayerType::kCustom, parse_custom},
 };
 

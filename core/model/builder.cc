@@ -10,12 +10,14 @@
 #include "core/model/dropout_layer.h"
 #include "core/model/field_norm_layer.h"
 #include "core/model/flatten_layer.h"
+#include "core/model/fno_block_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
 #include "core/model/pool_layer.h"
 #include "core/model/residual_mlp_layer.h"
 #include "core/model/skip_layer.h"
 #include "core/model/skip_plan.h"
+#include "core/model/spectral_conv_layer.h"
 #include "core/model/upsample_layer.h"
 
 namespace sluice::model {
@@ -79,6 +81,14 @@ std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::
                                           config::norm_geometry(layer, in));
 }
 
+// spectral_conv and fno_block on input field `in`.
+std::unique_ptr<Layer> build_spectral(const config::LayerSpec& layer, const config::SampleShape& in,
+                                      kernels::Backend& backend) {
+  const kernels::SpectralGeometry geometry = config::spectral_geometry(layer, in);
+  if (layer.type == config::LayerType::kFnoBlock) return std::make_unique<FnoBlockLayer>(backend, geometry);
+  return std::make_unique<SpectralConvLayer>(backend, geometry);
+}
+
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
 std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
                                  kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
@@ -106,6 +116,7 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
     case LayerType::kConcat:
     case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)
+    default: return build_spectral(layer, in, backend);  // spectral_conv, fno_block (kept out of this switch's count)
   }
   throw Error(ErrorCode::kInternal, where(index, layer) + ": layer type " +
                                         std::to_string(static_cast<int>(layer.type)) + " has no builder");

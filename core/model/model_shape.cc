@@ -19,6 +19,14 @@ LayerShape custom_shape(size_t index, const config::LayerSpec& layer, int64_t in
   return shape;
 }
 
+// spectral_conv and fno_block taking the field `in_shape`.
+LayerShape spectral_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
+  const int64_t in = config::features_of(in_shape);
+  const kernels::SpectralGeometry g = config::spectral_geometry(layer, in_shape);
+  if (layer.type == config::LayerType::kFnoBlock) return {in, out, fno_block_params(g), fno_block_flops(g)};
+  return {in, out, spectral_params(g), spectral_flops(g)};
+}
+
 // Features, parameters and FLOPs of a built-in layer taking `in_shape` (its output shape is already known).
 LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
   using config::LayerType;
@@ -52,6 +60,7 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
     case LayerType::kPool: return {in, out, 0, pool_flops(config::pool_geometry(layer, in_shape))};
     case LayerType::kUpsample: return {in, out, 0, resample_flops(config::resample_geometry(layer, in_shape))};
     case LayerType::kCustom: break;
+    default: return spectral_shape(layer, in_shape, out);  // spectral_conv, fno_block (kept out of this switch's count)
   }
   return {};  // not reached: custom layers go through custom_shape
 }

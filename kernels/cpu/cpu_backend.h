@@ -1,7 +1,8 @@
 // The host implementation of Backend: GEMM through OpenBLAS (cblas_sgemm) or, for the skinny weight products where
 // OpenBLAS's packing dominates, oneDNN (chosen by shape, cpu_gemm.cc); everything else as plain loops over host
 // memory; convolutions through oneDNN (cpu_conv.cc); group norm and the per-point layernorm of fields as plain
-// loops (cpu_field_norm.cc). Its definitions are split by job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
+// loops (cpu_field_norm.cc); the spectral convolution through FFTW (cpu_spectral.cc). Its definitions are split by
+// job over cpu_*.cc files; the operands arrive checked (Backend). Stateless
 // apart from oneDNN's per-thread primitive caches, so one instance serves the whole process (`cpu_backend()`).
 #pragma once
 
@@ -92,6 +93,12 @@ class CpuBackend : public Backend {
                                  Tensor& dx) override;
   void deconv_accumulate_param_grads_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
                                           Tensor& weight_grad, Tensor* bias_grad) override;
+  void spectral_conv_forward_impl(const SpectralGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                  Tensor& y) override;
+  void spectral_conv_backward_data_impl(const SpectralGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                        Tensor& dx) override;
+  void spectral_conv_accumulate_weight_grad_impl(const SpectralGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                                 Tensor& weight_grad) override;
 };
 
 // The process-wide CPU backend.

@@ -189,6 +189,37 @@ std::string refusal(const std::string& model) {
   return "accepted";
 }
 
+// spectral_conv and fno_block: [channels, same extents]; modes must fit (2·m <= n in a non-last dimension, m <= n/2 + 1
+// in the last), one per spatial dimension, on a field; refused at parse time naming the entry, its line and the type.
+TEST(SampleShape, SpectralLayersKeepTheExtentsAndRefuseModesThatDoNotFit) {
+  const Config cfg = parse_config(
+      "model:\n  inputs: [2, 8, 6]\n  layers:\n    - {type: spectral_conv, channels: 3, modes: [4, 4]}\n"
+      "    - {type: fno_block, channels: 5, modes: [1, 2]}\n" + std::string(kTail));
+  EXPECT_EQ(cfg.model.layers[0].modes, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(output_shape(cfg.model.layers, {2, 8, 6}), (SampleShape{5, 8, 6}));
+  const std::string wide = refusal("model:\n  inputs: [2, 8, 6]\n  layers:\n    - {type: gelu}\n"
+                                   "    - {type: spectral_conv, channels: 3, modes: [5, 2]}\n");
+  EXPECT_NE(wide.find("model.layers.1 (line 5)"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("spectral_conv modes 5 do not fit spatial extent 8 (dimension 1"), std::string::npos) << wide;
+  const std::string last = refusal("model: {inputs: [2, 8, 6], layers: [{type: fno_block, channels: 3, modes: [2, 5]}]}\n");
+  EXPECT_NE(last.find("fno_block modes 5 do not fit spatial extent 6 (dimension 2"), std::string::npos) << last;
+  EXPECT_NE(last.find("m <= 4"), std::string::npos) << last;
+  const std::string count = refusal("model: {inputs: [2, 8, 6], layers: [{type: spectral_conv, channels: 3, modes: [2]}]}\n");
+  EXPECT_NE(count.find("spectral_conv modes has 1 values but the input field [2, 8, 6] has 2 spatial dimensions"),
+            std::string::npos) << count;
+  const std::string flat = refusal("model: {inputs: 16, layers: [{type: fno_block, channels: 3, modes: [2]}]}\n");
+  EXPECT_NE(flat.find("fno_block layer needs a field"), std::string::npos) << flat;
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: spectral_conv, modes: [2]}]}\n").find("channels"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: spectral_conv, channels: 2, modes: [0]}]}\n")
+                .find("positive"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: fno_block, channels: 2, modes: [2], kernel: 1}]}\n")
+                .find("kernel"),
+            std::string::npos);
+  expect_refused(of_type(LayerType::kSpectralConv), {16}, "a spectral_conv layer needs a field");
+}
+
 TEST(SampleShape, ReshapeGivesItsShapeWhenTheCountsAgree) {
   LayerSpec to_field = of_type(LayerType::kReshape);
   to_field.shape = {1, 5};  // of_type's linear gives 5 features
