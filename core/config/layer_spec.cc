@@ -22,7 +22,9 @@ const std::vector<TypeEntry>& type_table() {
       {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"}, {LayerType::kReshape, "reshape"},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
-      {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},           {LayerType::kCustom, "custom"},
+      {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},
+      {LayerType::kPatchEmbed, "patch_embed"}, {LayerType::kTransformer, "transformer"},
+      {LayerType::kUnpatch, "unpatch"},     {LayerType::kCustom, "custom"},
   };
   return table;
 }
@@ -64,6 +66,11 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("factor", a.factor, b.factor);
   visit("shape", a.shape, b.shape);
   visit("outputs", a.declared_outputs, b.declared_outputs);
+  visit("patch", a.patch, b.patch);
+  visit("dim", a.dim, b.dim);
+  visit("heads", a.heads, b.heads);
+  visit("mlp_ratio", a.mlp_ratio, b.mlp_ratio);
+  visit("grid", a.grid, b.grid);
 }
 
 }  // namespace

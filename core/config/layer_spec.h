@@ -14,7 +14,7 @@ namespace sluice::config {
 
 enum class LayerType {
   kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
-  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kCustom
+  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kPatchEmbed, kTransformer, kUnpatch, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -42,8 +42,8 @@ struct LayerSpec {
   int64_t outputs = 0;     // linear: output features
   int64_t hidden = 0;      // residual_mlp: hidden width of its inner Linear -> act -> Linear
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
-  double p = 0.0;          // dropout probability
-  double eps = 1e-5;       // layernorm, group_norm, instance_norm epsilon
+  double p = 0.0;          // dropout probability; transformer: its `dropout` (only 0 in this version)
+  double eps = 1e-5;       // layernorm, group_norm, instance_norm, transformer (its two norms) epsilon
   bool bias = true;        // linear, conv, conv_transpose: with bias
   int64_t channels = 0;    // conv, conv_transpose: output channels
   // conv, conv_transpose (kernel, stride), pool (kernel): one value for every spatial dimension, or one per
@@ -56,6 +56,13 @@ struct LayerSpec {
   std::string mode;        // pool: "max" | "avg"; upsample: "nearest" (default) | "linear"
   std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
   std::vector<int64_t> shape;   // reshape: the sample shape it gives, F or [C, D1[, D2[, D3]]] (same element count)
+  // patch_embed, unpatch: the patch extents, one for every spatial dimension or one per dimension. Tokens are
+  // [D, T] fields (D features of each of T tokens, channel-first; core/model/transformer_layer.h).
+  std::vector<int64_t> patch;
+  int64_t dim = 0;         // patch_embed: D, the features of each token
+  int64_t heads = 0;       // transformer: attention heads (divide D)
+  int64_t mlp_ratio = 4;   // transformer: the MLP's hidden width is mlp_ratio · D
+  std::vector<int64_t> grid;  // unpatch: the token grid (the patch_embed's n_i / p_i), Π grid = T
   // custom: the name the application registered the layer under. Any other layer: optional, the name a later
   // concat or add reads its output by (a skip connection).
   std::string name;

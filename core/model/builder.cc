@@ -12,10 +12,13 @@
 #include "core/model/flatten_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
+#include "core/model/patch_embed_layer.h"
 #include "core/model/pool_layer.h"
 #include "core/model/residual_mlp_layer.h"
 #include "core/model/skip_layer.h"
 #include "core/model/skip_plan.h"
+#include "core/model/transformer_layer.h"
+#include "core/model/unpatch_layer.h"
 #include "core/model/upsample_layer.h"
 
 namespace sluice::model {
@@ -103,6 +106,13 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
       return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias);
     case LayerType::kPool: return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in));
     case LayerType::kUpsample: return std::make_unique<UpsampleLayer>(backend, config::resample_geometry(layer, in));
+    case LayerType::kPatchEmbed:
+      return std::make_unique<PatchEmbedLayer>(backend, config::patch_embed_geometry(layer, in));
+    case LayerType::kTransformer:
+      config::require_tokens(layer, in);
+      return std::make_unique<TransformerLayer>(backend, in[0], in[1], layer.heads, layer.mlp_ratio,
+                                                static_cast<float>(layer.eps));
+    case LayerType::kUnpatch: return std::make_unique<UnpatchLayer>(backend, config::unpatch_source(layer, in));
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
     case LayerType::kConcat:
     case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)

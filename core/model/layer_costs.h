@@ -62,4 +62,26 @@ inline double resample_flops(const kernels::ResampleGeometry& g) {
   return 2.0 * 2.0 * reads * static_cast<double>(g.out_features());
 }
 
+// patch_embed: its convolution, and the position embedding's add (forward) and sum (weight gradient).
+inline double patch_embed_flops(const kernels::ConvGeometry& g) {
+  return conv_flops(g) + 2.0 * static_cast<double>(g.out_features());
+}
+inline int64_t patch_embed_params(const kernels::ConvGeometry& g) { return conv_params(g, true) + g.out_features(); }
+
+// transformer on T tokens of D features: per token the qkv, proj, fc1 and fc2 maps (dense layers' F + I + W), per
+// sample and head q·kᵀ and p·v (2·T²·D/H multiply-adds each, 2 flops each, forward; the backward's four products
+// twice that), plus the two norms, GELU and the softmax element-wise.
+inline double transformer_flops(int64_t dim, int64_t tokens, int64_t heads, int64_t hidden) {
+  const double t = static_cast<double>(tokens);
+  const double maps = dense_flops(dim, 3 * dim) + dense_flops(dim, dim) + dense_flops(dim, hidden) +
+                      dense_flops(hidden, dim);
+  const double attention = 3.0 * 2.0 * 2.0 * t * t * static_cast<double>(dim);
+  const double elementwise = 2.0 * layernorm_flops(dim) + activation_flops(kernels::Activation::kGelu, hidden);
+  return t * (maps + elementwise) + attention + 10.0 * static_cast<double>(heads) * t * t;
+}
+inline int64_t transformer_params(int64_t dim, int64_t hidden) {
+  return 2 * layernorm_params(dim) + dense_params(dim, 3 * dim, true) + dense_params(dim, dim, true) +
+         dense_params(dim, hidden, true) + dense_params(hidden, dim, true);
+}
+
 }  // namespace sluice::model

@@ -51,6 +51,16 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
     }
     case LayerType::kPool: return {in, out, 0, pool_flops(config::pool_geometry(layer, in_shape))};
     case LayerType::kUpsample: return {in, out, 0, resample_flops(config::resample_geometry(layer, in_shape))};
+    case LayerType::kPatchEmbed: {
+      const kernels::ConvGeometry geometry = config::patch_embed_geometry(layer, in_shape);
+      return {in, out, patch_embed_params(geometry), patch_embed_flops(geometry)};
+    }
+    case LayerType::kTransformer: {
+      const int64_t hidden = layer.mlp_ratio * in_shape[0];
+      return {in, out, transformer_params(in_shape[0], hidden),
+              transformer_flops(in_shape[0], in_shape[1], layer.heads, hidden)};
+    }
+    case LayerType::kUnpatch: return {in, out, 0, 2.0 * static_cast<double>(in)};
     case LayerType::kCustom: break;
   }
   return {};  // not reached: custom layers go through custom_shape

@@ -2,6 +2,7 @@
 // make_layer_references.py beside it) is parsed from its YAML entry as a config would be, built, given PyTorch's
 // parameters and input, and must give PyTorch's output, input gradient and parameter gradients to 1e-5 (relative to
 // the largest reference value). The same cases are then checked against central finite differences of our own forward.
+// transformer_references.txt (make_transformer_references.py) holds the token layers' cases, checked the same way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +43,13 @@ config::Config config_of(const LayerReferenceCase& c) {
 const std::vector<LayerReferenceCase>& cases() {
   static const std::vector<LayerReferenceCase> all =
       sluice::testing::read_layer_references("tests/model/reference/layer_references.txt");
+  return all;
+}
+
+// patch_embed, transformer and unpatch (issue 29; make_transformer_references.py), in the same format.
+const std::vector<LayerReferenceCase>& token_cases() {
+  static const std::vector<LayerReferenceCase> all =
+      sluice::testing::read_layer_references("tests/model/reference/transformer_references.txt");
   return all;
 }
 
@@ -95,24 +103,36 @@ TEST(FieldLayersReference, TheFileHoldsCasesOfEveryBuiltFieldLayer) {
   EXPECT_GE(conv_cases, 30) << "every padding in 1, 2 and 3 dimensions, strides, dilations, groups, even kernels";
 }
 
-TEST(FieldLayersReference, ForwardAndGradientsMatchPyTorch) {
+// Every case's forward and split backward (I then W, as the zero-bubble schedules run it) against PyTorch's.
+int check_against_pytorch(const std::vector<LayerReferenceCase>& all) {
   int checked = 0;
-  for (const LayerReferenceCase& c : cases()) {
+  for (const LayerReferenceCase& c : all) {
     SCOPED_TRACE(c.name + ": " + c.layer_yaml);
     Built b = build(c);
     ForwardContext context;
     LayerSaved saved;
     const Tensor y = b.layer->forward(b.x, context, saved);
     expect_close(y, c.tensors.at("y"), "y");
-    // Split backward (I then W), as the zero-bubble schedules run it.
     const Tensor dx = b.layer->backward_input(b.dy, saved);
     b.layer->backward_weight(b.dy, saved);
     expect_close(dx, c.tensors.at("dx"), "dx");
     for (Parameter* p : b.layer->parameters()) expect_close(p->grad, c.tensors.at(p->name + "_grad"), p->name + "_grad");
     ++checked;
   }
+  return checked;
+}
+
+TEST(FieldLayersReference, ForwardAndGradientsMatchPyTorch) {
+  const int checked = check_against_pytorch(cases());
   EXPECT_EQ(checked, static_cast<int>(cases().size())) << "every case of the file";
   EXPECT_GE(checked, 68);
+}
+
+TEST(FieldLayersReference, TokenLayersMatchPyTorch) {
+  std::set<std::string> types;
+  for (const LayerReferenceCase& c : token_cases()) types.insert(type_of(c));
+  EXPECT_EQ(types, (std::set<std::string>{"patch_embed", "transformer", "unpatch"}));
+  EXPECT_EQ(check_against_pytorch(token_cases()), 9) << "1-, 2- and 3-D patches; three blocks; 1-, 2- and 3-D unpatch";
 }
 
 // L = sum(y · dy) in double from our fp32 forward; its central differences against our backward, for the input
@@ -146,8 +166,8 @@ double central_difference(Layer& layer, float* value, const Tensor& x, const Ten
   return (4.0 * fine - coarse) / 3.0;
 }
 
-TEST(FieldLayersReference, FusedBackwardMatchesFiniteDifferences) {
-  for (const LayerReferenceCase& c : cases()) {
+void check_finite_differences(const std::vector<LayerReferenceCase>& all) {
+  for (const LayerReferenceCase& c : all) {
     if (type_of(c) == "relu") continue;  // relu: kinks
     SCOPED_TRACE(c.name + ": " + c.layer_yaml);
     Built b = build(c);
@@ -167,6 +187,12 @@ TEST(FieldLayersReference, FusedBackwardMatchesFiniteDifferences) {
       }
     }
   }
+}
+
+TEST(FieldLayersReference, FusedBackwardMatchesFiniteDifferences) { check_finite_differences(cases()); }
+
+TEST(FieldLayersReference, TokenLayersFusedBackwardMatchesFiniteDifferences) {
+  check_finite_differences(token_cases());
 }
 
 }  // namespace
