@@ -118,6 +118,10 @@ bool is_activation(LayerType type) {
   return type == LayerType::kRelu || type == LayerType::kGelu || type == LayerType::kTanh;
 }
 
+bool is_token_layer(LayerType type) {
+  return type == LayerType::kPatchEmbed || type == LayerType::kTransformer || type == LayerType::kUnpatch;
+}
+
 kernels::Activation activation_of(LayerType type) {
   switch (type) {
     case LayerType::kRelu: return kernels::Activation::kRelu;

@@ -34,6 +34,9 @@ std::optional<LayerType> find_layer_type(const std::string& name);
 // relu, gelu and tanh: layers that apply `activation_of(type)` element-wise.
 bool is_activation(LayerType type);
 kernels::Activation activation_of(LayerType type);  // only for is_activation(type)
+// patch_embed, transformer and unpatch: the layers that make, transform or read tokens [D, T]; the shape rule, the
+// builder and the cost model handle them in one place each (their own functions), before their per-type switches.
+bool is_token_layer(LayerType type);
 
 // One entry of `model.layers`. Only the fields that matter for `type` are set; the parser rejects keys a type
 // does not know and values it cannot use, so code that receives a LayerSpec does not check it again.

@@ -282,7 +282,23 @@ std::vector<int64_t> unpatch_source(const LayerSpec& layer, const SampleShape& i
   return source;
 }
 
+namespace {
+
+// patch_embed, transformer, unpatch (is_token_layer).
+SampleShape token_output_shape(const LayerSpec& layer, const SampleShape& in) {
+  if (layer.type == LayerType::kPatchEmbed) {
+    const kernels::ConvGeometry g = patch_embed_geometry(layer, in);
+    return {g.out_channels, g.out_features() / g.out_channels};
+  }
+  if (layer.type == LayerType::kUnpatch) return unpatch_shape(layer, in);
+  require_tokens(layer, in);
+  return in;
+}
+
+}  // namespace
+
 SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
+  if (is_token_layer(layer.type)) return token_output_shape(layer, in);
   switch (layer.type) {
     case LayerType::kLinear:
       require_rows(layer, in);
@@ -323,14 +339,7 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
       const kernels::ResampleGeometry g = resample_geometry(layer, in);
       return field_shape(g.channels, g.out());
     }
-    case LayerType::kPatchEmbed: {
-      const kernels::ConvGeometry g = patch_embed_geometry(layer, in);
-      return {g.out_channels, g.out_features() / g.out_channels};
-    }
-    case LayerType::kTransformer:
-      require_tokens(layer, in);
-      return in;
-    case LayerType::kUnpatch: return unpatch_shape(layer, in);
+    default: break;  // the token layers: token_output_shape
   }
   throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
 }

@@ -82,11 +82,26 @@ std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::
                                           config::norm_geometry(layer, in));
 }
 
+// patch_embed, transformer, unpatch (config::is_token_layer) on input `in`.
+std::unique_ptr<Layer> build_tokens(const config::LayerSpec& layer, const config::SampleShape& in,
+                                    kernels::Backend& backend) {
+  if (layer.type == config::LayerType::kPatchEmbed) {
+    return std::make_unique<PatchEmbedLayer>(backend, config::patch_embed_geometry(layer, in));
+  }
+  if (layer.type == config::LayerType::kUnpatch) {
+    return std::make_unique<UnpatchLayer>(backend, config::unpatch_source(layer, in));
+  }
+  config::require_tokens(layer, in);
+  return std::make_unique<TransformerLayer>(backend, in[0], in[1], layer.heads, layer.mlp_ratio,
+                                            static_cast<float>(layer.eps));
+}
+
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
 std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
                                  kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
   using config::LayerType;
   const int64_t width = config::features_of(in);
+  if (config::is_token_layer(layer.type)) return build_tokens(layer, in, backend);
   switch (layer.type) {
     case LayerType::kLinear: return std::make_unique<LinearLayer>(backend, width, layer.outputs, layer.bias);
     case LayerType::kRelu:
@@ -106,16 +121,10 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
       return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias);
     case LayerType::kPool: return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in));
     case LayerType::kUpsample: return std::make_unique<UpsampleLayer>(backend, config::resample_geometry(layer, in));
-    case LayerType::kPatchEmbed:
-      return std::make_unique<PatchEmbedLayer>(backend, config::patch_embed_geometry(layer, in));
-    case LayerType::kTransformer:
-      config::require_tokens(layer, in);
-      return std::make_unique<TransformerLayer>(backend, in[0], in[1], layer.heads, layer.mlp_ratio,
-                                                static_cast<float>(layer.eps));
-    case LayerType::kUnpatch: return std::make_unique<UnpatchLayer>(backend, config::unpatch_source(layer, in));
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
     case LayerType::kConcat:
     case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)
+    default: break;                 // the token layers: build_tokens
   }
   throw Error(ErrorCode::kInternal, where(index, layer) + ": layer type " +
                                         std::to_string(static_cast<int>(layer.type)) + " has no builder");
