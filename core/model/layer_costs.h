@@ -79,6 +79,14 @@ inline double transformer_flops(int64_t dim, int64_t tokens, int64_t heads, int6
   const double elementwise = 2.0 * layernorm_flops(dim) + activation_flops(kernels::Activation::kGelu, hidden);
   return t * (maps + elementwise) + attention + 10.0 * static_cast<double>(heads) * t * t;
 }
+// What one sample's forward keeps for the backward (TransformerLayer's saved tensors): per token the input, both
+// norms' outputs and statistics, qkv, the attention output, the first residual, the MLP's pre-activation and
+// activation; per head the T × T probabilities.
+inline double transformer_stash_bytes(int64_t dim, int64_t tokens, int64_t heads, int64_t hidden) {
+  const double t = static_cast<double>(tokens);
+  const double per_token = 8.0 * static_cast<double>(dim) + 4.0 + 2.0 * static_cast<double>(hidden);
+  return 4.0 * (t * per_token + static_cast<double>(heads) * t * t);
+}
 inline int64_t transformer_params(int64_t dim, int64_t hidden) {
   return 2 * layernorm_params(dim) + dense_params(dim, 3 * dim, true) + dense_params(dim, dim, true) +
          dense_params(dim, hidden, true) + dense_params(hidden, dim, true);

@@ -28,8 +28,10 @@ LayerShape token_shape(const config::LayerSpec& layer, const config::SampleShape
   }
   if (layer.type == config::LayerType::kUnpatch) return {in, out, 0, 2.0 * static_cast<double>(in)};
   const int64_t hidden = layer.mlp_ratio * in_shape[0];
-  return {in, out, transformer_params(in_shape[0], hidden),
-          transformer_flops(in_shape[0], in_shape[1], layer.heads, hidden)};
+  LayerShape shape{in, out, transformer_params(in_shape[0], hidden),
+                   transformer_flops(in_shape[0], in_shape[1], layer.heads, hidden)};
+  shape.stash_bytes = transformer_stash_bytes(in_shape[0], in_shape[1], layer.heads, hidden);
+  return shape;
 }
 
 // Features, parameters and FLOPs of a built-in layer taking `in_shape` (its output shape is already known).

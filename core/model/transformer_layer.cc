@@ -43,6 +43,10 @@ double TransformerLayer::flops_per_sample() const {
   return transformer_flops(dim_, tokens_, geometry_.heads, hidden_);
 }
 
+double TransformerLayer::stash_bytes_per_sample() const {
+  return transformer_stash_bytes(dim_, tokens_, geometry_.heads, hidden_);
+}
+
 std::vector<Parameter*> TransformerLayer::parameters() {
   std::vector<Parameter*> all;
   for (Parameter& parameter : params_) all.push_back(&parameter);

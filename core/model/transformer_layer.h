@@ -24,6 +24,7 @@ class TransformerLayer : public Layer {
   int64_t in_features() const override { return dim_ * tokens_; }
   int64_t out_features() const override { return dim_ * tokens_; }
   double flops_per_sample() const override;
+  double stash_bytes_per_sample() const override;  // the probabilities grow as T²: far more than the input
   std::vector<Parameter*> parameters() override;
   // PyTorch's defaults: each linear map's weight and bias uniform in ±1/√in, the norms 1 and 0.
   void init(uint64_t seed) override;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -133,6 +134,29 @@ TEST(FieldLayersReference, TokenLayersMatchPyTorch) {
   for (const LayerReferenceCase& c : token_cases()) types.insert(type_of(c));
   EXPECT_EQ(types, (std::set<std::string>{"patch_embed", "transformer", "unpatch"}));
   EXPECT_EQ(check_against_pytorch(token_cases()), 9) << "1-, 2- and 3-D patches; three blocks; 1-, 2- and 3-D unpatch";
+}
+
+// What checkpoints store (Parameter::stored_shape, format version 3): timm's names and PyTorch's shapes.
+TEST(FieldLayersReference, TokenLayersNameAndShapeTheirParametersAsTimm) {
+  const config::Config cfg = config::parse_config(
+      "model:\n  inputs: [3, 8, 12]\n  layers:\n    - {type: patch_embed, patch: [2, 4], dim: 24}\n"
+      "    - {type: transformer, heads: 4, mlp_ratio: 2}\n    - {type: unpatch, patch: [2, 4], channels: 3, grid: [4, 3]}\n"
+      "loss: mse\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: external, batch: 2}\n");
+  auto layers = build_layers(cfg.model, kernels::cpu_backend());
+  using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+  auto shapes_of = [](Layer& layer) {
+    Shapes shapes;
+    for (const Parameter* p : layer.parameters()) shapes.emplace_back(p->name, p->stored_shape());
+    return shapes;
+  };
+  EXPECT_EQ(shapes_of(*layers[0]),
+            (Shapes{{"proj.weight", {24, 3, 2, 4}}, {"proj.bias", {24}}, {"pos_embed", {1, 24, 12}}}));
+  EXPECT_EQ(shapes_of(*layers[1]),
+            (Shapes{{"norm1.weight", {24}}, {"norm1.bias", {24}}, {"attn.qkv.weight", {72, 24}}, {"attn.qkv.bias", {72}},
+                    {"attn.proj.weight", {24, 24}}, {"attn.proj.bias", {24}}, {"norm2.weight", {24}},
+                    {"norm2.bias", {24}}, {"mlp.fc1.weight", {48, 24}}, {"mlp.fc1.bias", {48}},
+                    {"mlp.fc2.weight", {24, 48}}, {"mlp.fc2.bias", {24}}}));
+  EXPECT_TRUE(layers[2]->parameters().empty());
 }
 
 // L = sum(y · dy) in double from our fp32 forward; its central differences against our backward, for the input
