@@ -25,6 +25,14 @@ namespace sluice::kernels {
 
 enum class Transpose { kNo, kYes };
 
+// Multi-head self-attention over each sample's `tokens` tokens of `dim` features (attention_forward).
+struct AttentionGeometry {
+  int64_t tokens = 0;
+  int64_t dim = 0;    // heads · head_dim
+  int64_t heads = 0;  // divides dim
+  int64_t head_dim() const { return dim / heads; }
+};
+
 struct SgdHyper {
   float lr = 1e-3f;
   float momentum = 0.0f;
@@ -224,6 +232,23 @@ class Backend {
                                                 const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
                                                 Tensor& bias_grad);
 
+  // Tokens (core/model/transformer_layer.h): a sample's T tokens of D features are held channel-first, [D, T]
+  // ([samples][D·T], element (d, t) at d·T + t), so a field's layernorm over the channels at each point normalizes
+  // each token; the transformer's products run on them one row per token ([samples·T][D]). A backend without these
+  // ops throws Error(kUnsupported) naming the op and device.
+  // y [samples·T][D] = each sample's [D, T] transposed; rows_to_tokens is the inverse.
+  void tokens_to_rows(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y);
+  void rows_to_tokens(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y);
+  // y[r][j] = x[r][source[j]] (a permutation of each row's columns when `source` is one; unpatch).
+  void gather_columns(const std::vector<int64_t>& source, const Tensor& x, Tensor& y);
+  // Multi-head self-attention of each sample's tokens: qkv [samples·T][3D] (timm's layout: q, k, v, each heads ×
+  // D/heads), out [samples·T][D] = softmax(q kᵀ / √(D/heads)) v per head, probs [samples][heads·T·T] the softmax kept
+  // for the backward. Each sample and head is computed alone, the same way on any thread and in any batch.
+  void attention_forward(const AttentionGeometry& geometry, const Tensor& qkv, Tensor& out, Tensor& probs);
+  // dqkv = dL/dqkv for dL/dout = dout (overwrites dqkv).
+  void attention_backward(const AttentionGeometry& geometry, const Tensor& qkv, const Tensor& probs,
+                          const Tensor& dout, Tensor& dqkv);
+
  protected:
   // Throws when `tensor` (named `operand` of `op` in the message) is not in this backend's memory. Called for
   // every operand of an op before its shapes are checked. The default accepts everything: the CPU backend's
@@ -319,6 +344,14 @@ class Backend {
                                                 const Tensor& weight, Tensor& dx);
   virtual void spectral_conv_accumulate_weight_grad_impl(const SpectralGeometry& geometry, const Tensor& x,
                                                          const Tensor& dy, Tensor& weight_grad);
+  // Token ops; the defaults throw Error(kUnsupported) as the field ops' do.
+  virtual void tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y);
+  virtual void rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y);
+  virtual void gather_columns_impl(const std::vector<int64_t>& source, const Tensor& x, Tensor& y);
+  virtual void attention_forward_impl(const AttentionGeometry& geometry, const Tensor& qkv, Tensor& out,
+                                      Tensor& probs);
+  virtual void attention_backward_impl(const AttentionGeometry& geometry, const Tensor& qkv, const Tensor& probs,
+                                       const Tensor& dout, Tensor& dqkv);
 
  private:
   void require_all_on_device(const char* op,

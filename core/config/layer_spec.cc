@@ -23,7 +23,9 @@ const std::vector<TypeEntry>& type_table() {
       {LayerType::kSpectralConv, "spectral_conv"}, {LayerType::kFnoBlock, "fno_block"},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
-      {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},           {LayerType::kCustom, "custom"},
+      {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},
+      {LayerType::kPatchEmbed, "patch_embed"}, {LayerType::kTransformer, "transformer"},
+      {LayerType::kUnpatch, "unpatch"},     {LayerType::kCustom, "custom"},
   };
   return table;
 }
@@ -66,6 +68,11 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("shape", a.shape, b.shape);
   visit("modes", a.modes, b.modes);
   visit("outputs", a.declared_outputs, b.declared_outputs);
+  visit("patch", a.patch, b.patch);
+  visit("dim", a.dim, b.dim);
+  visit("heads", a.heads, b.heads);
+  visit("mlp_ratio", a.mlp_ratio, b.mlp_ratio);
+  visit("grid", a.grid, b.grid);
 }
 
 }  // namespace
@@ -111,6 +118,10 @@ const std::string& padding_name(Padding padding) { return padding_names().at(sta
 
 bool is_activation(LayerType type) {
   return type == LayerType::kRelu || type == LayerType::kGelu || type == LayerType::kTanh;
+}
+
+bool is_token_layer(LayerType type) {
+  return type == LayerType::kPatchEmbed || type == LayerType::kTransformer || type == LayerType::kUnpatch;
 }
 
 kernels::Activation activation_of(LayerType type) {

@@ -14,7 +14,8 @@ namespace sluice::config {
 
 enum class LayerType {
   kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
-  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kSpectralConv, kFnoBlock, kCustom
+  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kSpectralConv, kFnoBlock, kPatchEmbed, kTransformer,
+  kUnpatch, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -34,6 +35,9 @@ std::optional<LayerType> find_layer_type(const std::string& name);
 // relu, gelu and tanh: layers that apply `activation_of(type)` element-wise.
 bool is_activation(LayerType type);
 kernels::Activation activation_of(LayerType type);  // only for is_activation(type)
+// patch_embed, transformer and unpatch: the layers that make, transform or read tokens [D, T]; the shape rule, the
+// builder and the cost model handle them in one place each (their own functions), before their per-type switches.
+bool is_token_layer(LayerType type);
 
 // One entry of `model.layers`. Only the fields that matter for `type` are set; the parser rejects keys a type
 // does not know and values it cannot use, so code that receives a LayerSpec does not check it again.
@@ -42,8 +46,8 @@ struct LayerSpec {
   int64_t outputs = 0;     // linear: output features
   int64_t hidden = 0;      // residual_mlp: hidden width of its inner Linear -> act -> Linear
   kernels::Activation activation = kernels::Activation::kGelu;  // residual_mlp: relu | gelu | tanh
-  double p = 0.0;          // dropout probability
-  double eps = 1e-5;       // layernorm, group_norm, instance_norm epsilon
+  double p = 0.0;          // dropout probability; transformer: its `dropout` (only 0 in this version)
+  double eps = 1e-5;       // layernorm, group_norm, instance_norm, transformer (its two norms) epsilon
   bool bias = true;        // linear, conv, conv_transpose: with bias
   int64_t channels = 0;    // conv, conv_transpose, spectral_conv, fno_block: output channels
   // conv, conv_transpose (kernel, stride), pool (kernel): one value for every spatial dimension, or one per
@@ -57,6 +61,13 @@ struct LayerSpec {
   std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
   std::vector<int64_t> shape;   // reshape: the sample shape it gives, F or [C, D1[, D2[, D3]]] (same element count)
   std::vector<int64_t> modes;   // spectral_conv, fno_block: Fourier modes kept, one per spatial dimension
+  // patch_embed, unpatch: the patch extents, one for every spatial dimension or one per dimension. Tokens are
+  // [D, T] fields (D features of each of T tokens, channel-first; core/model/transformer_layer.h).
+  std::vector<int64_t> patch;
+  int64_t dim = 0;         // patch_embed: D, the features of each token
+  int64_t heads = 0;       // transformer: attention heads (divide D)
+  int64_t mlp_ratio = 4;   // transformer: the MLP's hidden width is mlp_ratio · D
+  std::vector<int64_t> grid;  // unpatch: the token grid (the patch_embed's n_i / p_i), Π grid = T
   // custom: the name the application registered the layer under. Any other layer: optional, the name a later
   // concat or add reads its output by (a skip connection).
   std::string name;

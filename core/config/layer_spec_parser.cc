@@ -172,6 +172,38 @@ void parse_spectral(const ConfigNode& entry, LayerSpec& layer) {
   layer.modes = positive_ints(entry.child("modes"));
 }
 
+// `{type: patch_embed, patch: P | [p1, ..], dim: D}`: a field cut into patches, each a token of D features.
+void parse_patch_embed(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "patch", "dim"}, "a patch_embed layer");
+  layer.patch = positive_ints(entry.child("patch"));
+  layer.dim = positive_int(entry.child("dim"));
+}
+
+// `{type: transformer, heads: H[, mlp_ratio: 4][, dropout: 0][, eps: 1e-5]}`: a pre-norm block over [D, T] tokens.
+void parse_transformer(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "heads", "mlp_ratio", "dropout", "eps"}, "a transformer layer");
+  layer.heads = positive_int(entry.child("heads"));
+  if (entry.has("mlp_ratio")) layer.mlp_ratio = positive_int(entry.child("mlp_ratio"));
+  if (entry.has("dropout")) {
+    const ConfigNode dropout = entry.child("dropout");
+    layer.p = dropout.as_double();
+    if (layer.p != 0.0) {
+      dropout.fail("a transformer layer supports only dropout: 0 in this version (attention dropout keyed by "
+                   "sample, head, query and key is not implemented), got " + dropout.describe_value());
+    }
+  }
+  parse_eps(entry, layer);
+}
+
+// `{type: unpatch, patch: P | [p1, ..], channels: C, grid: [g1, ..]}`: [D, T] tokens back to a field
+// [C, g1·p1, ..]; `grid` is the token grid of the patch_embed it inverts.
+void parse_unpatch(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "patch", "channels", "grid"}, "an unpatch layer");
+  layer.patch = positive_ints(entry.child("patch"));
+  layer.channels = positive_int(entry.child("channels"));
+  layer.grid = positive_ints(entry.child("grid"));
+}
+
 // Each layer type's keys and checks: one parser per type (a new type adds its row here).
 using TypeParser = void (*)(const ConfigNode& entry, LayerSpec& layer);
 struct ParserRow {
@@ -189,6 +221,8 @@ constexpr ParserRow kParsers[] = {
     {LayerType::kConcat, parse_join},           {LayerType::kAdd, parse_join},
     {LayerType::kReshape, parse_reshape},
     {LayerType::kSpectralConv, parse_spectral}, {LayerType::kFnoBlock, parse_spectral},
+    {LayerType::kPatchEmbed, parse_patch_embed}, {LayerType::kTransformer, parse_transformer},
+    {LayerType::kUnpatch, parse_unpatch},
     {LayerType::kCustom, parse_custom},
 };
 

@@ -65,6 +65,12 @@ void require_rows(const LayerSpec& layer, const SampleShape& in) {
   }
 }
 
+std::string text_of(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
 }  // namespace
 
 int64_t field_channels(const SampleShape& shape) {
@@ -227,7 +233,111 @@ SampleShape spectral_output_shape(const LayerSpec& layer, const SampleShape& in)
 
 }  // namespace
 
+kernels::ConvGeometry patch_embed_geometry(const LayerSpec& layer, const SampleShape& in) {
+  require_field(layer, in);
+  kernels::ConvGeometry g;
+  const size_t dims = in.size() - 1;
+  g.in_channels = in[0];
+  g.out_channels = layer.dim;
+  g.in.assign(in.begin() + 1, in.end());
+  g.kernel = per_dimension("patch", layer.patch, dims);
+  g.stride = g.kernel;
+  g.dilation.assign(dims, 1);
+  g.pad_low.assign(dims, 0);
+  g.pad_high.assign(dims, 0);
+  for (size_t d = 0; d < dims; ++d) {
+    if (g.in[d] % g.kernel[d] != 0) {
+      refuse("patch " + std::to_string(g.kernel[d]) + " does not divide spatial extent " + std::to_string(g.in[d]) +
+             " (dimension " + std::to_string(d + 1) + " of the input " + shape_text(in) + ")");
+    }
+  }
+  kernels::complete_conv_geometry(g);
+  return g;
+}
+
+void require_tokens(const LayerSpec& layer, const SampleShape& in) {
+  if (in.size() != 2) {
+    refuse("a " + layer_type_name(layer.type) + " layer takes tokens [D, T] (a patch_embed's output), but gets " +
+           shape_text(in));
+  }
+  if (layer.type == LayerType::kTransformer && in[0] % layer.heads != 0) {
+    refuse("heads " + std::to_string(layer.heads) + " do not divide the token dimension " + std::to_string(in[0]) +
+           " of the input " + shape_text(in));
+  }
+}
+
+namespace {
+
+int64_t product_of(const std::vector<int64_t>& values) {
+  int64_t product = 1;
+  for (int64_t v : values) product *= v;
+  return product;
+}
+
+}  // namespace
+
+SampleShape unpatch_shape(const LayerSpec& layer, const SampleShape& in) {
+  require_tokens(layer, in);
+  const std::vector<int64_t> patch = per_dimension("patch", layer.patch, layer.grid.size());
+  if (product_of(layer.grid) != in[1]) {
+    refuse("grid " + text_of(layer.grid) + " has " + std::to_string(product_of(layer.grid)) +
+           " tokens but the input " + shape_text(in) + " has " + std::to_string(in[1]));
+  }
+  if (layer.channels * product_of(patch) != in[0]) {
+    refuse("channels " + std::to_string(layer.channels) + " x patch " + text_of(patch) + " is " +
+           std::to_string(layer.channels * product_of(patch)) + " features per token, but the input " +
+           shape_text(in) + " has " + std::to_string(in[0]));
+  }
+  SampleShape out{layer.channels};
+  for (size_t d = 0; d < patch.size(); ++d) out.push_back(layer.grid[d] * patch[d]);
+  return out;
+}
+
+// Output element (c, x1, ..) with x_i = g_i · p_i + q_i comes from token (g1, ..) (row-major over the grid),
+// feature (q1, .., c) (row-major over the patch, then the channel).
+std::vector<int64_t> unpatch_source(const LayerSpec& layer, const SampleShape& in) {
+  const SampleShape out = unpatch_shape(layer, in);
+  const std::vector<int64_t> patch = per_dimension("patch", layer.patch, layer.grid.size());
+  const size_t dims = patch.size();
+  const int64_t channels = layer.channels, tokens = in[1];
+  std::vector<int64_t> source(static_cast<size_t>(features_of(out)));
+  std::vector<int64_t> position(dims, 0);  // the output point, row-major
+  const int64_t points = features_of(out) / channels;
+  for (int64_t point = 0; point < points; ++point) {
+    int64_t rest = point;
+    for (size_t d = dims; d-- > 0;) {
+      position[d] = rest % out[d + 1];
+      rest /= out[d + 1];
+    }
+    int64_t token = 0, feature = 0;
+    for (size_t d = 0; d < dims; ++d) {
+      token = token * layer.grid[d] + position[d] / patch[d];
+      feature = feature * patch[d] + position[d] % patch[d];
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      source[static_cast<size_t>(c * points + point)] = (feature * channels + c) * tokens + token;
+    }
+  }
+  return source;
+}
+
+namespace {
+
+// patch_embed, transformer, unpatch (is_token_layer).
+SampleShape token_output_shape(const LayerSpec& layer, const SampleShape& in) {
+  if (layer.type == LayerType::kPatchEmbed) {
+    const kernels::ConvGeometry g = patch_embed_geometry(layer, in);
+    return {g.out_channels, g.out_features() / g.out_channels};
+  }
+  if (layer.type == LayerType::kUnpatch) return unpatch_shape(layer, in);
+  require_tokens(layer, in);
+  return in;
+}
+
+}  // namespace
+
 SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const CustomWidths& custom_widths) {
+  if (is_token_layer(layer.type)) return token_output_shape(layer, in);
   switch (layer.type) {
     case LayerType::kLinear:
       require_rows(layer, in);

@@ -84,4 +84,16 @@ kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShap
 // dimension, or when the modes do not fit the extents (2·m <= n in a non-last dimension, m <= n/2 + 1 in the last).
 kernels::SpectralGeometry spectral_geometry(const LayerSpec& layer, const SampleShape& in);
 
+// Tokens [D, T] (core/model/transformer_layer.h). patch_embed's convolution on input field `in`: kernel = stride =
+// `patch`, D output channels; refused (Error(kConfig)) when a patch extent does not divide its spatial extent.
+kernels::ConvGeometry patch_embed_geometry(const LayerSpec& layer, const SampleShape& in);
+// The tokens [D, T] a transformer or unpatch layer takes; refused when `in` is not a field of one spatial extent,
+// or (transformer) when its heads do not divide D.
+void require_tokens(const LayerSpec& layer, const SampleShape& in);
+// unpatch on tokens `in`: the output field [C, g1·p1, ..]; refused unless Π grid = T and D = C · Π patch.
+SampleShape unpatch_shape(const LayerSpec& layer, const SampleShape& in);
+// unpatch's gather: output column j of a sample reads its input column source[j] (each token's D features read as
+// (p1, .., c), channels fastest).
+std::vector<int64_t> unpatch_source(const LayerSpec& layer, const SampleShape& in);
+
 }  // namespace sluice::config

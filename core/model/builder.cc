@@ -13,11 +13,14 @@
 #include "core/model/fno_block_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
+#include "core/model/patch_embed_layer.h"
 #include "core/model/pool_layer.h"
 #include "core/model/residual_mlp_layer.h"
 #include "core/model/skip_layer.h"
 #include "core/model/skip_plan.h"
 #include "core/model/spectral_conv_layer.h"
+#include "core/model/transformer_layer.h"
+#include "core/model/unpatch_layer.h"
 #include "core/model/upsample_layer.h"
 
 namespace sluice::model {
@@ -89,11 +92,26 @@ std::unique_ptr<Layer> build_spectral(const config::LayerSpec& layer, const conf
   return std::make_unique<SpectralConvLayer>(backend, geometry);
 }
 
+// patch_embed, transformer, unpatch (config::is_token_layer) on input `in`.
+std::unique_ptr<Layer> build_tokens(const config::LayerSpec& layer, const config::SampleShape& in,
+                                    kernels::Backend& backend) {
+  if (layer.type == config::LayerType::kPatchEmbed) {
+    return std::make_unique<PatchEmbedLayer>(backend, config::patch_embed_geometry(layer, in));
+  }
+  if (layer.type == config::LayerType::kUnpatch) {
+    return std::make_unique<UnpatchLayer>(backend, config::unpatch_source(layer, in));
+  }
+  config::require_tokens(layer, in);
+  return std::make_unique<TransformerLayer>(backend, in[0], in[1], layer.heads, layer.mlp_ratio,
+                                            static_cast<float>(layer.eps));
+}
+
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
 std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
                                  kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
   using config::LayerType;
   const int64_t width = config::features_of(in);
+  if (config::is_token_layer(layer.type)) return build_tokens(layer, in, backend);
   switch (layer.type) {
     case LayerType::kLinear: return std::make_unique<LinearLayer>(backend, width, layer.outputs, layer.bias);
     case LayerType::kRelu:

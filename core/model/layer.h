@@ -63,7 +63,8 @@ class Layer {
   // Rough forward + backward FLOPs for one sample; only used to balance the partition.
   virtual double flops_per_sample() const = 0;
   // Bytes one sample keeps from this layer's forward to its backward, when the layer declares them (a custom layer's
-  // sluice_layer_ops::activation_bytes); 0: not declared (estimates count the layer's input, 4 x in_features).
+  // sluice_layer_ops::activation_bytes, a transformer's); 0: not declared (estimates count the layer's input,
+  // 4 x in_features).
   virtual double stash_bytes_per_sample() const { return 0.0; }
 
   virtual std::vector<Parameter*> parameters() { return {}; }

@@ -86,4 +86,34 @@ inline int64_t fno_block_params(const kernels::SpectralGeometry& g) {
   return spectral_params(g) + g.in_channels * g.out_channels + g.out_channels;
 }
 
+// patch_embed: its convolution, and the position embedding's add (forward) and sum (weight gradient).
+inline double patch_embed_flops(const kernels::ConvGeometry& g) {
+  return conv_flops(g) + 2.0 * static_cast<double>(g.out_features());
+}
+inline int64_t patch_embed_params(const kernels::ConvGeometry& g) { return conv_params(g, true) + g.out_features(); }
+
+// transformer on T tokens of D features: per token the qkv, proj, fc1 and fc2 maps (dense layers' F + I + W), per
+// sample and head q·kᵀ and p·v (2·T²·D/H multiply-adds each, 2 flops each, forward; the backward's four products
+// twice that), plus the two norms, GELU and the softmax element-wise.
+inline double transformer_flops(int64_t dim, int64_t tokens, int64_t heads, int64_t hidden) {
+  const double t = static_cast<double>(tokens);
+  const double maps = dense_flops(dim, 3 * dim) + dense_flops(dim, dim) + dense_flops(dim, hidden) +
+                      dense_flops(hidden, dim);
+  const double attention = 3.0 * 2.0 * 2.0 * t * t * static_cast<double>(dim);
+  const double elementwise = 2.0 * layernorm_flops(dim) + activation_flops(kernels::Activation::kGelu, hidden);
+  return t * (maps + elementwise) + attention + 10.0 * static_cast<double>(heads) * t * t;
+}
+// What one sample's forward keeps for the backward (TransformerLayer's saved tensors): per token the input, both
+// norms' outputs and statistics, qkv, the attention output, the first residual, the MLP's pre-activation and
+// activation; per head the T × T probabilities.
+inline double transformer_stash_bytes(int64_t dim, int64_t tokens, int64_t heads, int64_t hidden) {
+  const double t = static_cast<double>(tokens);
+  const double per_token = 8.0 * static_cast<double>(dim) + 4.0 + 2.0 * static_cast<double>(hidden);
+  return 4.0 * (t * per_token + static_cast<double>(heads) * t * t);
+}
+inline int64_t transformer_params(int64_t dim, int64_t hidden) {
+  return 2 * layernorm_params(dim) + dense_params(dim, 3 * dim, true) + dense_params(dim, dim, true) +
+         dense_params(dim, hidden, true) + dense_params(hidden, dim, true);
+}
+
 }  // namespace sluice::model

@@ -27,6 +27,21 @@ LayerShape spectral_shape(const config::LayerSpec& layer, const config::SampleSh
   return {in, out, spectral_params(g), spectral_flops(g)};
 }
 
+// patch_embed, transformer, unpatch (config::is_token_layer): as the built layers report them.
+LayerShape token_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
+  const int64_t in = config::features_of(in_shape);
+  if (layer.type == config::LayerType::kPatchEmbed) {
+    const kernels::ConvGeometry geometry = config::patch_embed_geometry(layer, in_shape);
+    return {in, out, patch_embed_params(geometry), patch_embed_flops(geometry)};
+  }
+  if (layer.type == config::LayerType::kUnpatch) return {in, out, 0, 2.0 * static_cast<double>(in)};
+  const int64_t hidden = layer.mlp_ratio * in_shape[0];
+  LayerShape shape{in, out, transformer_params(in_shape[0], hidden),
+                   transformer_flops(in_shape[0], in_shape[1], layer.heads, hidden)};
+  shape.stash_bytes = transformer_stash_bytes(in_shape[0], in_shape[1], layer.heads, hidden);
+  return shape;
+}
+
 // Features, parameters and FLOPs of a built-in layer taking `in_shape` (its output shape is already known).
 LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
   using config::LayerType;
@@ -91,7 +106,9 @@ std::vector<LayerShape> model_shape(const config::ModelSpec& spec, const CustomL
       walk.next(layer, [&](const std::string&, int64_t) { return shapes.back().out; });
     } else {
       walk.next(layer);
-      shapes.push_back(builtin_shape(layer, in_shape, config::features_of(walk.current())));
+      const int64_t out = config::features_of(walk.current());
+      shapes.push_back(config::is_token_layer(layer.type) ? token_shape(layer, in_shape, out)
+                                                          : builtin_shape(layer, in_shape, out));
     }
     shapes.back().in_shape = in_shape;
     shapes.back().out_shape = walk.current();

@@ -18,7 +18,8 @@ struct LayerShape {
   int64_t out = 0;
   int64_t params = 0;  // floats
   double flops = 0.0;  // per sample, forward + backward (Layer::flops_per_sample)
-  double stash_bytes = 0.0;  // per sample, declared by a custom layer (Layer::stash_bytes_per_sample); 0: not declared
+  double stash_bytes = 0.0;  // per sample, declared by a custom layer (Layer::stash_bytes_per_sample) or a
+                             // transformer (its T² probabilities); 0: not declared
   config::SampleShape in_shape;  // the field (or rows) each sample is
   config::SampleShape out_shape;
 };

@@ -19,7 +19,8 @@ TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
                                              "flatten",       "reshape",        "spectral_conv", "fno_block",
                                              "group_norm",    "instance_norm",
                                              "conv_transpose", "pool",          "upsample",     "concat",
-                                             "add",           "custom"};
+                                             "add",           "patch_embed",    "transformer",  "unpatch",
+                                             "custom"};
   EXPECT_EQ(layer_type_names(), expected);  // the order error messages list them in
   ASSERT_EQ(layer_types().size(), layer_type_names().size());
   for (size_t i = 0; i < layer_types().size(); ++i) {
@@ -81,6 +82,11 @@ TEST(LayerSpec, OutputWidthForEachKind) {
       case LayerType::kReshape:
         EXPECT_THROW(output_width(spec, 7), Error) << "reshape without a shape of 7 values";
         break;
+      case LayerType::kPatchEmbed:
+      case LayerType::kTransformer:
+      case LayerType::kUnpatch:
+        EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field or tokens, not rows";
+        break;
       default:
         EXPECT_EQ(output_width(spec, 7), 7) << layer_type_name(type);
         EXPECT_EQ(output_width(spec, -1), -1) << layer_type_name(type) << " keeps an unknown width unknown";
@@ -140,6 +146,11 @@ TEST(LayerSpec, EqualitySeesEveryFieldButTheLine) {
       {"p", [](LayerSpec& s) { s.p = 0.5; }, "0.000000", "0.500000"},
       {"eps", [](LayerSpec& s) { s.eps = 1e-6; }, "0.000010", "0.000001"},
       {"bias", [](LayerSpec& s) { s.bias = false; }, "true", "false"},
+      {"patch", [](LayerSpec& s) { s.patch = {2, 4}; }, "[]", "[2, 4]"},
+      {"dim", [](LayerSpec& s) { s.dim = 16; }, "0", "16"},
+      {"heads", [](LayerSpec& s) { s.heads = 2; }, "0", "2"},
+      {"mlp_ratio", [](LayerSpec& s) { s.mlp_ratio = 2; }, "4", "2"},
+      {"grid", [](LayerSpec& s) { s.grid = {4, 4}; }, "[]", "[4, 4]"},
   };
   for (const Change& change : changes) {
     LayerSpec changed = base;

@@ -397,5 +397,43 @@ TEST(SampleShape, TheConfigNamesThePoolUpsampleOrConvTransposeThatCannotTakeItsI
             "nearest");
 }
 
+// Tokens (issue 29): patch_embed → transformer → unpatch gives the field back; each refusal names the entry and
+// line and what does not fit.
+TEST(SampleShape, AVisionTransformerGivesItsFieldBackAndRefusalsNameTheLayer) {
+  const Config cfg = parse_config(
+      "model:\n  inputs: [3, 8, 12]\n  layers:\n    - {type: patch_embed, patch: [2, 4], dim: 24}\n"
+      "    - {type: transformer, heads: 4}\n"
+      "    - {type: unpatch, patch: [2, 4], channels: 3, grid: [4, 3]}\n" + std::string(kTail));
+  ShapeWalk walk(cfg.model.input_shape);
+  EXPECT_EQ(walk.next(cfg.model.layers[0]), (SampleShape{24, 12}));
+  EXPECT_EQ(walk.next(cfg.model.layers[1]), (SampleShape{24, 12}));
+  EXPECT_EQ(walk.next(cfg.model.layers[2]), (SampleShape{3, 8, 12}));
+  EXPECT_EQ(cfg.model.layers[1].mlp_ratio, 4);
+
+  const std::string patch = refusal("model:\n  inputs: [3, 8, 10]\n  layers:\n    - {type: patch_embed, patch: [2, 4], "
+                                    "dim: 8}\n");
+  EXPECT_NE(patch.find("model.layers.0 (line 4)"), std::string::npos) << patch;
+  EXPECT_NE(patch.find("patch 4 does not divide spatial extent 10"), std::string::npos) << patch;
+  const std::string heads = refusal("model:\n  inputs: [2, 8]\n  layers:\n    - {type: patch_embed, patch: 2, dim: 6}\n"
+                                    "    - {type: transformer, heads: 4}\n");
+  EXPECT_NE(heads.find("model.layers.1 (line 5)"), std::string::npos) << heads;
+  EXPECT_NE(heads.find("heads 4 do not divide the token dimension 6"), std::string::npos) << heads;
+  const std::string mismatch = refusal("model:\n  inputs: [2, 8]\n  layers:\n    - {type: patch_embed, patch: 2, "
+                                       "dim: 6}\n    - {type: unpatch, patch: 2, channels: 2, grid: [4]}\n");
+  EXPECT_NE(mismatch.find("model.layers.1 (line 5)"), std::string::npos) << mismatch;
+  EXPECT_NE(mismatch.find("4 features per token, but the input [6, 4] has 6"), std::string::npos) << mismatch;
+  const std::string grid = refusal("model:\n  inputs: [2, 8]\n  layers:\n    - {type: patch_embed, patch: 2, dim: 4}\n"
+                                   "    - {type: unpatch, patch: 2, channels: 2, grid: [3]}\n");
+  EXPECT_NE(grid.find("grid [3] has 3 tokens but the input [4, 4] has 4"), std::string::npos) << grid;
+  const std::string dropout = refusal("model:\n  inputs: [2, 8]\n  layers:\n    - {type: patch_embed, patch: 2, "
+                                      "dim: 4}\n    - {type: transformer, heads: 2, dropout: 0.1}\n");
+  EXPECT_NE(dropout.find("model.layers.1.dropout (line 5)"), std::string::npos) << dropout;
+  EXPECT_NE(dropout.find("only dropout: 0"), std::string::npos) << dropout;
+  EXPECT_NE(refusal("model: {inputs: [2, 8, 8], layers: [{type: transformer, heads: 2}]}\n").find("takes tokens [D, T]"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: 8, layers: [{type: patch_embed, patch: 2, dim: 4}]}\n").find("needs a field"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::config

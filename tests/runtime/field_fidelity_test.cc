@@ -2,7 +2,8 @@
 // convolutions with every padding, a stride, groups and a dilation; and skip connections across stages (a U-Net-like
 // model whose first layer is read by later layers on the last stage) for every schedule, recompute policy and
 // replica count; a Fourier neural operator (spectral_conv, fno_block) for every schedule; loss: cross_entropy on a
-// field output. Run with 4 MPI ranks: DP=1 uses 4 pipeline ranks, DP=2 uses 2.
+// field output; a small vision transformer (patch_embed, transformer blocks, unpatch) for every schedule, recompute
+// policy and replica count. Run with 4 MPI ranks: DP=1 uses 4 pipeline ranks, DP=2 uses 2.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -166,6 +167,37 @@ TEST_P(CrossEntropyFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) 
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, CrossEntropyFidelity, testing::schedule_recompute_dp_grid(),
                          testing::grid_name);
+
+// A small vision transformer (issue 29): patch_embed, six pre-norm transformer blocks (attention per sample and
+// head, split I and W under the zero-bubble schedules) and unpatch back to the field, over 2 x 8 x 8 samples
+// (16 tokens of 8 features, 2 heads); 8 layers, so interleaving's 8 chunks over 4 stages each hold one.
+config::Config vit_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
+  const std::string yaml =
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: patch_embed, patch: 2, dim: 8}\n"
+      "    - {type: transformer, heads: 2}\n"
+      "    - {type: transformer, heads: 2, mlp_ratio: 2}\n"
+      "    - {type: transformer, heads: 2}\n"
+      "    - {type: transformer, heads: 4}\n"
+      "    - {type: transformer, heads: 2, eps: 1e-6}\n"
+      "    - {type: transformer, heads: 1}\n"
+      "    - {type: unpatch, patch: 2, channels: 2, grid: [4, 4]}\n"
+      "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
+      std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, clip_grad_norm: 0.5}\n" +
+      "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\nseed: 7\nsteps: 3\n";
+  return config::parse_config(yaml);
+}
+
+class VitFidelity : public ::testing::TestWithParam<testing::GridParam> {};
+
+TEST_P(VitFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
+  const auto& [c, recompute, dp] = GetParam();
+  ASSERT_EQ(world_size() % dp, 0);
+  expect_bitwise_equal_to_sequential(vit_config(c.schedule, c.chunks, world_size() / dp, dp, recompute), dp);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSchedules, VitFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
 
 }  // namespace
 }  // namespace sluice

@@ -1,0 +1,144 @@
+// CpuBackend's token ops: the transformer's layout changes, the column gather of unpatch, and multi-head
+// self-attention as our loops over OpenBLAS's products. Attention runs one (sample, head) pair at a time, each pair
+// a fixed sequence of cblas_sgemm calls (the library held at one thread) on strided views of qkv and a softmax
+// with the row's maximum subtracted and its sums in order, so a pair's bits depend on that sample alone: not on the
+// batch, nor on which of the rank's threads computes it.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/blas_threads.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/parallel_blocks.h"
+
+namespace sluice::kernels {
+namespace {
+
+// One (sample, head) pair's views: q, k, v are [T][head_dim] with row stride 3D, o (and do) [T][head_dim] with
+// stride D; p is the pair's [T][T] probabilities.
+struct HeadViews {
+  int64_t tokens, head_dim, qkv_stride, out_stride;
+  float scale;
+};
+
+void product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              0.0f, c, static_cast<int>(ldc));
+}
+
+// Each row of s [rows][rows] becomes its softmax: the maximum subtracted, exp, divided by the sum (in order).
+void softmax_rows(int64_t rows, float* s) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = s + i * rows;
+    const float top = *std::max_element(row, row + rows);
+    double sum = 0.0;
+    for (int64_t j = 0; j < rows; ++j) {
+      row[j] = std::exp(row[j] - top);
+      sum += row[j];
+    }
+    const float inverse = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < rows; ++j) row[j] *= inverse;
+  }
+}
+
+void head_forward(const HeadViews& v, const float* q, float* p, float* o) {
+  const int64_t t = v.tokens, d = v.head_dim;
+  const float* k = q + v.qkv_stride / 3;
+  const float* val = q + 2 * (v.qkv_stride / 3);
+  product(false, true, t, t, d, v.scale, q, v.qkv_stride, k, v.qkv_stride, p, t);  // scores = scale q kᵀ
+  softmax_rows(t, p);
+  product(false, false, t, d, t, 1.0f, p, t, val, v.qkv_stride, o, v.out_stride);  // o = p v
+}
+
+// dv = pᵀ do; dp = do vᵀ; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q.
+void head_backward(const HeadViews& v, const float* q, const float* p, const float* dout, float* dq,
+                   std::vector<float>& scratch) {
+  const int64_t t = v.tokens, d = v.head_dim, third = v.qkv_stride / 3;
+  const float* k = q + third;
+  const float* val = q + 2 * third;
+  float* dk = dq + third;
+  float* dv = dq + 2 * third;
+  float* ds = scratch.data();
+  product(true, false, t, d, t, 1.0f, p, t, dout, v.out_stride, dv, v.qkv_stride);
+  product(false, true, t, t, d, 1.0f, dout, v.out_stride, val, v.qkv_stride, ds, t);
+  for (int64_t i = 0; i < t; ++i) {
+    const float* pr = p + i * t;
+    float* row = ds + i * t;
+    double dot = 0.0;
+    for (int64_t j = 0; j < t; ++j) dot += static_cast<double>(row[j]) * pr[j];
+    const float shift = static_cast<float>(dot);
+    for (int64_t j = 0; j < t; ++j) row[j] = pr[j] * (row[j] - shift);
+  }
+  product(false, false, t, d, t, v.scale, ds, t, k, v.qkv_stride, dq, v.qkv_stride);
+  product(true, false, t, d, t, v.scale, ds, t, q, v.qkv_stride, dk, v.qkv_stride);
+}
+
+HeadViews views_of(const AttentionGeometry& g) {
+  return {g.tokens, g.head_dim(), 3 * g.dim, g.dim, 1.0f / std::sqrt(static_cast<float>(g.head_dim()))};
+}
+
+// Runs body(sample, head) for every pair over the rank's threads (one pair's work on one thread).
+template <typename Body>
+void per_head(const AttentionGeometry& g, int64_t samples, Body&& body) {
+  const BlasHeldAtOneThread team;
+  const double work = 4.0 * static_cast<double>(g.tokens) * static_cast<double>(g.tokens) * g.dim;
+  const int threads = threads_for(team.team_threads(), samples, work);
+  run_blocks(samples * g.heads, threads, [&](int64_t j) { body(j / g.heads, j % g.heads); });
+}
+
+}  // namespace
+
+void CpuBackend::tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
+  for (int64_t s = 0; s < x.rows(); ++s) {
+    const float* in = x.data() + s * dim * tokens;
+    float* out = y.data() + s * dim * tokens;
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t d = 0; d < dim; ++d) out[t * dim + d] = in[d * tokens + t];
+  }
+}
+
+void CpuBackend::rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
+  for (int64_t s = 0; s < y.rows(); ++s) {
+    const float* in = x.data() + s * dim * tokens;
+    float* out = y.data() + s * dim * tokens;
+    for (int64_t d = 0; d < dim; ++d)
+      for (int64_t t = 0; t < tokens; ++t) out[d * tokens + t] = in[t * dim + d];
+  }
+}
+
+void CpuBackend::gather_columns_impl(const std::vector<int64_t>& source, const Tensor& x, Tensor& y) {
+  const int64_t cols = y.cols();
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    const float* in = x.data() + r * x.cols();
+    float* out = y.data() + r * cols;
+    for (int64_t j = 0; j < cols; ++j) out[j] = in[source[static_cast<size_t>(j)]];
+  }
+}
+
+void CpuBackend::attention_forward_impl(const AttentionGeometry& geometry, const Tensor& qkv, Tensor& out,
+                                        Tensor& probs) {
+  const HeadViews v = views_of(geometry);
+  const int64_t t = geometry.tokens, d = v.head_dim;
+  per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
+    const float* q = qkv.data() + s * t * v.qkv_stride + h * d;
+    float* p = probs.data() + (s * geometry.heads + h) * t * t;
+    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d);
+  });
+}
+
+void CpuBackend::attention_backward_impl(const AttentionGeometry& geometry, const Tensor& qkv, const Tensor& probs,
+                                         const Tensor& dout, Tensor& dqkv) {
+  const HeadViews v = views_of(geometry);
+  const int64_t t = geometry.tokens, d = v.head_dim;
+  per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
+    std::vector<float> scratch(static_cast<size_t>(t * t));
+    head_backward(v, qkv.data() + s * t * v.qkv_stride + h * d, probs.data() + (s * geometry.heads + h) * t * t,
+                  dout.data() + s * t * v.out_stride + h * d, dqkv.data() + s * t * v.qkv_stride + h * d, scratch);
+  });
+}
+
+}  // namespace sluice::kernels

@@ -1,0 +1,171 @@
+// The CPU backend's token ops (kernels/cpu/cpu_attention.cc): attention against a double reference, the same bits
+// on 1, 2 and 3 threads and for a sample alone or in a batch, the layout changes and the gather, the argument checks
+// of Backend, and the refusing defaults a backend without these ops inherits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/common/error.h"
+#include "kernels/cpu/blas_threads.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/parallel_blocks.h"
+#include "tests/kernels/random_tensor.h"
+
+namespace sluice::kernels {
+namespace {
+
+const AttentionGeometry kGeometry{5, 6, 2};  // 5 tokens of 6 features, 2 heads of 3
+constexpr int64_t kSamples = 4;
+
+std::vector<float> values(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.size()); }
+
+struct Results {
+  std::vector<float> out, probs, dqkv;
+};
+
+Results run(const Tensor& qkv, const Tensor& dout, int threads) {
+  Backend& backend = cpu_backend();
+  const AttentionGeometry& g = kGeometry;
+  const int64_t samples = qkv.rows() / g.tokens;
+  Tensor out = backend.zeros(qkv.rows(), g.dim), probs = backend.zeros(samples, g.heads * g.tokens * g.tokens);
+  Tensor dqkv = backend.zeros(qkv.rows(), 3 * g.dim);
+  const int host_threads = blas_thread_count();
+  const SpreadThresholdForTests spread(0.0);  // these small shapes run on the whole team too
+  set_blas_thread_count(threads);
+  backend.attention_forward(g, qkv, out, probs);
+  backend.attention_backward(g, qkv, probs, dout, dqkv);
+  set_blas_thread_count(host_threads);
+  return {values(out), values(probs), values(dqkv)};
+}
+
+TEST(CpuAttention, ForwardIsTheDoubleFormula) {
+  const AttentionGeometry& g = kGeometry;
+  const Tensor qkv = random_tensor(kSamples * g.tokens, 3 * g.dim, 1);
+  const Results r = run(qkv, random_tensor(kSamples * g.tokens, g.dim, 2), 1);
+  const int64_t d = g.head_dim();
+  for (int64_t s = 0; s < kSamples; ++s) {
+    for (int64_t h = 0; h < g.heads; ++h) {
+      for (int64_t i = 0; i < g.tokens; ++i) {
+        auto at = [&](int64_t token, int64_t part, int64_t k) {
+          return static_cast<double>(qkv.at(s * g.tokens + token, part * g.dim + h * d + k));
+        };
+        std::vector<double> p(static_cast<size_t>(g.tokens));
+        double sum = 0.0;
+        for (int64_t j = 0; j < g.tokens; ++j) {
+          double dot = 0.0;
+          for (int64_t k = 0; k < d; ++k) dot += at(i, 0, k) * at(j, 1, k);
+          p[static_cast<size_t>(j)] = std::exp(dot / std::sqrt(static_cast<double>(d)));
+          sum += p[static_cast<size_t>(j)];
+        }
+        for (int64_t k = 0; k < d; ++k) {
+          double o = 0.0;
+          for (int64_t j = 0; j < g.tokens; ++j) o += p[static_cast<size_t>(j)] / sum * at(j, 2, k);
+          EXPECT_NEAR(r.out[static_cast<size_t>((s * g.tokens + i) * g.dim + h * d + k)], o, 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuAttention, TheBitsDoNotDependOnTheThreadCountOrTheBatch) {
+  const AttentionGeometry& g = kGeometry;
+  const Tensor qkv = random_tensor(kSamples * g.tokens, 3 * g.dim, 3);
+  const Tensor dout = random_tensor(kSamples * g.tokens, g.dim, 4);
+  const Results one = run(qkv, dout, 1);
+  for (int threads : {2, 3}) {
+    const Results many = run(qkv, dout, threads);
+    EXPECT_EQ(many.out, one.out) << threads;
+    EXPECT_EQ(many.probs, one.probs) << threads;
+    EXPECT_EQ(many.dqkv, one.dqkv) << threads;
+  }
+  // Sample 2 alone gives its rows of the batch's results.
+  const int64_t s = 2, rows = g.tokens;
+  const Tensor qkv_alone = Tensor::host_from(
+      rows, 3 * g.dim, std::vector<float>(qkv.data() + s * rows * 3 * g.dim, qkv.data() + (s + 1) * rows * 3 * g.dim));
+  const Tensor dout_alone = Tensor::host_from(
+      rows, g.dim, std::vector<float>(dout.data() + s * rows * g.dim, dout.data() + (s + 1) * rows * g.dim));
+  const Results alone = run(qkv_alone, dout_alone, 1);
+  EXPECT_TRUE(std::equal(alone.out.begin(), alone.out.end(), one.out.begin() + s * rows * g.dim));
+  EXPECT_TRUE(std::equal(alone.dqkv.begin(), alone.dqkv.end(), one.dqkv.begin() + s * rows * 3 * g.dim));
+}
+
+TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {
+  Backend& backend = cpu_backend();
+  const Tensor x = random_tensor(2, 3 * 4, 5);  // 2 samples of [D = 3, T = 4]
+  Tensor rows = backend.zeros(2 * 4, 3), back = backend.zeros(2, 12);
+  backend.tokens_to_rows(3, 4, x, rows);
+  EXPECT_EQ(rows.at(1 * 4 + 2, 1), x.at(1, 1 * 4 + 2));  // sample 1, token 2, feature 1
+  backend.rows_to_tokens(3, 4, rows, back);
+  EXPECT_EQ(values(back), values(x));
+  Tensor gathered = backend.zeros(2, 3);
+  backend.gather_columns({11, 0, 5}, x, gathered);
+  EXPECT_EQ(gathered.at(1, 0), x.at(1, 11));
+  EXPECT_EQ(gathered.at(1, 2), x.at(1, 5));
+}
+
+std::string refusal(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return std::string(e.what()) + (e.code() == ErrorCode::kInvalidArgument ? " [invalid]" : " [other]");
+  }
+  return "accepted";
+}
+
+TEST(CpuAttention, BadArgumentsAreRefusedNamingTheOp) {
+  Backend& backend = cpu_backend();
+  Tensor qkv = backend.zeros(10, 18), out = backend.zeros(10, 6), probs = backend.zeros(2, 2 * 25);
+  const std::string heads = refusal([&] { backend.attention_forward({5, 6, 4}, qkv, out, probs); });
+  EXPECT_NE(heads.find("attention_forward: attention of 5 tokens, dim 6, 4 heads"), std::string::npos) << heads;
+  EXPECT_NE(heads.find("[invalid]"), std::string::npos) << heads;
+  const std::string rows = refusal([&] { backend.attention_forward({3, 6, 2}, qkv, out, probs); });
+  EXPECT_NE(rows.find("qkv has 10 rows, not a multiple of 3 tokens"), std::string::npos) << rows;
+  Tensor small = backend.zeros(2, 2 * 24);
+  EXPECT_NE(refusal([&] { backend.attention_forward(kGeometry, qkv, out, small); }).find("probs"),
+            std::string::npos);
+  Tensor y = backend.zeros(10, 2);
+  EXPECT_NE(refusal([&] { backend.gather_columns({0, 18}, qkv, y); }).find("source column 18"), std::string::npos);
+}
+
+// A backend that has not implemented the token ops: the defaults it inherits refuse them, naming op and device.
+class WithoutTokenOps : public CpuBackend {
+ public:
+  std::string device_name() const override { return "fake:1"; }
+
+ protected:
+  void attention_forward_impl(const AttentionGeometry& g, const Tensor& qkv, Tensor& out, Tensor& probs) override {
+    Backend::attention_forward_impl(g, qkv, out, probs);
+  }
+  void tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) override {
+    Backend::tokens_to_rows_impl(dim, tokens, x, y);
+  }
+};
+
+TEST(CpuAttention, ABackendWithoutTheOpsRefusesThemAsUnsupported) {
+  WithoutTokenOps backend;
+  Tensor qkv = backend.zeros(10, 18), out = backend.zeros(10, 6), probs = backend.zeros(2, 2 * 25);
+  try {
+    backend.attention_forward(kGeometry, qkv, out, probs);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("attention_forward is not available on fake:1"), std::string::npos)
+        << e.what();
+  }
+  const Tensor tokens = backend.zeros(2, 30);
+  Tensor rows = backend.zeros(10, 6);
+  try {
+    backend.tokens_to_rows(6, 5, tokens, rows);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("tokens_to_rows is not available on fake:1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::kernels
