@@ -18,6 +18,8 @@
 
 namespace sluice::kernels {
 
+class CudnnContext;  // kernels/cuda/cudnn_context.h
+
 class CudaBackend : public Backend {
  public:
   // Creates a context on `device_ordinal`; throws Error(kCuda) naming the failing call (no device, bad ordinal).
@@ -90,8 +92,30 @@ class CudaBackend : public Backend {
   void sgd_update_many_impl(const SgdHyper& hyper, const std::vector<SgdSlot>& slots) override;
   void adamw_update_many_impl(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
 
+  // Field ops (cuda_field_ops.cc): convolutions and pooling through cuDNN with deterministic algorithms chosen by
+  // heuristics (kernels/cuda/cudnn_conv.h), column blocks through field_index.cu. The other field ops (padding,
+  // resampling, field norms, the per-point cross-entropy) keep Backend's kUnsupported default.
+  void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                         Tensor& y) override;
+  void conv_backward_data_impl(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                               Tensor& dx) override;
+  void conv_accumulate_param_grads_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                        Tensor& weight_grad, Tensor* bias_grad) override;
+  void deconv_forward_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                           Tensor& y) override;
+  void deconv_backward_data_impl(const DeconvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                 Tensor& dx) override;
+  void deconv_accumulate_param_grads_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                          Tensor& weight_grad, Tensor* bias_grad) override;
+  void pool_forward_impl(const PoolGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void pool_backward_impl(const PoolGeometry& geometry, const Tensor& x, const Tensor& dy, Tensor& dx) override;
+  void copy_columns_impl(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                         int64_t count, bool add) override;
+
  private:
   Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);
+  CudnnContext& cudnn();  // made on first use, bound to stream_
+  Tensor explicitly_padded(const ConvGeometry& geometry, const Tensor& x);
 
   int device_ordinal_;
   GemmPrecision precision_ = GemmPrecision::kFp32;
@@ -99,6 +123,7 @@ class CudaBackend : public Backend {
   cudaStream_t communication_stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CudaHostStaging> staging_;  // created on first use
+  std::unique_ptr<CudnnContext> cudnn_;       // created on the first field op
 };
 
 // The process-wide CUDA backend, on GPU device_for_local_rank(local_rank, device count) (kernels/device_request.h;

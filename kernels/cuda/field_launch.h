@@ -1,0 +1,29 @@
+// Host-callable launchers for field_index.cu: index maps around the cuDNN field ops (explicit zero padding and
+// its crop, column blocks of skip connections). Element-wise copies only, no arithmetic across elements but the
+// one add of add_columns, so the results are the CPU's bit for bit. Each launcher checks its launch and throws
+// Error(kCuda) naming the kernel.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace sluice::kernels::cuda_launch {
+
+// Up to three spatial dimensions, unused leading ones 1 (extents) or 0 (offsets).
+struct FieldBox {
+  int64_t extent[3] = {1, 1, 1};
+};
+
+// For each of `planes` (samples · channels) planes: dst[p][i] = src[p][i − offset] where every coordinate of
+// i − offset lies inside src's extents, else 0. A positive offset zero-pads (offset = the low padding), a negative
+// one crops (the adjoint of that padding for the dx of a padded convolution).
+void window_copy(const float* src, const FieldBox& src_extents, float* dst, const FieldBox& dst_extents,
+                 const FieldBox& offset, int64_t planes, cudaStream_t stream);
+
+// destination[r][destination_col + j] = (add: +=) source[r][source_col + j] for r < rows, j < count.
+void copy_columns(const float* source, int64_t source_cols, int64_t source_col, float* destination,
+                  int64_t destination_cols, int64_t destination_col, int64_t rows, int64_t count, bool add,
+                  cudaStream_t stream);
+
+}  // namespace sluice::kernels::cuda_launch
