@@ -1,5 +1,5 @@
 // CudaBackend's field ops (operands checked by Backend): convolution and transposed convolution through cuDNN
-// (cudnn_conv.h), pooling through cuDNN, column blocks through field_index.cu.
+// (cudnn_conv.h), pooling through cuDNN, column blocks and periodic/reflect padding through field_index.cu.
 // cuDNN pads symmetrically only; a convolution whose low and high padding differ (padding 'same' with an even
 // kernel) runs on an explicitly zero-padded copy of its input, and its dx is computed on the padded extents and
 // cropped (cuda_launch::window_copy), so every geometry the CPU takes runs here too.
@@ -200,6 +200,16 @@ void CudaBackend::copy_columns_impl(const Tensor& source, int64_t source_col, Te
                                     int64_t destination_col, int64_t count, bool add) {
   cuda_launch::copy_columns(source.data(), source.cols(), source_col, destination.data(), destination.cols(),
                             destination_col, source.rows(), count, add, stream_);
+}
+
+void CudaBackend::pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) {
+  cuda_launch::pad_forward(geometry.mode, x.data(), box(geometry.in, 1), box(geometry.low, 0), y.data(),
+                           box(geometry.padded(), 1), x.rows() * geometry.channels, stream_);
+}
+
+void CudaBackend::pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) {
+  cuda_launch::pad_backward(geometry.mode, dy.data(), box(geometry.padded(), 1), box(geometry.low, 0), dx.data(),
+                            box(geometry.in, 1), dy.rows() * geometry.channels, stream_);
 }
 
 }  // namespace sluice::kernels

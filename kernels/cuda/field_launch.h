@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "kernels/conv_geometry.h"
+
 namespace sluice::kernels::cuda_launch {
 
 // Up to three spatial dimensions, unused leading ones 1 (extents) or 0 (offsets).
@@ -20,6 +22,14 @@ struct FieldBox {
 // one crops (the adjoint of that padding for the dx of a padded convolution).
 void window_copy(const float* src, const FieldBox& src_extents, float* dst, const FieldBox& dst_extents,
                  const FieldBox& offset, int64_t planes, cudaStream_t stream);
+
+// Periodic or reflect padding (kernels/conv_geometry.h's PadGeometry, the CPU's index rule) of `planes` planes.
+void pad_forward(PadMode mode, const float* x, const FieldBox& in, const FieldBox& low, float* y,
+                 const FieldBox& padded, int64_t planes, cudaStream_t stream);
+// Its adjoint as a gather: each dx element sums the dy elements copied from it, in ascending padded order
+// starting from 0, which is the CPU's order of additions (it scatters in padded order), so the bits are the CPU's.
+void pad_backward(PadMode mode, const float* dy, const FieldBox& padded, const FieldBox& low, float* dx,
+                  const FieldBox& in, int64_t planes, cudaStream_t stream);
 
 // destination[r][destination_col + j] = (add: +=) source[r][source_col + j] for r < rows, j < count.
 void copy_columns(const float* source, int64_t source_cols, int64_t source_col, float* destination,

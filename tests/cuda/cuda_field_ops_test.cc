@@ -11,7 +11,8 @@
 //   fp32 (errors around 1e-5 relative). 1e-4 still fails any wrong index, padding or missing accumulation, which
 //   move results by O(1) of the scale. Not yet measured on a GPU (written on a machine without one).
 // - pooling 1e-6: max pooling selects elements (exact); an average divides a sum of at most 27 terms.
-// - column copies: bit-identical (copies and one add per element).
+// - column copies and periodic/reflect padding: bit-identical (copies; the padding's backward adds in the CPU's
+//   order).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -245,6 +246,38 @@ TEST_F(CudaFieldOps, WeightGradientOverManySamplesIsTheSameEveryTime) {
     } else {
       EXPECT_EQ(std::memcmp(first.data(), all.data(), all.size() * sizeof(float)), 0) << "run " << run;
     }
+  }
+}
+
+Outputs run_pad(Backend& b, const PadGeometry& g, unsigned seed) {
+  const std::vector<float> xv = random_values(kSamples * g.in_features(), seed);
+  const std::vector<float> dyv = random_values(kSamples * g.out_features(), seed + 1);
+  const Tensor x = b.from_host(kSamples, g.in_features(), xv.data());
+  const Tensor dy = b.from_host(kSamples, g.out_features(), dyv.data());
+  Tensor y = b.zeros(kSamples, g.out_features());
+  Tensor dx = b.from_host(kSamples, g.in_features(), xv.data());  // overwritten, not added to
+  b.pad_forward(g, x, y);
+  b.pad_backward(g, dy, dx);
+  return download(b, {{"y", &y}, {"dx", &dx}});
+}
+
+// Every padding the layers make: periodic up to the whole extent (each element copied up to 3 times per
+// dimension), reflect up to extent − 1, uneven sides, 1-D to 3-D.
+TEST_F(CudaFieldOps, PeriodicAndReflectPaddingAreTheCpuBits) {
+  const std::vector<PadGeometry> cases = {
+      {PadMode::kPeriodic, 2, {5}, {5}, {3}},
+      {PadMode::kReflect, 2, {5}, {4}, {1}},
+      {PadMode::kPeriodic, 3, {4, 6}, {1, 6}, {2, 0}},
+      {PadMode::kReflect, 3, {4, 6}, {3, 2}, {1, 5}},
+      {PadMode::kPeriodic, 2, {3, 4, 5}, {3, 1, 2}, {3, 2, 0}},
+      {PadMode::kReflect, 2, {3, 4, 5}, {2, 1, 0}, {2, 3, 4}},
+  };
+  unsigned seed = 600;
+  for (const PadGeometry& g : cases) {
+    const std::string what = std::string(g.mode == PadMode::kPeriodic ? "periodic" : "reflect") + " pad, " +
+                             std::to_string(g.in.size()) + "-D, seed " + std::to_string(seed);
+    expect_identical(run_pad(cpu_, g, seed), run_pad(*gpu_, g, seed), what);
+    seed += 10;
   }
 }
 
