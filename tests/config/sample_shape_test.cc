@@ -243,17 +243,33 @@ TEST(SampleShape, EveryFieldLayerMayBeNamed) {
             std::string::npos);
 }
 
-TEST(SampleShape, FieldModelsOnACudaDeviceAreRefusedAtParse) {
-  const std::string field = refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}]}\n"
-                                    "device: cuda\n");
-  EXPECT_NE(field.find("device"), std::string::npos) << field;
-  EXPECT_NE(field.find("run on the CPU backend"), std::string::npos) << field;
-  const std::string skip = refusal(
-      "model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\npipeline: {stages: 2}\n"
-      "device: [cpu, cuda]\n");
-  EXPECT_NE(skip.find("skip connections"), std::string::npos) << skip;
-  EXPECT_NO_THROW(parse_config("model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\n"
-                               "device: cpu\n" + std::string(kTail)));
+// The CUDA backend runs convolutions (every padding), transposed convolutions, pooling and skips; a field layer it
+// has no kernel for is refused at parse, naming the layer, and only when some stage is on cuda.
+TEST(SampleShape, FieldLayersWithoutACudaKernelAreRefusedAtParseOnACudaDevice) {
+  EXPECT_NO_THROW(parse_config(
+      "model: {inputs: [2, 8, 8], layers: [{type: conv, channels: 2, kernel: 3, padding: periodic, name: a}, "
+      "{type: pool, mode: max, kernel: 2}, {type: conv_transpose, channels: 2, kernel: 2, stride: 2}, "
+      "{type: concat, from: a}, {type: conv, channels: 2, kernel: 2, padding: zeros}, {type: add, from: a}, "
+      "{type: flatten}, {type: layernorm}]}\ndevice: cuda\n" + std::string(kTail)));
+  const std::string upsample = refusal(
+      "model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}, {type: upsample, factor: 2}]}\n"
+      "pipeline: {stages: 2}\ndevice: [cpu, cuda]\n");
+  EXPECT_NE(upsample.find("model.layers.1"), std::string::npos) << upsample;
+  EXPECT_NE(upsample.find("upsample has no CUDA kernel yet (device is cuda on stage 1"), std::string::npos)
+      << upsample;
+  const std::string norm = refusal("model: {inputs: [2, 8], layers: [{type: group_norm, groups: 2}]}\ndevice: cuda\n");
+  EXPECT_NE(norm.find("group_norm has no CUDA kernel yet"), std::string::npos) << norm;
+  const std::string field_layernorm = refusal("model: {inputs: [2, 8], layers: [{type: layernorm}]}\ndevice: cuda\n");
+  EXPECT_NE(field_layernorm.find("layernorm over a field's channels"), std::string::npos) << field_layernorm;
+  EXPECT_NO_THROW(parse_config("model: {inputs: [2, 8], layers: [{type: upsample, factor: 2}]}\ndevice: cpu\n" +
+                               std::string(kTail)));
+  try {
+    parse_config("model: {inputs: [2, 8], layers: [{type: conv, channels: 3, kernel: 1}]}\ndevice: cuda\n"
+                 "loss: cross_entropy\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: external, batch: 4}\n");
+    ADD_FAILURE() << "cross_entropy on a field output was accepted on cuda";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cross_entropy on a field output"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SampleShape, CrossEntropyOnAFieldOutputIsAccepted) {

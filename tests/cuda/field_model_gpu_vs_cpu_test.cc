@@ -1,0 +1,129 @@
+// A field model trained on a GPU (cuDNN convolutions, transposed convolution and pooling; the padding and skip
+// kernels of field_index.cu) against the same training on the CPU, and the GPU run repeated: one rank, 3 steps of
+// plain SGD (each update lr times the gradient, so op differences pass through unamplified).
+// - GPU vs CPU: losses and parameters within 1e-4 relative (per tensor, relative_max_error): the ops agree to
+//   cuda_field_ops_test's 1e-4 (Winograd/FFT algorithms the heuristics may choose); any wrong op (an index, a
+//   padding, a gradient that overwrites instead of adding) moves results by O(1e-2) or more. Not yet measured on a
+//   GPU: this file was written on a machine without one.
+// - GPU vs GPU: identical bits (the determinism rule: heuristic algorithms filtered to CUDNN_DETERMINISTIC).
+// Rank 0 prints the measured differences ("[field-gpu-vs-cpu]") so a GPU machine's log records the numbers.
+// Run with 1 MPI rank (mpi_test, np = 1).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/config/config_parser.h"
+#include "core/data/synthetic_data.h"
+#include "core/runtime/trainer.h"
+#include "tests/cuda/cuda_test_support.h"
+
+namespace sluice {
+namespace {
+
+constexpr int kSteps = 3;
+constexpr int64_t kBatch = 8;
+constexpr double kTolerance = 1e-4;
+
+// Every field op the CUDA backend has: convolutions with periodic, zero (symmetric and, with the even kernel,
+// asymmetric) and reflect padding, a stride and a dilation, max and average pooling, a transposed convolution that
+// upsamples, a concat and an add (skips), then rows.
+config::Config field_config(const std::string& device) {
+  return config::parse_config(
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic, name: e1}\n"
+      "    - {type: gelu}\n"
+      "    - {type: pool, mode: max, kernel: 2}\n"
+      "    - {type: conv, channels: 8, kernel: 3, padding: zeros}\n"
+      "    - {type: tanh}\n"
+      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
+      "    - {type: concat, from: e1}\n"
+      "    - {type: conv, channels: 4, kernel: 2, padding: zeros}\n"
+      "    - {type: add, from: e1}\n"
+      "    - {type: conv, channels: 4, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
+      "    - {type: pool, mode: avg, kernel: 2}\n"
+      "    - {type: conv, channels: 2, kernel: 3, stride: 2, padding: zeros}\n"
+      "    - {type: flatten}\n"
+      "    - {type: linear, outputs: 4}\n"
+      "loss: mse\noptimizer: {type: sgd, lr: 0.05}\n"
+      "data: {type: synthetic, batch: " + std::to_string(kBatch) + "}\nseed: 11\nsteps: 3\n" +
+      "device: " + device + "\n");
+}
+
+struct RunResult {
+  std::vector<double> losses;
+  std::map<std::string, std::vector<float>> parameters;  // by qualified name
+};
+
+RunResult train(const config::Config& cfg) {
+  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
+  trainer.start();
+  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
+                             data::TargetKind::kRegression);
+  std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.parts().input_features));
+  std::vector<float> targets(static_cast<size_t>(kBatch * trainer.parts().output_features));
+  RunResult result;
+  for (int step = 0; step < kSteps; ++step) {
+    source.batch(step, 0, kBatch, inputs.data(), targets.data());
+    result.losses.push_back(trainer.train_step(inputs.data(), targets.data(), kBatch).loss);
+  }
+  for (const auto& [index, stage] : trainer.parts().stages) {
+    for (model::Parameter* p : stage->parameters()) {
+      std::vector<float>& values = result.parameters[p->qualified_name()];
+      values.resize(static_cast<size_t>(p->value.size()));
+      trainer.parts().backend->to_host(p->value, values.data());
+    }
+  }
+  return result;
+}
+
+class FieldModelGpuVsCpu : public ::testing::Test {
+ protected:
+  void SetUp() override { SLUICE_SKIP_WITHOUT_CUDA_DEVICE(); }
+};
+
+TEST_F(FieldModelGpuVsCpu, ThreeSgdStepsMatchTheCpuAndRepeatBitForBit) {
+  const RunResult cpu = train(field_config("cpu"));
+  const RunResult gpu = train(field_config("cuda"));
+  const RunResult again = train(field_config("cuda"));
+
+  ASSERT_EQ(cpu.losses.size(), gpu.losses.size());
+  double worst_loss = 0.0;
+  for (size_t step = 0; step < cpu.losses.size(); ++step) {
+    ASSERT_TRUE(std::isfinite(gpu.losses[step]) && cpu.losses[step] != 0.0) << "step " << step + 1;
+    const double d = std::abs(gpu.losses[step] - cpu.losses[step]) / std::abs(cpu.losses[step]);
+    worst_loss = std::max(worst_loss, d);
+    EXPECT_LE(d, kTolerance) << "step " << step + 1 << ": cpu " << cpu.losses[step] << ", gpu " << gpu.losses[step];
+    EXPECT_EQ(gpu.losses[step], again.losses[step]) << "step " << step + 1 << ": two GPU runs differ";
+  }
+  ASSERT_EQ(cpu.parameters.size(), gpu.parameters.size());
+  ASSERT_FALSE(gpu.parameters.empty());
+  double worst_parameter = 0.0;
+  std::string worst_name;
+  for (const auto& [name, values] : gpu.parameters) {
+    const auto expected = cpu.parameters.find(name);
+    ASSERT_NE(expected, cpu.parameters.end()) << name << " exists only in the GPU run";
+    const double error = testing::relative_max_error(expected->second, values);
+    if (error >= worst_parameter) {
+      worst_parameter = error;
+      worst_name = name;
+    }
+    EXPECT_LE(error, kTolerance) << name;
+    const std::vector<float>& repeated = again.parameters.at(name);
+    ASSERT_EQ(repeated.size(), values.size()) << name;
+    EXPECT_EQ(std::memcmp(repeated.data(), values.data(), values.size() * sizeof(float)), 0)
+        << name << ": two GPU runs differ";
+  }
+  std::printf("[field-gpu-vs-cpu] losses relative %.3e; parameters per-tensor max-relative %.3e (%s); limit %.0e\n",
+              worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
+  std::fflush(stdout);
+}
+
+}  // namespace
+}  // namespace sluice
