@@ -12,7 +12,6 @@ std::optional<CudaFieldGap> first_layer_cuda_lacks(const ModelSpec& model) {
     walk.next(layer);
     const std::string type = layer_type_name(layer.type);
     switch (layer.type) {
-      case LayerType::kUpsample:
       case LayerType::kGroupNorm:
       case LayerType::kInstanceNorm: return CudaFieldGap{i, type + " has no CUDA kernel yet"};
       case LayerType::kLayerNorm:

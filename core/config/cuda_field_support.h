@@ -1,6 +1,6 @@
 // Which parts of a field model the CUDA backend cannot run yet, so that the config parser refuses them before
 // anything runs (naming the layer) instead of the first step failing with kUnsupported. The CUDA backend runs
-// convolutions (every padding), transposed convolutions, pooling, concat and add (kernels/cuda); upsampling, group
+// convolutions (every padding), transposed convolutions, pooling, upsampling, concat and add (kernels/cuda); group
 // and instance norm, layernorm over a field's channels and cross_entropy on a field output have CPU kernels only.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace sluice::config {
 
 struct CudaFieldGap {
   size_t layer = 0;    // index into model.layers
-  std::string reason;  // "upsample has no CUDA kernel yet"
+  std::string reason;  // "group_norm has no CUDA kernel yet"
 };
 
 // The first layer of `model` that the CUDA backend cannot run, or nothing.

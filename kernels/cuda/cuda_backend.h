@@ -93,8 +93,9 @@ class CudaBackend : public Backend {
   void adamw_update_many_impl(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
 
   // Field ops (cuda_field_ops.cc): convolutions and pooling through cuDNN with deterministic algorithms chosen by
-  // heuristics (kernels/cuda/cudnn_conv.h); column blocks and periodic/reflect padding through field_index.cu. The
-  // other field ops (resampling, field norms, the per-point cross-entropy) keep Backend's kUnsupported default.
+  // heuristics (kernels/cuda/cudnn_conv.h); column blocks and periodic/reflect padding through field_index.cu,
+  // upsampling through resample.cu. The other field ops (field norms, the per-point cross-entropy) keep Backend's
+  // kUnsupported default.
   void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
                          Tensor& y) override;
   void conv_backward_data_impl(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight,
@@ -113,6 +114,8 @@ class CudaBackend : public Backend {
                          int64_t count, bool add) override;
   void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) override;
   void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  void resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) override;
 
  private:
   Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);

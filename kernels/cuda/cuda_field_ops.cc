@@ -1,5 +1,6 @@
 // CudaBackend's field ops (operands checked by Backend): convolution and transposed convolution through cuDNN
-// (cudnn_conv.h), pooling through cuDNN, column blocks and periodic/reflect padding through field_index.cu.
+// (cudnn_conv.h), pooling through cuDNN, column blocks and periodic/reflect padding through field_index.cu,
+// upsampling through resample.cu.
 // cuDNN pads symmetrically only; a convolution whose low and high padding differ (padding 'same' with an even
 // kernel) runs on an explicitly zero-padded copy of its input, and its dx is computed on the padded extents and
 // cropped (cuda_launch::window_copy), so every geometry the CPU takes runs here too.
@@ -210,6 +211,16 @@ void CudaBackend::pad_forward_impl(const PadGeometry& geometry, const Tensor& x,
 void CudaBackend::pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) {
   cuda_launch::pad_backward(geometry.mode, dy.data(), box(geometry.padded(), 1), box(geometry.low, 0), dx.data(),
                             box(geometry.in, 1), dy.rows() * geometry.channels, stream_);
+}
+
+void CudaBackend::resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) {
+  cuda_launch::resample_forward(geometry.mode, x.data(), box(geometry.in, 1), box(geometry.factor, 1), y.data(),
+                                x.rows() * geometry.channels, stream_);
+}
+
+void CudaBackend::resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) {
+  cuda_launch::resample_backward(geometry.mode, dy.data(), box(geometry.in, 1), box(geometry.factor, 1), dx.data(),
+                                 dy.rows() * geometry.channels, stream_);
 }
 
 }  // namespace sluice::kernels

@@ -1,7 +1,7 @@
-// Host-callable launchers for field_index.cu: index maps around the cuDNN field ops (explicit zero padding and
-// its crop, column blocks of skip connections). Element-wise copies only, no arithmetic across elements but the
-// one add of add_columns, so the results are the CPU's bit for bit. Each launcher checks its launch and throws
-// Error(kCuda) naming the kernel.
+// Host-callable launchers for field_index.cu and resample.cu: index maps around the cuDNN field ops (explicit
+// zero padding and its crop, periodic/reflect padding, column blocks of skip connections) and upsampling. The
+// copies and the padding are the CPU's bits (its order of additions); upsampling agrees to rounding. Each launcher
+// checks its launch and throws Error(kCuda) naming the kernel.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -30,6 +30,13 @@ void pad_forward(PadMode mode, const float* x, const FieldBox& in, const FieldBo
 // starting from 0, which is the CPU's order of additions (it scatters in padded order), so the bits are the CPU's.
 void pad_backward(PadMode mode, const float* dy, const FieldBox& padded, const FieldBox& low, float* dx,
                   const FieldBox& in, int64_t planes, cudaStream_t stream);
+
+// Upsampling (resample.cu): `in` the source extents, `factor` the integer factors (1 for unused dimensions).
+void resample_forward(ResampleMode mode, const float* x, const FieldBox& in, const FieldBox& factor, float* y,
+                      int64_t planes, cudaStream_t stream);
+// dx = the adjoint for dy, a gather (overwrites dx).
+void resample_backward(ResampleMode mode, const float* dy, const FieldBox& in, const FieldBox& factor, float* dx,
+                       int64_t planes, cudaStream_t stream);
 
 // destination[r][destination_col + j] = (add: +=) source[r][source_col + j] for r < rows, j < count.
 void copy_columns(const float* source, int64_t source_cols, int64_t source_col, float* destination,

@@ -243,25 +243,26 @@ TEST(SampleShape, EveryFieldLayerMayBeNamed) {
             std::string::npos);
 }
 
-// The CUDA backend runs convolutions (every padding), transposed convolutions, pooling and skips; a field layer it
+// The CUDA backend runs convolutions (every padding), transposed convolutions, pooling, upsampling and skips; a field layer it
 // has no kernel for is refused at parse, naming the layer, and only when some stage is on cuda.
 TEST(SampleShape, FieldLayersWithoutACudaKernelAreRefusedAtParseOnACudaDevice) {
   EXPECT_NO_THROW(parse_config(
       "model: {inputs: [2, 8, 8], layers: [{type: conv, channels: 2, kernel: 3, padding: periodic, name: a}, "
       "{type: pool, mode: max, kernel: 2}, {type: conv_transpose, channels: 2, kernel: 2, stride: 2}, "
       "{type: concat, from: a}, {type: conv, channels: 2, kernel: 2, padding: zeros}, {type: add, from: a}, "
-      "{type: flatten}, {type: layernorm}]}\ndevice: cuda\n" + std::string(kTail)));
-  const std::string upsample = refusal(
-      "model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}, {type: upsample, factor: 2}]}\n"
+      "{type: upsample, factor: 2, mode: linear}, {type: flatten}, {type: layernorm}]}\ndevice: cuda\n" +
+      std::string(kTail)));
+  const std::string norm_on_stage_1 = refusal(
+      "model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}, {type: group_norm, groups: 2}]}\n"
       "pipeline: {stages: 2}\ndevice: [cpu, cuda]\n");
-  EXPECT_NE(upsample.find("model.layers.1"), std::string::npos) << upsample;
-  EXPECT_NE(upsample.find("upsample has no CUDA kernel yet (device is cuda on stage 1"), std::string::npos)
-      << upsample;
-  const std::string norm = refusal("model: {inputs: [2, 8], layers: [{type: group_norm, groups: 2}]}\ndevice: cuda\n");
-  EXPECT_NE(norm.find("group_norm has no CUDA kernel yet"), std::string::npos) << norm;
+  EXPECT_NE(norm_on_stage_1.find("model.layers.1"), std::string::npos) << norm_on_stage_1;
+  EXPECT_NE(norm_on_stage_1.find("group_norm has no CUDA kernel yet (device is cuda on stage 1"), std::string::npos)
+      << norm_on_stage_1;
+  const std::string norm = refusal("model: {inputs: [2, 8], layers: [{type: instance_norm}]}\ndevice: cuda\n");
+  EXPECT_NE(norm.find("instance_norm has no CUDA kernel yet"), std::string::npos) << norm;
   const std::string field_layernorm = refusal("model: {inputs: [2, 8], layers: [{type: layernorm}]}\ndevice: cuda\n");
   EXPECT_NE(field_layernorm.find("layernorm over a field's channels"), std::string::npos) << field_layernorm;
-  EXPECT_NO_THROW(parse_config("model: {inputs: [2, 8], layers: [{type: upsample, factor: 2}]}\ndevice: cpu\n" +
+  EXPECT_NO_THROW(parse_config("model: {inputs: [2, 8], layers: [{type: group_norm, groups: 2}]}\ndevice: cpu\n" +
                                std::string(kTail)));
   try {
     parse_config("model: {inputs: [2, 8], layers: [{type: conv, channels: 3, kernel: 1}]}\ndevice: cuda\n"

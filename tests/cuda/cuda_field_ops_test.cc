@@ -1,4 +1,5 @@
-// CudaBackend's field ops (cuDNN convolution, transposed convolution and pooling; the column-block kernels) against
+// CudaBackend's field ops (cuDNN convolution, transposed convolution and pooling; the padding, upsampling and
+// column-block kernels) against
 // the CpuBackend's (oneDNN) on the same random inputs: 1-D, 2-D and 3-D, stride, dilation, groups, asymmetric
 // padding; parameter gradients must ADD to what the gradient tensors hold. And the determinism rule: the same ops
 // on a fresh backend (a new cuDNN handle, algorithms chosen again by the heuristics) give the same bits.
@@ -10,7 +11,8 @@
 //   a Winograd or FFT algorithm, which transforms the operands and is documented by cuDNN as less accurate in
 //   fp32 (errors around 1e-5 relative). 1e-4 still fails any wrong index, padding or missing accumulation, which
 //   move results by O(1) of the scale. Not yet measured on a GPU (written on a machine without one).
-// - pooling 1e-6: max pooling selects elements (exact); an average divides a sum of at most 27 terms.
+// - pooling and upsampling 1e-6: max pooling and nearest upsampling select elements (exact); an average divides a
+//   sum of at most 27 terms; linear upsampling mixes at most 8 terms with weights computed in fp32 (a few ulps).
 // - column copies and periodic/reflect padding: bit-identical (copies; the padding's backward adds in the CPU's
 //   order).
 #include <gtest/gtest.h>
@@ -155,6 +157,30 @@ Outputs run_pool(Backend& b, const PoolGeometry& g, unsigned seed) {
   return download(b, {{"y", &y}, {"dx", &dx}});
 }
 
+Outputs run_resample(Backend& b, const ResampleGeometry& g, unsigned seed) {
+  const std::vector<float> xv = random_values(kSamples * g.in_features(), seed);
+  const std::vector<float> dyv = random_values(kSamples * g.out_features(), seed + 1);
+  const Tensor x = b.from_host(kSamples, g.in_features(), xv.data());
+  const Tensor dy = b.from_host(kSamples, g.out_features(), dyv.data());
+  Tensor y = b.zeros(kSamples, g.out_features());
+  Tensor dx = b.from_host(kSamples, g.in_features(), xv.data());  // overwritten, not added to
+  b.resample_forward(g, x, y);
+  b.resample_backward(g, dy, dx);
+  return download(b, {{"y", &y}, {"dx", &dx}});
+}
+
+Outputs run_pad(Backend& b, const PadGeometry& g, unsigned seed) {
+  const std::vector<float> xv = random_values(kSamples * g.in_features(), seed);
+  const std::vector<float> dyv = random_values(kSamples * g.out_features(), seed + 1);
+  const Tensor x = b.from_host(kSamples, g.in_features(), xv.data());
+  const Tensor dy = b.from_host(kSamples, g.out_features(), dyv.data());
+  Tensor y = b.zeros(kSamples, g.out_features());
+  Tensor dx = b.from_host(kSamples, g.in_features(), xv.data());  // overwritten, not added to
+  b.pad_forward(g, x, y);
+  b.pad_backward(g, dy, dx);
+  return download(b, {{"y", &y}, {"dx", &dx}});
+}
+
 void expect_close(const Outputs& cpu, const Outputs& gpu, double tolerance, const std::string& what) {
   ASSERT_EQ(cpu.values.size(), gpu.values.size()) << what;
   for (size_t i = 0; i < cpu.values.size(); ++i) {
@@ -222,6 +248,8 @@ TEST_F(CudaFieldOps, TwoRunsOnFreshBackendsAreBitwiseEqual) {
   for (const PoolGeometry& g : pool_cases()) {
     expect_identical(run_pool(*gpu_, g, seed), run_pool(second, g, seed), g.describe());
   }
+  const ResampleGeometry linear{ResampleMode::kLinear, 2, {3, 4, 2}, {2, 1, 3}};
+  expect_identical(run_resample(*gpu_, linear, seed), run_resample(second, linear, seed), linear.describe());
 }
 
 // A bigger batch, where cuDNN's backward-filter has many samples to sum (the non-deterministic algorithms use
@@ -249,16 +277,17 @@ TEST_F(CudaFieldOps, WeightGradientOverManySamplesIsTheSameEveryTime) {
   }
 }
 
-Outputs run_pad(Backend& b, const PadGeometry& g, unsigned seed) {
-  const std::vector<float> xv = random_values(kSamples * g.in_features(), seed);
-  const std::vector<float> dyv = random_values(kSamples * g.out_features(), seed + 1);
-  const Tensor x = b.from_host(kSamples, g.in_features(), xv.data());
-  const Tensor dy = b.from_host(kSamples, g.out_features(), dyv.data());
-  Tensor y = b.zeros(kSamples, g.out_features());
-  Tensor dx = b.from_host(kSamples, g.in_features(), xv.data());  // overwritten, not added to
-  b.pad_forward(g, x, y);
-  b.pad_backward(g, dy, dx);
-  return download(b, {{"y", &y}, {"dx", &dx}});
+// Nearest and linear (align_corners=False), 1-D to 3-D, factors 1 to 4, extents of 1 (every output clamped).
+TEST_F(CudaFieldOps, NearestAndLinearUpsamplingMatchTheCpu) {
+  unsigned seed = 700;
+  for (ResampleMode mode : {ResampleMode::kNearest, ResampleMode::kLinear}) {
+    const std::vector<ResampleGeometry> cases = {
+        {mode, 3, {7}, {3}}, {mode, 2, {4, 5}, {2, 3}}, {mode, 2, {1, 4}, {4, 1}}, {mode, 2, {3, 4, 2}, {2, 1, 3}}};
+    for (const ResampleGeometry& g : cases) {
+      expect_close(run_resample(cpu_, g, seed), run_resample(*gpu_, g, seed), kPoolTolerance, g.describe());
+      seed += 10;
+    }
+  }
 }
 
 // Every padding the layers make: periodic up to the whole extent (each element copied up to 3 times per
