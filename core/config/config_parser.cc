@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <optional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -349,10 +348,6 @@ std::string stages_on(const Config& config, DeviceKind device) {
 
 void check_cuda_field_support(const ConfigNode& root, const Config& config) {
   const std::string where = "device is cuda on " + stages_on(config, DeviceKind::kCuda);
-  if (const std::optional<CudaFieldGap> gap = first_layer_cuda_lacks(config.model)) {
-    root.child("model").child("layers").elements()[gap->layer].fail(
-        gap->reason + " (" + where + "; every layer must run on each stage's device): use device: cpu");
-  }
   if (loss_needs_field_cross_entropy(config.model, config.loss)) {
     root.child("loss").fail("cross_entropy on a field output (the softmax over the channels at each point) has no "
                             "CUDA kernel yet (" + where + "): use device: cpu, or loss: mse");
@@ -375,8 +370,8 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
         stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
   }
-  // The field layers the CUDA backend has no kernel for (core/config/cuda_field_support.h): refused here, naming
-  // the layer, before anything runs, rather than at the first step.
+  // What of a field model the CUDA backend has no kernel for (core/config/cuda_field_support.h): refused here,
+  // before anything runs, rather than at the first step.
   if (config.any_stage_on(DeviceKind::kCuda)) check_cuda_field_support(root, config);
   if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
     root.child("gemm_precision")

@@ -94,7 +94,7 @@ class CudaBackend : public Backend {
 
   // Field ops (cuda_field_ops.cc): convolutions and pooling through cuDNN with deterministic algorithms chosen by
   // heuristics (kernels/cuda/cudnn_conv.h); column blocks and periodic/reflect padding through field_index.cu,
-  // upsampling through resample.cu. The other field ops (field norms, the per-point cross-entropy) keep Backend's
+  // upsampling through resample.cu, the field norms below. The per-point cross-entropy keeps Backend's
   // kUnsupported default.
   void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
                          Tensor& y) override;
@@ -116,6 +116,23 @@ class CudaBackend : public Backend {
   void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
   void resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) override;
   void resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  // Group norm and layernorm over channels (cuda_field_norm_ops.cc, field_norm.cu).
+  void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                               const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void group_norm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                      const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                      Tensor& dx) override;
+  void group_norm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                              const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
+                                              Tensor& bias_grad) override;
+  void channel_layernorm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                      const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void channel_layernorm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                             const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                             Tensor& dx) override;
+  void channel_layernorm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                     const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                     Tensor& weight_grad, Tensor& bias_grad) override;
 
  private:
   Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);

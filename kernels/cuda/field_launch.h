@@ -1,6 +1,7 @@
-// Host-callable launchers for field_index.cu and resample.cu: index maps around the cuDNN field ops (explicit
-// zero padding and its crop, periodic/reflect padding, column blocks of skip connections) and upsampling. The
-// copies and the padding are the CPU's bits (its order of additions); upsampling agrees to rounding. Each launcher
+// Host-callable launchers for field_index.cu, resample.cu and field_norm.cu: index maps around the cuDNN field ops
+// (explicit zero padding and its crop, periodic/reflect padding, column blocks of skip connections), upsampling and
+// the field normalizations. The copies and the padding are the CPU's bits (its order of additions); upsampling and
+// the norms agree to rounding, and repeat bit for bit (no atomics). Each launcher
 // checks its launch and throws Error(kCuda) naming the kernel.
 #pragma once
 
@@ -37,6 +38,30 @@ void resample_forward(ResampleMode mode, const float* x, const FieldBox& in, con
 // dx = the adjoint for dy, a gather (overwrites dx).
 void resample_backward(ResampleMode mode, const float* dy, const FieldBox& in, const FieldBox& factor, float* dx,
                        int64_t planes, cudaStream_t stream);
+
+// Normalizations of fields (field_norm.cu), the CPU's "sets" (kernels/cpu/cpu_field_norm.cc): set s of a sample
+// holds its elements s · set_stride + k · element_stride, k < size; the element at sample offset o is in channel
+// o / points. Group norm: sets = groups, size = set_stride = channels / groups · points, element_stride = 1.
+// Layernorm over the channels at each point: sets = points, size = channels, set_stride = 1,
+// element_stride = points, per_point = true. mean and rstd are [samples][sets].
+struct NormSets {
+  int64_t sets = 0;
+  int64_t size = 0;
+  int64_t set_stride = 0;
+  int64_t element_stride = 0;
+  int64_t points = 1;
+  int64_t features = 0;  // per sample
+  float eps = 0.0f;
+  bool per_point = false;  // the set of offset o is o % points (else o / set_stride)
+};
+void norm_forward(const NormSets& sets, int64_t samples, const float* x, const float* weight, const float* bias,
+                  float* y, float* mean, float* rstd, cudaStream_t stream);
+void norm_backward_input(const NormSets& sets, int64_t samples, const float* dy, const float* x, const float* weight,
+                         const float* mean, const float* rstd, float* dx, cudaStream_t stream);
+// weight_grad[c] += Σ dy · x̂, bias_grad[c] += Σ dy over samples and points.
+void norm_param_grads(const NormSets& sets, int64_t samples, int64_t channels, const float* dy, const float* x,
+                      const float* mean, const float* rstd, float* weight_grad, float* bias_grad,
+                      cudaStream_t stream);
 
 // destination[r][destination_col + j] = (add: +=) source[r][source_col + j] for r < rows, j < count.
 void copy_columns(const float* source, int64_t source_cols, int64_t source_col, float* destination,

@@ -13,6 +13,9 @@
 //   move results by O(1) of the scale. Not yet measured on a GPU (written on a machine without one).
 // - pooling and upsampling 1e-6: max pooling and nearest upsampling select elements (exact); an average divides a
 //   sum of at most 27 terms; linear upsampling mixes at most 8 terms with weights computed in fp32 (a few ulps).
+// - group norm and layernorm over channels 1e-5: statistics in double on both, summed in another order, so the
+//   float mean and rstd may differ in the last bit, which the backward's differences of similar terms amplify a
+//   little; a wrong set, channel or missing accumulation is off by O(1).
 // - column copies and periodic/reflect padding: bit-identical (copies; the padding's backward adds in the CPU's
 //   order).
 #include <gtest/gtest.h>
@@ -35,6 +38,7 @@ using sluice::testing::relative_max_error;
 
 constexpr double kConvTolerance = 1e-4;
 constexpr double kPoolTolerance = 1e-6;
+constexpr double kNormTolerance = 1e-5;
 constexpr int64_t kSamples = 3;
 
 std::vector<float> random_values(int64_t count, unsigned seed) {
@@ -181,6 +185,41 @@ Outputs run_pad(Backend& b, const PadGeometry& g, unsigned seed) {
   return download(b, {{"y", &y}, {"dx", &dx}});
 }
 
+// Group norm (per_point false) or layernorm over the channels at each point: forward, backward input, and the
+// parameter gradients added to nonzero starting values.
+Outputs run_norm(Backend& b, const NormGeometry& g, bool per_point, unsigned seed) {
+  const auto upload = [&](int64_t rows, int64_t cols, unsigned s) {
+    const std::vector<float> v = random_values(rows * cols, s);
+    return b.from_host(rows, cols, v.data());
+  };
+  const int64_t stats = per_point ? g.points : g.groups;
+  const Tensor x = upload(kSamples, g.features(), seed);
+  const Tensor weight = upload(1, g.channels, seed + 1);
+  const Tensor bias = upload(1, g.channels, seed + 2);
+  const Tensor dy = upload(kSamples, g.features(), seed + 3);
+  Tensor weight_grad = upload(1, g.channels, seed + 4);
+  Tensor bias_grad = upload(1, g.channels, seed + 5);
+  Tensor y = b.zeros(kSamples, g.features()), dx = b.zeros(kSamples, g.features());
+  Tensor mean = b.zeros(kSamples, stats), rstd = b.zeros(kSamples, stats);
+  if (per_point) {
+    b.channel_layernorm_forward(g, x, weight, bias, y, mean, rstd);
+    b.channel_layernorm_backward_input(g, dy, x, weight, mean, rstd, dx);
+    b.channel_layernorm_accumulate_param_grads(g, dy, x, mean, rstd, weight_grad, bias_grad);
+  } else {
+    b.group_norm_forward(g, x, weight, bias, y, mean, rstd);
+    b.group_norm_backward_input(g, dy, x, weight, mean, rstd, dx);
+    b.group_norm_accumulate_param_grads(g, dy, x, mean, rstd, weight_grad, bias_grad);
+  }
+  return download(b, {{"y", &y}, {"mean", &mean}, {"rstd", &rstd}, {"dx", &dx}, {"weight_grad", &weight_grad},
+                      {"bias_grad", &bias_grad}});
+}
+
+std::vector<NormGeometry> norm_cases() {
+  // channels, groups, points, eps: group norm, instance norm (groups = channels), one point, a big set (600
+  // elements: more than a block's threads, so each thread sums several).
+  return {{4, 2, 12, 1e-5f}, {3, 3, 20, 1e-5f}, {6, 1, 1, 1e-3f}, {8, 2, 150, 1e-5f}};
+}
+
 void expect_close(const Outputs& cpu, const Outputs& gpu, double tolerance, const std::string& what) {
   ASSERT_EQ(cpu.values.size(), gpu.values.size()) << what;
   for (size_t i = 0; i < cpu.values.size(); ++i) {
@@ -248,6 +287,11 @@ TEST_F(CudaFieldOps, TwoRunsOnFreshBackendsAreBitwiseEqual) {
   for (const PoolGeometry& g : pool_cases()) {
     expect_identical(run_pool(*gpu_, g, seed), run_pool(second, g, seed), g.describe());
   }
+  for (const NormGeometry& g : norm_cases()) {
+    for (bool per_point : {false, true}) {
+      expect_identical(run_norm(*gpu_, g, per_point, seed), run_norm(second, g, per_point, seed), g.describe());
+    }
+  }
   const ResampleGeometry linear{ResampleMode::kLinear, 2, {3, 4, 2}, {2, 1, 3}};
   expect_identical(run_resample(*gpu_, linear, seed), run_resample(second, linear, seed), linear.describe());
 }
@@ -307,6 +351,17 @@ TEST_F(CudaFieldOps, PeriodicAndReflectPaddingAreTheCpuBits) {
                              std::to_string(g.in.size()) + "-D, seed " + std::to_string(seed);
     expect_identical(run_pad(cpu_, g, seed), run_pad(*gpu_, g, seed), what);
     seed += 10;
+  }
+}
+
+TEST_F(CudaFieldOps, GroupNormAndChannelLayernormMatchTheCpu) {
+  unsigned seed = 800;
+  for (const NormGeometry& g : norm_cases()) {
+    for (bool per_point : {false, true}) {
+      const std::string what = (per_point ? "channel layernorm, " : "group norm, ") + g.describe();
+      expect_close(run_norm(cpu_, g, per_point, seed), run_norm(*gpu_, g, per_point, seed), kNormTolerance, what);
+      seed += 10;
+    }
   }
 }
 

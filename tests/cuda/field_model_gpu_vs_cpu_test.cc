@@ -1,5 +1,5 @@
-// A field model trained on a GPU (cuDNN convolutions, transposed convolution and pooling; the padding, upsampling
-// and skip kernels) against the same training on the CPU, and the GPU run repeated: one rank, 3 steps of
+// A field model trained on a GPU (cuDNN convolutions, transposed convolution and pooling; the padding, upsampling,
+// norm and skip kernels) against the same training on the CPU, and the GPU run repeated: one rank, 3 steps of
 // plain SGD (each update lr times the gradient, so op differences pass through unamplified).
 // - GPU vs CPU: losses and parameters within 1e-4 relative (per tensor, relative_max_error): the ops agree to
 //   cuda_field_ops_test's 1e-4 (Winograd/FFT algorithms the heuristics may choose); any wrong op (an index, a
@@ -33,7 +33,8 @@ constexpr double kTolerance = 1e-4;
 
 // Every field op the CUDA backend has: convolutions with periodic, zero (symmetric and, with the even kernel,
 // asymmetric) and reflect padding, a stride and a dilation, max and average pooling, a transposed convolution that
-// upsamples, linear and nearest upsampling, a concat and an add (skips), then rows.
+// upsamples, linear and nearest upsampling, group norm, instance norm, layernorm over channels, a concat and an
+// add (skips), then rows.
 config::Config field_config(const std::string& device) {
   return config::parse_config(
       "model:\n  inputs: [2, 8, 8]\n  layers:\n"
@@ -46,9 +47,12 @@ config::Config field_config(const std::string& device) {
       "    - {type: concat, from: e1}\n"
       "    - {type: conv, channels: 4, kernel: 2, padding: zeros}\n"
       "    - {type: add, from: e1}\n"
+      "    - {type: group_norm, groups: 2}\n"
       "    - {type: conv, channels: 4, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
       "    - {type: pool, mode: avg, kernel: 2}\n"
       "    - {type: upsample, factor: 2, mode: linear}\n"
+      "    - {type: layernorm}\n"
+      "    - {type: instance_norm}\n"
       "    - {type: conv, channels: 2, kernel: 3, stride: 2, padding: zeros}\n"
       "    - {type: upsample, factor: 2}\n"
       "    - {type: flatten}\n"
