@@ -16,7 +16,6 @@
 #include "core/common/message_text.h"
 #include "core/config/comm_parser.h"
 #include "core/config/config_node.h"
-#include "core/config/cuda_field_support.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/size_bounds.h"
 #include "core/config/lr_schedule_parser.h"
@@ -346,14 +345,6 @@ std::string stages_on(const Config& config, DeviceKind device) {
   return (listed.size() == 1 ? "stage " : "stages ") + join_names(listed);
 }
 
-void check_cuda_field_support(const ConfigNode& root, const Config& config) {
-  const std::string where = "device is cuda on " + stages_on(config, DeviceKind::kCuda);
-  if (loss_needs_field_cross_entropy(config.model, config.loss)) {
-    root.child("loss").fail("cross_entropy on a field output (the softmax over the channels at each point) has no "
-                            "CUDA kernel yet (" + where + "): use device: cpu, or loss: mse");
-  }
-}
-
 // Keys that only mean something on a GPU, refused with both keys named when no stage has one (the CPU would
 // otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
@@ -370,9 +361,6 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
         stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
   }
-  // What of a field model the CUDA backend has no kernel for (core/config/cuda_field_support.h): refused here,
-  // before anything runs, rather than at the first step.
-  if (config.any_stage_on(DeviceKind::kCuda)) check_cuda_field_support(root, config);
   if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
     root.child("gemm_precision")
         .fail(std::string("gemm_precision: ") + gemm_precisions().name_of(config.gemm_precision) +

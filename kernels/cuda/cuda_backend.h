@@ -94,8 +94,7 @@ class CudaBackend : public Backend {
 
   // Field ops (cuda_field_ops.cc): convolutions and pooling through cuDNN with deterministic algorithms chosen by
   // heuristics (kernels/cuda/cudnn_conv.h); column blocks and periodic/reflect padding through field_index.cu,
-  // upsampling through resample.cu, the field norms below. The per-point cross-entropy keeps Backend's
-  // kUnsupported default.
+  // upsampling through resample.cu, the field norms and the per-point cross-entropy below: every field op.
   void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
                          Tensor& y) override;
   void conv_backward_data_impl(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight,
@@ -116,6 +115,9 @@ class CudaBackend : public Backend {
   void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
   void resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) override;
   void resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  // The softmax cross-entropy at every point of a field (field_loss.cu).
+  double channel_softmax_cross_entropy_impl(int64_t channels, const Tensor& logits, const Tensor& target,
+                                            float grad_scale, Tensor& grad) override;
   // Group norm and layernorm over channels (cuda_field_norm_ops.cc, field_norm.cu).
   void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
                                const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;

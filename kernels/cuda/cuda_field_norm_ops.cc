@@ -1,5 +1,6 @@
 // CudaBackend's normalizations of fields (operands checked by Backend): group norm and layernorm over the channels
-// at each point, both the CPU's "sets" (field_launch.h's NormSets) run by field_norm.cu.
+// at each point, both the CPU's "sets" (field_launch.h's NormSets) run by field_norm.cu; and the softmax
+// cross-entropy at every point of a field (field_loss.cu).
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/field_launch.h"
 
@@ -73,6 +74,12 @@ void CudaBackend::channel_layernorm_accumulate_param_grads_impl(const NormGeomet
                                                                 Tensor& bias_grad) {
   cuda_launch::norm_param_grads(channel_sets(geometry), x.rows(), geometry.channels, dy.data(), x.data(),
                                 mean.data(), rstd.data(), weight_grad.data(), bias_grad.data(), stream_);
+}
+
+double CudaBackend::channel_softmax_cross_entropy_impl(int64_t channels, const Tensor& logits, const Tensor& target,
+                                                       float grad_scale, Tensor& grad) {
+  return cuda_launch::channel_softmax_cross_entropy(logits.data(), target.data(), grad_scale, grad.data(),
+                                                    logits.rows(), channels, logits.cols() / channels, stream_);
 }
 
 }  // namespace sluice::kernels

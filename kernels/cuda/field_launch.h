@@ -1,6 +1,6 @@
-// Host-callable launchers for field_index.cu, resample.cu and field_norm.cu: index maps around the cuDNN field ops
+// Host-callable launchers for field_index.cu, resample.cu, field_norm.cu and field_loss.cu: index maps around the cuDNN field ops
 // (explicit zero padding and its crop, periodic/reflect padding, column blocks of skip connections), upsampling and
-// the field normalizations. The copies and the padding are the CPU's bits (its order of additions); upsampling and
+// the field normalizations and the per-point cross-entropy. The copies and the padding are the CPU's bits (its order of additions); upsampling and
 // the norms agree to rounding, and repeat bit for bit (no atomics). Each launcher
 // checks its launch and throws Error(kCuda) naming the kernel.
 #pragma once
@@ -62,6 +62,11 @@ void norm_backward_input(const NormSets& sets, int64_t samples, const float* dy,
 void norm_param_grads(const NormSets& sets, int64_t samples, int64_t channels, const float* dy, const float* x,
                       const float* mean, const float* rstd, float* weight_grad, float* bias_grad,
                       cudaStream_t stream);
+
+// The softmax cross-entropy over the channels at each point (field_loss.cu): logits, target and grad are
+// [rows][channels · points]. Returns the sum over rows and points; synchronises the stream.
+double channel_softmax_cross_entropy(const float* logits, const float* target, float grad_scale, float* grad,
+                                     int64_t rows, int64_t channels, int64_t points, cudaStream_t stream);
 
 // destination[r][destination_col + j] = (add: +=) source[r][source_col + j] for r < rows, j < count.
 void copy_columns(const float* source, int64_t source_cols, int64_t source_col, float* destination,

@@ -1,5 +1,5 @@
-// CudaBackend's field ops (cuDNN convolution, transposed convolution and pooling; the padding, upsampling and
-// column-block kernels) against
+// CudaBackend's field ops (cuDNN convolution, transposed convolution and pooling; the padding, upsampling, norm,
+// per-point cross-entropy and column-block kernels) against
 // the CpuBackend's (oneDNN) on the same random inputs: 1-D, 2-D and 3-D, stride, dilation, groups, asymmetric
 // padding; parameter gradients must ADD to what the gradient tensors hold. And the determinism rule: the same ops
 // on a fresh backend (a new cuDNN handle, algorithms chosen again by the heuristics) give the same bits.
@@ -20,6 +20,7 @@
 //   order).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -363,6 +364,31 @@ TEST_F(CudaFieldOps, GroupNormAndChannelLayernormMatchTheCpu) {
       seed += 10;
     }
   }
+}
+
+// Per-point softmax cross-entropy: the loss sum (double) and the gradient, with targets that are distributions over
+// the channels at each point (not one-hot, so Σ_c target ≠ 1 is exercised too) and large logits (the max shift).
+TEST_F(CudaFieldOps, PerPointCrossEntropyMatchesTheCpu) {
+  const int64_t channels = 5, points = 37;
+  std::vector<float> logits = random_values(kSamples * channels * points, 900);
+  for (float& v : logits) v *= 30.0f;
+  const std::vector<float> target = random_values(kSamples * channels * points, 901);
+  std::vector<float> positive(target.size());
+  for (size_t i = 0; i < target.size(); ++i) positive[i] = 0.5f * (target[i] + 1.0f);
+  auto run = [&](Backend& b, double& loss) {
+    const Tensor z = b.from_host(kSamples, channels * points, logits.data());
+    const Tensor t = b.from_host(kSamples, channels * points, positive.data());
+    Tensor grad = b.zeros(kSamples, channels * points);
+    loss = b.channel_softmax_cross_entropy(channels, z, t, 0.25f, grad);
+    return download(b, {{"grad", &grad}});
+  };
+  double cpu_loss = 0.0, gpu_loss = 0.0, again_loss = 0.0;
+  const Outputs cpu = run(cpu_, cpu_loss);
+  const Outputs gpu = run(*gpu_, gpu_loss);
+  expect_close(cpu, gpu, kNormTolerance, "channel_softmax_cross_entropy");
+  EXPECT_NEAR(gpu_loss, cpu_loss, 1e-9 * std::abs(cpu_loss));  // double sums of the same float terms
+  expect_identical(gpu, run(*gpu_, again_loss), "channel_softmax_cross_entropy run twice");
+  EXPECT_EQ(gpu_loss, again_loss);
 }
 
 TEST_F(CudaFieldOps, ColumnBlocksCopyAndAddAsOnTheCpu) {

@@ -35,31 +35,40 @@ constexpr double kTolerance = 1e-4;
 // asymmetric) and reflect padding, a stride and a dilation, max and average pooling, a transposed convolution that
 // upsamples, linear and nearest upsampling, group norm, instance norm, layernorm over channels, a concat and an
 // add (skips), then rows.
-config::Config field_config(const std::string& device) {
-  return config::parse_config(
-      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic, name: e1}\n"
-      "    - {type: gelu}\n"
-      "    - {type: pool, mode: max, kernel: 2}\n"
-      "    - {type: conv, channels: 8, kernel: 3, padding: zeros}\n"
-      "    - {type: tanh}\n"
-      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
-      "    - {type: concat, from: e1}\n"
-      "    - {type: conv, channels: 4, kernel: 2, padding: zeros}\n"
-      "    - {type: add, from: e1}\n"
-      "    - {type: group_norm, groups: 2}\n"
-      "    - {type: conv, channels: 4, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
-      "    - {type: pool, mode: avg, kernel: 2}\n"
-      "    - {type: upsample, factor: 2, mode: linear}\n"
-      "    - {type: layernorm}\n"
-      "    - {type: instance_norm}\n"
-      "    - {type: conv, channels: 2, kernel: 3, stride: 2, padding: zeros}\n"
-      "    - {type: upsample, factor: 2}\n"
-      "    - {type: flatten}\n"
-      "    - {type: linear, outputs: 4}\n"
-      "loss: mse\noptimizer: {type: sgd, lr: 0.05}\n"
-      "data: {type: synthetic, batch: " + std::to_string(kBatch) + "}\nseed: 11\nsteps: 3\n" +
-      "device: " + device + "\n");
+const char* const kFieldModel =
+    "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+    "    - {type: conv, channels: 4, kernel: 3, padding: periodic, name: e1}\n"
+    "    - {type: gelu}\n"
+    "    - {type: pool, mode: max, kernel: 2}\n"
+    "    - {type: conv, channels: 8, kernel: 3, padding: zeros}\n"
+    "    - {type: tanh}\n"
+    "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
+    "    - {type: concat, from: e1}\n"
+    "    - {type: conv, channels: 4, kernel: 2, padding: zeros}\n"
+    "    - {type: add, from: e1}\n"
+    "    - {type: group_norm, groups: 2}\n"
+    "    - {type: conv, channels: 4, kernel: 3, dilation: 2, groups: 2, padding: reflect}\n"
+    "    - {type: pool, mode: avg, kernel: 2}\n"
+    "    - {type: upsample, factor: 2, mode: linear}\n"
+    "    - {type: layernorm}\n"
+    "    - {type: instance_norm}\n"
+    "    - {type: conv, channels: 2, kernel: 3, stride: 2, padding: zeros}\n"
+    "    - {type: upsample, factor: 2}\n"
+    "    - {type: flatten}\n"
+    "    - {type: linear, outputs: 4}\n"
+    "loss: mse\n";
+
+// A field output with cross_entropy (the softmax over 3 classes at each of the 8 x 8 points): the per-point loss.
+const char* const kFieldLossModel =
+    "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+    "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+    "    - {type: gelu}\n"
+    "    - {type: conv, channels: 3, kernel: 1}\n"
+    "loss: cross_entropy\n";
+
+config::Config field_config(const std::string& model, const std::string& device) {
+  return config::parse_config(model + "optimizer: {type: sgd, lr: 0.05}\ndata: {type: synthetic, batch: " +
+                              std::to_string(kBatch) + "}\nseed: 11\nsteps: 3\ndevice: " + device + "\n");
 }
 
 struct RunResult {
@@ -67,11 +76,13 @@ struct RunResult {
   std::map<std::string, std::vector<float>> parameters;  // by qualified name
 };
 
-RunResult train(const config::Config& cfg) {
+// `target_points` > 1: one-hot targets over the channels at each of that many points (cross_entropy on a field).
+RunResult train(const config::Config& cfg, int64_t target_points = 1) {
   runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
   trainer.start();
   data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
-                             data::TargetKind::kRegression);
+                             target_points > 1 ? data::TargetKind::kOneHot : data::TargetKind::kRegression,
+                             target_points);
   std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.parts().input_features));
   std::vector<float> targets(static_cast<size_t>(kBatch * trainer.parts().output_features));
   RunResult result;
@@ -89,15 +100,11 @@ RunResult train(const config::Config& cfg) {
   return result;
 }
 
-class FieldModelGpuVsCpu : public ::testing::Test {
- protected:
-  void SetUp() override { SLUICE_SKIP_WITHOUT_CUDA_DEVICE(); }
-};
-
-TEST_F(FieldModelGpuVsCpu, ThreeSgdStepsMatchTheCpuAndRepeatBitForBit) {
-  const RunResult cpu = train(field_config("cpu"));
-  const RunResult gpu = train(field_config("cuda"));
-  const RunResult again = train(field_config("cuda"));
+// Trains `model` on the CPU, then twice on the GPU; checks and prints the differences under `label`.
+void expect_gpu_matches_cpu(const std::string& label, const std::string& model, int64_t target_points = 1) {
+  const RunResult cpu = train(field_config(model, "cpu"), target_points);
+  const RunResult gpu = train(field_config(model, "cuda"), target_points);
+  const RunResult again = train(field_config(model, "cuda"), target_points);
 
   ASSERT_EQ(cpu.losses.size(), gpu.losses.size());
   double worst_loss = 0.0;
@@ -126,9 +133,23 @@ TEST_F(FieldModelGpuVsCpu, ThreeSgdStepsMatchTheCpuAndRepeatBitForBit) {
     EXPECT_EQ(std::memcmp(repeated.data(), values.data(), values.size() * sizeof(float)), 0)
         << name << ": two GPU runs differ";
   }
-  std::printf("[field-gpu-vs-cpu] losses relative %.3e; parameters per-tensor max-relative %.3e (%s); limit %.0e\n",
-              worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
+  std::printf("[field-gpu-vs-cpu] %s: losses relative %.3e; parameters per-tensor max-relative %.3e (%s); "
+              "limit %.0e\n",
+              label.c_str(), worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
   std::fflush(stdout);
+}
+
+class FieldModelGpuVsCpu : public ::testing::Test {
+ protected:
+  void SetUp() override { SLUICE_SKIP_WITHOUT_CUDA_DEVICE(); }
+};
+
+TEST_F(FieldModelGpuVsCpu, ThreeSgdStepsMatchTheCpuAndRepeatBitForBit) {
+  expect_gpu_matches_cpu("every field layer, mse", kFieldModel);
+}
+
+TEST_F(FieldModelGpuVsCpu, CrossEntropyOnAFieldOutputMatchesTheCpuAndRepeatsBitForBit) {
+  expect_gpu_matches_cpu("cross_entropy on a field", kFieldLossModel, 64);
 }
 
 }  // namespace
