@@ -1,13 +1,14 @@
 // A field model trained on a GPU (cuDNN convolutions, transposed convolution and pooling; the padding, upsampling,
 // norm and skip kernels) against the same training on the CPU, and the GPU run repeated: one rank, 3 steps of
-// plain SGD (each update lr times the gradient, so op differences pass through unamplified).
+// plain SGD (each update lr times the gradient, so op differences pass through unamplified), two pipeline stages on
+// two ranks (on cuda sharing the GPU through the staged transport), so field tensors and skips cross a boundary.
 // - GPU vs CPU: losses and parameters within 1e-4 relative (per tensor, relative_max_error): the ops agree to
 //   cuda_field_ops_test's 1e-4 (Winograd/FFT algorithms the heuristics may choose); any wrong op (an index, a
 //   padding, a gradient that overwrites instead of adding) moves results by O(1e-2) or more. Not yet measured on a
 //   GPU: this file was written on a machine without one.
 // - GPU vs GPU: identical bits (the determinism rule: heuristic algorithms filtered to CUDNN_DETERMINISTIC).
 // Rank 0 prints the measured differences ("[field-gpu-vs-cpu]") so a GPU machine's log records the numbers.
-// Run with 1 MPI rank (mpi_test, np = 1).
+// Run with 2 MPI ranks (mpi_test, np = 2); each rank compares the parameters of its own stage.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -23,6 +24,7 @@
 #include "core/data/synthetic_data.h"
 #include "core/runtime/trainer.h"
 #include "tests/cuda/cuda_test_support.h"
+#include "tests/mpi_world.h"
 
 namespace sluice {
 namespace {
@@ -66,8 +68,12 @@ const char* const kFieldLossModel =
     "    - {type: conv, channels: 3, kernel: 1}\n"
     "loss: cross_entropy\n";
 
+// Two pipeline stages, one per rank, so field tensors and the skips cross a stage boundary; on cuda both ranks
+// share the one GPU, so the transport is staged (NCCL refuses two ranks on one GPU).
 config::Config field_config(const std::string& model, const std::string& device) {
-  return config::parse_config(model + "optimizer: {type: sgd, lr: 0.05}\ndata: {type: synthetic, batch: " +
+  const std::string transport = device == "cuda" ? "staged" : "mpi";
+  return config::parse_config(model + "pipeline: {stages: 2, microbatches: 2, transport: " + transport + "}\n" +
+                              "optimizer: {type: sgd, lr: 0.05}\ndata: {type: synthetic, batch: " +
                               std::to_string(kBatch) + "}\nseed: 11\nsteps: 3\ndevice: " + device + "\n");
 }
 
@@ -133,9 +139,9 @@ void expect_gpu_matches_cpu(const std::string& label, const std::string& model, 
     EXPECT_EQ(std::memcmp(repeated.data(), values.data(), values.size() * sizeof(float)), 0)
         << name << ": two GPU runs differ";
   }
-  std::printf("[field-gpu-vs-cpu] %s: losses relative %.3e; parameters per-tensor max-relative %.3e (%s); "
+  std::printf("[field-gpu-vs-cpu] rank %d, %s: losses relative %.3e; parameters per-tensor max-relative %.3e (%s); "
               "limit %.0e\n",
-              label.c_str(), worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
+              testing::world_rank(), label.c_str(), worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
   std::fflush(stdout);
 }
 
