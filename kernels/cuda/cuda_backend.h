@@ -1,7 +1,8 @@
 // Backend on one NVIDIA GPU: device tensors from a stream-ordered pool (CudaBuffer), GEMM through cuBLAS,
-// everything else through the kernels in the *.cu files. All work is queued on one compute stream in call
-// order, so the Backend's sequential semantics hold without host synchronisation; only ops returning a value
-// to the host (to_host, sum_of_squares, the losses) wait for the stream.
+// convolutions and pooling through cuDNN (deterministic algorithms only), everything else through the kernels in
+// the *.cu files. All work is queued on one compute stream in call order, so the Backend's sequential semantics
+// hold without host synchronisation; only ops returning a value to the host (to_host, sum_of_squares, the losses)
+// wait for the stream.
 // Semantics are kernels/cpu/'s: same accumulate-vs-overwrite conventions, same Philox dropout masks, same
 // loss scaling. Agreement with the CPU is to rounding (different reduction order, device tanh/exp), not to
 // the bit; the .cu files are compiled with --fmad=false so element-wise ops round as the CPU's do.
