@@ -367,13 +367,6 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
         stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
   }
-  // The field layers and skips have CPU kernels only in this version (the CUDA backend's throw kUnsupported):
-  // refused here, before anything runs, rather than at the first step.
-  if (config.any_stage_on(DeviceKind::kCuda) &&
-      (!config.model.input_shape.empty() || has_skips(config.model.layers))) {
-    root.child("device").fail("the model works on fields (model.inputs is a shape) or has skip connections; field "
-                              "layers and skips run on the CPU backend in this version: use device: cpu");
-  }
   if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
     root.child("gemm_precision")
         .fail(std::string("gemm_precision: ") + gemm_precisions().name_of(config.gemm_precision) +

@@ -274,17 +274,19 @@ TEST(SampleShape, EveryFieldLayerMayBeNamed) {
             std::string::npos);
 }
 
-TEST(SampleShape, FieldModelsOnACudaDeviceAreRefusedAtParse) {
-  const std::string field = refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}]}\n"
-                                    "device: cuda\n");
-  EXPECT_NE(field.find("device"), std::string::npos) << field;
-  EXPECT_NE(field.find("run on the CPU backend"), std::string::npos) << field;
-  const std::string skip = refusal(
-      "model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\npipeline: {stages: 2}\n"
-      "device: [cpu, cuda]\n");
-  EXPECT_NE(skip.find("skip connections"), std::string::npos) << skip;
-  EXPECT_NO_THROW(parse_config("model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\n"
-                               "device: cpu\n" + std::string(kTail)));
+// The CUDA backend runs every field layer, the skips and cross_entropy on a field output: a field model on a cuda
+// stage is accepted (the parser used to refuse any field model or skip on cuda).
+TEST(SampleShape, FieldModelsAreAcceptedOnACudaDevice) {
+  EXPECT_NO_THROW(parse_config(
+      "model: {inputs: [2, 8, 8], layers: [{type: conv, channels: 2, kernel: 3, padding: periodic, name: a}, "
+      "{type: pool, mode: max, kernel: 2}, {type: conv_transpose, channels: 2, kernel: 2, stride: 2}, "
+      "{type: concat, from: a}, {type: conv, channels: 2, kernel: 2, padding: zeros}, {type: add, from: a}, "
+      "{type: group_norm, groups: 2}, {type: instance_norm}, {type: layernorm}, "
+      "{type: upsample, factor: 2, mode: linear}, {type: flatten}, {type: layernorm}]}\ndevice: cuda\n" +
+      std::string(kTail)));
+  EXPECT_NO_THROW(parse_config("model: {inputs: [2, 8], layers: [{type: conv, channels: 3, kernel: 1}]}\n"
+                               "pipeline: {stages: 2}\ndevice: [cpu, cuda]\nloss: cross_entropy\n"
+                               "optimizer: {type: sgd, lr: 0.1}\ndata: {type: external, batch: 4}\n"));
 }
 
 TEST(SampleShape, CrossEntropyOnAFieldOutputIsAccepted) {
