@@ -355,6 +355,15 @@ std::string stages_on(const Config& config, DeviceKind device) {
 // otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
 void check_device_keys(const ConfigNode& root, const Config& config) {
+  if (config.any_stage_on(DeviceKind::kCuda)) {
+    for (size_t i = 0; i < config.model.layers.size(); ++i) {
+      const LayerType type = config.model.layers[i].type;
+      if (runs_on_cuda(type)) continue;
+      root.child("model").child("layers").elements()[i].fail(
+          layer_type_name(type) + " has CPU kernels only in this version (device is cuda on " +
+          stages_on(config, DeviceKind::kCuda) + "; every layer must run on its stage's device): use device: cpu");
+    }
+  }
   if (config.pipeline.transport == TransportKind::kNccl && config.any_stage_on(DeviceKind::kCpu)) {
     const bool all_cpu = !config.any_stage_on(DeviceKind::kCuda);
     const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, DeviceKind::kCpu);

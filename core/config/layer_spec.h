@@ -32,6 +32,10 @@ const std::string& layer_type_name(LayerType type);
 // The type spelled `name` in the YAML; std::nullopt when no type is.
 std::optional<LayerType> find_layer_type(const std::string& name);
 
+// Whether the CUDA backend has the type's kernels; the config parser refuses the others on a cuda stage, naming
+// the layer, before anything runs (a custom layer is the application's: its callbacks decide).
+bool runs_on_cuda(LayerType type);
+
 // relu, gelu and tanh: layers that apply `activation_of(type)` element-wise.
 bool is_activation(LayerType type);
 kernels::Activation activation_of(LayerType type);  // only for is_activation(type)

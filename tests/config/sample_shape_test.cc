@@ -289,6 +289,29 @@ TEST(SampleShape, FieldModelsAreAcceptedOnACudaDevice) {
                                "optimizer: {type: sgd, lr: 0.1}\ndata: {type: external, batch: 4}\n"));
 }
 
+// The operator and token layers have CPU kernels only: on a cuda stage they are refused at parse, naming the layer.
+TEST(SampleShape, LayersWithoutCudaKernelsAreRefusedOnACudaDevice) {
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"{inputs: [2, 8, 8], layers: [{type: conv, channels: 2, kernel: 1}, {type: spectral_conv, channels: 2, "
+       "modes: [2, 2]}]}", "model.layers.1 (line 1): spectral_conv has CPU kernels only"},
+      {"{inputs: [2, 8, 8], layers: [{type: fno_block, channels: 2, modes: [2, 2]}]}",
+       "model.layers.0 (line 1): fno_block has CPU kernels only"},
+      {"{inputs: [2, 8, 8], layers: [{type: patch_embed, patch: 4, dim: 8}, {type: transformer, heads: 2}]}",
+       "model.layers.0 (line 1): patch_embed has CPU kernels only"},
+  };
+  for (const auto& [model, expected] : models) {
+    try {
+      parse_config("model: " + model + "\npipeline: {stages: 2}\ndevice: [cpu, cuda]\n" + std::string(kTail));
+      ADD_FAILURE() << model << " was accepted on a cuda stage";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kConfig);
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("device is cuda on stage 1"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(parse_config("model: " + model + "\n" + std::string(kTail))) << model << " on the CPU";
+  }
+}
+
 TEST(SampleShape, CrossEntropyOnAFieldOutputIsAccepted) {
   // The softmax over the channels at each point (core/model/loss.h); targets have the output's shape.
   const Config cfg = parse_config("model: {inputs: [2, 8], layers: [{type: conv, channels: 3, kernel: 1}]}\n"
