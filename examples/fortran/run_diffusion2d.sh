@@ -9,7 +9,8 @@
 #
 # Usage: run_diffusion2d.sh PREFIX RUN_DIR [TIME_STEPS [STOP_AT]]   (defaults: 1500 500)
 #   DIFFUSION2D_CONFIG=diffusion2d_stencil.yaml trains the solver's own stencil as a custom layer instead of the
-#   built-in convolutional surrogate (diffusion2d.yaml).
+#   built-in convolutional surrogate (diffusion2d.yaml); diffusion2d_vit.yaml a small vision transformer (patch 4,
+#   8 blocks of dim 128, 2 per rank).
 #   PREFIX: an installed Sluice (bazel run //capi:install -- PREFIX). RUN_DIR: created; build and outputs go there.
 set -euo pipefail
 
