@@ -219,5 +219,27 @@ TEST(FieldLayersReference, TokenLayersFusedBackwardMatchesFiniteDifferences) {
   check_finite_differences(token_cases());
 }
 
+// Attention dropout has no PyTorch reference (its mask is Sluice's Philox stream): a block with dropout 0.3 on a
+// reference case's input and parameters drops something while training, nothing at evaluation, and its backward
+// (which draws the mask again) matches finite differences of its own forward.
+TEST(FieldLayersReference, AttentionDropoutDropsWhileTrainingAndMatchesFiniteDifferences) {
+  std::vector<LayerReferenceCase> dropped;
+  for (const LayerReferenceCase& c : token_cases()) {
+    if (c.name != "transformer_d8_t5_h2") continue;
+    dropped.push_back(c);
+    dropped.back().layer_yaml.insert(dropped.back().layer_yaml.size() - 1, ", dropout: 0.3");
+  }
+  ASSERT_EQ(dropped.size(), 1u);
+  Built b = build(dropped[0]);
+  ForwardContext training, evaluation;
+  evaluation.training = false;
+  LayerSaved saved;
+  const Tensor y_training = b.layer->forward(b.x, training, saved);
+  const Tensor y_evaluation = b.layer->forward(b.x, evaluation, saved);
+  expect_close(y_evaluation, dropped[0].tensors.at("y"), "y without dropout");
+  EXPECT_NE(y_training.to_vector(), y_evaluation.to_vector());
+  check_finite_differences(dropped);
+}
+
 }  // namespace
 }  // namespace sluice::model
