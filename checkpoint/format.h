@@ -59,6 +59,9 @@ constexpr const char* kOptimizerStepsDataset = "optimizer_steps";
 // partial sums (0 at a step boundary), and the data-parallel replica count whose sums /accumulation holds.
 constexpr const char* kAccumulationPositionDataset = "accumulation_position";
 constexpr const char* kAccumulationReplicasDataset = "accumulation_replicas";
+// The samples (all replicas) each call of that window passed: the rest of the window must pass the same batch.
+// Written in the middle of a window only; absent (older files, or at a step boundary): the next call takes any.
+constexpr const char* kAccumulationCallSamplesDataset = "accumulation_call_samples";
 // Submitted samples (/samples): how many are held, and how many batches were drawn from a replay buffer (the
 // counter of its seeded permutations). Absent in older files: 0.
 constexpr const char* kSamplesHeldDataset = "samples_held";

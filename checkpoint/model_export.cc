@@ -82,6 +82,7 @@ void strip_to_model(Snapshot& snapshot, const ExportOptions& options) {
   snapshot.train_ints[kSamplesHeldDataset] = 0;
   snapshot.train_ints[kSamplesDrawsDataset] = 0;
   snapshot.train_ints[kAccumulationPositionDataset] = 0;
+  snapshot.train_ints.erase(kAccumulationCallSamplesDataset);
   snapshot.attributes[kExportAttribute] = kModelExportValue;
 }
 

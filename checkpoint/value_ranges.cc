@@ -25,6 +25,7 @@ const std::map<std::string, ValueRange>& ranges() {
       {kOptimizerStepsDataset, {0, kMaxCounter}},
       {kAccumulationPositionDataset, {0, kMaxAccumulationPosition}},
       {kAccumulationReplicasDataset, {1, kMaxReplicas}},
+      {kAccumulationCallSamplesDataset, {1, kMaxCounter}},
       {kSamplesHeldDataset, {0, kMaxCounter}},
       {kSamplesDrawsDataset, {0, kMaxCounter}},
       {kLrOverrideBitsDataset, {0, kLargestFiniteDoubleBits}},

@@ -18,6 +18,7 @@
 #include "kernels/norm_geometry.h"
 #include "kernels/host_staging.h"
 #include "kernels/rng.h"
+#include "kernels/spectral_geometry.h"
 #include "kernels/tensor.h"
 
 namespace sluice::kernels {
@@ -198,6 +199,18 @@ class Backend {
   void deconv_backward_data(const DeconvGeometry& geometry, const Tensor& dy, const Tensor& weight, Tensor& dx);
   void deconv_accumulate_param_grads(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
                                      Tensor& weight_grad, Tensor* bias_grad);
+  // Spectral convolution (kernels/spectral_geometry.h: x [samples][in_features], weight [in][weight_cols],
+  // y [samples][out_features]): y = irfftn(mix(rfftn(x))) over the spatial extents, the kept modes of each output
+  // channel the sum over input channels of the input's mode times the complex weight, every other mode zero (the FNO
+  // paper's SpectralConv, no bias). Each sample's bits depend on neither its batch nor the thread count. A backend
+  // without these ops throws Error(kUnsupported) naming the op and device.
+  void spectral_conv_forward(const SpectralGeometry& geometry, const Tensor& x, const Tensor& weight, Tensor& y);
+  // dx = dL/dx for dL/dy = dy (overwrites dx).
+  void spectral_conv_backward_data(const SpectralGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                   Tensor& dx);
+  // weight_grad += dL/dweight, the samples' contributions added in sample order (as the conv ops').
+  void spectral_conv_accumulate_weight_grad(const SpectralGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                            Tensor& weight_grad);
 
   // Normalizations of fields (kernels/norm_geometry.h: x, y, dy, dx [samples][features()], weight, bias and their
   // grads [1][channels]). Statistics are biased (divide by the count), accumulated in double, every sum in a fixed
@@ -330,6 +343,13 @@ class Backend {
                                          Tensor& dx);
   virtual void deconv_accumulate_param_grads_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
                                                   Tensor& weight_grad, Tensor* bias_grad);
+  // Spectral convolution; the defaults throw Error(kUnsupported) as the field ops' do.
+  virtual void spectral_conv_forward_impl(const SpectralGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                          Tensor& y);
+  virtual void spectral_conv_backward_data_impl(const SpectralGeometry& geometry, const Tensor& dy,
+                                                const Tensor& weight, Tensor& dx);
+  virtual void spectral_conv_accumulate_weight_grad_impl(const SpectralGeometry& geometry, const Tensor& x,
+                                                         const Tensor& dy, Tensor& weight_grad);
   // Token ops; the defaults throw Error(kUnsupported) as the field ops' do.
   virtual void tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y);
   virtual void rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y);

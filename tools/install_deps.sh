@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
   libopenblas-dev libdnnl-dev libyaml-cpp-dev libcli11-dev libgtest-dev librandom123-dev libdeflate-dev
+  libfftw3-dev
   python3 python3-pip valgrind procps patchelf
   slurmd slurmctld slurm-client munge
   # --config=fuzz (tests/fuzz): clang 14; libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer*.a) and the

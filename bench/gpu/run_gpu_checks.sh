@@ -3,7 +3,7 @@
 # bench/gpu/pack_for_gpu.sh put in a carry folder, runs them, and writes under $OUT (the device tool returns at
 # most 8 files from $OUT, so the per-step logs travel as one archive, rewritten after every step):
 #   summary.txt                   one line per step: ok / FAILED (exit) / TIMEOUT, its first error, failed gtest
-#                                 cases, every skip reason, and the whole-pipeline test's "[gpu-vs-cpu]" numbers
+#                                 cases, every skip reason, and the "[gpu-vs-cpu]" and "[field-gpu-vs-cpu]" numbers
 #   device.txt                    GPU, driver, glibc, CUDA/NCCL libraries found, which mpirun, Python/PyTorch
 #   results.jsonl                 the benchmarks' and `sluice train --json`'s final JSON lines
 #   pipeline_gpu_vs_cpu_test.log  the whole-pipeline test's output (also in the archive)
@@ -39,13 +39,14 @@ else
   root="$carry"  # an unpacked layout (bin/ lib/ mpi/), e.g. while testing the kit
 fi
 bin="$root/bin"
-# CUDA's libraries are not carried. The toolkit ships cudart and cuBLAS, not NCCL; the lent machines' image has
+# CUDA's libraries are not carried. The toolkit ships cudart and cuBLAS, not NCCL or cuDNN; the lent machines' image has
 # NCCL (and may have the others) as pip wheels (nvidia-nccl-cu13 ...) beside PyTorch. Look for each library the
 # binaries load in the usual places, then anywhere on the root file system.
 library_dirs=()
 wheel_dirs="$(timeout 30 python3 -c 'import glob, nvidia
 print(" ".join(d for p in nvidia.__path__ for d in glob.glob(p + "/*/lib")))' 2> /dev/null)"
-for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+# cuDNN: libcudnn.so.9 loads its engine libraries (libcudnn_cnn.so.9 ...) from the same folder at run time.
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
   found=""
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
       /usr/lib/x86_64-linux-gnu $wheel_dirs; do
@@ -148,7 +149,7 @@ run_step() {  # name limit_s command...: output to $logs/<name>.log; ok / FAILED
   # gtest's skip reasons and the whole-pipeline test's measured differences, once each.
   grep -h -A1 -e ': Skipped$' "$logs/$name.log" | grep -v -e ': Skipped$' -e '^--$' | sort | uniq -c |
     sed 's/^/    skipped: /' | tee -a "$summary"
-  grep -h '^\[gpu-vs-cpu\]' "$logs/$name.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -h -e '^\[gpu-vs-cpu\]' -e '^\[field-gpu-vs-cpu\]' "$logs/$name.log" | sed 's/^/    /' | tee -a "$summary"
   tail -3 "$logs/$name.log"
   tar -C "$work" -czf "$out/logs.tar.gz" logs  # after every step: a run killed later still returns these
 }
@@ -170,6 +171,9 @@ mpi_step mpirun_works 60 4 "$bin/sluice" --help
 run_step cuda_registry_test 60 "${with_libs[@]}" "$bin/cuda_registry_test"
 # Launches synchronous: a faulting kernel is named by the op that launched it, not by a later one.
 run_step cuda_backend_test 120 "${with_libs[@]}" CUDA_LAUNCH_BLOCKING=1 "$bin/cuda_backend_test"
+# The cuDNN field ops against the CPU and run to run, then a field model trained on the GPU vs the CPU.
+run_step cuda_field_ops_test 120 "${with_libs[@]}" CUDA_LAUNCH_BLOCKING=1 "$bin/cuda_field_ops_test"
+mpi_step field_model_gpu_vs_cpu_test 120 2 "$bin/field_model_gpu_vs_cpu_test_bin" --gtest_catch_exceptions=0
 mpi_step nccl_transport_test 90 1 "$bin/nccl_transport_test_bin"
 mpi_step staged_mpi_transport_test 90 2 "$bin/staged_mpi_transport_test_bin"
 # An exception on one rank must end the job at once (mpirun aborts it), not leave the others in a collective

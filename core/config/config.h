@@ -76,6 +76,11 @@ struct PipelineSpec {
   model::RecomputeMode recompute = model::RecomputeMode::kNone;  // none | full | selective
   std::vector<int> recompute_layers; // selective: global layer indices whose activations are recomputed
   std::vector<int> split;            // optional explicit partition: number of layers in each of P*V chunks
+  // What the balanced partition weighs (core/model/partition.h): a chunk's FLOPs ÷ flop_rate plus the bytes of
+  // the activations and gradients crossing its two cuts ÷ bandwidth. A wide field at a cut (a U-Net's upper levels,
+  // a skip carried past it) can cost more to send than a layer costs to compute.
+  double bandwidth = 1e9;   // bytes per second on a link between two stages
+  double flop_rate = 1e10;  // FLOPs per second of one rank
   int data_parallel = 0;             // DP replicas; 0 = derive from world size / stages
   // How activations move between stages: mpi (host memory) | staged (device -> host -> MPI -> device) |
   // nccl (device to device) | auto (mpi for device: cpu; for device: cuda on every stage, nccl when every rank

@@ -212,7 +212,7 @@ void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline)
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport", "gradient_sum", "rank_order", "memory_budget", "costs"},
+       "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -222,6 +222,12 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("memory_budget"))
     pipeline.memory_budget = number_in(node.child("memory_budget"), 0.0, true, 1e30, "bytes per rank >= 0");
   if (node.has("costs")) pipeline.costs = node.child("costs").as_string();
+  if (node.has("bandwidth")) {
+    pipeline.bandwidth = number_in(node.child("bandwidth"), 0.0, false, 1e30, "bytes per second > 0");
+  }
+  if (node.has("flop_rate")) {
+    pipeline.flop_rate = number_in(node.child("flop_rate"), 0.0, false, 1e30, "FLOPs per second > 0");
+  }
   if (node.has("chunks")) pipeline.chunks = positive_int(node.child("chunks"));
   if (node.has("microbatches")) pipeline.microbatches = positive_int(node.child("microbatches"));
   if (node.has("data_parallel")) pipeline.data_parallel = positive_int(node.child("data_parallel"));
@@ -349,6 +355,15 @@ std::string stages_on(const Config& config, DeviceKind device) {
 // otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
 void check_device_keys(const ConfigNode& root, const Config& config) {
+  if (config.any_stage_on(DeviceKind::kCuda)) {
+    for (size_t i = 0; i < config.model.layers.size(); ++i) {
+      const LayerType type = config.model.layers[i].type;
+      if (runs_on_cuda(type)) continue;
+      root.child("model").child("layers").elements()[i].fail(
+          layer_type_name(type) + " has CPU kernels only in this version (device is cuda on " +
+          stages_on(config, DeviceKind::kCuda) + "; every layer must run on its stage's device): use device: cpu");
+    }
+  }
   if (config.pipeline.transport == TransportKind::kNccl && config.any_stage_on(DeviceKind::kCpu)) {
     const bool all_cpu = !config.any_stage_on(DeviceKind::kCuda);
     const std::string where = all_cpu ? "device is \"cpu\"" : "device is cpu on " + stages_on(config, DeviceKind::kCpu);
@@ -360,13 +375,6 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
     root.child("pipeline").child("gradient_sum").fail(
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
         stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
-  }
-  // The field layers and skips have CPU kernels only in this version (the CUDA backend's throw kUnsupported):
-  // refused here, before anything runs, rather than at the first step.
-  if (config.any_stage_on(DeviceKind::kCuda) &&
-      (!config.model.input_shape.empty() || has_skips(config.model.layers))) {
-    root.child("device").fail("the model works on fields (model.inputs is a shape) or has skip connections; field "
-                              "layers and skips run on the CPU backend in this version: use device: cpu");
   }
   if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
     root.child("gemm_precision")

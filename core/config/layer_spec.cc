@@ -12,19 +12,22 @@ namespace {
 struct TypeEntry {
   LayerType type;
   std::string name;
+  bool cuda = true;  // the CUDA backend has its kernels (false: CPU only, refused on a cuda stage at parse)
 };
 
-// The one table of layer types and their YAML names.
+// The one table of layer types, their YAML names and whether they run on a cuda stage.
 const std::vector<TypeEntry>& type_table() {
   static const std::vector<TypeEntry> table = {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
-      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"}, {LayerType::kReshape, "reshape"},
+      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
+      {LayerType::kReshape, "reshape"},
+      {LayerType::kSpectralConv, "spectral_conv", false}, {LayerType::kFnoBlock, "fno_block", false},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},
-      {LayerType::kPatchEmbed, "patch_embed"}, {LayerType::kTransformer, "transformer"},
-      {LayerType::kUnpatch, "unpatch"},     {LayerType::kCustom, "custom"},
+      {LayerType::kPatchEmbed, "patch_embed", false}, {LayerType::kTransformer, "transformer", false},
+      {LayerType::kUnpatch, "unpatch", false}, {LayerType::kCustom, "custom"},
   };
   return table;
 }
@@ -65,6 +68,7 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
   visit("mode", a.mode, b.mode);
   visit("factor", a.factor, b.factor);
   visit("shape", a.shape, b.shape);
+  visit("modes", a.modes, b.modes);
   visit("outputs", a.declared_outputs, b.declared_outputs);
   visit("patch", a.patch, b.patch);
   visit("dim", a.dim, b.dim);
@@ -74,6 +78,13 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
 }
 
 }  // namespace
+
+bool runs_on_cuda(LayerType type) {
+  for (const TypeEntry& entry : type_table()) {
+    if (entry.type == type) return entry.cuda;
+  }
+  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(type)) + " is not in the table");
+}
 
 const std::vector<LayerType>& layer_types() {
   static const std::vector<LayerType> types = [] {

@@ -14,7 +14,8 @@ namespace sluice::config {
 
 enum class LayerType {
   kLinear, kRelu, kGelu, kTanh, kLayerNorm, kDropout, kResidualMlp, kConv, kFlatten, kGroupNorm, kInstanceNorm,
-  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kPatchEmbed, kTransformer, kUnpatch, kCustom
+  kConvTranspose, kPool, kUpsample, kConcat, kAdd, kReshape, kSpectralConv, kFnoBlock, kPatchEmbed, kTransformer,
+  kUnpatch, kCustom
 };
 
 // conv's `padding`: none (PyTorch's default), or the size kept at stride 1 with zeros, the field's periodic wrap
@@ -30,6 +31,10 @@ const std::vector<std::string>& layer_type_names();
 const std::string& layer_type_name(LayerType type);
 // The type spelled `name` in the YAML; std::nullopt when no type is.
 std::optional<LayerType> find_layer_type(const std::string& name);
+
+// Whether the CUDA backend has the type's kernels; the config parser refuses the others on a cuda stage, naming
+// the layer, before anything runs (a custom layer is the application's: its callbacks decide).
+bool runs_on_cuda(LayerType type);
 
 // relu, gelu and tanh: layers that apply `activation_of(type)` element-wise.
 bool is_activation(LayerType type);
@@ -48,7 +53,7 @@ struct LayerSpec {
   double p = 0.0;          // dropout probability; transformer: its `dropout` (only 0 in this version)
   double eps = 1e-5;       // layernorm, group_norm, instance_norm, transformer (its two norms) epsilon
   bool bias = true;        // linear, conv, conv_transpose: with bias
-  int64_t channels = 0;    // conv, conv_transpose: output channels
+  int64_t channels = 0;    // conv, conv_transpose, spectral_conv, fno_block: output channels
   // conv, conv_transpose (kernel, stride), pool (kernel): one value for every spatial dimension, or one per
   // dimension (core/config/sample_shape.h resolves them against the input's dimensions)
   std::vector<int64_t> kernel;
@@ -59,6 +64,7 @@ struct LayerSpec {
   std::string mode;        // pool: "max" | "avg"; upsample: "nearest" (default) | "linear"
   std::vector<int64_t> factor;  // upsample: integer factors, one for every spatial dimension or one per dimension
   std::vector<int64_t> shape;   // reshape: the sample shape it gives, F or [C, D1[, D2[, D3]]] (same element count)
+  std::vector<int64_t> modes;   // spectral_conv, fno_block: Fourier modes kept, one per spatial dimension
   // patch_embed, unpatch: the patch extents, one for every spatial dimension or one per dimension. Tokens are
   // [D, T] fields (D features of each of T tokens, channel-first; core/model/transformer_layer.h).
   std::vector<int64_t> patch;

@@ -164,6 +164,14 @@ void parse_reshape(const ConfigNode& entry, LayerSpec& layer) {
   layer.shape = parse_sample_shape(entry.child("shape"));
 }
 
+// `{type: spectral_conv | fno_block, channels: N, modes: [m1, .., mk]}`: one positive modes value per spatial
+// dimension; that they fit the input's extents is the shape rule's check (sample_shape.cc).
+void parse_spectral(const ConfigNode& entry, LayerSpec& layer) {
+  entry.require_map_with_keys({"type", "name", "channels", "modes"}, "a " + layer_type_name(layer.type) + " layer");
+  layer.channels = positive_int(entry.child("channels"));
+  layer.modes = positive_ints(entry.child("modes"));
+}
+
 // `{type: patch_embed, patch: P | [p1, ..], dim: D}`: a field cut into patches, each a token of D features.
 void parse_patch_embed(const ConfigNode& entry, LayerSpec& layer) {
   entry.require_map_with_keys({"type", "name", "patch", "dim"}, "a patch_embed layer");
@@ -212,6 +220,7 @@ constexpr ParserRow kParsers[] = {
     {LayerType::kPool, parse_pool},             {LayerType::kUpsample, parse_upsample},
     {LayerType::kConcat, parse_join},           {LayerType::kAdd, parse_join},
     {LayerType::kReshape, parse_reshape},
+    {LayerType::kSpectralConv, parse_spectral}, {LayerType::kFnoBlock, parse_spectral},
     {LayerType::kPatchEmbed, parse_patch_embed}, {LayerType::kTransformer, parse_transformer},
     {LayerType::kUnpatch, parse_unpatch},
     {LayerType::kCustom, parse_custom},

@@ -194,6 +194,45 @@ kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShap
   return g;
 }
 
+kernels::SpectralGeometry spectral_geometry(const LayerSpec& layer, const SampleShape& in) {
+  require_field(layer, in);
+  const std::string& type = layer_type_name(layer.type);
+  kernels::SpectralGeometry g;
+  g.in_channels = in[0];
+  g.out_channels = layer.channels;
+  g.extents.assign(in.begin() + 1, in.end());
+  g.modes = layer.modes;
+  const size_t dims = g.extents.size();
+  if (g.modes.size() != dims) {
+    refuse(type + " modes has " + std::to_string(g.modes.size()) + " values but the input field " + shape_text(in) +
+           " has " + std::to_string(dims) + " spatial dimension" + (dims == 1 ? "" : "s") + " (one value each)");
+  }
+  for (size_t d = 0; d < dims; ++d) {
+    const bool last = d + 1 == dims;
+    const int64_t n = g.extents[d], m = g.modes[d];
+    if (last ? m > n / 2 + 1 : 2 * m > n) {
+      refuse(type + " modes " + std::to_string(m) + " do not fit spatial extent " + std::to_string(n) +
+             " (dimension " + std::to_string(d + 1) + " of the input " + shape_text(in) + "): " +
+             (last ? "the last dimension keeps modes 0..m-1 of its n/2 + 1, so m <= " + std::to_string(n / 2 + 1)
+                   : "a non-last dimension keeps modes -m..m-1, so 2·m <= n, m <= " + std::to_string(n / 2)));
+    }
+  }
+  return g;
+}
+
+namespace {
+
+// spectral_conv and fno_block: [channels, the same extents].
+SampleShape spectral_output_shape(const LayerSpec& layer, const SampleShape& in) {
+  if (layer.type != LayerType::kSpectralConv && layer.type != LayerType::kFnoBlock) {
+    throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
+  }
+  const kernels::SpectralGeometry g = spectral_geometry(layer, in);
+  return field_shape(g.out_channels, g.extents);
+}
+
+}  // namespace
+
 kernels::ConvGeometry patch_embed_geometry(const LayerSpec& layer, const SampleShape& in) {
   require_field(layer, in);
   kernels::ConvGeometry g;
@@ -339,7 +378,7 @@ SampleShape output_shape(const LayerSpec& layer, const SampleShape& in, const Cu
       const kernels::ResampleGeometry g = resample_geometry(layer, in);
       return field_shape(g.channels, g.out());
     }
-    default: break;  // the token layers: token_output_shape
+    default: return spectral_output_shape(layer, in);  // spectral_conv, fno_block (kept out of this switch's count)
   }
   throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(layer.type)) + " is unknown");
 }

@@ -13,6 +13,7 @@
 #include "core/config/layer_spec.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/norm_geometry.h"
+#include "kernels/spectral_geometry.h"
 
 namespace sluice::config {
 
@@ -78,6 +79,10 @@ kernels::PoolGeometry pool_geometry(const LayerSpec& layer, const SampleShape& i
 kernels::ResampleGeometry resample_geometry(const LayerSpec& layer, const SampleShape& in);
 // A conv_transpose layer's geometry on input field `in` (output extents (n − 1) · stride + kernel, PyTorch's).
 kernels::DeconvGeometry deconv_geometry(const LayerSpec& layer, const SampleShape& in);
+// A spectral_conv or fno_block layer's geometry on input field `in` (output [channels, same extents]). Throws
+// Error(kConfig) naming the layer type when the input is not a field, when `modes` has not one value per spatial
+// dimension, or when the modes do not fit the extents (2·m <= n in a non-last dimension, m <= n/2 + 1 in the last).
+kernels::SpectralGeometry spectral_geometry(const LayerSpec& layer, const SampleShape& in);
 
 // Tokens [D, T] (core/model/transformer_layer.h). patch_embed's convolution on input field `in`: kernel = stride =
 // `patch`, D output channels; refused (Error(kConfig)) when a patch extent does not divide its spatial extent.

@@ -10,6 +10,7 @@
 #include "core/model/dropout_layer.h"
 #include "core/model/field_norm_layer.h"
 #include "core/model/flatten_layer.h"
+#include "core/model/fno_block_layer.h"
 #include "core/model/layernorm_layer.h"
 #include "core/model/linear_layer.h"
 #include "core/model/patch_embed_layer.h"
@@ -17,6 +18,7 @@
 #include "core/model/residual_mlp_layer.h"
 #include "core/model/skip_layer.h"
 #include "core/model/skip_plan.h"
+#include "core/model/spectral_conv_layer.h"
 #include "core/model/transformer_layer.h"
 #include "core/model/unpatch_layer.h"
 #include "core/model/upsample_layer.h"
@@ -82,6 +84,14 @@ std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::
                                           config::norm_geometry(layer, in));
 }
 
+// spectral_conv and fno_block on input field `in`.
+std::unique_ptr<Layer> build_spectral(const config::LayerSpec& layer, const config::SampleShape& in,
+                                      kernels::Backend& backend) {
+  const kernels::SpectralGeometry geometry = config::spectral_geometry(layer, in);
+  if (layer.type == config::LayerType::kFnoBlock) return std::make_unique<FnoBlockLayer>(backend, geometry);
+  return std::make_unique<SpectralConvLayer>(backend, geometry);
+}
+
 // patch_embed, transformer, unpatch (config::is_token_layer) on input `in`.
 std::unique_ptr<Layer> build_tokens(const config::LayerSpec& layer, const config::SampleShape& in,
                                     kernels::Backend& backend) {
@@ -124,7 +134,7 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
     case LayerType::kConcat:
     case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)
-    default: break;                 // the token layers: build_tokens
+    default: return build_spectral(layer, in, backend);  // spectral_conv, fno_block (kept out of this switch's count)
   }
   throw Error(ErrorCode::kInternal, where(index, layer) + ": layer type " +
                                         std::to_string(static_cast<int>(layer.type)) + " has no builder");

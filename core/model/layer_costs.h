@@ -7,6 +7,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/spectral_geometry.h"
 
 namespace sluice::model {
 
@@ -60,6 +61,29 @@ inline double pool_flops(const kernels::PoolGeometry& g) {
 inline double resample_flops(const kernels::ResampleGeometry& g) {
   const double reads = g.mode == kernels::ResampleMode::kNearest ? 1.0 : static_cast<double>(1 << g.in.size());
   return 2.0 * 2.0 * reads * static_cast<double>(g.out_features());
+}
+
+// A spectral convolution: a transform of ~5·N·log2(N) per channel each way (N points) and the complex mixing,
+// 8·in·out per kept mode; the forward, the input gradient and the weight gradient each transform every input and
+// output channel once and mix once.
+inline double spectral_flops(const kernels::SpectralGeometry& g) {
+  const double n = static_cast<double>(g.points());
+  double log2_n = 0.0;
+  for (int64_t e = g.points(); e > 1; e /= 2) log2_n += 1.0;
+  const double transforms = 5.0 * n * log2_n * static_cast<double>(g.in_channels + g.out_channels);
+  const double mixing = 8.0 * static_cast<double>(g.in_channels) * static_cast<double>(g.out_channels) *
+                        static_cast<double>(g.kept_modes());
+  return 3.0 * (transforms + mixing);
+}
+inline int64_t spectral_params(const kernels::SpectralGeometry& g) { return g.in_channels * g.weight_cols(); }
+
+// fno_block: the spectral convolution, a 1 × 1 convolution with bias (a dense layer at each point), the sum and GELU.
+inline double fno_block_flops(const kernels::SpectralGeometry& g) {
+  return spectral_flops(g) + 6.0 * static_cast<double>(g.in_channels) * static_cast<double>(g.out_features()) +
+         20.0 * static_cast<double>(g.out_features());
+}
+inline int64_t fno_block_params(const kernels::SpectralGeometry& g) {
+  return spectral_params(g) + g.in_channels * g.out_channels + g.out_channels;
 }
 
 // patch_embed: its convolution, and the position embedding's add (forward) and sum (weight gradient).

@@ -19,6 +19,14 @@ LayerShape custom_shape(size_t index, const config::LayerSpec& layer, int64_t in
   return shape;
 }
 
+// spectral_conv and fno_block taking the field `in_shape`.
+LayerShape spectral_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
+  const int64_t in = config::features_of(in_shape);
+  const kernels::SpectralGeometry g = config::spectral_geometry(layer, in_shape);
+  if (layer.type == config::LayerType::kFnoBlock) return {in, out, fno_block_params(g), fno_block_flops(g)};
+  return {in, out, spectral_params(g), spectral_flops(g)};
+}
+
 // patch_embed, transformer, unpatch (config::is_token_layer): as the built layers report them.
 LayerShape token_shape(const config::LayerSpec& layer, const config::SampleShape& in_shape, int64_t out) {
   const int64_t in = config::features_of(in_shape);
@@ -67,7 +75,7 @@ LayerShape builtin_shape(const config::LayerSpec& layer, const config::SampleSha
     case LayerType::kPool: return {in, out, 0, pool_flops(config::pool_geometry(layer, in_shape))};
     case LayerType::kUpsample: return {in, out, 0, resample_flops(config::resample_geometry(layer, in_shape))};
     case LayerType::kCustom: break;
-    default: break;  // the token layers: token_shape
+    default: return spectral_shape(layer, in_shape, out);  // spectral_conv, fno_block (kept out of this switch's count)
   }
   return {};  // not reached: custom layers go through custom_shape
 }
@@ -114,6 +122,16 @@ std::vector<double> flops_of(const std::vector<LayerShape>& shapes) {
   flops.reserve(shapes.size());
   for (const LayerShape& s : shapes) flops.push_back(s.flops);
   return flops;
+}
+
+PartitionCosts partition_costs(const std::vector<LayerShape>& shapes, const config::PipelineSpec& pipeline) {
+  constexpr double kBytesPerFloat = 4.0;
+  PartitionCosts costs{flops_of(shapes), {}};
+  const double flops_per_byte = pipeline.flop_rate / pipeline.bandwidth;
+  for (const LayerShape& shape : shapes) {
+    costs.boundaries.push_back(2.0 * kBytesPerFloat * static_cast<double>(shape.out) * flops_per_byte);
+  }
+  return costs;
 }
 
 }  // namespace sluice::model

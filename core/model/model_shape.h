@@ -9,6 +9,7 @@
 
 #include "core/config/config.h"
 #include "core/model/builder.h"
+#include "core/model/partition.h"
 
 namespace sluice::model {
 
@@ -28,5 +29,10 @@ struct LayerShape {
 std::vector<LayerShape> model_shape(const config::ModelSpec& spec, const CustomLayerRegistry& custom_layers);
 
 std::vector<double> flops_of(const std::vector<LayerShape>& shapes);
+
+// What the balanced partition weighs (partition.h), in FLOPs: each layer's FLOPs, and at each cut the bytes one
+// sample sends across it (its activation forward, with the skip tensors carried past it, and the gradient back)
+// at the pipeline's link bandwidth, as FLOPs at its flop rate.
+PartitionCosts partition_costs(const std::vector<LayerShape>& shapes, const config::PipelineSpec& pipeline);
 
 }  // namespace sluice::model

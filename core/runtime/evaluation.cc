@@ -12,6 +12,7 @@
 #include "core/config/sample_shape.h"
 #include "core/model/loss.h"
 #include "core/runtime/class_targets.h"
+#include "core/runtime/microbatch_rows.h"
 
 namespace sluice::runtime {
 namespace {
@@ -23,9 +24,10 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
   const int microbatches = trainer.config().pipeline.microbatches;
   const std::string rank = std::to_string(trainer.layout().rank);
   std::optional<Error> failure = comm::capture_failure([&] {
-    if (rows <= 0 || rows % microbatches != 0) {
+    // Any batch of at least one row per micro-batch, cut as a training call's (microbatch_rows.h).
+    if (rows < microbatches) {
       throw Error(ErrorCode::kInvalidArgument, "batch of " + std::to_string(rows) + " rows on rank " + rank +
-                                                   " is not a positive multiple of pipeline.microbatches (" +
+                                                   " is smaller than pipeline.microbatches (" +
                                                    std::to_string(microbatches) + ")");
     }
     if (last_stage && targets == nullptr) {
@@ -44,18 +46,19 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
                        comm::arrival_deadline());
 }
 
-// This rank's sum of per-sample losses: its micro-batches in order, as the training step's last stage adds them.
+// This rank's sum of per-sample losses: its micro-batches in order, cut and added as the training step's last
+// stage cuts and adds them.
 double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const float* targets, int64_t rows) {
   if (trainer.parts().stages.count(trainer.parts().lowered.num_stages() - 1) == 0) return 0.0;
   kernels::Backend& backend = *trainer.parts().backend;
   const int microbatches = trainer.config().pipeline.microbatches;
-  const int64_t mb_rows = rows / microbatches;
   const int64_t width = trainer.parts().output_features;
   double sum = 0.0;
   for (int m = 0; m < microbatches; ++m) {
-    const int64_t offset = m * mb_rows * width;
-    kernels::Tensor output = backend.from_host(mb_rows, width, outputs.data() + offset);
-    kernels::Tensor target = backend.from_host(mb_rows, width, targets + offset);
+    const MicrobatchRows part = microbatch_rows(rows, microbatches, m);
+    const int64_t offset = part.first * width;
+    kernels::Tensor output = backend.from_host(part.count, width, outputs.data() + offset);
+    kernels::Tensor target = backend.from_host(part.count, width, targets + offset);
     sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.parts().custom_loss,
                                config::field_points(trainer.parts().output_shape))
                .sum;

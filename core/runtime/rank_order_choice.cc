@@ -74,7 +74,8 @@ std::string describe(const config::RankOrderChoice& choice, config::RankOrder re
                      (requested == config::RankOrder::kAuto ? "auto" : "set in the config") + ", " +
                      std::to_string(choice.nodes) + " node(s)); inter-node bytes per optimizer step: " +
                      "stages_across_nodes " + megabytes(choice.across_nodes_bytes) + ", stages_within_node " +
-                     megabytes(choice.within_node_bytes);
+                     megabytes(choice.within_node_bytes) + " (" + std::to_string(choice.across_nodes_bytes) +
+                     " and " + std::to_string(choice.within_node_bytes) + " bytes of MPI payload)";
   return line;
 }
 

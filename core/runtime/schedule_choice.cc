@@ -28,7 +28,7 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
   if (static_cast<int>(shapes.size()) < stages) return {};
   const double state_floats = 2.0 + optimizer_state(cfg);  // parameter + gradient + optimizer state
   std::vector<schedule::StageSizes> sizes;
-  for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::flops_of(shapes), stages))) {
+  for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::partition_costs(shapes, cfg.pipeline), stages))) {
     schedule::StageSizes stage;
     stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(shapes[range.first].in);
     for (int layer = range.first; layer < range.last; ++layer) {

@@ -43,6 +43,7 @@ TrainerState Trainer::state() const {
   TrainerState state;
   state.steps_done = step_;
   state.accumulation_position = window_.position();
+  state.accumulation_call_samples = window_.call_samples();
   state.optimizer_steps = parts_.optimizer ? parts_.optimizer->step_count() : 0;
   state.learning_rate_override = lr_override_;
   state.data_position = data_position_;
@@ -55,7 +56,7 @@ void Trainer::restore(TrainerState state) {
   if (state.accumulation_position == 0) {
     for (const auto& [index, stage] : parts_.stages) stage->zero_grad();  // no partial sums: a fresh window
   }
-  window_.restore(state.accumulation_position);
+  window_.restore(state.accumulation_position, state.accumulation_call_samples);
   step_ = state.steps_done;
   parts_.optimizer->set_step_count(state.optimizer_steps);
   lr_override_ = state.learning_rate_override;
@@ -214,7 +215,7 @@ void Trainer::agree_on_call(const StepOutcome& outcome, bool window_start) {
 StepResult Trainer::train_step(const float* inputs, const float* targets, int64_t rows) {
   if (!started_) throw Error(ErrorCode::kState, "trainer is not started");
   check_step_inputs("sluice_train_step", inputs, targets, rows, false);
-  window_.check_batch(rows);  // the same on every rank (rows was agreed), so is a refusal
+  window_.check_batch(rows, layout().data_parallel);  // rows was agreed: every rank refuses alike
   data_position_.begin_call(step_, window_.accumulate(), window_.position(), rows * layout().data_parallel);
   if (normalization_.pending()) compute_auto_normalization(inputs, targets, rows);  // collective, first call
   const NormalizedBatch batch = normalized_batch(inputs, targets, rows);
@@ -236,9 +237,9 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     parts_.optimizer->set_lr(next_learning_rate());
     parts_.optimizer->step();
     ++step_;
-    window_.advance(rows);
+    window_.advance(rows, layout().data_parallel);
   } else {
-    window_.advance(rows);
+    window_.advance(rows, layout().data_parallel);
     result.stepped = false;
     result.pending_calls = window_.position();
   }

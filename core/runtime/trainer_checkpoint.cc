@@ -158,6 +158,12 @@ int accumulation_position_of(const checkpoint::Reader& reader, const Trainer& tr
   return static_cast<int>(position);
 }
 
+// The window's samples per call (all replicas), saved with a position inside it; 0 (any batch) in older files.
+int64_t accumulation_call_samples_of(const checkpoint::Reader& reader) {
+  const auto found = reader.train_ints().find(checkpoint::kAccumulationCallSamplesDataset);
+  return found == reader.train_ints().end() ? 0 : found->second;
+}
+
 // Collective: the path must be non-empty and the same on every rank (a checkpoint is one file written or
 // read by all ranks together); a mistake on one rank is reported on all of them instead of leaving the
 // others waiting in the collective open.
@@ -233,6 +239,9 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   const config::Config& cfg = trainer.config();
   snapshot.train_ints[checkpoint::kAccumulationPositionDataset] = position;
   snapshot.train_ints[checkpoint::kAccumulationReplicasDataset] = trainer.layout().data_parallel;
+  if (state.accumulation_call_samples > 0) {
+    snapshot.train_ints[checkpoint::kAccumulationCallSamplesDataset] = state.accumulation_call_samples;
+  }
   snapshot.train_ints[checkpoint::kStepDataset] = static_cast<int64_t>(state.steps_done);
   snapshot.train_ints[checkpoint::kSeedDataset] = static_cast<int64_t>(cfg.seed);
   add_data_position(state, snapshot);
@@ -318,6 +327,7 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   log_dropped_samples(trainer.config().checkpoint.samples, staged_samples, reader.file(), trainer.layout().rank);
   state.samples = std::move(staged_samples);
   state.accumulation_position = position;  // 0: the trainer starts a fresh window (no partial sums)
+  state.accumulation_call_samples = position > 0 ? accumulation_call_samples_of(reader) : 0;
   state.steps_done = static_cast<uint64_t>(reader.train_int(checkpoint::kStepDataset));
   state.optimizer_steps = reader.train_int(checkpoint::kOptimizerStepsDataset);
   state.learning_rate_override = lr_override;

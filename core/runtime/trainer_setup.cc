@@ -36,7 +36,7 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
     }
     const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
     const std::vector<int> split =
-        model::choose_split(cfg.pipeline.split, model::flops_of(shapes), P * cfg.pipeline.chunks);
+        model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * cfg.pipeline.chunks);
     const schedule::Schedule order = schedule::make_schedule(config::resolved_schedule_name(cfg.pipeline.schedule), P,
                                                              cfg.pipeline.microbatches, cfg.pipeline.chunks);
     return config::choose_rank_order(requested, nodes, P,
@@ -87,7 +87,7 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   parts.input_shape = shapes.front().in_shape;
   parts.output_shape = shapes.back().out_shape;
   const std::vector<model::LayerRange> ranges =
-      model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::flops_of(shapes), P * V));
+      model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * V));
 
   const model::RecomputePolicy recompute =
       model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);

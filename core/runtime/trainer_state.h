@@ -16,6 +16,8 @@ namespace sluice::runtime {
 struct TrainerState {
   uint64_t steps_done = 0;        // optimizer steps completed (/train/step)
   int accumulation_position = 0;  // calls of the current window already done (0 at a step boundary)
+  // Samples (all replicas) each call of that window passes; 0 at a step boundary or when unknown (an older file).
+  int64_t accumulation_call_samples = 0;
   int64_t optimizer_steps = 0;    // the optimizer's own count (/train/optimizer_steps, the lr schedule's position)
   double learning_rate_override = 0.0;  // sluice_set_learning_rate's override; 0: follow optimizer.lr_schedule
   // The samples (all replicas) trained on so far: the next call's first global sample index (/train/data_position).

@@ -9,6 +9,7 @@
 #include "kernels/cuda/cuda_buffer.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cudnn_context.h"
 #include "kernels/device_request.h"
 
 namespace sluice::kernels {
@@ -38,6 +39,7 @@ CudaBackend::~CudaBackend() {
     cudaStreamSynchronize(communication_stream_);
     cudaStreamDestroy(communication_stream_);
   }
+  cudnn_.reset();  // its workspace is freed on stream_, so before the stream goes
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }

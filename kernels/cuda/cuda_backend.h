@@ -1,7 +1,8 @@
 // Backend on one NVIDIA GPU: device tensors from a stream-ordered pool (CudaBuffer), GEMM through cuBLAS,
-// everything else through the kernels in the *.cu files. All work is queued on one compute stream in call
-// order, so the Backend's sequential semantics hold without host synchronisation; only ops returning a value
-// to the host (to_host, sum_of_squares, the losses) wait for the stream.
+// convolutions and pooling through cuDNN (deterministic algorithms only), everything else through the kernels in
+// the *.cu files. All work is queued on one compute stream in call order, so the Backend's sequential semantics
+// hold without host synchronisation; only ops returning a value to the host (to_host, sum_of_squares, the losses)
+// wait for the stream.
 // Semantics are kernels/cpu/'s: same accumulate-vs-overwrite conventions, same Philox dropout masks, same
 // loss scaling. Agreement with the CPU is to rounding (different reduction order, device tanh/exp), not to
 // the bit; the .cu files are compiled with --fmad=false so element-wise ops round as the CPU's do.
@@ -17,6 +18,8 @@
 #include "kernels/gemm_precision.h"
 
 namespace sluice::kernels {
+
+class CudnnContext;  // kernels/cuda/cudnn_context.h
 
 class CudaBackend : public Backend {
  public:
@@ -90,8 +93,54 @@ class CudaBackend : public Backend {
   void sgd_update_many_impl(const SgdHyper& hyper, const std::vector<SgdSlot>& slots) override;
   void adamw_update_many_impl(const AdamWHyper& hyper, int64_t step, const std::vector<AdamWSlot>& slots) override;
 
+  // Field ops (cuda_field_ops.cc): convolutions and pooling through cuDNN with deterministic algorithms chosen by
+  // heuristics (kernels/cuda/cudnn_conv.h); column blocks and periodic/reflect padding through field_index.cu,
+  // upsampling through resample.cu, the field norms and the per-point cross-entropy below: every field op.
+  void conv_forward_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                         Tensor& y) override;
+  void conv_backward_data_impl(const ConvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                               Tensor& dx) override;
+  void conv_accumulate_param_grads_impl(const ConvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                        Tensor& weight_grad, Tensor* bias_grad) override;
+  void deconv_forward_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                           Tensor& y) override;
+  void deconv_backward_data_impl(const DeconvGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                 Tensor& dx) override;
+  void deconv_accumulate_param_grads_impl(const DeconvGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                          Tensor& weight_grad, Tensor* bias_grad) override;
+  void pool_forward_impl(const PoolGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void pool_backward_impl(const PoolGeometry& geometry, const Tensor& x, const Tensor& dy, Tensor& dx) override;
+  void copy_columns_impl(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                         int64_t count, bool add) override;
+  void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  void resample_forward_impl(const ResampleGeometry& geometry, const Tensor& x, Tensor& y) override;
+  void resample_backward_impl(const ResampleGeometry& geometry, const Tensor& dy, Tensor& dx) override;
+  // The softmax cross-entropy at every point of a field (field_loss.cu).
+  double channel_softmax_cross_entropy_impl(int64_t channels, const Tensor& logits, const Tensor& target,
+                                            float grad_scale, Tensor& grad) override;
+  // Group norm and layernorm over channels (cuda_field_norm_ops.cc, field_norm.cu).
+  void group_norm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                               const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void group_norm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                      const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                      Tensor& dx) override;
+  void group_norm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                              const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
+                                              Tensor& bias_grad) override;
+  void channel_layernorm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                      const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
+  void channel_layernorm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                             const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                             Tensor& dx) override;
+  void channel_layernorm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                     const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                     Tensor& weight_grad, Tensor& bias_grad) override;
+
  private:
   Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);
+  CudnnContext& cudnn();  // made on first use, bound to stream_
+  Tensor explicitly_padded(const ConvGeometry& geometry, const Tensor& x);
 
   int device_ordinal_;
   GemmPrecision precision_ = GemmPrecision::kFp32;
@@ -99,6 +148,7 @@ class CudaBackend : public Backend {
   cudaStream_t communication_stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CudaHostStaging> staging_;  // created on first use
+  std::unique_ptr<CudnnContext> cudnn_;       // created on the first field op
 };
 
 // The process-wide CUDA backend, on GPU device_for_local_rank(local_rank, device count) (kernels/device_request.h;

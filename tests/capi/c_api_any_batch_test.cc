@@ -30,12 +30,12 @@ using sluice::testing::world_rank;
 constexpr int kReplicas = 2, kInputs = 5, kOutputs = 3;
 
 // No data section. Dropout makes the result depend on each sample's global index.
-std::string config(int accumulate = 1) {
+std::string config(int accumulate = 1, int stages = 2) {
   return "model:\n  inputs: " + std::to_string(kInputs) +
          "\n  layers:\n    - {type: linear, outputs: 16}\n    - {type: gelu}\n    - {type: dropout, p: 0.25}\n"
          "    - {type: linear, outputs: 8}\n    - {type: tanh}\n    - {type: linear, outputs: " +
          std::to_string(kOutputs) +
-         "}\npipeline: {stages: 2, schedule: 1f1b, microbatches: 4}\n"
+         "}\npipeline: {stages: " + std::to_string(stages) + ", schedule: 1f1b, microbatches: 4}\n"
          "optimizer: {type: adamw, lr: 0.01, accumulate: " +
          std::to_string(accumulate) + "}\nseed: 11\n";
 }
@@ -168,6 +168,39 @@ TEST(AnyBatch, AnAccumulationWindowKeepsOneBatch) {
   ASSERT_SLUICE_OK(train(t, 1, 7, nullptr));  // the window ends with its own batch
   ASSERT_SLUICE_OK(train(t, 2, 10, nullptr));  // and the next window may take another
   sluice_trainer_destroy(t);
+}
+
+// A checkpoint saved in the middle of a window keeps the window's batch: the rest of the window is checked against
+// it after a restart, also under another replica count (where the same global batch is other rows per replica).
+TEST(AnyBatch, AnAccumulationWindowKeepsItsBatchAcrossARestart) {
+  const std::string dir = fresh_dir("window_restart");
+  if (world_rank() == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string saved = dir + "/mid_window.h5";
+  sluice_trainer* t = started_trainer(config(3));
+  ASSERT_SLUICE_OK(train(t, 0, 7, nullptr));
+  ASSERT_SLUICE_OK(sluice_save_checkpoint(t, saved.c_str()));
+  sluice_trainer_destroy(t);
+
+  sluice_trainer* resumed = started_trainer(config(3));
+  ASSERT_SLUICE_OK(sluice_load_checkpoint(resumed, saved.c_str()));
+  EXPECT_EQ(train(resumed, 1, 10, nullptr), SLUICE_ERROR_INVALID_ARGUMENT);
+  std::string message = sluice_last_error();
+  EXPECT_NE(message.find("batch of 10 rows in call 2 of 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("whose calls pass 7 rows"), std::string::npos) << message;
+  ASSERT_SLUICE_OK(train(resumed, 1, 7, nullptr));
+  sluice_trainer_destroy(resumed);
+
+  // 4 stages x 1 replica: the window's 14 samples per call are 14 rows on the one replica.
+  sluice_trainer* regrouped = started_trainer(config(3, 4));
+  ASSERT_SLUICE_OK(sluice_load_checkpoint(regrouped, saved.c_str()));
+  EXPECT_EQ(train(regrouped, 1, 7, nullptr), SLUICE_ERROR_INVALID_ARGUMENT);
+  message = sluice_last_error();
+  EXPECT_NE(message.find("whose calls pass 14 rows"), std::string::npos) << message;
+  ASSERT_SLUICE_OK(train(regrouped, 1, 14, nullptr));
+  ASSERT_SLUICE_OK(train(regrouped, 2, 14, nullptr));  // the window's last call
+  ASSERT_SLUICE_OK(train(regrouped, 3, 9, nullptr));   // a new window takes any batch
+  sluice_trainer_destroy(regrouped);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // sluice_evaluate on 4 ranks (2 stages x 2 replicas, AdamW, optimizer.accumulate: 2): the validation loss equals
 // the loss sluice_train_step then reports for the same samples (computed before its update), and training is
 // unaffected: a trainer that evaluates between (and inside) accumulation windows ends bitwise where one that never
-// evaluates ends. Misuse is refused on every rank.
+// evaluates ends; an uneven batch is cut as train_step cuts it. Misuse is refused on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -67,6 +67,26 @@ TEST(Evaluate, EqualsTheTrainStepLossAndLeavesTrainingAlone) {
   sluice_trainer_destroy(evaluating);
 }
 
+// Without a data section a call may pass any batch of at least one row per micro-batch; evaluate cuts an uneven
+// batch into micro-batches as train_step does, so the losses stay equal bit for bit.
+TEST(Evaluate, AnUnevenBatchEqualsTheTrainStepLoss) {
+  std::string config = kConfig;
+  const auto remove = [&config](const std::string& text, const std::string& with) {
+    config.replace(config.find(text), text.size(), with);
+  };
+  remove("data: {type: external, batch: 16}\n", "");
+  remove("accumulate: 2", "accumulate: 1");
+  sluice_trainer* t = sluice::testing::started_trainer(config);
+  for (int64_t rows : {7, 5, 2}) {
+    const Batch b(static_cast<int>(rows));
+    float validation = NAN, trained = NAN;
+    ASSERT_SLUICE_OK(sluice_evaluate(t, b.x.data(), b.y.data(), rows, &validation));
+    ASSERT_SLUICE_OK(sluice_train_step(t, b.x.data(), b.y.data(), rows, &trained));
+    EXPECT_EQ(validation, trained) << rows << " rows per replica";
+  }
+  sluice_trainer_destroy(t);
+}
+
 TEST(Evaluate, MisuseFailsOnEveryRank) {
   sluice_trainer* t = nullptr;
   ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, kConfig.c_str(), &t));
@@ -74,8 +94,10 @@ TEST(Evaluate, MisuseFailsOnEveryRank) {
   float loss = 0;
   EXPECT_EQ(sluice_evaluate(t, b.x.data(), b.y.data(), kBatch, &loss), SLUICE_ERROR_STATE);
   ASSERT_SLUICE_OK(sluice_trainer_start(t));
-  EXPECT_EQ(sluice_evaluate(t, b.x.data(), b.y.data(), 3, &loss), SLUICE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(sluice_last_error()).find("pipeline.microbatches"), std::string::npos) << sluice_last_error();
+  EXPECT_EQ(sluice_evaluate(t, b.x.data(), b.y.data(), 1, &loss), SLUICE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sluice_last_error()).find("batch of 1 rows on rank"), std::string::npos) << sluice_last_error();
+  EXPECT_NE(std::string(sluice_last_error()).find("is smaller than pipeline.microbatches (2)"), std::string::npos)
+      << sluice_last_error();
   // Rank 3 holds the last stage of replica 1 and passes no targets: every rank fails, naming it.
   const float* targets = world_rank() == 3 ? nullptr : b.y.data();
   EXPECT_EQ(sluice_evaluate(t, b.x.data(), targets, kBatch, &loss), SLUICE_ERROR_INVALID_ARGUMENT);

@@ -381,8 +381,9 @@ TEST(ConfigParser, RefusesLayerSettingsTheModelCannotUse) {
             std::string::npos);
   const std::string unknown = config_error(replace(kValid, "{type: gelu}", "{type: conv2d}"));
   EXPECT_NE(unknown.find("model.layers.1.type (line 5): expected one of linear, relu, gelu, tanh, layernorm, "
-                         "dropout, residual_mlp, conv, flatten, reshape, group_norm, instance_norm, conv_transpose, "
-                         "pool, upsample, concat, add, patch_embed, transformer, unpatch, custom, got \"conv2d\""),
+                         "dropout, residual_mlp, conv, flatten, reshape, spectral_conv, fno_block, group_norm, "
+                         "instance_norm, conv_transpose, pool, upsample, concat, add, patch_embed, transformer, unpatch, "
+                         "custom, got \"conv2d\""),
             std::string::npos)
       << unknown;
 }

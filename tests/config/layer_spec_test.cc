@@ -16,7 +16,8 @@ namespace {
 TEST(LayerSpec, EveryTypeNameRoundTripsThroughTheTable) {
   const std::vector<std::string> expected = {"linear",        "relu",           "gelu",         "tanh",
                                              "layernorm",     "dropout",        "residual_mlp", "conv",
-                                             "flatten",       "reshape",        "group_norm",   "instance_norm",
+                                             "flatten",       "reshape",        "spectral_conv", "fno_block",
+                                             "group_norm",    "instance_norm",
                                              "conv_transpose", "pool",          "upsample",     "concat",
                                              "add",           "patch_embed",    "transformer",  "unpatch",
                                              "custom"};
@@ -66,6 +67,8 @@ TEST(LayerSpec, OutputWidthForEachKind) {
       case LayerType::kConvTranspose:
       case LayerType::kPool:
       case LayerType::kUpsample:
+      case LayerType::kSpectralConv:
+      case LayerType::kFnoBlock:
         EXPECT_THROW(output_width(spec, 7), Error) << layer_type_name(type) << " needs a field, not rows";
         break;
       case LayerType::kGroupNorm:

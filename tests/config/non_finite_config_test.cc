@@ -21,7 +21,7 @@ const char* const kValid = R"(model:
     - {type: layernorm, eps: 1.0e-5}
     - {type: dropout, p: 0.1}
     - {type: linear, outputs: 2}
-pipeline: {stages: 2, schedule: 1f1b, microbatches: 2, memory_budget: 1.0e9}
+pipeline: {stages: 2, schedule: 1f1b, microbatches: 2, memory_budget: 1.0e9, bandwidth: 2.0e9, flop_rate: 3.0e10}
 optimizer:
   type: adamw
   lr: 1.0e-3
@@ -39,7 +39,27 @@ steps: 10
 
 using testing::replace;
 
-TEST(NonFiniteConfig, TheValidConfigParses) { EXPECT_NO_THROW(parse_config(kValid, {})); }
+TEST(NonFiniteConfig, TheValidConfigParses) {
+  const Config config = parse_config(kValid, {});
+  EXPECT_EQ(config.pipeline.bandwidth, 2.0e9);
+  EXPECT_EQ(config.pipeline.flop_rate, 3.0e10);
+}
+
+// The partition's link bandwidth and compute rate divide: zero and negative values are refused naming the key.
+TEST(NonFiniteConfig, PartitionRatesMustBePositive) {
+  for (const std::string key : {"bandwidth", "flop_rate"}) {
+    for (const std::string value : {"0", "-1.0e9"}) {
+      try {
+        parse_config(kValid, {"pipeline." + key + "=" + value});
+        ADD_FAILURE() << key << " = " << value << " was accepted";
+      } catch (const Error& error) {
+        EXPECT_EQ(error.code(), ErrorCode::kConfig) << error.what();
+        EXPECT_NE(std::string(error.what()).find("pipeline." + key), std::string::npos) << error.what();
+        EXPECT_NE(std::string(error.what()).find("per second > 0"), std::string::npos) << error.what();
+      }
+    }
+  }
+}
 
 TEST(NonFiniteConfig, EveryFloatKeyRefusesNanAndInfinityInEverySpelling) {
   // (text to replace in kValid with "<value>" where the number was, the key the message names)
@@ -47,6 +67,8 @@ TEST(NonFiniteConfig, EveryFloatKeyRefusesNanAndInfinityInEverySpelling) {
       {"eps: 1.0e-5", "model.layers.1.eps"},
       {"p: 0.1", "model.layers.2.p"},
       {"memory_budget: 1.0e9", "pipeline.memory_budget"},
+      {"bandwidth: 2.0e9", "pipeline.bandwidth"},
+      {"flop_rate: 3.0e10", "pipeline.flop_rate"},
       {"lr: 1.0e-3", "optimizer.lr"},
       {"eps: 1.0e-8", "optimizer.eps"},
       {"beta1: 0.9", "optimizer.beta1"},

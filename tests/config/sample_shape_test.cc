@@ -189,6 +189,37 @@ std::string refusal(const std::string& model) {
   return "accepted";
 }
 
+// spectral_conv and fno_block: [channels, same extents]; modes must fit (2·m <= n in a non-last dimension, m <= n/2 + 1
+// in the last), one per spatial dimension, on a field; refused at parse time naming the entry, its line and the type.
+TEST(SampleShape, SpectralLayersKeepTheExtentsAndRefuseModesThatDoNotFit) {
+  const Config cfg = parse_config(
+      "model:\n  inputs: [2, 8, 6]\n  layers:\n    - {type: spectral_conv, channels: 3, modes: [4, 4]}\n"
+      "    - {type: fno_block, channels: 5, modes: [1, 2]}\n" + std::string(kTail));
+  EXPECT_EQ(cfg.model.layers[0].modes, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(output_shape(cfg.model.layers, {2, 8, 6}), (SampleShape{5, 8, 6}));
+  const std::string wide = refusal("model:\n  inputs: [2, 8, 6]\n  layers:\n    - {type: gelu}\n"
+                                   "    - {type: spectral_conv, channels: 3, modes: [5, 2]}\n");
+  EXPECT_NE(wide.find("model.layers.1 (line 5)"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("spectral_conv modes 5 do not fit spatial extent 8 (dimension 1"), std::string::npos) << wide;
+  const std::string last = refusal("model: {inputs: [2, 8, 6], layers: [{type: fno_block, channels: 3, modes: [2, 5]}]}\n");
+  EXPECT_NE(last.find("fno_block modes 5 do not fit spatial extent 6 (dimension 2"), std::string::npos) << last;
+  EXPECT_NE(last.find("m <= 4"), std::string::npos) << last;
+  const std::string count = refusal("model: {inputs: [2, 8, 6], layers: [{type: spectral_conv, channels: 3, modes: [2]}]}\n");
+  EXPECT_NE(count.find("spectral_conv modes has 1 values but the input field [2, 8, 6] has 2 spatial dimensions"),
+            std::string::npos) << count;
+  const std::string flat = refusal("model: {inputs: 16, layers: [{type: fno_block, channels: 3, modes: [2]}]}\n");
+  EXPECT_NE(flat.find("fno_block layer needs a field"), std::string::npos) << flat;
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: spectral_conv, modes: [2]}]}\n").find("channels"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: spectral_conv, channels: 2, modes: [0]}]}\n")
+                .find("positive"),
+            std::string::npos);
+  EXPECT_NE(refusal("model: {inputs: [2, 8], layers: [{type: fno_block, channels: 2, modes: [2], kernel: 1}]}\n")
+                .find("kernel"),
+            std::string::npos);
+  expect_refused(of_type(LayerType::kSpectralConv), {16}, "a spectral_conv layer needs a field");
+}
+
 TEST(SampleShape, ReshapeGivesItsShapeWhenTheCountsAgree) {
   LayerSpec to_field = of_type(LayerType::kReshape);
   to_field.shape = {1, 5};  // of_type's linear gives 5 features
@@ -243,17 +274,42 @@ TEST(SampleShape, EveryFieldLayerMayBeNamed) {
             std::string::npos);
 }
 
-TEST(SampleShape, FieldModelsOnACudaDeviceAreRefusedAtParse) {
-  const std::string field = refusal("model: {inputs: [2, 8], layers: [{type: conv, channels: 2, kernel: 3}]}\n"
-                                    "device: cuda\n");
-  EXPECT_NE(field.find("device"), std::string::npos) << field;
-  EXPECT_NE(field.find("run on the CPU backend"), std::string::npos) << field;
-  const std::string skip = refusal(
-      "model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\npipeline: {stages: 2}\n"
-      "device: [cpu, cuda]\n");
-  EXPECT_NE(skip.find("skip connections"), std::string::npos) << skip;
-  EXPECT_NO_THROW(parse_config("model: {inputs: 4, layers: [{type: relu, name: a}, {type: add, from: a}]}\n"
-                               "device: cpu\n" + std::string(kTail)));
+// The CUDA backend runs every field layer, the skips and cross_entropy on a field output: a field model on a cuda
+// stage is accepted (the parser used to refuse any field model or skip on cuda).
+TEST(SampleShape, FieldModelsAreAcceptedOnACudaDevice) {
+  EXPECT_NO_THROW(parse_config(
+      "model: {inputs: [2, 8, 8], layers: [{type: conv, channels: 2, kernel: 3, padding: periodic, name: a}, "
+      "{type: pool, mode: max, kernel: 2}, {type: conv_transpose, channels: 2, kernel: 2, stride: 2}, "
+      "{type: concat, from: a}, {type: conv, channels: 2, kernel: 2, padding: zeros}, {type: add, from: a}, "
+      "{type: group_norm, groups: 2}, {type: instance_norm}, {type: layernorm}, "
+      "{type: upsample, factor: 2, mode: linear}, {type: flatten}, {type: layernorm}]}\ndevice: cuda\n" +
+      std::string(kTail)));
+  EXPECT_NO_THROW(parse_config("model: {inputs: [2, 8], layers: [{type: conv, channels: 3, kernel: 1}]}\n"
+                               "pipeline: {stages: 2}\ndevice: [cpu, cuda]\nloss: cross_entropy\n"
+                               "optimizer: {type: sgd, lr: 0.1}\ndata: {type: external, batch: 4}\n"));
+}
+
+// The operator and token layers have CPU kernels only: on a cuda stage they are refused at parse, naming the layer.
+TEST(SampleShape, LayersWithoutCudaKernelsAreRefusedOnACudaDevice) {
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"{inputs: [2, 8, 8], layers: [{type: conv, channels: 2, kernel: 1}, {type: spectral_conv, channels: 2, "
+       "modes: [2, 2]}]}", "model.layers.1 (line 1): spectral_conv has CPU kernels only"},
+      {"{inputs: [2, 8, 8], layers: [{type: fno_block, channels: 2, modes: [2, 2]}]}",
+       "model.layers.0 (line 1): fno_block has CPU kernels only"},
+      {"{inputs: [2, 8, 8], layers: [{type: patch_embed, patch: 4, dim: 8}, {type: transformer, heads: 2}]}",
+       "model.layers.0 (line 1): patch_embed has CPU kernels only"},
+  };
+  for (const auto& [model, expected] : models) {
+    try {
+      parse_config("model: " + model + "\npipeline: {stages: 2}\ndevice: [cpu, cuda]\n" + std::string(kTail));
+      ADD_FAILURE() << model << " was accepted on a cuda stage";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kConfig);
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("device is cuda on stage 1"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(parse_config("model: " + model + "\n" + std::string(kTail))) << model << " on the CPU";
+  }
 }
 
 TEST(SampleShape, CrossEntropyOnAFieldOutputIsAccepted) {

@@ -65,6 +65,21 @@ config::ModelSpec model(std::vector<config::LayerSpec> layers) {
   return spec;
 }
 
+// A model over fields of `shape` [C, D..].
+config::ModelSpec field_model(config::SampleShape shape, std::vector<config::LayerSpec> layers) {
+  config::ModelSpec spec = model(std::move(layers));
+  spec.inputs = config::features_of(shape);
+  spec.input_shape = std::move(shape);
+  return spec;
+}
+
+config::LayerSpec spectral(const std::string& type, int64_t channels, std::vector<int64_t> modes) {
+  config::LayerSpec spec = layer_spec(type);
+  spec.channels = channels;
+  spec.modes = std::move(modes);
+  return spec;
+}
+
 // Models whose first layer is each kind that matters: a linear layer (its own override), a residual MLP (its own
 // override), and the default path (an activation, dropout, layernorm).
 struct ModelCase {
@@ -81,6 +96,10 @@ std::vector<ModelCase> model_cases() {
       {"gelu first", model({layer_spec("gelu"), linear_spec(8), layer_spec("relu"), linear_spec(3)})},
       {"dropout first", model({dropout(0.3), linear_spec(8), layer_spec("relu"), linear_spec(3)})},
       {"layernorm first", model({layer_spec("layernorm"), linear_spec(4), layer_spec("gelu"), linear_spec(3)})},
+      {"spectral_conv first", field_model({2, 4, 6}, {spectral("spectral_conv", 3, {2, 3}), layer_spec("gelu"),
+                                                        spectral("fno_block", 2, {1, 4}), layer_spec("flatten"),
+                                                        linear_spec(3)})},
+      {"fno_block first", field_model({2, 6}, {spectral("fno_block", 3, {3}), layer_spec("flatten"), linear_spec(3)})},
   };
 }
 

@@ -39,8 +39,7 @@ CustomLayerRegistry dense_registry() {
   return registry;
 }
 
-TEST(ModelShape, AgreesWithTheBuiltLayers) {
-  const config::ModelSpec spec = every_layer_type();
+void expect_agrees_with_the_built_layers(const config::ModelSpec& spec) {
   const std::vector<LayerShape> shapes = model_shape(spec, dense_registry());
   const auto layers = build_layers(spec, kernels::cpu_backend(), dense_registry());
   ASSERT_EQ(shapes.size(), layers.size());
@@ -53,6 +52,44 @@ TEST(ModelShape, AgreesWithTheBuiltLayers) {
     EXPECT_EQ(shapes[i].flops, layers[i]->flops_per_sample()) << "layer " << i << " (" << layers[i]->type() << ")";
   }
   EXPECT_EQ(flops_of(shapes), layer_costs(layers));  // so balanced_split gives the same partition
+}
+
+TEST(ModelShape, AgreesWithTheBuiltLayers) { expect_agrees_with_the_built_layers(every_layer_type()); }
+
+// The spectral layers over a field: spectral_conv (weight only) and fno_block (three parameters).
+TEST(ModelShape, AgreesWithTheBuiltSpectralLayers) {
+  config::ModelSpec spec;
+  spec.input_shape = {2, 8, 6};
+  spec.inputs = 96;
+  config::LayerSpec spectral = layer_spec("spectral_conv");
+  spectral.channels = 3;
+  spectral.modes = {3, 4};
+  config::LayerSpec block = layer_spec("fno_block");
+  block.channels = 5;
+  block.modes = {4, 2};
+  spec.layers = {spectral, block};
+  expect_agrees_with_the_built_layers(spec);
+  const std::vector<LayerShape> shapes = model_shape(spec, dense_registry());
+  EXPECT_EQ(shapes[0].params, 2 * 3 * 6 * 4 * 2);                  // [in, out, 2·m1, m2, 2]
+  EXPECT_EQ(shapes[1].params, 3 * 5 * 8 * 2 * 2 + 5 * 3 + 5);      // spectral.weight, pointwise.weight and .bias
+}
+
+// The partition's costs: each layer's FLOPs, and at each cut the activation and its gradient (4-byte floats, the
+// carried skips included: LayerShape::out) at the link bandwidth, as FLOPs at the compute rate.
+TEST(PartitionCosts, CutsCostTheirBytesAtTheLinkBandwidth) {
+  const config::ModelSpec spec = every_layer_type();
+  const std::vector<LayerShape> shapes = model_shape(spec, dense_registry());
+  config::PipelineSpec pipeline;
+  pipeline.bandwidth = 2e9;
+  pipeline.flop_rate = 1e10;
+  const PartitionCosts costs = partition_costs(shapes, pipeline);
+  EXPECT_EQ(costs.layers, flops_of(shapes));
+  ASSERT_EQ(costs.boundaries.size(), shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    EXPECT_DOUBLE_EQ(costs.boundaries[i], 2.0 * 4.0 * static_cast<double>(shapes[i].out) * 5.0) << "layer " << i;
+  }
+  pipeline.bandwidth = 1e300;  // links as fast as anything: the FLOP split
+  EXPECT_EQ(balanced_split(partition_costs(shapes, pipeline), 3), balanced_split(flops_of(shapes), 3));
 }
 
 TEST(ModelShape, AnUnregisteredCustomLayerIsNamed) {

@@ -1,6 +1,6 @@
 // The accumulation window's rules on their own (core/runtime/accumulation_window.h): which call starts and ends a
 // window, that a call in the middle of a window must pass the window's batch, that a failure drops the window and
-// a checkpoint's position continues it with any batch for its next call.
+// a checkpoint's position continues it with the batch it saved (any batch when an older file saved none).
 #include "core/runtime/accumulation_window.h"
 
 #include <gtest/gtest.h>
@@ -65,17 +65,40 @@ TEST(AccumulationWindow, AFailureDropsTheWindow) {
   window.check_batch(4);
 }
 
-TEST(AccumulationWindow, ARestoredPositionTakesAnyBatchForItsNextCall) {
+TEST(AccumulationWindow, ARestoredPositionKeepsItsSavedBatch) {
+  AccumulationWindow window(3);
+  window.advance(8, 2);
+  EXPECT_EQ(window.call_samples(), 16);  // rows x replicas, as a checkpoint saves it
+  AccumulationWindow resumed(3);
+  resumed.restore(window.position(), window.call_samples());
+  EXPECT_EQ(resumed.position(), 1);
+  resumed.check_batch(8, 2);
+  resumed.check_batch(16, 1);  // the same global batch under another replica count
+  EXPECT_THROW(resumed.check_batch(5, 2), Error);
+  try {
+    resumed.check_batch(5, 3);
+    FAIL() << "a batch the window's 16 samples cannot match was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("16 samples over all replicas, which 3 replicas cannot share evenly"), std::string::npos)
+        << what;
+  }
+}
+
+TEST(AccumulationWindow, ARestoredPositionWithoutASavedBatchTakesAnyBatchForItsNextCall) {
   AccumulationWindow window(3);
   window.advance(8);
-  window.restore(2);
+  window.restore(2);  // a file written before the window's batch was saved
   EXPECT_EQ(window.position(), 2);
   EXPECT_TRUE(window.ends());
-  window.check_batch(5);  // the window's batch is unknown after a restart
-  window.restore(0);
+  window.check_batch(5);
+  window.restore(0, 16);
   EXPECT_TRUE(window.starts());
+  EXPECT_EQ(window.call_samples(), 0);  // a step boundary has no window batch
+  window.check_batch(4);
   EXPECT_THROW(window.restore(3), Error);
   EXPECT_THROW(window.restore(-1), Error);
+  EXPECT_THROW(window.restore(1, -4), Error);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Pipelined training of models over fields equals the sequential run bit for bit (tests/runtime/bitwise_fidelity.h):
 // convolutions with every padding, a stride, groups and a dilation; and skip connections across stages (a U-Net-like
 // model whose first layer is read by later layers on the last stage) for every schedule, recompute policy and
-// replica count; loss: cross_entropy on a field output; a small vision transformer (patch_embed, transformer blocks,
-// unpatch) for every schedule, recompute policy and replica count. Run with 4 MPI ranks: DP=1 uses 4 pipeline ranks, DP=2 uses 2.
+// replica count; a Fourier neural operator (spectral_conv, fno_block) for every schedule; loss: cross_entropy on a
+// field output; a small vision transformer (patch_embed, transformer blocks, unpatch) for every schedule, recompute
+// policy and replica count. Run with 4 MPI ranks: DP=1 uses 4 pipeline ranks, DP=2 uses 2.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -54,6 +55,41 @@ TEST_P(FieldFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 
 // Every schedule once, with and without recompute on one replica; the skip grid below covers two replicas.
 INSTANTIATE_TEST_SUITE_P(AllSchedules, FieldFidelity,
+                         ::testing::Combine(testing::all_schedules(), ::testing::Values("none", "full"),
+                                            ::testing::Values(1)),
+                         testing::grid_name);
+
+// A Fourier neural operator (issue 29): a 1 × 1 lift, 4 fno_blocks, a spectral_conv keeping every mode of the 8 × 8
+// field (2·m = n, and the last dimension's Nyquist mode), GELU and a 1 × 1 projection; 8 layers, so every schedule
+// (8 chunks with interleaving) has work.
+config::Config fno_config(const std::string& schedule, int chunks, int stages, int dp, const std::string& recompute) {
+  const std::string yaml =
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 1}\n"
+      "    - {type: fno_block, channels: 4, modes: [3, 3]}\n"
+      "    - {type: fno_block, channels: 4, modes: [3, 3]}\n"
+      "    - {type: fno_block, channels: 3, modes: [2, 4]}\n"
+      "    - {type: fno_block, channels: 4, modes: [3, 3]}\n"
+      "    - {type: spectral_conv, channels: 4, modes: [4, 5]}\n"
+      "    - {type: gelu}\n"
+      "    - {type: conv, channels: 2, kernel: 1}\n"
+      "pipeline: {stages: " + std::to_string(stages) + ", schedule: " + schedule + ", chunks: " +
+      std::to_string(chunks) + ", microbatches: 8, recompute: " + recompute + "}\n" +
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, clip_grad_norm: 0.5}\n" +
+      "data: {type: synthetic, batch: " + std::to_string(kReplicaBatch * dp) + "}\nseed: 7\nsteps: 3\n";
+  return config::parse_config(yaml);
+}
+
+class FnoFidelity : public ::testing::TestWithParam<testing::GridParam> {};
+
+TEST_P(FnoFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
+  const auto& [c, recompute, dp] = GetParam();
+  ASSERT_EQ(world_size() % dp, 0);
+  expect_bitwise_equal_to_sequential(fno_config(c.schedule, c.chunks, world_size() / dp, dp, recompute), dp);
+}
+
+// Every schedule, with and without recompute, on one replica.
+INSTANTIATE_TEST_SUITE_P(AllSchedules, FnoFidelity,
                          ::testing::Combine(testing::all_schedules(), ::testing::Values("none", "full"),
                                             ::testing::Values(1)),
                          testing::grid_name);

@@ -50,6 +50,8 @@ grep -q '"traceEvents"' "$trace" || fail "chrome trace lacks traceEvents"
 
 # `sluice plan CONFIG`: the pipeline section chooses the schedule, flags override it, and the recompute policy
 # shows in the stash (full recompute keeps only each stage's input) and in the makespan (I re-runs the forward).
+# Links as fast as anything, so the split is by FLOPs alone (one linear layer and its activation per stage): the
+# test is about recompute, not the partition.
 config_dir="$(mktemp -d)"
 write_config() {
   cat > "$config_dir/$1.yaml" <<YAML
@@ -64,7 +66,7 @@ model:
     - {type: relu}
     - {type: linear, outputs: 4}
     - {type: tanh}
-pipeline: {stages: 4, schedule: 1f1b, chunks: 1, microbatches: 8, recompute: $1}
+pipeline: {stages: 4, schedule: 1f1b, chunks: 1, microbatches: 8, recompute: $1, bandwidth: 1.0e18}
 loss: mse
 optimizer: {type: sgd, lr: 0.01}
 data: {type: synthetic, batch: 64}

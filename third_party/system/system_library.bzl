@@ -2,7 +2,7 @@
 
 Clusters bring their own MPI, HDF5 and BLAS (modules, Spack, vendor installs). Each library has two settings,
 read from the environment of the repository rule (set them with --repo_env, e.g. in a user .bazelrc):
-  <PREFIX>_INCLUDE    one directory holding the library's headers (mpi.h, hdf5.h, cblas.h, oneapi/dnnl/dnnl.h)
+  <PREFIX>_INCLUDE    one directory holding the library's headers (mpi.h, hdf5.h, cblas.h, oneapi/dnnl/dnnl.h, fftw3.h)
   <PREFIX>_LINKOPTS   the link flags, space-separated (e.g. "-L/opt/mpich/lib -lmpi -Wl,-rpath,/opt/mpich/lib")
 Unset, they default to Debian 12's packages (docs/BUILD_SETTINGS.md lists every setting and the defaults).
 A change of either re-creates the repository (`environ` below), so nothing built against the old one is reused
@@ -36,7 +36,7 @@ def _system_library_impl(rctx):
 system_library = repository_rule(
     implementation = _system_library_impl,
     attrs = {
-        "env_prefix": attr.string(mandatory = True, doc = "SLUICE_MPI, SLUICE_HDF5, SLUICE_BLAS, SLUICE_DNNL"),
+        "env_prefix": attr.string(mandatory = True, doc = "SLUICE_MPI, SLUICE_HDF5, SLUICE_BLAS, SLUICE_DNNL, SLUICE_FFTW"),
         "default_include": attr.string(mandatory = True),
         "default_linkopts": attr.string(mandatory = True),
         "build_file": attr.label(mandatory = True, allow_single_file = True),
@@ -50,6 +50,8 @@ system_library = repository_rule(
         "SLUICE_BLAS_LINKOPTS",
         "SLUICE_DNNL_INCLUDE",
         "SLUICE_DNNL_LINKOPTS",
+        "SLUICE_FFTW_INCLUDE",
+        "SLUICE_FFTW_LINKOPTS",
     ],
     local = True,
 )

@@ -42,7 +42,8 @@ VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recomput
               "core/config/choice_table", "core/config/transport_kind", "core/config/gradient_sum_kind",
               "core/config/wait_policy", "core/config/isolated_reads", "core/config/checkpoint_samples",
               "core/config/device_kind",
-              "core/config/gemm_precision", "kernels/conv_geometry", "kernels/norm_geometry"}
+              "core/config/gemm_precision", "kernels/conv_geometry", "kernels/norm_geometry",
+              "kernels/spectral_geometry"}
 
 # Test oracles: never part of what ships, whatever layer would otherwise allow them.
 TEST_ONLY = {"core/runtime/sequential_reference", "core/runtime/reference_checkpoint"}
@@ -123,7 +124,7 @@ EXTERNAL_ALLOWED = {
     "core/schedule": set(),
     "core/config": {"yaml_cpp"},
     "core/data": {"hdf5", "random123", "yaml_cpp", "openblas"},
-    "kernels": {"openblas", "onednn", "random123", "cuda"},
+    "kernels": {"openblas", "onednn", "fftw3", "random123", "cuda"},
     "core/model": {"random123", "openblas"},
     "core/comm": {"mpi", "cuda"},
     "checkpoint": {"mpi", "hdf5", "libdeflate"},

@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/model/builder.h"
+#include "core/model/model_shape.h"
 #include "core/model/partition.h"
 #include "core/model/stage_module.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -51,13 +52,10 @@ StageMemory measure_stage_memory(const config::Config& cfg, int stages, int chun
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend, declared_layers(cfg.model));
   const std::vector<double> costs = model::layer_costs(layers);
   memory.recompute_share = recompute_share(cfg, costs);
-  // The trainer's split: explicit from the config, else balanced by cost.
-  std::vector<int> split = cfg.pipeline.split;
-  if (split.empty()) {
-    split = model::balanced_split(costs, stages * chunks);
-  } else {
-    model::validate_split(split, static_cast<int>(layers.size()), stages * chunks);
-  }
+  // The trainer's split: explicit from the config, else balanced by cost (FLOPs and the bytes at each cut).
+  const std::vector<int> split = model::choose_split(
+      cfg.pipeline.split, model::partition_costs(model::model_shape(cfg.model, declared_layers(cfg.model)), cfg.pipeline),
+      stages * chunks);
   const model::RecomputePolicy policy = model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
   for (const model::LayerRange& range : model::split_to_ranges(split)) {
     std::vector<std::unique_ptr<model::Layer>> mine;
