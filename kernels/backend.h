@@ -30,6 +30,11 @@ struct AttentionGeometry {
   int64_t tokens = 0;
   int64_t dim = 0;    // heads · head_dim
   int64_t heads = 0;  // divides dim
+  // Attention dropout (timm's attn_drop): each probability is kept, scaled by 1/(1 − dropout), when
+  // uniform_floats(stream) of its element (sample, head, query, key) is >= dropout; 0: none. `stream` must be a
+  // per-sample stream of heads · tokens² elements per row (dropout_stream), so a mask is its sample's alone.
+  float dropout = 0.0f;
+  RngStream stream;
   int64_t head_dim() const { return dim / heads; }
 };
 
@@ -242,8 +247,9 @@ class Backend {
   // y[r][j] = x[r][source[j]] (a permutation of each row's columns when `source` is one; unpatch).
   void gather_columns(const std::vector<int64_t>& source, const Tensor& x, Tensor& y);
   // Multi-head self-attention of each sample's tokens: qkv [samples·T][3D] (timm's layout: q, k, v, each heads ×
-  // D/heads), out [samples·T][D] = softmax(q kᵀ / √(D/heads)) v per head, probs [samples][heads·T·T] the softmax kept
-  // for the backward. Each sample and head is computed alone, the same way on any thread and in any batch.
+  // D/heads), out [samples·T][D] = dropout(softmax(q kᵀ / √(D/heads))) v per head, probs [samples][heads·T·T] the
+  // softmax (before dropout) kept for the backward, which draws the dropout mask again from the geometry's stream.
+  // Each sample and head is computed alone, the same way on any thread and in any batch.
   void attention_forward(const AttentionGeometry& geometry, const Tensor& qkv, Tensor& out, Tensor& probs);
   // dqkv = dL/dqkv for dL/dout = dout (overwrites dqkv).
   void attention_backward(const AttentionGeometry& geometry, const Tensor& qkv, const Tensor& probs,

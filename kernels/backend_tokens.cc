@@ -33,6 +33,13 @@ void check_geometry(const char* op, const AttentionGeometry& g) {
     invalid(op, "attention of " + std::to_string(g.tokens) + " tokens, dim " + std::to_string(g.dim) + ", " +
                     std::to_string(g.heads) + " heads (the heads must divide dim)");
   }
+  if (!(g.dropout >= 0.0f && g.dropout < 1.0f)) {
+    invalid(op, "attention dropout must satisfy 0 <= p < 1, got " + std::to_string(g.dropout));
+  }
+  if (g.dropout > 0.0f && g.stream.row_width != static_cast<uint64_t>(g.heads * g.tokens * g.tokens)) {
+    invalid(op, "the dropout stream draws rows of " + std::to_string(g.stream.row_width) + " values, not heads x " +
+                    "tokens² = " + std::to_string(g.heads * g.tokens * g.tokens));
+  }
 }
 
 }  // namespace

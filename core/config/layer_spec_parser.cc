@@ -179,7 +179,8 @@ void parse_patch_embed(const ConfigNode& entry, LayerSpec& layer) {
   layer.dim = positive_int(entry.child("dim"));
 }
 
-// `{type: transformer, heads: H[, mlp_ratio: 4][, dropout: 0][, eps: 1e-5]}`: a pre-norm block over [D, T] tokens.
+// `{type: transformer, heads: H[, mlp_ratio: 4][, dropout: 0][, eps: 1e-5]}`: a pre-norm block over [D, T] tokens;
+// `dropout` is its attention dropout.
 void parse_transformer(const ConfigNode& entry, LayerSpec& layer) {
   entry.require_map_with_keys({"type", "name", "heads", "mlp_ratio", "dropout", "eps"}, "a transformer layer");
   layer.heads = positive_int(entry.child("heads"));
@@ -187,9 +188,8 @@ void parse_transformer(const ConfigNode& entry, LayerSpec& layer) {
   if (entry.has("dropout")) {
     const ConfigNode dropout = entry.child("dropout");
     layer.p = dropout.as_double();
-    if (layer.p != 0.0) {
-      dropout.fail("a transformer layer supports only dropout: 0 in this version (attention dropout keyed by "
-                   "sample, head, query and key is not implemented), got " + dropout.describe_value());
+    if (!(layer.p >= 0.0 && layer.p < 1.0)) {
+      dropout.fail("attention dropout must satisfy 0 <= p < 1, got " + dropout.describe_value());
     }
   }
   parse_eps(entry, layer);

@@ -103,7 +103,7 @@ std::unique_ptr<Layer> build_tokens(const config::LayerSpec& layer, const config
   }
   config::require_tokens(layer, in);
   return std::make_unique<TransformerLayer>(backend, in[0], in[1], layer.heads, layer.mlp_ratio,
-                                            static_cast<float>(layer.eps));
+                                            static_cast<float>(layer.eps), static_cast<float>(layer.p));
 }
 
 // `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.

@@ -24,7 +24,7 @@ Tensor TransformerLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   Tensor dattn = backend_.empty(rows, dim_);
   backend_.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dx1, p(kProjW).value, 0.0f, dattn);
   Tensor dqkv = backend_.empty(rows, 3 * dim_);
-  backend_.attention_backward(geometry_, s[kQkv], s[kProbs], dattn, dqkv);
+  backend_.attention_backward(geometry_for(saved.context), s[kQkv], s[kProbs], dattn, dqkv);
   Tensor dln1 = backend_.empty(rows, dim_);
   backend_.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dqkv, p(kQkvW).value, 0.0f, dln1);
   Tensor dxt = backend_.empty(rows, dim_);

@@ -11,8 +11,8 @@ using kernels::Tensor;
 using kernels::Transpose;
 
 TransformerLayer::TransformerLayer(kernels::Backend& backend, int64_t dim, int64_t tokens, int64_t heads,
-                                   int64_t mlp_ratio, float eps)
-    : backend_(backend), dim_(dim), tokens_(tokens), hidden_(mlp_ratio * dim), eps_(eps) {
+                                   int64_t mlp_ratio, float eps, float dropout)
+    : backend_(backend), dim_(dim), tokens_(tokens), hidden_(mlp_ratio * dim), eps_(eps), dropout_(dropout) {
   geometry_.tokens = tokens;
   geometry_.dim = dim;
   geometry_.heads = heads;
@@ -75,6 +75,16 @@ Tensor TransformerLayer::linear(const Tensor& x, Index weight) {
   return y;
 }
 
+kernels::AttentionGeometry TransformerLayer::geometry_for(const ForwardContext& context) const {
+  kernels::AttentionGeometry g = geometry_;
+  if (dropout_ > 0.0f && context.training) {
+    g.dropout = dropout_;
+    g.stream = kernels::dropout_stream(context.seed, context.layer_index, context.first_sample,
+                                       geometry_.heads * tokens_ * tokens_);
+  }
+  return g;
+}
+
 // x + proj(attention(norm1(x))), keeping what the backward reads.
 Tensor TransformerLayer::attention_half(const Tensor& xt, LayerSaved& saved) {
   const int64_t rows = xt.rows();
@@ -85,7 +95,7 @@ Tensor TransformerLayer::attention_half(const Tensor& xt, LayerSaved& saved) {
   Tensor qkv = linear(ln1, kQkvW);
   Tensor attn = backend_.empty(rows, dim_);
   Tensor probs = backend_.empty(rows / tokens_, geometry_.heads * tokens_ * tokens_);
-  backend_.attention_forward(geometry_, qkv, attn, probs);
+  backend_.attention_forward(geometry_for(saved.context), qkv, attn, probs);
   Tensor x1 = linear(attn, kProjW);
   backend_.axpy(1.0f, xt, x1);
   for (Tensor* t : {&mean1, &rstd1, &ln1, &qkv, &probs, &attn}) saved.tensors.push_back(std::move(*t));
@@ -110,7 +120,7 @@ Tensor TransformerLayer::mlp_half(Tensor x1, LayerSaved& saved) {
 }
 
 Tensor TransformerLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
-  (void)context;
+  saved.context = context;  // the backward draws the attention dropout's mask again from it
   saved.tensors.clear();
   Tensor xt = backend_.empty(x.rows() * tokens_, dim_);
   backend_.tokens_to_rows(dim_, tokens_, x, xt);

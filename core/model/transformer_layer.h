@@ -1,5 +1,5 @@
 // transformer: timm's pre-norm ViT `Block` on tokens, x = x + proj(attention(norm1(x))); x = x + fc2(GELU(fc1(
-// norm2(x)))), with GELU's tanh form and no dropout. Tokens are held as Sluice's [D, T] fields (a sample's element
+// norm2(x)))), with GELU's tanh form and optional attention dropout. Tokens are held as Sluice's [D, T] fields (a sample's element
 // (d, t) at d·T + t, channel-first, so a field layernorm normalizes each token); inside the block they are turned to
 // one row per token ([samples·T][D], Backend::tokens_to_rows), where every linear map is one product over all the
 // rows (as a linear layer's) and attention is Backend::attention_forward, per sample and head. Parameters are named
@@ -17,8 +17,10 @@ namespace sluice::model {
 class TransformerLayer : public Layer {
  public:
   // dim D and tokens T of the [D, T] input; heads divide dim (checked by the config's shape rule).
+  // `dropout`: timm's attn_drop on the attention probabilities (0 <= dropout < 1), only while training; each
+  // mask element is keyed by (seed, layer, global sample, head, query, key), so layouts and recomputes agree.
   TransformerLayer(kernels::Backend& backend, int64_t dim, int64_t tokens, int64_t heads, int64_t mlp_ratio,
-                   float eps);
+                   float eps, float dropout = 0.0f);
 
   std::string type() const override { return "transformer"; }
   int64_t in_features() const override { return dim_ * tokens_; }
@@ -46,12 +48,15 @@ class TransformerLayer : public Layer {
   kernels::Tensor linear(const kernels::Tensor& x, Index weight);
   void accumulate_linear(const kernels::Tensor& dy, const kernels::Tensor& x, Index weight);
   kernels::Tensor attention_half(const kernels::Tensor& xt, LayerSaved& saved);
+  // The attention's geometry for a micro-batch run under `context` (its dropout only while training).
+  kernels::AttentionGeometry geometry_for(const ForwardContext& context) const;
   kernels::Tensor mlp_half(kernels::Tensor x1, LayerSaved& saved);
 
   kernels::Backend& backend_;
   int64_t dim_, tokens_, hidden_;
   kernels::AttentionGeometry geometry_;
   float eps_;
+  float dropout_;
   std::array<Parameter, kCount> params_;
 };
 

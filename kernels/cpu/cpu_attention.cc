@@ -2,7 +2,8 @@
 // self-attention as our loops over OpenBLAS's products. Attention runs one (sample, head) pair at a time, each pair
 // a fixed sequence of cblas_sgemm calls (the library held at one thread) on strided views of qkv and a softmax
 // with the row's maximum subtracted and its sums in order, so a pair's bits depend on that sample alone: not on the
-// batch, nor on which of the rank's threads computes it.
+// batch, nor on which of the rank's threads computes it. Attention dropout draws each pair's mask from the
+// per-sample stream, keyed by (seed, layer, global sample, head, query, key), again in the backward.
 #include <cblas.h>
 
 #include <algorithm>
@@ -21,7 +22,15 @@ namespace {
 struct HeadViews {
   int64_t tokens, head_dim, qkv_stride, out_stride;
   float scale;
+  float dropout;  // 0: none
 };
+
+// out[i] = x[i] / (1 − dropout) where the pair's uniform draw u[i] is >= dropout (kept), else 0; T² elements. out may
+// be u itself.
+void drop(const HeadViews& v, const float* x, const float* u, float* out) {
+  const float keep_scale = 1.0f / (1.0f - v.dropout);
+  for (int64_t i = 0; i < v.tokens * v.tokens; ++i) out[i] = u[i] >= v.dropout ? x[i] * keep_scale : 0.0f;
+}
 
 void product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, float* c, int64_t ldc) {
@@ -45,16 +54,24 @@ void softmax_rows(int64_t rows, float* s) {
   }
 }
 
-void head_forward(const HeadViews& v, const float* q, float* p, float* o) {
+// `dropped`: the pair's uniform draws when v.dropout > 0 (overwritten by the dropped probabilities), else null.
+void head_forward(const HeadViews& v, const float* q, float* p, float* o, float* dropped) {
   const int64_t t = v.tokens, d = v.head_dim;
   const float* k = q + v.qkv_stride / 3;
   const float* val = q + 2 * (v.qkv_stride / 3);
   product(false, true, t, t, d, v.scale, q, v.qkv_stride, k, v.qkv_stride, p, t);  // scores = scale q kᵀ
   softmax_rows(t, p);
-  product(false, false, t, d, t, 1.0f, p, t, val, v.qkv_stride, o, v.out_stride);  // o = p v
+  const float* used = p;
+  if (dropped != nullptr) {
+    drop(v, p, dropped, dropped);
+    used = dropped;
+  }
+  product(false, false, t, d, t, 1.0f, used, t, val, v.qkv_stride, o, v.out_stride);  // o = p v
 }
 
-// dv = pᵀ do; dp = do vᵀ; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q.
+// With dropout p' = the dropped probabilities (head_forward's), else p' = p: dv = p'ᵀ do; dp' = do vᵀ, dp = dp'
+// through the mask; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q. `scratch` holds 3·T²
+// floats: ds, then (with dropout) the pair's draws, filled by the caller, and p'.
 void head_backward(const HeadViews& v, const float* q, const float* p, const float* dout, float* dq,
                    std::vector<float>& scratch) {
   const int64_t t = v.tokens, d = v.head_dim, third = v.qkv_stride / 3;
@@ -63,8 +80,12 @@ void head_backward(const HeadViews& v, const float* q, const float* p, const flo
   float* dk = dq + third;
   float* dv = dq + 2 * third;
   float* ds = scratch.data();
-  product(true, false, t, d, t, 1.0f, p, t, dout, v.out_stride, dv, v.qkv_stride);
+  const float* draws = ds + t * t;
+  float* dropped = ds + 2 * t * t;
+  if (v.dropout > 0.0f) drop(v, p, draws, dropped);
+  product(true, false, t, d, t, 1.0f, v.dropout > 0.0f ? dropped : p, t, dout, v.out_stride, dv, v.qkv_stride);
   product(false, true, t, t, d, 1.0f, dout, v.out_stride, val, v.qkv_stride, ds, t);
+  if (v.dropout > 0.0f) drop(v, ds, draws, ds);  // dp = dp' through the mask
   for (int64_t i = 0; i < t; ++i) {
     const float* pr = p + i * t;
     float* row = ds + i * t;
@@ -78,7 +99,14 @@ void head_backward(const HeadViews& v, const float* q, const float* p, const flo
 }
 
 HeadViews views_of(const AttentionGeometry& g) {
-  return {g.tokens, g.head_dim(), 3 * g.dim, g.dim, 1.0f / std::sqrt(static_cast<float>(g.head_dim()))};
+  return {g.tokens, g.head_dim(), 3 * g.dim, g.dim, 1.0f / std::sqrt(static_cast<float>(g.head_dim())), g.dropout};
+}
+
+// The uniform draws of pair (s, h): elements (head, query, key) of sample s's row of the per-sample stream.
+void draws_of(const AttentionGeometry& g, int64_t s, int64_t h, float* out) {
+  const uint64_t pair = static_cast<uint64_t>(g.tokens * g.tokens);
+  uniform_floats(g.stream, static_cast<uint64_t>(s) * g.stream.row_width + static_cast<uint64_t>(h) * pair, pair,
+                 out);
 }
 
 // Runs body(sample, head) for every pair over the rank's threads (one pair's work on one thread).
@@ -126,7 +154,9 @@ void CpuBackend::attention_forward_impl(const AttentionGeometry& geometry, const
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
     const float* q = qkv.data() + s * t * v.qkv_stride + h * d;
     float* p = probs.data() + (s * geometry.heads + h) * t * t;
-    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d);
+    std::vector<float> dropped(v.dropout > 0.0f ? static_cast<size_t>(t * t) : 0);
+    if (v.dropout > 0.0f) draws_of(geometry, s, h, dropped.data());
+    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d, v.dropout > 0.0f ? dropped.data() : nullptr);
   });
 }
 
@@ -135,7 +165,8 @@ void CpuBackend::attention_backward_impl(const AttentionGeometry& geometry, cons
   const HeadViews v = views_of(geometry);
   const int64_t t = geometry.tokens, d = v.head_dim;
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
-    std::vector<float> scratch(static_cast<size_t>(t * t));
+    std::vector<float> scratch(static_cast<size_t>((v.dropout > 0.0f ? 3 : 1) * t * t));
+    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch.data() + t * t);
     head_backward(v, qkv.data() + s * t * v.qkv_stride + h * d, probs.data() + (s * geometry.heads + h) * t * t,
                   dout.data() + s * t * v.out_stride + h * d, dqkv.data() + s * t * v.qkv_stride + h * d, scratch);
   });

@@ -451,9 +451,12 @@ TEST(SampleShape, AVisionTransformerGivesItsFieldBackAndRefusalsNameTheLayer) {
                                    "    - {type: unpatch, patch: 2, channels: 2, grid: [3]}\n");
   EXPECT_NE(grid.find("grid [3] has 3 tokens but the input [4, 4] has 4"), std::string::npos) << grid;
   const std::string dropout = refusal("model:\n  inputs: [2, 8]\n  layers:\n    - {type: patch_embed, patch: 2, "
-                                      "dim: 4}\n    - {type: transformer, heads: 2, dropout: 0.1}\n");
+                                      "dim: 4}\n    - {type: transformer, heads: 2, dropout: 1}\n");
   EXPECT_NE(dropout.find("model.layers.1.dropout (line 5)"), std::string::npos) << dropout;
-  EXPECT_NE(dropout.find("only dropout: 0"), std::string::npos) << dropout;
+  EXPECT_NE(dropout.find("attention dropout must satisfy 0 <= p < 1"), std::string::npos) << dropout;
+  EXPECT_EQ(refusal("model:\n  inputs: [2, 8]\n  layers:\n    - {type: patch_embed, patch: 2, dim: 4}\n"
+                    "    - {type: transformer, heads: 2, dropout: 0.1}\n"),
+            "accepted");
   EXPECT_NE(refusal("model: {inputs: [2, 8, 8], layers: [{type: transformer, heads: 2}]}\n").find("takes tokens [D, T]"),
             std::string::npos);
   EXPECT_NE(refusal("model: {inputs: 8, layers: [{type: patch_embed, patch: 2, dim: 4}]}\n").find("needs a field"),

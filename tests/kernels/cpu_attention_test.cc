@@ -1,5 +1,5 @@
 // The CPU backend's token ops (kernels/cpu/cpu_attention.cc): attention against a double reference, the same bits
-// on 1, 2 and 3 threads and for a sample alone or in a batch, the layout changes and the gather, the argument checks
+// on 1, 2 and 3 threads and for a sample alone or in a batch (with dropout masks keyed by the global sample), the layout changes and the gather, the argument checks
 // of Backend, and the refusing defaults a backend without these ops inherits.
 #include <gtest/gtest.h>
 
@@ -91,6 +91,50 @@ TEST(CpuAttention, TheBitsDoNotDependOnTheThreadCountOrTheBatch) {
   const Results alone = run(qkv_alone, dout_alone, 1);
   EXPECT_TRUE(std::equal(alone.out.begin(), alone.out.end(), one.out.begin() + s * rows * g.dim));
   EXPECT_TRUE(std::equal(alone.dqkv.begin(), alone.dqkv.end(), one.dqkv.begin() + s * rows * 3 * g.dim));
+}
+
+// Dropout: a sample's mask is keyed by its global index, so sample 2 of a batch starting at global sample 10 gives
+// the same bits alone as global sample 12; on any thread count; and it drops about the share it should.
+TEST(CpuAttention, DropoutMasksBelongToTheGlobalSample) {
+  Backend& backend = cpu_backend();
+  AttentionGeometry g = kGeometry;
+  const int64_t width = g.heads * g.tokens * g.tokens;
+  g.dropout = 0.25f;
+  auto run_dropped = [&](const Tensor& qkv, const Tensor& dout, uint64_t first_sample, int threads) {
+    AttentionGeometry at = g;
+    at.stream = dropout_stream(7, 3, first_sample, width);
+    const int64_t samples = qkv.rows() / g.tokens;
+    Tensor out = backend.zeros(qkv.rows(), g.dim), probs = backend.zeros(samples, width);
+    Tensor dqkv = backend.zeros(qkv.rows(), 3 * g.dim);
+    const int host_threads = blas_thread_count();
+    const SpreadThresholdForTests spread(0.0);
+    set_blas_thread_count(threads);
+    backend.attention_forward(at, qkv, out, probs);
+    backend.attention_backward(at, qkv, probs, dout, dqkv);
+    set_blas_thread_count(host_threads);
+    return Results{values(out), values(probs), values(dqkv)};
+  };
+  const Tensor qkv = random_tensor(kSamples * g.tokens, 3 * g.dim, 8);
+  const Tensor dout = random_tensor(kSamples * g.tokens, g.dim, 9);
+  const Results batch = run_dropped(qkv, dout, 10, 1);
+  EXPECT_NE(batch.out, run(qkv, dout, 1).out) << "dropout changed nothing";
+  const Results threaded = run_dropped(qkv, dout, 10, 3);
+  EXPECT_EQ(threaded.out, batch.out);
+  EXPECT_EQ(threaded.dqkv, batch.dqkv);
+  const int64_t s = 2, rows = g.tokens;
+  const Tensor qkv_alone = Tensor::host_from(
+      rows, 3 * g.dim, std::vector<float>(qkv.data() + s * rows * 3 * g.dim, qkv.data() + (s + 1) * rows * 3 * g.dim));
+  const Tensor dout_alone = Tensor::host_from(
+      rows, g.dim, std::vector<float>(dout.data() + s * rows * g.dim, dout.data() + (s + 1) * rows * g.dim));
+  const Results alone = run_dropped(qkv_alone, dout_alone, 12, 1);
+  EXPECT_TRUE(std::equal(alone.out.begin(), alone.out.end(), batch.out.begin() + s * rows * g.dim));
+  EXPECT_TRUE(std::equal(alone.dqkv.begin(), alone.dqkv.end(), batch.dqkv.begin() + s * rows * 3 * g.dim));
+  const Results shifted = run_dropped(qkv_alone, dout_alone, 13, 1);
+  EXPECT_NE(shifted.out, alone.out) << "another global sample, another mask";
+  AttentionGeometry wrong = g;
+  wrong.stream = dropout_stream(7, 3, 0, width + 1);
+  Tensor out = backend.zeros(qkv.rows(), g.dim), probs = backend.zeros(kSamples, width);
+  EXPECT_THROW(backend.attention_forward(wrong, qkv, out, probs), Error);
 }
 
 TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {

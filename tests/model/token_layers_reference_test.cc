@@ -2,7 +2,8 @@
 // (written once by make_transformer_references.py beside it, a timm-style block written out in the script) is
 // built from its YAML entry, given PyTorch's parameters and input, and must give PyTorch's output, input gradient and
 // parameter gradients to 1e-5; the same cases against central finite differences of our own forward; and the
-// parameters carry timm's names and PyTorch's shapes, as checkpoints store them.
+// parameters carry timm's names and PyTorch's shapes, as checkpoints store them; attention dropout by finite
+// differences.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -64,6 +65,28 @@ TEST(TokenLayersReference, ParametersAreNamedAndShapedAsTimm) {
 // At most 48 elements of the input and of each parameter, so the asan build stays inside a small test's time.
 TEST(TokenLayersReference, FusedBackwardMatchesFiniteDifferences) {
   for (const LayerReferenceCase& c : token_cases()) expect_matches_finite_differences(c, 48);
+}
+
+// Attention dropout has no PyTorch reference (its mask is Sluice's Philox stream): a block with dropout 0.3 on a
+// reference case's input and parameters drops something while training, nothing at evaluation, and its backward
+// (which draws the mask again) matches finite differences of its own forward.
+TEST(TokenLayersReference, AttentionDropoutDropsWhileTrainingAndMatchesFiniteDifferences) {
+  std::vector<LayerReferenceCase> dropped;
+  for (const LayerReferenceCase& c : token_cases()) {
+    if (c.name != "transformer_d6_t3_h3_r2_eps1e-6") continue;
+    dropped.push_back(c);
+    dropped.back().layer_yaml.insert(dropped.back().layer_yaml.size() - 1, ", dropout: 0.3");
+  }
+  ASSERT_EQ(dropped.size(), 1u);
+  reference_checks::Built b = reference_checks::build(dropped[0]);
+  ForwardContext training, evaluation;
+  evaluation.training = false;
+  LayerSaved saved;
+  const kernels::Tensor y_training = b.layer->forward(b.x, training, saved);
+  const kernels::Tensor y_evaluation = b.layer->forward(b.x, evaluation, saved);
+  reference_checks::expect_close(y_evaluation, dropped[0].tensors.at("y"), "y without dropout");
+  EXPECT_NE(y_training.to_vector(), y_evaluation.to_vector());
+  expect_matches_finite_differences(dropped[0], 48);
 }
 
 }  // namespace

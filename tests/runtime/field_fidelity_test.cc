@@ -150,13 +150,13 @@ INSTANTIATE_TEST_SUITE_P(AllSchedules, CrossEntropyFidelity, testing::schedule_r
                          testing::grid_name);
 
 // A small vision transformer (issue 29): patch_embed, six pre-norm transformer blocks (attention per sample and
-// head, split I and W under the zero-bubble schedules) and unpatch back to the field, over 2 x 8 x 8 samples
+// head, one block with attention dropout keyed by the global sample, split I and W under the zero-bubble schedules) and unpatch back to the field, over 2 x 8 x 8 samples
 // (16 tokens of 8 features, 2 heads); 8 layers, so interleaving's 8 chunks over 4 stages each hold one.
 const char* const kVitLayers =
     "    - {type: patch_embed, patch: 2, dim: 8}\n"
     "    - {type: transformer, heads: 2}\n"
     "    - {type: transformer, heads: 2, mlp_ratio: 2}\n"
-    "    - {type: transformer, heads: 2}\n"
+    "    - {type: transformer, heads: 2, dropout: 0.1}\n"
     "    - {type: transformer, heads: 4}\n"
     "    - {type: transformer, heads: 2, eps: 1e-6}\n"
     "    - {type: transformer, heads: 1}\n"
