@@ -150,8 +150,9 @@ INSTANTIATE_TEST_SUITE_P(AllSchedules, CrossEntropyFidelity, testing::schedule_r
                          testing::grid_name);
 
 // A small vision transformer (issue 29): patch_embed, six pre-norm transformer blocks (attention per sample and
-// head, one block with attention dropout keyed by the global sample, split I and W under the zero-bubble schedules) and unpatch back to the field, over 2 x 8 x 8 samples
-// (16 tokens of 8 features, 2 heads); 8 layers, so interleaving's 8 chunks over 4 stages each hold one.
+// head, one block with attention dropout keyed by the global sample, split I and W under the zero-bubble
+// schedules) and unpatch back to the field, over 2 x 8 x 8 samples (16 tokens of 8 features, 2 heads); 8 layers,
+// so interleaving's 8 chunks over 4 stages each hold one.
 const char* const kVitLayers =
     "    - {type: patch_embed, patch: 2, dim: 8}\n"
     "    - {type: transformer, heads: 2}\n"
