@@ -91,6 +91,7 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
         << ",\"makespan_blocking\":" << transfers.blocking;
   if (model)
     out << ",\"recompute\":" << json_quote(model->recompute) << ",\"microbatch_rows\":" << model->memory.rows
+        << ",\"stash_estimated\":" << (model->memory.estimated ? "true" : "false")
         << ",\"stash_bytes_per_stage\":" << json_array(model->memory.stash_bytes)
         << ",\"peak_stash_bytes\":" << json_array(model->peak_stash_bytes);
   out << ",\"actions\":[";
@@ -131,8 +132,10 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
   if (is_lowered(lowered)) write_transfer_shortfall(out, result.makespan, transfers);
   if (model)
     out << "recompute " << model->recompute << ", " << model->memory.rows
-        << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward (measured per stage "
-           "on the CPU backend; with split backward counted until W, an upper bound)\n";
+        << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward ("
+        << (model->memory.estimated ? "estimated from the layer shapes: the model is too large to build here"
+                                    : "measured per stage on the CPU backend")
+        << "; with split backward counted until W, an upper bound)\n";
   out << "rank  busy      idle      peak in-flight" << (model ? "  peak stash bytes" : "") << "\n";
   for (int rank = 0; rank < lowered.ranks; ++rank) {
     out << std::left << std::setw(6) << rank << std::setw(10) << result.busy[rank] << std::setw(10)

@@ -45,26 +45,80 @@ double recompute_share(const config::Config& cfg, const std::vector<double>& cos
 
 }  // namespace
 
-StageMemory measure_stage_memory(const config::Config& cfg, int stages, int chunks, int microbatches) {
-  StageMemory memory;
-  memory.rows = rows_per_microbatch(cfg, microbatches);
+namespace {
+
+// What the layers of `range` keep for one micro-batch of `rows` rows under `policy`, from their shapes: a kept
+// layer its declared stash (or its input), a run of dropped layers only its first layer's input.
+double estimated_stash(const std::vector<model::LayerShape>& shapes, const model::LayerRange& range,
+                       const model::RecomputePolicy& policy, int64_t rows) {
+  auto dropped = [&](int layer) {
+    return policy.mode == model::RecomputeMode::kFull ||
+           (policy.mode == model::RecomputeMode::kSelective && policy.layers.count(layer) > 0);
+  };
+  constexpr double kBytesPerFloat = 4.0;
+  double bytes = 0.0;
+  for (int l = range.first; l < range.last; ++l) {
+    const model::LayerShape& shape = shapes[static_cast<size_t>(l)];
+    const double input = kBytesPerFloat * static_cast<double>(shape.in);
+    if (!dropped(l)) {
+      bytes += shape.stash_bytes > 0.0 ? shape.stash_bytes : input;
+    } else if (l == range.first || !dropped(l - 1)) {
+      bytes += input;  // a dropped run keeps its input for the recompute
+    }
+  }
+  return bytes * static_cast<double>(rows);
+}
+
+// Every stage built as the trainer builds it, one forward of a micro-batch of zeros each, its stash measured.
+std::vector<double> measured_stash(const config::Config& cfg, const std::vector<int>& split,
+                                   const model::RecomputePolicy& policy, int64_t rows) {
   kernels::Backend& backend = kernels::cpu_backend();
   std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend, declared_layers(cfg.model));
-  const std::vector<double> costs = model::layer_costs(layers);
-  memory.recompute_share = recompute_share(cfg, costs);
-  // The trainer's split: explicit from the config, else balanced by cost (FLOPs and the bytes at each cut).
-  const std::vector<int> split = model::choose_split(
-      cfg.pipeline.split, model::partition_costs(model::model_shape(cfg.model, declared_layers(cfg.model)), cfg.pipeline),
-      stages * chunks);
-  const model::RecomputePolicy policy = model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
+  std::vector<double> stash;
   for (const model::LayerRange& range : model::split_to_ranges(split)) {
     std::vector<std::unique_ptr<model::Layer>> mine;
     for (int l = range.first; l < range.last; ++l) mine.push_back(std::move(layers[l]));
     model::StageModule stage(backend, range.first, std::move(mine), policy);
-    stage.forward(0, backend.zeros(memory.rows, stage.in_features()), model::StepInfo{});
-    memory.stash_bytes.push_back(static_cast<double>(stage.stashed_bytes()));
+    stage.forward(0, backend.zeros(rows, stage.in_features()), model::StepInfo{});
+    stash.push_back(static_cast<double>(stage.stashed_bytes()));
+  }
+  return stash;
+}
+
+}  // namespace
+
+namespace {
+
+StageMemory stage_memory(const config::Config& cfg, int stages, int chunks, int microbatches, bool always_estimate) {
+  StageMemory memory;
+  memory.rows = rows_per_microbatch(cfg, microbatches);
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, declared_layers(cfg.model));
+  memory.recompute_share = recompute_share(cfg, model::flops_of(shapes));
+  // The trainer's split: explicit from the config, else balanced by cost (FLOPs and the bytes at each cut).
+  const std::vector<int> split =
+      model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), stages * chunks);
+  const model::RecomputePolicy policy = model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
+  int64_t parameters = 0;
+  for (const model::LayerShape& shape : shapes) parameters += shape.params;
+  memory.estimated = always_estimate || parameters > kLargestMeasuredModel;
+  if (!memory.estimated) {
+    memory.stash_bytes = measured_stash(cfg, split, policy, memory.rows);
+    return memory;
+  }
+  for (const model::LayerRange& range : model::split_to_ranges(split)) {
+    memory.stash_bytes.push_back(estimated_stash(shapes, range, policy, memory.rows));
   }
   return memory;
+}
+
+}  // namespace
+
+StageMemory measure_stage_memory(const config::Config& cfg, int stages, int chunks, int microbatches) {
+  return stage_memory(cfg, stages, chunks, microbatches, false);
+}
+
+StageMemory estimate_stage_memory(const config::Config& cfg, int stages, int chunks, int microbatches) {
+  return stage_memory(cfg, stages, chunks, microbatches, true);
 }
 
 }  // namespace sluice::tools

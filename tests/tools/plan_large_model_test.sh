@@ -1,0 +1,67 @@
+#!/bin/bash
+# `sluice plan` of a 1.2 B-parameter vision transformer (issue 29 item 4: 24 blocks of dim 2048, 16 heads, patch 8 on
+# a 4 x 256 x 256 field, 8 stages) is sized from the layer shapes without building the layers: it ends within 20 s and
+# 1 GiB, says its stash is estimated, and with schedule auto lists every candidate with its peak bytes per rank and
+# whether it fits pipeline.memory_budget. A small model is still measured.
+# Usage: plan_large_model_test.sh <path to the sluice binary>
+set -u
+SLUICE="$1"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+dir="${TEST_TMPDIR:-/tmp}/plan_large"
+mkdir -p "$dir"
+
+write_config() {  # $1: file, $2: blocks, $3: dim, $4: schedule, $5: the field's extent (square), a multiple of 8
+  local grid=$(($5 / 8))
+  {
+    echo "model:"
+    echo "  inputs: [4, $5, $5]"
+    echo "  layers:"
+    echo "    - {type: patch_embed, patch: 8, dim: $3}"
+    for _ in $(seq "$2"); do echo "    - {type: transformer, heads: 16}"; done
+    echo "    - {type: layernorm}"
+    echo "    - {type: conv, channels: 256, kernel: 1}"
+    echo "    - {type: unpatch, patch: 8, channels: 4, grid: [$grid, $grid]}"
+    echo "pipeline: {stages: 8, schedule: $4, microbatches: 16, memory_budget: 1.0e10}"
+    echo "loss: mse"
+    echo "optimizer: {type: adamw, lr: 1.0e-4}"
+    echo "data: {type: external, batch: 64}"
+  } > "$1"
+}
+write_config "$dir/large.yaml" 24 2048 1f1b 256
+write_config "$dir/large_auto.yaml" 24 2048 auto 256
+write_config "$dir/small.yaml" 8 64 1f1b 32
+
+# Runs plan, printing its output; fails when it takes over 20 s or 1 GiB (the child's peak resident set).
+plan_within_limits() {  # $1: what, then plan's arguments
+  local what="$1"
+  shift
+  python3 - "$SLUICE" "$@" > "$dir/out.txt" <<'PY'
+import resource, subprocess, sys, time
+start = time.monotonic()
+done = subprocess.run([sys.argv[1], "plan"] + sys.argv[2:], stdout=subprocess.PIPE, text=True)
+seconds = time.monotonic() - start
+peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+sys.stdout.write(done.stdout)
+print(f"plan took {seconds:.2f} s, peak resident {peak_kib / 1024:.1f} MiB, exit {done.returncode}")
+sys.exit(0 if done.returncode == 0 and seconds <= 20 and peak_kib <= 1024 * 1024 else 1)
+PY
+  local status=$?
+  cat "$dir/out.txt"
+  [ "$status" -eq 0 ] || fail "$what: plan failed or exceeded 20 s / 1 GiB"
+}
+
+plan_within_limits "1f1b" "$dir/large.yaml"
+grep -q "^total: 1211750656 parameters" "$dir/out.txt" || fail "1f1b: the model is not the 1.2 B-parameter one"
+grep -q "estimated from the layer shapes" "$dir/out.txt" || fail "1f1b: the stash is not said to be estimated"
+plan_within_limits "auto" "$dir/large_auto.yaml"
+grep -q "pipeline.schedule auto: .* candidates, budget 10000000000 bytes per rank" "$dir/out.txt" ||
+  fail "auto: no candidate table against the budget"
+grep -Eq "^    1f1b +1 +16 +none +[0-9.e+]+ +[0-9]+ +no$" "$dir/out.txt" || fail "auto: 1f1b without recompute should not fit"
+grep -Eq "^--> .* yes$" "$dir/out.txt" || fail "auto: the chosen candidate does not fit"
+json="$("$SLUICE" plan "$dir/large.yaml" --format json)" || fail "json plan exited $?"
+echo "$json" | grep -q '"stash_estimated":true' || fail "json: stash_estimated is not true"
+small="$("$SLUICE" plan "$dir/small.yaml" --format json)" || fail "small plan exited $?"
+echo "$small" | grep -q '"stash_estimated":false' || fail "a small model's stash is not measured"
+
+[ "$failures" -eq 0 ] && echo "PASS" || exit 1
