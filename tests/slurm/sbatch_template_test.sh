@@ -3,8 +3,9 @@
 # record how they were called. Checks that USR1 reaching the batch shell is forwarded to the job step, that
 # exit 75 leads to `scontrol requeue $SLURM_JOB_ID` and exit 0, and that other statuses pass through, also
 # when srun ends right after USR1 interrupted the batch shell's `wait` (the race bash loses statuses in).
-# Also checks `sluice submit`'s error exits (bad task fit -> 2, no checkpoint.dir -> 2, no sbatch on PATH -> 1)
-# and its warning when checkpoint.every is 0.
+# The same for a `--nodes MIN-MAX` script (whole nodes, srun --ntasks-per-node). Also checks `sluice submit`'s
+# error exits (bad task fit -> 2, bad node ranges -> 2, no checkpoint.dir -> 2, no sbatch on PATH -> 1) and its
+# warning when checkpoint.every is 0.
 #
 # Usage: sbatch_template_test.sh SLUICE CONFIG
 set -euo pipefail
