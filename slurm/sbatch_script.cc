@@ -183,11 +183,8 @@ int checked_task_count(const config::Config& config) {
   return static_cast<int>(tasks);
 }
 
-void check_request(const SbatchRequest& request, const config::Config& config, int tasks, int per_node) {
-  require(request.nodes >= 1, "--nodes must be at least 1, got " + std::to_string(request.nodes));
-  require(request.tasks_per_node >= 0,
-          "--tasks-per-node must be at least 1, got " + std::to_string(request.tasks_per_node));
-  require(request.cpus_per_task >= 1, "--cpus-per-task must be at least 1, got " + std::to_string(request.cpus_per_task));
+// A fixed node count: the config's ranks must fit it, and every node must get some.
+void check_fixed_nodes(const SbatchRequest& request, const config::Config& config, int tasks, int per_node) {
   const std::string task_origin = "pipeline.stages (" + std::to_string(config.pipeline.stages) +
                                   ") x pipeline.data_parallel (" +
                                   std::to_string(std::max(config.pipeline.data_parallel, 1)) +
@@ -197,6 +194,37 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
               std::to_string(per_node) + " = " + std::to_string(static_cast<int64_t>(request.nodes) * per_node) + " slots");
   require(request.nodes <= tasks,
           "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin + ": some nodes would idle");
+}
+
+// A node range: the ranks follow the nodes Slurm grants (tasks_per_node on each), so the config must leave the
+// replica count to them, and every node count in the range must give whole pipelines. Two consecutive counts
+// differ by tasks_per_node ranks, so that holds exactly when tasks_per_node is a multiple of pipeline.stages.
+void check_node_range(const SbatchRequest& request, const config::Config& config) {
+  const std::string range =
+      "--nodes " + std::to_string(request.min_nodes) + "-" + std::to_string(request.nodes) + " (a range)";
+  require(request.tasks_per_node > 0, range + " needs --tasks-per-node: the ranks on each node stay fixed and their "
+                                              "total follows the nodes the job gets");
+  require(config.pipeline.data_parallel == 0,
+          range + " needs pipeline.data_parallel unset (derived from the ranks), but it is " +
+              std::to_string(config.pipeline.data_parallel) + ": a job on fewer nodes could not start");
+  require(request.tasks_per_node % config.pipeline.stages == 0,
+          range + " needs --tasks-per-node to be a multiple of pipeline.stages (" +
+              std::to_string(config.pipeline.stages) + "), got " + std::to_string(request.tasks_per_node) + ": on " +
+              std::to_string(request.min_nodes) + " node(s) the job would have " +
+              std::to_string(static_cast<int64_t>(request.min_nodes) * request.tasks_per_node) +
+              " ranks or on one more node a count that is not whole pipelines");
+}
+
+void check_request(const SbatchRequest& request, const config::Config& config, int tasks, int per_node) {
+  require(request.nodes >= 1, "--nodes must be at least 1, got " + std::to_string(request.nodes));
+  require(request.tasks_per_node >= 0,
+          "--tasks-per-node must be at least 1, got " + std::to_string(request.tasks_per_node));
+  require(request.cpus_per_task >= 1, "--cpus-per-task must be at least 1, got " + std::to_string(request.cpus_per_task));
+  if (request.min_nodes > 0) {
+    check_node_range(request, config);
+  } else {
+    check_fixed_nodes(request, config, tasks, per_node);
+  }
   const std::optional<long> time_limit = time_limit_seconds(request.time);
   require(time_limit.has_value(), "--time \"" + shorten_for_message(request.time) + "\" is not HH:MM:SS or D-HH:MM:SS");
   // One template for the whole job: a pipeline with any cuda stage takes the GPU one, so its cpu stages get a
@@ -239,7 +267,63 @@ void check_request(const SbatchRequest& request, const config::Config& config, i
   }
 }
 
+// The node and task directives. A fixed count asks for exactly the config's ranks; a range asks for whole nodes
+// without a task count (Slurm would keep a requeued job's count and wait for a lost node), and srun starts
+// --ntasks-per-node ranks on each (srun_task_options).
+std::string task_directives(const SbatchRequest& request, int tasks, int per_node) {
+  if (request.min_nodes > 0) {
+    return "# Between " + std::to_string(request.min_nodes) + " and " + std::to_string(request.nodes) +
+           " nodes (`sluice submit --nodes MIN-MAX`): a job requeued after losing a node\n"
+           "# starts again on the nodes that are left.\n"
+           "#SBATCH --nodes=" + std::to_string(request.min_nodes) + "-" + std::to_string(request.nodes) + "\n"
+           "# Whole nodes and no task count: Slurm keeps a requeued job's task count, which would wait for the lost\n"
+           "# node. srun below starts " + std::to_string(per_node) + " ranks on each node the job got (block "
+           "distribution:\n# consecutive ranks share a node) and pipeline.data_parallel follows (ranks / stages).\n"
+           "#SBATCH --exclusive";
+  }
+  return "# Nodes to allocate.\n#SBATCH --nodes=" + std::to_string(request.nodes) +
+         "\n# Total MPI ranks = pipeline.stages x pipeline.data_parallel (srun starts exactly this many).\n"
+         "#SBATCH --ntasks=" + std::to_string(tasks) +
+         "\n# At most this many ranks per node. Slurm's block distribution fills each node with consecutive ranks; "
+         "with\n# pipeline.rank_order: auto Sluice then puts a stage's replicas on one node and lets stages span "
+         "nodes (only\n# activations cross the network, not gradient sums), see docs/SLURM.md \"Placement\".\n"
+         "#SBATCH --ntasks-per-node=" + std::to_string(per_node);
+}
+
+std::string srun_task_options(const SbatchRequest& request, int per_node) {
+  return request.min_nodes > 0 ? " --ntasks-per-node=" + std::to_string(per_node) : "";
+}
+
+// One GPU per rank: per task for a fixed task count; per node (one for each of its ranks) in a range, where
+// there is no task count to attach GPUs to.
+std::string gpu_request(const SbatchRequest& request, int per_node) {
+  return request.min_nodes > 0 ? "gpus-per-node=" + std::to_string(per_node) : "gpus-per-task=1";
+}
+
 }  // namespace
+
+void set_node_count(const std::string& text, SbatchRequest& request) {
+  const size_t dash = text.find('-');
+  const std::string_view low = std::string_view(text).substr(0, dash);
+  const std::string_view high = dash == std::string::npos ? "" : std::string_view(text).substr(dash + 1);
+  require(all_digits(low) && (dash == std::string::npos || all_digits(high)),
+          "--nodes \"" + shorten_for_message(text) + "\" is not a node count N or a range MIN-MAX (e.g. 2 or 1-2)");
+  // Beyond an int no cluster has the nodes: clamp, and the checks against the tasks refuse it.
+  const auto count = [](std::string_view digits) {
+    return static_cast<int>(std::min<long>(saturated_number(digits), std::numeric_limits<int>::max()));
+  };
+  if (dash == std::string::npos) {
+    request.nodes = count(low);
+    request.min_nodes = 0;
+    return;
+  }
+  const int min_nodes = count(low), max_nodes = count(high);
+  require(min_nodes >= 1, "--nodes " + text + ": a job needs at least 1 node");
+  require(min_nodes <= max_nodes, "--nodes " + text + ": MIN (" + std::to_string(min_nodes) + ") is more than MAX (" +
+                                      std::to_string(max_nodes) + ")");
+  request.nodes = max_nodes;
+  request.min_nodes = min_nodes == max_nodes ? 0 : min_nodes;
+}
 
 int64_t job_task_count(const config::Config& config) {
   return static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1);
@@ -256,9 +340,8 @@ std::string render_sbatch_script(const SbatchRequest& request, const config::Con
   check_request(request, config, tasks, per_node);
   std::map<std::string, std::string> values = {
       {"JOB_NAME", request.job_name},
-      {"NODES", std::to_string(request.nodes)},
-      {"NTASKS", std::to_string(tasks)},
-      {"TASKS_PER_NODE", std::to_string(per_node)},
+      {"TASK_DIRECTIVES", task_directives(request, tasks, per_node)},
+      {"SRUN_TASK_OPTIONS", srun_task_options(request, per_node)},
       {"CPUS_PER_TASK", std::to_string(request.cpus_per_task)},
       {"TIME", request.time},
       {"WARNING_SECONDS", std::to_string(request.warning_seconds)},
@@ -267,12 +350,14 @@ std::string render_sbatch_script(const SbatchRequest& request, const config::Con
       {"STEP_SETUP", step_setup(request)},
       {"STEP_COMMAND", step_command(request)},
   };
-  if (request.gpus) values["GPUS_PER_TASK"] = "1";
+  if (request.gpus) values["GPU_REQUEST"] = gpu_request(request, per_node);
   return fill_placeholders(request.gpus ? kGpuSbatchTemplate : kCpuSbatchTemplate, values);
 }
 
 std::string mpirun_command(const SbatchRequest& request, const config::Config& config) {
-  std::string command = "mpirun --mca odls_base_sigkill_timeout 30 -np " + std::to_string(checked_task_count(config)) + " ";
+  const int64_t ranks = request.min_nodes > 0 ? static_cast<int64_t>(request.nodes) * request.tasks_per_node
+                                              : checked_task_count(config);
+  std::string command = "mpirun --mca odls_base_sigkill_timeout 30 -np " + std::to_string(ranks) + " ";
   if (!request.program_path.empty()) {
     command = "SLUICE_CONFIG=" + shell_quote(request.config_path) + " " + command + shell_quote(request.program_path);
     for (const std::string& argument : request.program_args) command += " " + shell_quote(argument);

@@ -20,6 +20,14 @@
 # 1 s would kill a rank still writing its checkpoint. The price: after any non-zero exit (75 included) mpirun
 # waits twice that period before it returns.
 #
+# A stop with 75 ends at once and without Open MPI's abort banner: mpirun would take a rank's 75 as a failure,
+# print "Per user-direction, the job has been aborted." and return only after twice odls_base_sigkill_timeout
+# (its kill sequence sleeps even when every rank has already exited). So each rank runs under the fork agent
+# sluice-mpirun-rank (`--mca orte_fork_agent`, PREFIX/libexec/sluice/ beside an installed copy of this script, or
+# $SLUICE_MPIRUN_RANK_AGENT), which turns the rank's 75 into 0 and a file in a status directory; this script
+# exits 75 when mpirun ended with 0 and a rank left such a file. The directory is made in the working directory
+# (where mpirun also starts the ranks on other nodes, so a shared one sees them all), else under TMPDIR.
+#
 # SIGINT comes from Ctrl-C in a terminal. A script that starts this launcher in the background (`&`, no job
 # control) starts it with SIGINT ignored, which bash cannot undo: send SIGTERM there.
 #
@@ -34,7 +42,25 @@ export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:
 
 status_file="$(mktemp "${TMPDIR:-/tmp}/sluice-mpirun-status.XXXXXX")" ||
   { echo "$0: cannot create a temporary file in ${TMPDIR:-/tmp}" >&2; exit 1; }
-trap 'rm -f "$status_file"' EXIT
+stops_dir=""
+trap 'rm -f "$status_file"; [ -z "$stops_dir" ] || rm -rf "$stops_dir"' EXIT
+
+# The fork agent: named by the environment, installed beside this script, or built in this source tree.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+agent="${SLUICE_MPIRUN_RANK_AGENT:-}"
+for candidate in "$here/../libexec/sluice/sluice-mpirun-rank" "$here/../bazel-bin/tools/sluice-mpirun-rank"; do
+  [ -n "$agent" ] || [ ! -x "$candidate" ] || agent="$(cd "$(dirname "$candidate")" && pwd)/sluice-mpirun-rank"
+done
+agent_options=()
+if [ -n "$agent" ]; then
+  stops_dir="$(mktemp -d "$PWD/.sluice-mpirun.XXXXXX" 2>/dev/null || mktemp -d "${TMPDIR:-/tmp}/sluice-mpirun.XXXXXX")" ||
+    { echo "$0: cannot create a status directory in $PWD or ${TMPDIR:-/tmp}" >&2; exit 1; }
+  export SLUICE_MPIRUN_STATUS_DIR="$stops_dir"
+  agent_options=(-x SLUICE_MPIRUN_STATUS_DIR --mca orte_fork_agent "$agent")
+else
+  echo "sluice_mpirun: no sluice-mpirun-rank found (install Sluice, or bazel build //tools:sluice-mpirun-rank):" \
+    "a stop with 75 will take mpirun twice odls_base_sigkill_timeout and print its abort banner" >&2
+fi
 launcher_pid=""
 stops_asked=0
 # mpirun is the recording subshell's only child.
@@ -57,7 +83,7 @@ trap 'ask_ranks_to_stop SIGINT' INT
   # handlers): a signal to the whole process group, such as Ctrl-C, must not end the subshell that records
   # mpirun's status. setsid keeps such a signal away from mpirun itself, which would otherwise abort the job.
   trap '' TERM INT
-  setsid mpirun "$@"
+  setsid mpirun "${agent_options[@]}" "$@"
   echo "$?" > "$status_file"
 ) &
 launcher_pid=$!
@@ -71,6 +97,10 @@ status="$(cat "$status_file")"
 if [ -z "$status" ]; then
   echo "sluice_mpirun: mpirun ended without recording its exit status (killed?)" >&2
   status=1
+fi
+# The ranks stopped with a checkpoint (their 75s were handed to mpirun as 0 by the fork agent).
+if [ "$status" = 0 ] && [ -n "$stops_dir" ] && [ -n "$(ls -A "$stops_dir")" ]; then
+  status=75
 fi
 # A stop at once is the documented 1 (mpirun's status for killed ranks is 137), unless the ranks had finished or
 # written their checkpoint first.

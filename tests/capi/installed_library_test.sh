@@ -31,7 +31,10 @@ bash "$install_sh" "$tarball" "$prefix"
 for file in include/sluice/sluice.h include/sluice/sluice.mod lib/libsluice.so lib/libsluice.a \
     lib/libsluice_fortran.so lib/libsluice_fortran.a lib/pkgconfig/sluice.pc lib/pkgconfig/sluice-fortran.pc \
     lib/cmake/sluice/sluice-config.cmake lib/cmake/sluice/sluice-config-version.cmake bin/sluice \
-    libexec/sluice/sluice-checkpoint-probe share/sluice/fortran/sluice.f90; do
+    libexec/sluice/sluice-checkpoint-probe share/sluice/fortran/sluice.f90 bin/sluice-mpirun \
+    libexec/sluice/sluice-mpirun-rank share/sluice/slurm/local/start.sh share/sluice/slurm/local/stop.sh \
+    share/sluice/slurm/local/slurm_common.sh share/sluice/slurm/local/cluster_start.sh \
+    share/sluice/slurm/local/cluster_node.sh share/sluice/slurm/local/cluster_stop.sh; do
   [[ -f "$prefix/$file" ]] || fail "install tree lacks $file"
 done
 

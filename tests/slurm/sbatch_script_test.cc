@@ -417,5 +417,104 @@ TEST(MpirunCommand, ProgramWithItsArguments) {
             "100 'two words'");
 }
 
+// --- `--nodes MIN-MAX`: a job a requeue can shrink after a node is lost (issue 31) -------------------------
+
+// The error message of set_node_count, or "" when it did not throw kInvalidArgument.
+std::string node_count_error(const std::string& text) {
+  SbatchRequest request;
+  try {
+    set_node_count(text, request);
+  } catch (const Error& e) {
+    return e.code() == ErrorCode::kInvalidArgument ? e.what() : std::string("wrong error code: ") + e.what();
+  }
+  return "";
+}
+
+TEST(SetNodeCount, ACountOrARange) {
+  SbatchRequest request;
+  set_node_count("3", request);
+  EXPECT_EQ(request.nodes, 3);
+  EXPECT_EQ(request.min_nodes, 0);
+  set_node_count("1-4", request);
+  EXPECT_EQ(request.nodes, 4);
+  EXPECT_EQ(request.min_nodes, 1);
+  set_node_count("2-2", request);  // a range of one count is that count
+  EXPECT_EQ(request.nodes, 2);
+  EXPECT_EQ(request.min_nodes, 0);
+}
+
+TEST(SetNodeCount, MalformedRangesAreRefusedNamingTheOption) {
+  for (const std::string text : {"", "x", "-2", "1-", "+2", " 2", "2 ", "1-2-3", "1..2", "1-x", "0x2"}) {
+    EXPECT_EQ(node_count_error(text),
+              "--nodes \"" + text + "\" is not a node count N or a range MIN-MAX (e.g. 2 or 1-2)");
+  }
+  EXPECT_EQ(node_count_error("3-2"), "--nodes 3-2: MIN (3) is more than MAX (2)");
+  EXPECT_EQ(node_count_error("0-2"), "--nodes 0-2: a job needs at least 1 node");
+}
+
+SbatchRequest range_request() {
+  SbatchRequest request = basic_request();
+  set_node_count("1-2", request);
+  request.tasks_per_node = 2;
+  return request;
+}
+
+TEST(RenderSbatchScript, NodeRangeAsksForWholeNodesWithoutATaskCount) {
+  const std::string script = render_sbatch_script(range_request(), pipeline_config(2, 0));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --nodes=1-2"));
+  EXPECT_TRUE(contains_line(script, "#SBATCH --exclusive"));
+  EXPECT_EQ(script.find("#SBATCH --ntasks"), std::string::npos) << "a task count would survive the requeue";
+  EXPECT_NE(script.find("  srun --mpi=pmix --ntasks-per-node=2 \"$sluice\" train \"$config\" --auto-resume\n"),
+            std::string::npos);
+  EXPECT_FALSE(std::regex_search(script, std::regex("@[A-Z0-9_]+@"))) << "unfilled placeholder";
+  // A fixed count keeps its task count and a plain srun.
+  const std::string fixed = render_sbatch_script(basic_request(), pipeline_config(4, 1));
+  EXPECT_TRUE(contains_line(fixed, "#SBATCH --ntasks=4"));
+  EXPECT_NE(fixed.find("  srun --mpi=pmix \"$sluice\" train"), std::string::npos);
+  EXPECT_EQ(fixed.find("--exclusive"), std::string::npos);
+}
+
+TEST(RenderSbatchScript, NodeRangeDirectivesAreExplainedAndGpusGoPerNode) {
+  SbatchRequest request = range_request();
+  for (bool gpus : {false, true}) {
+    request.gpus = gpus;
+    const std::string script = render_sbatch_script(request, pipeline_config(2, 0, {gpus ? "cuda" : "cpu"}));
+    std::istringstream lines(script);
+    std::string previous;
+    int directives = 0;
+    for (std::string line; std::getline(lines, line); previous = line) {
+      if (line.rfind("#SBATCH", 0) != 0) continue;
+      ++directives;
+      EXPECT_TRUE(previous.rfind("# ", 0) == 0 || previous.rfind("#SBATCH", 0) == 0)
+          << "directive without a comment above it: " << line;
+    }
+    EXPECT_EQ(directives, gpus ? 11 : 10) << "job-name nodes exclusive cpus-per-task [gpus-per-node] time signal "
+                                             "requeue output error open-mode";
+    EXPECT_EQ(contains_line(script, "#SBATCH --gpus-per-node=2"), gpus);
+    EXPECT_EQ(script.find("gpus-per-task"), std::string::npos) << "there is no task count to attach GPUs to";
+  }
+}
+
+TEST(RenderSbatchScript, NodeRangeErrorsNameTheOptionAndTheConfigKey) {
+  SbatchRequest request = range_request();
+  request.tasks_per_node = 0;
+  EXPECT_EQ(render_error(request, pipeline_config(2, 0)),
+            "--nodes 1-2 (a range) needs --tasks-per-node: the ranks on each node stay fixed and their total follows "
+            "the nodes the job gets");
+  EXPECT_EQ(render_error(range_request(), pipeline_config(2, 2)),
+            "--nodes 1-2 (a range) needs pipeline.data_parallel unset (derived from the ranks), but it is 2: a job "
+            "on fewer nodes could not start");
+  EXPECT_EQ(render_error(range_request(), pipeline_config(4, 0)),
+            "--nodes 1-2 (a range) needs --tasks-per-node to be a multiple of pipeline.stages (4), got 2: on 1 "
+            "node(s) the job would have 2 ranks or on one more node a count that is not whole pipelines");
+  EXPECT_EQ(render_error(range_request(), pipeline_config(1, 0)), "");  // 1 or 2 replicas of a 1-stage pipeline
+}
+
+TEST(MpirunCommand, NodeRangeStartsTheRanksOfTheMostNodes) {
+  EXPECT_EQ(mpirun_command(range_request(), pipeline_config(2, 0)),
+            "mpirun --mca odls_base_sigkill_timeout 30 -np 4 /opt/sluice/bin/sluice train /jobs/mlp.yaml "
+            "--auto-resume");
+}
+
 }  // namespace
 }  // namespace sluice::slurm

@@ -3,8 +3,9 @@
 # record how they were called. Checks that USR1 reaching the batch shell is forwarded to the job step, that
 # exit 75 leads to `scontrol requeue $SLURM_JOB_ID` and exit 0, and that other statuses pass through, also
 # when srun ends right after USR1 interrupted the batch shell's `wait` (the race bash loses statuses in).
-# Also checks `sluice submit`'s error exits (bad task fit -> 2, no checkpoint.dir -> 2, no sbatch on PATH -> 1)
-# and its warning when checkpoint.every is 0.
+# The same for a `--nodes MIN-MAX` script (whole nodes, srun --ntasks-per-node). Also checks `sluice submit`'s
+# error exits (bad task fit -> 2, bad node ranges -> 2, no checkpoint.dir -> 2, no sbatch on PATH -> 1) and its
+# warning when checkpoint.every is 0.
 #
 # Usage: sbatch_template_test.sh SLUICE CONFIG
 set -euo pipefail
@@ -155,6 +156,20 @@ for job_script in "$work/job.sbatch" "$work/gpu.sbatch"; do
   [ "$status" -eq 0 ] && [ ! -f "$RECORD_DIR/scontrol.args" ] || fail "$job_script: SIGTERM then 0: exit $status"
 done
 
+# 7. --nodes MIN-MAX (a job a requeue can shrink): whole nodes, no task count, srun starts the ranks per node;
+# the forwarding and requeue logic is the same.
+"$sluice" submit "$config" --nodes 1-2 --tasks-per-node 4 --dry-run --sluice /opt/fake/sluice \
+  --output-dir "$work/logs" --set checkpoint.dir=/scratch/ck > "$work/range.sbatch" 2> /dev/null ||
+  fail "--nodes 1-2 --tasks-per-node 4 refused"
+grep -qx '#SBATCH --nodes=1-2' "$work/range.sbatch" && grep -qx '#SBATCH --exclusive' "$work/range.sbatch" &&
+  ! grep -q '^#SBATCH --ntasks' "$work/range.sbatch" || fail "--nodes 1-2: directives: $(grep '^#SBATCH' "$work/range.sbatch")"
+job_script="$work/range.sbatch"
+run_case signal
+[ "$status" -eq 0 ] && [ "$(cat "$RECORD_DIR/scontrol.args")" = "requeue 4242" ] ||
+  fail "--nodes 1-2: preemption not forwarded/requeued (exit $status)"
+[ "$(cat "$RECORD_DIR/srun.args")" = "--mpi=pmix --ntasks-per-node=4 /opt/fake/sluice train $config --auto-resume --set checkpoint.dir=/scratch/ck" ] ||
+  fail "--nodes 1-2: unexpected srun command line: $(cat "$RECORD_DIR/srun.args")"
+
 # --- sluice submit --program: the user's own program in the same template ------------------------------
 # A relative program path (made absolute from the submit directory), a config given with --config, and
 # arguments with spaces, quotes, $ and a leading dash (after --): each must reach the program unchanged.
@@ -220,7 +235,19 @@ nodir_status=$?
 emptied_status=$?
 "$sluice" submit "$config" --nodes 1 --dry-run "${with_dir[@]}" > "$work/every0.out" 2> "$work/every0.err"
 every0_status=$?
+"$sluice" submit "$config" --nodes 2-1 --dry-run "${with_dir[@]}" > /dev/null 2> "$work/range21.err"
+range21_status=$?
+"$sluice" submit "$config" --nodes 1-two --dry-run "${with_dir[@]}" > /dev/null 2> "$work/rangebad.err"
+rangebad_status=$?
+"$sluice" submit "$config" --nodes 1-2 --tasks-per-node 2 --dry-run "${with_dir[@]}" > /dev/null 2> "$work/rangefit.err"
+rangefit_status=$?
 set -e
+[ "$range21_status" -eq 2 ] && grep -q -- '--nodes 2-1: MIN (2) is more than MAX (1)' "$work/range21.err" ||
+  fail "--nodes 2-1: exit $range21_status: $(cat "$work/range21.err")"
+[ "$rangebad_status" -eq 2 ] && grep -q -- '--nodes "1-two" is not a node count N or a range MIN-MAX' "$work/rangebad.err" ||
+  fail "--nodes 1-two: exit $rangebad_status: $(cat "$work/rangebad.err")"
+[ "$rangefit_status" -eq 2 ] && grep -q -- '--tasks-per-node to be a multiple of pipeline.stages (4), got 2' "$work/rangefit.err" ||
+  fail "--nodes 1-2 --tasks-per-node 2 with 4 stages: exit $rangefit_status: $(cat "$work/rangefit.err")"
 [ "$fit_status" -eq 2 ] || fail "tasks that do not fit: exit $fit_status, expected 2"
 grep -q "4 tasks do not fit --nodes 1 x --tasks-per-node 2 = 2 slots" "$work/fit.err" || fail "fit message: $(cat "$work/fit.err")"
 [ "$nosbatch_status" -eq 1 ] || fail "no sbatch: exit $nosbatch_status, expected 1"
@@ -241,4 +268,4 @@ grep -q "warning: checkpoint.every is 0: only preemption checkpoints will be wri
 head -n 1 "$work/every0.out" | grep -qx '#!/bin/bash' || fail "checkpoint.every=0: stdout is not the script"
 
 echo "PASS: sbatch template forwarding/requeue logic (incl. the exit-after-signal race), no requeue after SIGTERM," \
-  "--program (path, quoting, same requeue logic) and sluice submit errors"
+  "--nodes MIN-MAX (whole nodes, srun --ntasks-per-node), --program (path, quoting, same requeue logic) and sluice submit errors"

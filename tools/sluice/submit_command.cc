@@ -27,6 +27,7 @@ struct SubmitOptions {
   std::string config;                     // --config
   std::vector<std::string> positionals;   // CONFIG for `sluice train`; the program's arguments with --program
   std::string program;                    // --program: run this instead of `sluice train`
+  std::string nodes;                      // --nodes: N or MIN-MAX (slurm::set_node_count)
   std::string sluice_path;  // empty: this very binary
   std::string output_dir = ".";
   bool dry_run = false;
@@ -96,6 +97,7 @@ void resolve_words(SubmitOptions& options) {
 
 void submit(SubmitOptions& options) {
   resolve_words(options);
+  slurm::set_node_count(options.nodes, options.request);
   std::error_code not_checked;  // a name the file system refuses (too long, ...) is a missing file too
   if (!fs::is_regular_file(options.config, not_checked)) {
     throw Error(ErrorCode::kInvalidArgument, "config file \"" + shorten_for_message(options.config) + "\" does not exist");
@@ -159,9 +161,12 @@ void register_submit_command(CLI::App& app) {
   cmd->add_option("--program", options->program,
                   "Run this program (e.g. a simulation on the C API) instead of `sluice train`; its arguments "
                   "follow --. The config is exported to it as SLUICE_CONFIG");
-  cmd->add_option("--nodes", request.nodes, "Nodes to allocate")->required();
+  cmd->add_option("--nodes", options->nodes,
+                  "Nodes to allocate: N, or MIN-MAX for a job that a requeue may shrink after a node is lost (whole "
+                  "nodes, --tasks-per-node ranks on each, pipeline.data_parallel derived from the ranks)")
+      ->required();
   cmd->add_option("--tasks-per-node", request.tasks_per_node,
-                  "Ranks per node (default: ceil(stages x data_parallel / nodes))");
+                  "Ranks per node (default: ceil(stages x data_parallel / nodes); required with --nodes MIN-MAX)");
   cmd->add_option("--cpus-per-task", request.cpus_per_task, "Cores per rank (default 1)");
   cmd->add_flag("--gpus", request.gpus, "One GPU per rank (GPU template; needs device: cuda on at least one stage)");
   cmd->add_option("--time", request.time, "Wall-clock limit, HH:MM:SS or D-HH:MM:SS (default 01:00:00)");
