@@ -18,10 +18,11 @@ import math
 import os
 import sys
 import warnings
-import zlib
 
 import torch
 import torch.nn.functional as F
+
+from reference_format import case_lines, make_generator, randn, short_random, write_references
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_PATH = os.path.join(HERE, "layer_references.txt")
@@ -33,16 +34,6 @@ torch.set_default_dtype(torch.float32)
 warnings.filterwarnings("ignore", message="Using padding='same'")
 
 
-def make_generator(name):
-    g = torch.Generator()
-    g.manual_seed(zlib.crc32(name.encode()) & 0x7FFFFFFF)
-    return g
-
-
-def randn(g, shape, scale=1.0):
-    return torch.randn(shape, generator=g, dtype=torch.float32) * scale
-
-
 def distinct(g, shape):
     """Random values in [-2, 2) that are pairwise distinct (no ties for max pooling)."""
     n = math.prod(shape)
@@ -50,26 +41,8 @@ def distinct(g, shape):
     return ((perm + 0.5) * (4.0 / n) - 2.0).reshape(shape)
 
 
-def short_random(g, shape):
-    """Random odd multiples of 1/32 in (-2, 2): exact in float32, never zero, short in decimal (keeps the file small)."""
-    k = torch.randint(-32, 32, shape, generator=g, dtype=torch.int64)
-    return ((2 * k + 1).to(torch.float32) / 32.0)
-
-
 def as_tuple(v, dims):
     return tuple(v) if isinstance(v, (list, tuple)) else (v,) * dims
-
-
-def yaml_value(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(yaml_value(e) for e in v) + "]"
-    return str(v)
-
-
-def yaml_flow(layer):
-    return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in layer.items()) + "}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -272,11 +245,6 @@ case("flatten2d", {"type": "flatten"}, [2] + S2)
 
 # ---------------------------------------------------------------------------------------------------------------
 
-def fmt(t):
-    flat = t.detach().to(torch.float32).contiguous().reshape(-1).tolist()
-    return f"{len(flat)} " + " ".join("%.9g" % v for v in flat)
-
-
 def run_case(name, layer, input_shape, batch):
     g = make_generator(name)
     kind = layer["type"]
@@ -298,17 +266,7 @@ def run_case(name, layer, input_shape, batch):
     loss.backward()
     check(name, layer, dims, x, params, y)
 
-    lines = [f"case {name}", f"layer {yaml_flow(layer)}", "input " + " ".join(str(e) for e in input_shape),
-             f"batch {batch}", "tensor x " + fmt(x)]
-    for pname, p in params.items():
-        lines.append(f"tensor {pname} " + fmt(p))
-    lines.append("tensor y " + fmt(y))
-    lines.append("tensor dy " + fmt(dy))
-    lines.append("tensor dx " + fmt(x.grad))
-    for pname, p in params.items():
-        lines.append(f"tensor {pname}_grad " + fmt(p.grad))
-    lines.append("end")
-    return lines
+    return case_lines(name, layer, input_shape, batch, x, params, y, dy)
 
 
 def check(name, layer, dims, x, params, y):
@@ -348,20 +306,12 @@ def check(name, layer, dims, x, params, y):
 def main():
     names = [c[0] for c in CASES]
     assert len(names) == len(set(names)), "case names must be unique"
-    out = [f"# Sluice layer references: PyTorch {torch.__version__}, float32 on the CPU.",
-           "# Regenerate from the repository root: python3 tests/model/reference/make_layer_references.py",
-           "# Format: tests/model/reference/README.md. Generated; do not edit by hand.", ""]
-    for name, layer, input_shape, batch in CASES:
-        out += run_case(name, layer, input_shape, batch)
-    text = "\n".join(out) + "\n"
-    with open(OUT_PATH, "w") as f:
-        f.write(text)
+    blocks = [run_case(name, layer, input_shape, batch) for name, layer, input_shape, batch in CASES]
+    write_references(OUT_PATH, "layer", "make_layer_references.py", blocks, len(CASES))
     counts = {}
     for _, layer, _, _ in CASES:
         counts[layer["type"]] = counts.get(layer["type"], 0) + 1
-    print(f"wrote {OUT_PATH}: {len(CASES)} cases, {len(text)} bytes", file=sys.stderr)
     print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
-
 
 if __name__ == "__main__":
     main()

@@ -16,11 +16,11 @@ fno_block is GELU(tanh form)(spectral(x) + conv1x1(x) + bias), the parameters sp
 """
 
 import os
-import sys
-import zlib
 
 import torch
 import torch.nn.functional as F
+
+from reference_format import case_lines, make_generator, randn, short_random, write_references
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_PATH = os.path.join(HERE, "spectral_references.txt")
@@ -30,31 +30,6 @@ torch.use_deterministic_algorithms(True)
 torch.set_default_dtype(torch.float32)
 
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-
-
-def make_generator(name):
-    g = torch.Generator()
-    g.manual_seed(zlib.crc32(name.encode()) & 0x7FFFFFFF)
-    return g
-
-
-def randn(g, shape, scale=1.0):
-    return torch.randn(shape, generator=g, dtype=torch.float32) * scale
-
-
-def short_random(g, shape):
-    k = torch.randint(-32, 32, shape, generator=g, dtype=torch.int64)
-    return ((2 * k + 1).to(torch.float32) / 32.0)
-
-
-def yaml_value(v):
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(yaml_value(e) for e in v) + "]"
-    return str(v)
-
-
-def yaml_flow(layer):
-    return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in layer.items()) + "}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -167,11 +142,6 @@ def forward(layer, x, params):
     return F.gelu(s + p, approximate="tanh")
 
 
-def fmt(t):
-    flat = t.detach().to(torch.float32).contiguous().reshape(-1).tolist()
-    return f"{len(flat)} " + " ".join("%.9g" % v for v in flat)
-
-
 def run_case(name, layer, input_shape, batch):
     g = make_generator(name)
     c_in, dims = input_shape[0], len(input_shape) - 1
@@ -183,25 +153,12 @@ def run_case(name, layer, input_shape, batch):
     y = forward(layer, x, params)
     dy = short_random(g, tuple(y.shape))
     (y * dy).sum().backward()
-    lines = [f"case {name}", f"layer {yaml_flow(layer)}", "input " + " ".join(str(e) for e in input_shape),
-             f"batch {batch}", "tensor x " + fmt(x)]
-    lines += [f"tensor {pname} " + fmt(p) for pname, p in params.items()]
-    lines += ["tensor y " + fmt(y), "tensor dy " + fmt(dy), "tensor dx " + fmt(x.grad)]
-    lines += [f"tensor {pname}_grad " + fmt(p.grad) for pname, p in params.items()]
-    lines.append("end")
-    return lines
+    return case_lines(name, layer, input_shape, batch, x, params, y, dy)
 
 
 def main():
-    out = [f"# Sluice spectral layer references: PyTorch {torch.__version__}, float32 on the CPU.",
-           "# Regenerate from the repository root: python3 tests/model/reference/make_spectral_references.py",
-           "# Format: tests/model/reference/README.md. Generated; do not edit by hand.", ""]
-    for name, layer, input_shape, batch in CASES:
-        out += run_case(name, layer, input_shape, batch)
-    text = "\n".join(out) + "\n"
-    with open(OUT_PATH, "w") as f:
-        f.write(text)
-    print(f"wrote {OUT_PATH}: {len(CASES)} cases, {len(text)} bytes", file=sys.stderr)
+    blocks = [run_case(name, layer, input_shape, batch) for name, layer, input_shape, batch in CASES]
+    write_references(OUT_PATH, "spectral layer", "make_spectral_references.py", blocks, len(CASES))
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ and 0, pos_embed zeros; a random pos_embed tests its gradient).
 
 import math
 import os
-import sys
-import zlib
 
 import torch
 import torch.nn.functional as F
+
+from reference_format import case_lines, make_generator, randn, short_random, write_references
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_PATH = os.path.join(HERE, "transformer_references.txt")
@@ -31,34 +31,8 @@ torch.set_default_dtype(torch.float32)
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 
 
-def make_generator(name):
-    g = torch.Generator()
-    g.manual_seed(zlib.crc32(name.encode()) & 0x7FFFFFFF)
-    return g
-
-
-def randn(g, shape, scale=1.0):
-    return torch.randn(shape, generator=g, dtype=torch.float32) * scale
-
-
-def short_random(g, shape):
-    """Random odd multiples of 1/32 in (-2, 2): exact in float32, never zero, short in decimal."""
-    k = torch.randint(-32, 32, shape, generator=g, dtype=torch.int64)
-    return (2 * k + 1).to(torch.float32) / 32.0
-
-
 def per_dim(v, dims):
     return list(v) if isinstance(v, (list, tuple)) else [v] * dims
-
-
-def yaml_value(v):
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(yaml_value(e) for e in v) + "]"
-    return str(v)
-
-
-def yaml_flow(layer):
-    return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in layer.items()) + "}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -158,11 +132,6 @@ case("unpatch2d_p2x3", {"type": "unpatch", "patch": [2, 3], "channels": 2, "grid
 case("unpatch3d_p2x1x2", {"type": "unpatch", "patch": [2, 1, 2], "channels": 2, "grid": [1, 2, 2]}, [8, 4])
 
 
-def fmt(t):
-    flat = t.detach().to(torch.float32).contiguous().reshape(-1).tolist()
-    return f"{len(flat)} " + " ".join("%.9g" % v for v in flat)
-
-
 def run_case(name, layer, input_shape, batch):
     g = make_generator(name)
     forward, make_params = LAYERS[layer["type"]]
@@ -174,12 +143,7 @@ def run_case(name, layer, input_shape, batch):
     y = forward(layer, x, params)
     dy = short_random(g, tuple(y.shape))
     (y * dy).sum().backward()
-    lines = [f"case {name}", f"layer {yaml_flow(layer)}", "input " + " ".join(str(e) for e in input_shape),
-             f"batch {batch}", "tensor x " + fmt(x)]
-    lines += [f"tensor {pname} " + fmt(p) for pname, p in params.items()]
-    lines += ["tensor y " + fmt(y), "tensor dy " + fmt(dy), "tensor dx " + fmt(x.grad)]
-    lines += [f"tensor {pname}_grad " + fmt(p.grad) for pname, p in params.items()]
-    return lines + ["end"]
+    return case_lines(name, layer, input_shape, batch, x, params, y, dy)
 
 
 def check_unpatch_is_mae():
@@ -197,16 +161,8 @@ def main():
     check_unpatch_is_mae()
     names = [c[0] for c in CASES]
     assert len(names) == len(set(names)), "case names must be unique"
-    out = [f"# Sluice transformer layer references: PyTorch {torch.__version__}, float32 on the CPU.",
-           "# Regenerate from the repository root: python3 tests/model/reference/make_transformer_references.py",
-           "# Format: tests/model/reference/README.md. Generated; do not edit by hand.", ""]
-    for name, layer, input_shape, batch in CASES:
-        out += run_case(name, layer, input_shape, batch)
-    text = "\n".join(out) + "\n"
-    with open(OUT_PATH, "w") as f:
-        f.write(text)
-    print(f"wrote {OUT_PATH}: {len(CASES)} cases, {len(text)} bytes", file=sys.stderr)
-
+    blocks = [run_case(name, layer, input_shape, batch) for name, layer, input_shape, batch in CASES]
+    write_references(OUT_PATH, "transformer layer", "make_transformer_references.py", blocks, len(CASES))
 
 if __name__ == "__main__":
     main()
