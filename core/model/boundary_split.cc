@@ -82,7 +82,7 @@ void check_boundaries(const PartitionCosts& costs) {
 std::vector<int> balanced_split(const PartitionCosts& costs, int chunks, SplitWork* work) {
   const bool free_cuts = std::all_of(costs.boundaries.begin(), costs.boundaries.end(), [](double b) { return b == 0.0; });
   if (free_cuts) return balanced_split(costs.layers, chunks, work);
-  balanced_split(std::vector<double>(costs.layers.size(), 0.0), chunks);  // the request's checks, on no work
+  check_split_request(costs.layers, chunks);
   check_boundaries(costs);
   for (double c : costs.layers) {
     if (!std::isfinite(c)) throw Error(ErrorCode::kInvalidArgument, "a layer cost is not finite");

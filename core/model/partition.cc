@@ -10,21 +10,6 @@ namespace sluice::model {
 
 namespace {
 
-void check_split_request(const std::vector<double>& layer_costs, int chunks) {
-  const int layers = static_cast<int>(layer_costs.size());
-  if (chunks < 1) throw Error(ErrorCode::kConfig, "a partition needs at least 1 chunk, got " + std::to_string(chunks));
-  if (layers < chunks) {
-    throw Error(ErrorCode::kConfig, "cannot split " + std::to_string(layers) + " layers into " +
-                                        std::to_string(chunks) + " pipeline chunks (stages x chunks per stage): " +
-                                        "every chunk needs at least one layer");
-  }
-  for (int i = 0; i < layers; ++i) {
-    if (!(layer_costs[i] >= 0.0)) {
-      throw Error(ErrorCode::kInvalidArgument, "layer " + std::to_string(i) + " has cost " +
-                                                   std::to_string(layer_costs[i]) + "; costs must be >= 0");
-    }
-  }
-}
 
 // One row of the dynamic programme: from `previous[s]` (the best maximum chunk cost for the first s layers in
 // k-1 chunks) computes `current[i]` (first i layers in k chunks) and the start of the k-th chunk, `cuts[i]`, for
@@ -58,6 +43,22 @@ void fill_row(const std::vector<double>& prefix, const std::vector<double>& prev
 }
 
 }  // namespace
+
+void check_split_request(const std::vector<double>& layer_costs, int chunks) {
+  const int layers = static_cast<int>(layer_costs.size());
+  if (chunks < 1) throw Error(ErrorCode::kConfig, "a partition needs at least 1 chunk, got " + std::to_string(chunks));
+  if (layers < chunks) {
+    throw Error(ErrorCode::kConfig, "cannot split " + std::to_string(layers) + " layers into " +
+                                        std::to_string(chunks) + " pipeline chunks (stages x chunks per stage): " +
+                                        "every chunk needs at least one layer");
+  }
+  for (int i = 0; i < layers; ++i) {
+    if (!(layer_costs[i] >= 0.0)) {
+      throw Error(ErrorCode::kInvalidArgument, "layer " + std::to_string(i) + " has cost " +
+                                                   std::to_string(layer_costs[i]) + "; costs must be >= 0");
+    }
+  }
+}
 
 std::vector<int> balanced_split(const std::vector<double>& layer_costs, int chunks, SplitWork* work) {
   check_split_request(layer_costs, chunks);

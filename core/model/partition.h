@@ -20,6 +20,10 @@ struct SplitWork {
   long long candidate_costs = 0;  // chunk-start candidates evaluated
 };
 
+// The checks every split request gets: at least one chunk, at least one layer per chunk (kConfig), and layer costs
+// that are >= 0 (kInvalidArgument naming the layer).
+void check_split_request(const std::vector<double>& layer_costs, int chunks);
+
 // Layer counts per chunk minimising the largest chunk cost (exact, by dynamic programming in
 // O(chunks x layers) time: models with tens of thousands of layers partition in milliseconds). Ties go to the
 // latest start of each chunk, walking back from the last, so every rank computes the same answer from the same

@@ -117,6 +117,7 @@ TEST(BoundarySplit, BadCutCostsAreRefusedNamingTheCut) {
   EXPECT_NE(message_of({{1, 1, 1}, {1, -2, 0}}).find("the cut after layer 1 has cost -2"), std::string::npos);
   EXPECT_NE(message_of({{1, 1, 1}, {1, NAN, 0}}).find("the cut after layer 1"), std::string::npos);
   EXPECT_NE(message_of({{1}, {1}}).find("cannot split 1 layers into 2"), std::string::npos);
+  EXPECT_NE(message_of({{1, -1, 1}, {1, 1, 0}}).find("layer 1 has cost -1"), std::string::npos);
 }
 
 }  // namespace
