@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ std::vector<Case> cases() {
   };
 }
 int64_t width(const std::vector<int64_t>& widths, size_t d) { return widths[std::min(d, widths.size() - 1)]; }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 HaloGrid grid_of(const Case& c) {
   HaloGrid grid;
@@ -152,8 +155,13 @@ uint32_t mix(uint64_t x) {
   x ^= x >> 33;
   return static_cast<uint32_t>(x);
 }
-// Random floats in [-1, 1) with full mantissas (sums of them round), or small integers (sums of them are exact).
-float random_value(uint64_t seed, int64_t i) { return static_cast<float>(mix(seed * 1000003 + i) >> 8) / 8388608.0f - 1; }
+// Random floats in (-256, 256) with random exponents, so that sums of them round and their order shows; or small
+// integers, whose sums are exact in any order.
+float random_value(uint64_t seed, int64_t i) {
+  const uint32_t bits = mix(seed * 1000003 + static_cast<uint64_t>(i));
+  const float mantissa = static_cast<float>(bits >> 8) / 16777216.0f;  // [0, 1), 24 random bits
+  return std::ldexp((bits & 1) ? -mantissa : mantissa, static_cast<int>((bits >> 1) % 17) - 8);
+}
 float integer_value(uint64_t seed, int64_t i) { return static_cast<float>(static_cast<int>(mix(seed * 7919 + i) % 9) - 4); }
 
 std::vector<float> global_field(const World& w) {
@@ -329,6 +337,39 @@ TEST_P(HaloExchangeTest, DotProductOfFillAndAdjointAgree) {
   for (size_t i = 0; i < x.size(); ++i) sums[1] += static_cast<double>(x[i]) * aty[i];
   MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_NEAR(sums[0], sums[1], 1e-5 * (1.0 + std::fabs(sums[0])));
+}
+
+// The pipeline's other traffic on the group's communicator, with every tag the exchange could use and the size
+// of its first message, pending while a fill runs: the fill must not take it (the exchange has its own
+// duplicate), and it must arrive intact afterwards.
+TEST_P(HaloExchangeTest, OtherMessagesOnTheGroupCommunicatorAreNotTaken) {
+  const World w(GetParam());
+  const int me = world_rank();
+  const HaloDimension& dim = w.blocks[me].dims[0];
+  if (dim.single_block() || dim.halo_low == 0) GTEST_SKIP() << "no message toward the high neighbour";
+  constexpr int kTags = 16;
+  int64_t strip = w.c.samples * w.c.channels * dim.halo_low;  // the fill's first message to the high neighbour
+  for (size_t d = 1; d < w.k(); ++d) strip *= w.blocks[me].dims[d].extent();
+  std::vector<float> other(static_cast<size_t>(strip * kTags), -999.0f), received(other.size(), 0.0f);
+  std::vector<MPI_Request> requests(2 * kTags);
+  for (int tag = 0; tag < kTags; ++tag) {
+    MPI_Isend(other.data() + tag * strip, static_cast<int>(strip), MPI_FLOAT, dim.high_rank, tag, MPI_COMM_WORLD,
+              &requests[tag]);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // the other traffic is on its way before any halo message
+  const std::vector<float> field = global_field(w);
+  HaloChannel channel(MPI_COMM_WORLD);
+  std::vector<float> padded(static_cast<size_t>(volume(w.padded_shape(me))));
+  halo_fill(channel, w.blocks[me], block_of(w, field, me).data(), padded.data());
+  for (int tag = 0; tag < kTags; ++tag) {
+    MPI_Irecv(received.data() + tag * strip, static_cast<int>(strip), MPI_FLOAT, dim.low_rank, tag, MPI_COMM_WORLD,
+              &requests[kTags + tag]);
+  }
+  MPI_Waitall(2 * kTags, requests.data(), MPI_STATUSES_IGNORE);
+  EXPECT_EQ(received, other);
+  for (int64_t i = 0; i < volume(w.padded_shape(me)); ++i) {
+    ASSERT_EQ(padded[i], field[ravel(w.source_of(me, unravel(i, w.padded_shape(me))), w.global_shape())]) << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, HaloExchangeTest, ::testing::ValuesIn(cases()),
