@@ -9,10 +9,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <numeric>
 #include <ostream>
 #include <string>
@@ -28,7 +30,28 @@ namespace {
 
 using sluice::testing::world_rank;
 using sluice::testing::world_size;
-using Index = std::vector<int64_t>;
+
+// An index or shape [samples][channels][dims..] (at most 5 entries): on the stack, because the expected values
+// are computed point by point and a heap allocation per point is slow under ASan (CI's DWARF unwinding).
+class Index {
+ public:
+  Index() = default;
+  Index(std::initializer_list<int64_t> values) {
+    for (const int64_t v : values) push_back(v);
+  }
+  explicit Index(size_t count) : n_(count) {}
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  void push_back(int64_t v) { v_[n_++] = v; }
+  int64_t& operator[](size_t i) { return v_[i]; }
+  int64_t operator[](size_t i) const { return v_[i]; }
+  const int64_t* begin() const { return v_.data(); }
+  const int64_t* end() const { return v_.data() + n_; }
+
+ private:
+  std::array<int64_t, 5> v_{};
+  size_t n_ = 0;
+};
 
 // A test layout: the block grid and the field's samples and channels. Block b is world rank b.
 struct Case {
@@ -124,7 +147,7 @@ struct World {
   }
   Index global_shape() const {
     Index s{c.samples, c.channels};
-    s.insert(s.end(), global.begin(), global.end());
+    for (const int64_t n : global) s.push_back(n);
     return s;
   }
   // The global index [s][c][g..] a padded index of block b copies (periodic).
