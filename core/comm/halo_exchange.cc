@@ -19,6 +19,7 @@ HaloChannel::HaloChannel(MPI_Comm domain_comm) : comm_(duplicate_communicator(do
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size (halo exchange)");
   totals_.bytes_to_rank.assign(static_cast<size_t>(size_), 0);
   last_ = totals_;
+  for (int r = 0; r < size_; ++r) world_ranks_.push_back(world_ranks_text(comm_, {r}));
 }
 
 HaloChannel::~HaloChannel() { release_communicator(comm_); }
@@ -64,14 +65,20 @@ struct Geometry {
   }
   HaloBox interior() const {
     HaloBox box;
-    for (size_t j = 0; j < 3; ++j) box.begin[j] = low[j], box.end[j] = low[j] + extent[j];
+    for (size_t j = 0; j < 3; ++j) {
+      box.begin[j] = low[j];
+      box.end[j] = low[j] + extent[j];
+    }
     return box;
   }
   // Along internal dimension `a`: [begin, end); the dimensions before `a` whole (their halos are filled),
   // those after only their interior.
   HaloBox strip(size_t a, int64_t begin, int64_t end) const {
     HaloBox box = interior();
-    for (size_t j = 0; j < a; ++j) box.begin[j] = 0, box.end[j] = padded.extents[j];
+    for (size_t j = 0; j < a; ++j) {
+      box.begin[j] = 0;
+      box.end[j] = padded.extents[j];
+    }
     box.begin[a] = begin;
     box.end[a] = end;
     return box;
@@ -126,12 +133,12 @@ class InFlight {
 
 const char* pass_name(Pass pass) { return pass == Pass::kFill ? "halo fill" : "halo adjoint"; }
 
-std::string what_of(HaloChannel& channel, Pass pass, size_t d, size_t dims, bool receive, bool low, int peer,
+std::string what_of(const HaloChannel& channel, Pass pass, size_t d, size_t dims, bool receive, bool low, int peer,
                     size_t floats) {
   return std::string(pass_name(pass)) + ", spatial dimension " + std::to_string(d + 1) + " of " +
          std::to_string(dims) + ": " + (receive ? "receive of " : "send of ") + std::to_string(floats) +
          " floats " + (receive ? "from" : "to") + " the " + (low ? "low" : "high") + " neighbour, " +
-         world_ranks_text(channel.comm(), {peer});
+         channel.world_rank_text(peer);
 }
 
 // One dimension's messages: post both receives and both sends, then wait for all four (receives first, so a
@@ -164,6 +171,7 @@ void exchange(HaloChannel& channel, const HaloDimension& dim, size_t d, size_t d
   }
   for (size_t i = 0; i < 4; ++i) {
     const Message& m = messages[i];
+    if (m.buffer->empty()) continue;
     wait_for(flight.request(i), what_of(channel, pass, d, dims, m.receive, m.low, m.peer, m.buffer->size()));
   }
 }

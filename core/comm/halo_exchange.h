@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/comm/halo_layout.h"
@@ -52,6 +53,8 @@ class HaloChannel {
   // What the latest halo_fill / halo_adjoint sent, and every call's since the channel was made.
   const HaloTraffic& last_call() const { return last_; }
   const HaloTraffic& totals() const { return totals_; }
+  // "world rank 5" for a rank of comm(), for messages.
+  const std::string& world_rank_text(int rank) const { return world_ranks_[static_cast<size_t>(rank)]; }
 
   // For halo_exchange.cc: a new call starts; a message of `bytes` to `peer` was posted.
   void begin_call();
@@ -63,6 +66,7 @@ class HaloChannel {
   int size_ = 1;
   HaloTraffic last_;
   HaloTraffic totals_;
+  std::vector<std::string> world_ranks_;  // index: rank of comm_
 };
 
 // Writes the padded block ([samples][channels][l1+e1+h1 ..], halo_layout.h) into `padded`: the interior from
