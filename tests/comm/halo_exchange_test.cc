@@ -62,9 +62,9 @@ struct Case {
 };
 
 // The cases on 4 ranks: uneven 2 x 2 blocks of a 2-D field with halo widths 1 and 2 (also unequal low/high, and a
-// block of 3 narrower than l + h = 4, whose points feed both neighbours' halos), and a 3-D field split 2 x 2 x 1
-// and 1 x 2 x 2 (a dimension of one block: a local copy beside messages). A width list shorter than the
-// dimensions repeats its last width.
+// block of 3 narrower than l + h = 4, whose points feed both neighbours' halos), a 3-D field split 2 x 2 x 1 and
+// 1 x 2 x 2 (a dimension of one block: a local copy beside messages), a 1-D field in 4 blocks. A width list
+// shorter than the dimensions repeats its last width.
 std::vector<Case> cases() {
   return {
       {"2d_width1", {{7, 5}, {6, 6}}, {1, 1}, {1, 1}, 3, 2},
@@ -73,6 +73,7 @@ std::vector<Case> cases() {
       {"2d_narrow_block", {{9, 3}, {6, 6}}, {2, 1}, {2, 2}, 1, 2},
       {"3d_2x2x1", {{3, 4}, {4, 3}, {5}}, {1, 2}, {1, 1}, 2, 2},
       {"3d_1x2x2", {{5}, {3, 4}, {4, 3}}, {1, 1}, {2, 1}, 1, 3},
+      {"1d_4_blocks", {{5, 4, 3, 6}}, {2}, {3}, 2, 2},
   };
 }
 int64_t width(const std::vector<int64_t>& widths, size_t d) { return widths[std::min(d, widths.size() - 1)]; }
