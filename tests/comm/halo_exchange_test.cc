@@ -186,7 +186,9 @@ float random_value(uint64_t seed, int64_t i) {
   const float mantissa = static_cast<float>(bits >> 8) / 16777216.0f;  // [0, 1), 24 random bits
   return std::ldexp((bits & 1) ? -mantissa : mantissa, static_cast<int>((bits >> 1) % 17) - 8);
 }
-float integer_value(uint64_t seed, int64_t i) { return static_cast<float>(static_cast<int>(mix(seed * 7919 + i) % 9) - 4); }
+float integer_value(uint64_t seed, int64_t i) {
+  return static_cast<float>(static_cast<int>(mix(seed * 7919 + static_cast<uint64_t>(i)) % 9) - 4);
+}
 
 std::vector<float> global_field(const World& w) {
   std::vector<float> f(static_cast<size_t>(volume(w.global_shape())));
