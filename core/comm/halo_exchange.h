@@ -3,8 +3,10 @@
 // with its neighbours' edge points, wrapping periodically across the global edges.
 //
 // halo_fill exchanges dimension by dimension, slowest first: the strips of dimension d span the halos already
-// filled in dimensions before d, so edges and corners arrive without diagonal messages (two messages per split
-// dimension and neighbour side, none for a dimension of one block, which copies locally).
+// filled in dimensions before d, so edges and corners arrive without diagonal messages (per split dimension one
+// message to and one from each of the two neighbours; none for a dimension of one block, which copies locally).
+// The two neighbours must run the same sequence of fills and adjoints with the same widths, each of them on its
+// own block; messages of successive calls match in call order (MPI keeps the order per peer and tag).
 //
 // halo_adjoint is its backward: the gradient of each halo point goes back to the rank whose interior point it
 // copied and is added there, dimension by dimension in reverse order. The order of additions is fixed, so the
