@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "core/common/error.h"
 
@@ -70,6 +71,26 @@ void copy_field_box(Backend& backend, const FieldBox& b, const Tensor& source, T
       }
     }
   }
+}
+
+FieldBox box_out_of(int64_t channels, const std::vector<int64_t>& field, const std::vector<int64_t>& origin,
+                    const std::vector<int64_t>& box) {
+  FieldBox b;
+  b.channels = channels;
+  b.source_extents = field;
+  b.source_origin = origin;
+  b.destination_extents = box;
+  b.destination_origin.assign(box.size(), 0);
+  b.box = box;
+  return b;
+}
+
+FieldBox box_into(int64_t channels, const std::vector<int64_t>& field, const std::vector<int64_t>& origin,
+                  const std::vector<int64_t>& box) {
+  FieldBox b = box_out_of(channels, field, origin, box);
+  std::swap(b.source_extents, b.destination_extents);
+  std::swap(b.source_origin, b.destination_origin);
+  return b;
 }
 
 }  // namespace sluice::kernels

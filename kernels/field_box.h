@@ -24,4 +24,11 @@ struct FieldBox {
 // widths of their extents; the box must lie inside both (Error(kInvalidArgument) naming the dimension otherwise).
 void copy_field_box(Backend& backend, const FieldBox& box, const Tensor& source, Tensor& destination);
 
+// The box of extents `box` at `origin` of a field of extents `field`, copied out into a tensor of exactly the box's
+// extents (a tile or a tile's window cut out of a block), or the reverse (a tile's result put into the block).
+FieldBox box_out_of(int64_t channels, const std::vector<int64_t>& field, const std::vector<int64_t>& origin,
+                    const std::vector<int64_t>& box);
+FieldBox box_into(int64_t channels, const std::vector<int64_t>& field, const std::vector<int64_t>& origin,
+                  const std::vector<int64_t>& box);
+
 }  // namespace sluice::kernels

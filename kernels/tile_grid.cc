@@ -7,12 +7,6 @@
 namespace sluice::kernels {
 namespace {
 
-int64_t product(const std::vector<int64_t>& values) {
-  int64_t result = 1;
-  for (int64_t v : values) result *= v;
-  return result;
-}
-
 [[noreturn]] void fail(const std::string& problem) {
   throw Error(ErrorCode::kInvalidArgument, "tile grid: " + problem);
 }
@@ -57,9 +51,15 @@ void check_dimension(const TileGrid& g, size_t d) {
 
 }  // namespace
 
-int64_t TileGrid::tile_points() const { return product(tile); }
-int64_t TileGrid::block_points() const { return product(block_extent); }
-int64_t TileGrid::block_tiles() const { return product(block_tile_counts(*this)); }
+int64_t extent_product(const std::vector<int64_t>& values) {
+  int64_t result = 1;
+  for (int64_t v : values) result *= v;
+  return result;
+}
+
+int64_t TileGrid::tile_points() const { return extent_product(tile); }
+int64_t TileGrid::block_points() const { return extent_product(block_extent); }
+int64_t TileGrid::block_tiles() const { return extent_product(block_tile_counts(*this)); }
 
 int64_t TileGrid::global_tiles() const {
   int64_t count = 1;

@@ -35,6 +35,9 @@ struct TileGrid {
 // extent, the block's offset or its extent, or a block reaching past the field.
 void check_tile_grid(const TileGrid& grid);
 
+// Π values (the points of a box of these extents).
+int64_t extent_product(const std::vector<int64_t>& values);
+
 // The grid of a whole field held as one block (offset 0, extent = global): the undecomposed run.
 TileGrid whole_field_grid(const std::vector<int64_t>& global, const std::vector<int64_t>& tile);
 

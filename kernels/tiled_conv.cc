@@ -1,6 +1,7 @@
 #include "kernels/tiled_conv.h"
 
 #include <string>
+#include <utility>
 
 #include "core/common/error.h"
 #include "kernels/field_box.h"
@@ -24,50 +25,11 @@ ConvGeometry tile_geometry(const ConvGeometry& conv, std::vector<int64_t> in, st
   return g;
 }
 
-// The box of the block's `local`-th tile extended by `low`/`high` (a padded block's window) or not.
-FieldBox window_box(const TiledConv& t, int64_t channels, const std::vector<int64_t>& padded, int64_t local,
-                    const std::vector<int64_t>& window) {
-  FieldBox box;
-  box.channels = channels;
-  box.source_extents = padded;
-  box.source_origin = t.grid.tile_origin(local);  // padded index = block index + low: the window starts there
-  box.destination_extents = window;
-  box.destination_origin = zeros_like(window);
-  box.box = window;
-  return box;
-}
-
-// The box that puts a tile's result (extents = tile) at its place in the unpadded block.
-FieldBox tile_into_block(const TiledConv& t, int64_t channels, int64_t local) {
-  FieldBox box;
-  box.channels = channels;
-  box.source_extents = t.grid.tile;
-  box.source_origin = zeros_like(t.grid.tile);
-  box.destination_extents = t.grid.block_extent;
-  box.destination_origin = t.grid.tile_origin(local);
-  box.box = t.grid.tile;
-  return box;
-}
-
-// The reverse: a tile of the unpadded block into a tile-sized tensor.
-FieldBox tile_out_of_block(const TiledConv& t, int64_t channels, int64_t local) {
-  FieldBox box = tile_into_block(t, channels, local);
-  std::swap(box.source_extents, box.destination_extents);
-  std::swap(box.source_origin, box.destination_origin);
-  return box;
-}
-
 void require_cols(const char* op, const char* operand, const Tensor& tensor, int64_t rows, int64_t cols) {
   if (tensor.rows() != rows || tensor.cols() != cols) {
     fail(std::string(op) + ": " + operand + " is [" + std::to_string(tensor.rows()) + "][" +
          std::to_string(tensor.cols()) + "], expected [" + std::to_string(rows) + "][" + std::to_string(cols) + "]");
   }
-}
-
-int64_t product(const std::vector<int64_t>& values) {
-  int64_t result = 1;
-  for (int64_t v : values) result *= v;
-  return result;
 }
 
 }  // namespace
@@ -114,14 +76,16 @@ void tiled_conv_forward(Backend& backend, const TiledConv& t, const Tensor& x_pa
   check_tiled_conv(t);
   const ConvGeometry g = tile_forward_geometry(t);
   const int64_t samples = x_padded.rows();
-  require_cols("forward", "x_padded", x_padded, samples, g.in_channels * product(forward_padded_extents(t)));
+  const std::vector<int64_t> padded = forward_padded_extents(t);
+  require_cols("forward", "x_padded", x_padded, samples, g.in_channels * extent_product(padded));
   require_cols("forward", "y", y, samples, g.out_channels * t.grid.block_points());
   Tensor window = backend.empty(samples, g.in_features());
   Tensor out = backend.empty(samples, g.out_features());
   for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
-    copy_field_box(backend, window_box(t, g.in_channels, forward_padded_extents(t), local, g.in), x_padded, window);
+    const std::vector<int64_t> origin = t.grid.tile_origin(local);  // padded index = block index + lo
+    copy_field_box(backend, box_out_of(g.in_channels, padded, origin, g.in), x_padded, window);
     backend.conv_forward(g, window, weight, bias, out);
-    copy_field_box(backend, tile_into_block(t, g.out_channels, local), out, y);
+    copy_field_box(backend, box_into(g.out_channels, t.grid.block_extent, origin, t.grid.tile), out, y);
   }
 }
 
@@ -130,15 +94,17 @@ void tiled_conv_backward_data(Backend& backend, const TiledConv& t, const Tensor
   check_tiled_conv(t);
   const ConvGeometry g = tile_backward_geometry(t);
   const int64_t samples = dy_padded.rows();
-  require_cols("backward data", "dy_padded", dy_padded, samples, g.out_channels * product(backward_padded_extents(t)));
+  const std::vector<int64_t> padded = backward_padded_extents(t);
+  require_cols("backward data", "dy_padded", dy_padded, samples, g.out_channels * extent_product(padded));
   require_cols("backward data", "dx", dx, samples, g.in_channels * t.grid.block_points());
   Tensor window = backend.empty(samples, g.out_features());
   Tensor tile_dx = backend.empty(samples, g.in_features());
   for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
-    copy_field_box(backend, window_box(t, g.out_channels, backward_padded_extents(t), local, g.out), dy_padded,
-                   window);
+    // The dy window tile − hi .. tile + lo starts at padded index tile + hi − hi.
+    const std::vector<int64_t> origin = t.grid.tile_origin(local);
+    copy_field_box(backend, box_out_of(g.out_channels, padded, origin, g.out), dy_padded, window);
     backend.conv_backward_data(g, window, weight, tile_dx);
-    copy_field_box(backend, tile_into_block(t, g.in_channels, local), tile_dx, dx);
+    copy_field_box(backend, box_into(g.in_channels, t.grid.block_extent, origin, t.grid.tile), tile_dx, dx);
   }
 }
 
@@ -147,15 +113,17 @@ std::vector<TilePartial> tiled_conv_param_grad_partials(Backend& backend, const 
   check_tiled_conv(t);
   const ConvGeometry g = tile_forward_geometry(t);
   const int64_t samples = x_padded.rows();
-  require_cols("param grads", "x_padded", x_padded, samples, g.in_channels * product(forward_padded_extents(t)));
+  const std::vector<int64_t> padded = forward_padded_extents(t);
+  require_cols("param grads", "x_padded", x_padded, samples, g.in_channels * extent_product(padded));
   require_cols("param grads", "dy", dy, samples, g.out_channels * t.grid.block_points());
   Tensor window = backend.empty(samples, g.in_features());
   Tensor tile_dy = backend.empty(samples, g.out_features());
   std::vector<TilePartial> partials;
   partials.reserve(static_cast<size_t>(t.grid.block_tiles()));
   for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
-    copy_field_box(backend, window_box(t, g.in_channels, forward_padded_extents(t), local, g.in), x_padded, window);
-    copy_field_box(backend, tile_out_of_block(t, g.out_channels, local), dy, tile_dy);
+    const std::vector<int64_t> origin = t.grid.tile_origin(local);
+    copy_field_box(backend, box_out_of(g.in_channels, padded, origin, g.in), x_padded, window);
+    copy_field_box(backend, box_out_of(g.out_channels, t.grid.block_extent, origin, t.grid.tile), dy, tile_dy);
     TilePartial partial;
     partial.tile = t.grid.global_index(local);
     partial.weight_grad = backend.zeros(g.out_channels, g.weight_cols());
