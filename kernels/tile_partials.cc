@@ -1,5 +1,7 @@
 #include "kernels/tile_partials.h"
 
+#include <map>
+#include <set>
 #include <string>
 
 #include "core/common/error.h"
@@ -43,6 +45,27 @@ void add_tile_partials(Backend& backend, const std::vector<TilePartial>& partial
       if (partial->bias_grad.empty()) fail("tile " + std::to_string(partial->tile) + " has no bias partial");
       backend.axpy(1.0f, partial->bias_grad, *bias_grad);
     }
+  }
+}
+
+void accumulate_tile_partials(Backend& backend, const std::vector<TilePartial>& micro_batch,
+                              std::vector<TilePartial>& accumulators) {
+  std::map<int64_t, size_t> by_tile;  // indices: pushing a new tile's copy may move the others
+  for (size_t i = 0; i < accumulators.size(); ++i) by_tile[accumulators[i].tile] = i;
+  std::set<int64_t> seen;
+  for (const TilePartial& partial : micro_batch) {
+    if (!seen.insert(partial.tile).second) fail("tile " + std::to_string(partial.tile) + " has two partials");
+    const auto found = by_tile.find(partial.tile);
+    if (found == by_tile.end()) {
+      accumulators.push_back(partial);
+      continue;
+    }
+    TilePartial& accumulator = accumulators[found->second];
+    if (accumulator.bias_grad.empty() != partial.bias_grad.empty()) {
+      fail("tile " + std::to_string(partial.tile) + ": a bias partial on one side only");
+    }
+    backend.axpy(1.0f, partial.weight_grad, accumulator.weight_grad);
+    if (!partial.bias_grad.empty()) backend.axpy(1.0f, partial.bias_grad, accumulator.bias_grad);
   }
 }
 

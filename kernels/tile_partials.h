@@ -24,4 +24,12 @@ struct TilePartial {
 void add_tile_partials(Backend& backend, const std::vector<TilePartial>& partials, int64_t global_tiles,
                        Tensor& weight_grad, Tensor* bias_grad);
 
+// The per-tile accumulators of a step (docs/DOMAIN.md, order rule 3): for each partial of `micro_batch`, the
+// accumulator of the same tile += it (weights and bias), or a copy of it when `accumulators` has none for that tile
+// yet. Call once per micro-batch, in micro-batch order, on the rank that holds the tiles; at the end of the step
+// add_tile_partials adds the accumulators of all ranks in tile order. Refuses a tile twice in `micro_batch`, or
+// shapes that differ from the accumulator's.
+void accumulate_tile_partials(Backend& backend, const std::vector<TilePartial>& micro_batch,
+                              std::vector<TilePartial>& accumulators);
+
 }  // namespace sluice::kernels

@@ -201,6 +201,37 @@ TEST(TiledConvTest, PartialsAreAddedInTileOrderAndMustCoverTheField) {
   EXPECT_THROW(add_tile_partials(backend, shuffled, 6, w, &b), Error);
 }
 
+// A 1-D field: 24 points, tile 4, blocks 8 + 16 and 12 + 4 + 8.
+TEST(TiledConvTest, OneDimensionalSplitsGiveTheOneBlockBits) {
+  check_case({2, 3, 4, {24}, {4}, {5}, {1}}, {{{8, 16}}, {{12, 4, 8}}});
+}
+
+// Order rule 3: per-tile accumulators over micro-batches, each tile's in micro-batch order whatever the order of the
+// tiles within a micro-batch; a tile twice in one micro-batch is refused.
+TEST(TiledConvTest, TileAccumulatorsAddMicroBatchesPerTile) {
+  CpuBackend backend;
+  auto batch = [](unsigned seed, const std::vector<int64_t>& tiles) {
+    std::vector<TilePartial> partials;
+    for (int64_t t : tiles) partials.push_back({t, random_tensor(2, 3, seed + t), random_tensor(1, 2, seed + 9 + t)});
+    return partials;
+  };
+  const std::vector<TilePartial> first = batch(100, {0, 1, 2}), second = batch(200, {2, 0, 1});
+  std::vector<TilePartial> accumulators;
+  accumulate_tile_partials(backend, first, accumulators);
+  accumulate_tile_partials(backend, second, accumulators);
+  ASSERT_EQ(accumulators.size(), 3u);
+  for (const TilePartial& a : accumulators) {
+    Tensor w = first[a.tile].weight_grad, b = first[a.tile].bias_grad;
+    const TilePartial& s = second[a.tile == 2 ? 0 : a.tile + 1];
+    ASSERT_EQ(s.tile, a.tile);
+    backend.axpy(1.0f, s.weight_grad, w);
+    backend.axpy(1.0f, s.bias_grad, b);
+    EXPECT_TRUE(same_bits(a.weight_grad, w)) << "tile " << a.tile;
+    EXPECT_TRUE(same_bits(a.bias_grad, b)) << "tile " << a.tile;
+  }
+  EXPECT_THROW(accumulate_tile_partials(backend, batch(300, {1, 1}), accumulators), Error);
+}
+
 TEST(TiledConvTest, ABlockThatIsNotAUnionOfTilesIsRefusedByName) {
   CpuBackend backend;
   const Case c{1, 1, 1, {16, 12}, {4, 4}, {3, 3}, {1, 1}};
