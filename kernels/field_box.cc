@@ -66,8 +66,13 @@ void copy_field_box(Backend& backend, const FieldBox& b, const Tensor& source, T
   for (int64_t c = 0; c < b.channels; ++c) {
     for (int64_t i0 = 0; i0 < box[0]; ++i0) {
       for (int64_t i1 = 0; i1 < box[1]; ++i1) {
-        backend.copy_columns(source, offset_of(se, c, so[0] + i0, so[1] + i1, so[2]), destination,
-                             offset_of(de, c, dof[0] + i0, dof[1] + i1, dof[2]), box[2]);
+        const int64_t from = offset_of(se, c, so[0] + i0, so[1] + i1, so[2]);
+        const int64_t to = offset_of(de, c, dof[0] + i0, dof[1] + i1, dof[2]);
+        if (b.add) {
+          backend.add_columns(source, from, destination, to, box[2]);
+        } else {
+          backend.copy_columns(source, from, destination, to, box[2]);
+        }
       }
     }
   }

@@ -18,10 +18,12 @@ struct FieldBox {
   std::vector<int64_t> destination_extents;  // the same in `destination`
   std::vector<int64_t> destination_origin;
   std::vector<int64_t> box;                  // the box's extents
+  bool add = false;                          // destination += source (Backend::add_columns) instead of =
 };
 
-// destination's box = source's box, every sample (row) and channel. Both tensors must have the same rows and the
-// widths of their extents; the box must lie inside both (Error(kInvalidArgument) naming the dimension otherwise).
+// destination's box = (or +=) source's box, every sample (row) and channel. Both tensors must have the same rows and
+// the widths of their extents; the box must lie inside both (Error(kInvalidArgument) naming the dimension
+// otherwise). Source and destination may be one tensor when the two boxes do not overlap.
 void copy_field_box(Backend& backend, const FieldBox& box, const Tensor& source, Tensor& destination);
 
 // The box of extents `box` at `origin` of a field of extents `field`, copied out into a tensor of exactly the box's

@@ -1,6 +1,7 @@
 // Exactness by construction for the sampling layers (issue 32, item 3). The transposed convolution with
-// stride = kernel, per tile (kernels/tiled_deconv.h): every split gives the one-block bits (output, dx, parameter
-// gradients added in tile order) and the plain whole-field op's values to within rounding. Pooling (stride =
+// stride = kernel and linear upsampling, per tile (kernels/tiled_deconv.h, kernels/tiled_upsample.h): every split
+// gives the one-block bits (output, dx, parameter gradients added in tile order) and the plain whole-field op's
+// values to within rounding. Pooling (stride =
 // kernel) and nearest upsampling are NOT tiled: each output is its own window's max, mean or copy, computed alone,
 // so the backend's plain call on each block already gives the whole field's bits; checked here on CPU.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "core/common/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/tiled_deconv.h"
+#include "kernels/tiled_upsample.h"
 #include "tests/kernels/random_tensor.h"
 #include "tests/kernels/split_field.h"
 
@@ -117,6 +119,55 @@ TEST(TiledSamplingTest, ConvTransposeWithOverlappingBoxesIsRefused) {
   const TiledDeconv t{{1, 1, {8}, {3}, {2}}, TileGrid{{8}, {2}, {0}, {8}}};
   Tensor x = Tensor::host(1, 8), w = Tensor::host(1, 3), y = Tensor::host(1, 17);
   EXPECT_THROW(tiled_deconv_forward(backend, t, x, w, nullptr, y), Error);
+}
+
+struct UpsampleResults {
+  Tensor y, dx;
+};
+
+// Linear upsampling per tile on every block of the split, put together; the one-block run against the plain op.
+UpsampleResults upsample_run(CpuBackend& backend, const ResampleGeometry& g, const std::vector<int64_t>& tile,
+                             const std::vector<Block>& blocks) {
+  const Tensor x = random_tensor(2, g.in_features(), 71), dy = random_tensor(2, g.out_features(), 72);
+  UpsampleResults r{Tensor::host(2, g.out_features()), Tensor::host(2, g.in_features())};
+  const std::vector<int64_t> one(g.in.size(), 1);
+  for (const Block& block : blocks) {
+    const TiledUpsample t{g, TileGrid{g.in, tile, block.offset, block.extent}};
+    const Block out_block = scaled(block, g.factor, true);
+    const Tensor x_padded = padded_block(x, g.channels, g.in, block, one, one);
+    const Tensor dy_padded = padded_block(dy, g.channels, g.out(), out_block, g.factor, g.factor);
+    Tensor y = Tensor::host(2, g.channels * extent_product(out_block.extent));
+    Tensor dx = Tensor::host(2, g.channels * extent_product(block.extent));
+    tiled_upsample_forward(backend, t, x_padded, y);
+    tiled_upsample_backward_data(backend, t, dy_padded, dx);
+    place_block(y, g.channels, g.out(), out_block, r.y);
+    place_block(dx, g.channels, g.in, block, r.dx);
+  }
+  if (blocks.size() == 1) {
+    UpsampleResults plain{Tensor::host(2, g.out_features()), Tensor::host(2, g.in_features())};
+    backend.resample_forward(g, x, plain.y);
+    backend.resample_backward(g, dy, plain.dx);
+    expect_near(r.y, plain.y, "forward output");
+    expect_near(r.dx, plain.dx, "dx");
+  }
+  return r;
+}
+
+void check_upsample(const ResampleGeometry& g, const std::vector<int64_t>& tile,
+                    const std::vector<std::vector<std::vector<int64_t>>>& splits) {
+  CpuBackend backend;
+  const UpsampleResults whole = upsample_run(backend, g, tile, {Block{none(g.in.size()), g.in}});
+  for (size_t s = 0; s < splits.size(); ++s) {
+    const UpsampleResults split = upsample_run(backend, g, tile, blocks_of(splits[s]));
+    EXPECT_TRUE(same_bits(split.y, whole.y)) << "split " << s << ": forward output";
+    EXPECT_TRUE(same_bits(split.dx, whole.dx)) << "split " << s << ": dx";
+  }
+}
+
+// Linear upsampling by factors that are not powers of two: the plain op on a block would differ in the last bits.
+TEST(TiledSamplingTest, LinearUpsampleSplitsGiveTheOneBlockBits) {
+  check_upsample({ResampleMode::kLinear, 3, {16, 12}, {3, 2}}, {4, 4}, {{{8, 8}, {4, 8}}, {{4, 12}, {8, 4}}});
+  check_upsample({ResampleMode::kLinear, 2, {8, 4, 12}, {2, 3, 5}}, {4, 4, 4}, {{{4, 4}, {4}, {4, 8}}});
 }
 
 // A plain op of one block: (x_block, dy_block) -> (y_block, dx_block), input extents `in`.
