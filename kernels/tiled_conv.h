@@ -38,8 +38,8 @@ struct TiledConv {
 };
 
 // Throws Error(kInvalidArgument) "tiled conv: ..." when the pair is not usable: the grid fails check_tile_grid, the
-// conv is not a complete geometry over grid.global, its stride is not 1, its padding does not keep the extent, or
-// a halo is wider than the global extent (the periodic wrap would need a field's worth of copies).
+// conv is not a complete geometry over grid.global, its stride is not 1, or its padding does not keep the extent.
+// (How wide a halo may be against the blocks is the halo exchange's to check.)
 void check_tiled_conv(const TiledConv& tiled);
 
 // The one call shape of every tile: the forward's 'valid' conv (in = tile + lo + hi, no padding, out = tile) and
