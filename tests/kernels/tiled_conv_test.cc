@@ -28,12 +28,14 @@ struct Case {
   std::vector<int64_t> tile;
   std::vector<int64_t> kernel;
   std::vector<int64_t> dilation;
+  int64_t groups = 1;
 };
 
 ConvGeometry whole_conv(const Case& c) {
   ConvGeometry g;
   g.in_channels = c.in_channels;
   g.out_channels = c.out_channels;
+  g.groups = c.groups;
   g.in = c.global;
   g.kernel = c.kernel;
   g.dilation = c.dilation;
@@ -165,6 +167,11 @@ TEST(TiledConvTest, Kernel5x5Dilation2SplitsGiveTheOneBlockBits) {
 // An even kernel pads one more on the high side: the backward's dy halo is the forward's mirrored.
 TEST(TiledConvTest, AsymmetricHaloSplitsGiveTheOneBlockBits) {
   check_case({2, 3, 4, {16, 12}, {4, 4}, {4, 2}, {1, 3}}, kSplits2d);
+}
+
+// Grouped: 4 -> 6 channels in 2 groups.
+TEST(TiledConvTest, GroupedConvSplitsGiveTheOneBlockBits) {
+  check_case({2, 4, 6, {16, 12}, {4, 4}, {3, 3}, {1, 1}, 2}, kSplits2d);
 }
 
 // 16x4x8, tile 4x4x4: 2x1x2 blocks, 8+8 or 4+12 by 4 by 4+4 (each block's tiles are not a run of the global order).
