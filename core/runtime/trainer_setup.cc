@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/model/partition.h"
 #include "core/runtime/cpu_threads.h"
+#include "core/runtime/domain_support.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
@@ -191,6 +192,8 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(host, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(host, &rank), "MPI_Comm_rank");
+  // A pure function of the config, identical on every rank: it may throw before any collective call.
+  refuse_unbuilt_domain_split(cfg);
   // Collective: Sluice never sends on the host's communicator (its messages could match the host's own), so every
   // message from here on travels on this duplicate or on communicators made from it.
   if (!parts.world) parts.world = std::make_unique<comm::DuplicateComm>(host, "trainer");

@@ -22,6 +22,7 @@
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
 #include "tools/sluice/plan_declared_layers.h"
+#include "tools/sluice/plan_domain.h"
 #include "core/runtime/schedule_choice.h"
 #include "tools/sluice/plan_layer_table.h"
 #include "tools/sluice/plan_memory.h"
@@ -240,6 +241,7 @@ void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
   std::optional<config::Config> cfg;
   std::string auto_report;
+  std::string domain_report;
   if (options.config_path.empty() && !options.overrides.empty())
     throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
   if (!options.config_path.empty()) {
@@ -247,6 +249,9 @@ void run_plan(PlanOptions options) {
     if (!options.costs_path.empty()) cfg->pipeline.costs = options.costs_path;  // auto chooses with them too
     options.costs_path = cfg->pipeline.costs;
     take_unset_from_config(options, *cfg);
+    std::ostringstream domain;  // checked first: a model that cannot run on the blocks is refused in every format
+    write_domain_plan(domain, *cfg);
+    domain_report = domain.str();
     if (options.schedule == config::auto_schedule_name()) auto_report = resolve_auto(*cfg, options);
   }
   const Schedule compute = build_schedule(options);
@@ -275,6 +280,7 @@ void run_plan(PlanOptions options) {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
     if (cfg) write_layer_table(out, *cfg);
+    out << domain_report;
     out << auto_report;
     write_text(out, lowered, result, options.costs, transfers, model);
   }

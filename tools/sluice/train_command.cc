@@ -17,6 +17,7 @@
 #include "core/config/config_parser.h"
 #include "core/config/layout.h"
 #include "core/data/make_data_source.h"
+#include "core/runtime/domain_support.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
@@ -77,6 +78,8 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
                          if (s.cfg.cpu_threads.mode == config::Config::CpuThreads::Mode::kDefault) {
                            s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
                          }
+                         // before the rank count (a split's, which it cannot train anyway) and the data source
+                         runtime::refuse_unbuilt_domain_split(s.cfg);
                          config::make_layout(s.cfg, world, rank);
                          if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,
