@@ -5,6 +5,7 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/config/domain_layout.h"
 #include "core/model/partition.h"
 #include "core/runtime/cpu_threads.h"
 #include "core/runtime/domain_support.h"
@@ -30,10 +31,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
   const int P = cfg.pipeline.stages;
   const config::RankOrder requested = cfg.pipeline.rank_order;
   return agree_rank_order(parts.world->get(), requested, [&](const std::vector<int>& nodes) {
-    const int replicas = world_size / P;
+    const int replicas = world_size / P / static_cast<int>(config::domain_block_count(cfg.pipeline.domain));
     if (P == 1 || replicas == 1) {  // one pipeline or one stage: every order is the same layout
-      return config::choose_rank_order(requested, nodes, P,
-                                       config::StepTraffic{{}, std::vector<std::vector<int64_t>>(P)});
+      config::StepTraffic none;
+      none.gradient_floats.resize(P);
+      return config::choose_rank_order(requested, nodes, P, none);
     }
     const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
     const std::vector<int> split =
