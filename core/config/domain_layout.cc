@@ -252,11 +252,17 @@ std::vector<int64_t> default_domain_tile(const std::vector<LayerSpec>& layers, c
   std::vector<int64_t> tile;
   for (size_t d = 0; d < dims; ++d) {
     const int64_t extent = input[d + 1];
+    const int64_t limit = std::max(factor[d], extent / kDefaultTilesPerDimension);
     int64_t chosen = extent;  // no multiple of the downsampling divides the extent: the field is one tile wide
-    for (int64_t t = std::max(factor[d], extent / kDefaultTilesPerDimension); t >= factor[d]; --t) {
-      if (t % factor[d] == 0 && extent % t == 0) {
-        chosen = t;
-        break;
+    bool found = false;
+    // the divisors in pairs (i, extent / i): O(sqrt(extent)) whatever the extent
+    for (int64_t i = 1; i * i <= extent; ++i) {
+      if (extent % i != 0) continue;
+      for (const int64_t t : {i, extent / i}) {
+        if (t <= limit && t % factor[d] == 0 && (!found || t > chosen)) {
+          chosen = t;
+          found = true;
+        }
       }
     }
     tile.push_back(chosen);
@@ -330,10 +336,12 @@ void check_halo_fits(const DomainLayout& layout, const SplitLayer& s, const std:
   }
 }
 
+}  // namespace
+
 // The halo a block receives, per source block: the 3^k − 1 neighbour regions around it (periodic across the
 // field's edges; a dimension of one block wraps onto the block itself, which sends nothing).
-std::vector<std::pair<int64_t, int64_t>> received_halo(const DomainLayout& layout, const SplitLayer& s,
-                                                       int64_t block) {
+std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const DomainLayout& layout,
+                                                      int64_t block) {
   const std::vector<int> coords = layout.coords_of(block);
   const std::vector<int64_t> extents = extents_at(layout.box(block), s.in_scale);
   const size_t dims = coords.size();
@@ -355,8 +363,6 @@ std::vector<std::pair<int64_t, int64_t>> received_halo(const DomainLayout& layou
   return {bytes.begin(), bytes.end()};
 }
 
-}  // namespace
-
 std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& layers, const SampleShape& input,
                                                 const DomainLayout& layout) {
   const std::vector<SplitLayer> walked = split_layers(layers, input);
@@ -367,10 +373,9 @@ std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& la
     if (!s.problem.empty()) config_fail(label + " cannot run on a split field (pipeline.domain): " + s.problem);
     check_cuts_at_layer(layout, s, label);
     check_halo_fits(layout, s, label);
-    DomainLayerCost cost{s.halo_low, s.halo_high, 0, 0, {}};
+    DomainLayerCost cost{s.halo_low, s.halo_high, 0, 0};
     for (int64_t b = 0; b < layout.block_count(); ++b) {
-      cost.received.push_back(received_halo(layout, s, b));
-      for (const auto& [from, bytes] : cost.received.back()) cost.halo_bytes += bytes;
+      for (const auto& [from, bytes] : halo_sources(s, layout, b)) cost.halo_bytes += bytes;
       int64_t points = 1;
       for (int64_t e : extents_at(layout.box(b), s.out_scale)) points *= e;
       cost.block_bytes = std::max(cost.block_bytes, field_channels(s.out) * points * 4);

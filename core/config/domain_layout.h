@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config/layer_spec.h"
@@ -97,9 +98,6 @@ struct DomainLayerCost {
   std::vector<int64_t> halo_high;
   int64_t halo_bytes = 0;         // forward halo bytes per sample, all blocks (the backward sends as many again)
   int64_t block_bytes = 0;        // the layer's output on the largest block, bytes per sample
-  // Per block (row-major), the forward halo bytes per sample it receives from each other block: pairs
-  // (source block, bytes), one per source.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> received;
 };
 
 // Checks that every layer can run on the blocks of `layout` and prices its halos. Throws Error(kConfig) naming the
@@ -108,5 +106,11 @@ struct DomainLayerCost {
 // pipeline.domain_tile, a block that is not whole tiles (check_domain_tiles).
 std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& layers, const SampleShape& input,
                                                 const DomainLayout& layout);
+
+// The forward halo bytes per sample that `block` receives at a layer (one of split_layers', on a layout
+// domain_layer_costs accepted), per source block: pairs (source, bytes) in source order, one per other block it
+// reads from. Computed on demand: a grid of many blocks would otherwise keep a list per block and layer.
+std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& layer, const DomainLayout& layout,
+                                                      int64_t block);
 
 }  // namespace sluice::config

@@ -27,11 +27,12 @@ void add_domain_traffic(const config::Config& cfg, const std::vector<int>& layer
   const config::SampleShape input = config::input_shape_of(cfg.model);
   const std::vector<int64_t> global(input.begin() + 1, input.end());
   const config::DomainLayout layout = config::even_domain_layout(global, cfg.pipeline.domain, cfg.pipeline.domain_tile);
-  const std::vector<config::DomainLayerCost> costs = config::domain_layer_costs(cfg.model.layers, input, layout);
+  config::domain_layer_costs(cfg.model.layers, input, layout);  // refuses what the model cannot run on the blocks
+  const std::vector<config::SplitLayer> layers = config::split_layers(cfg.model.layers, input);
   traffic.blocks = static_cast<int>(layout.block_count());
-  for (size_t l = 0; l < costs.size(); ++l) {
+  for (size_t l = 0; l < layers.size(); ++l) {
     for (int to = 0; to < traffic.blocks; ++to) {
-      for (const auto& [from, bytes] : costs[l].received[to]) {
+      for (const auto& [from, bytes] : config::halo_sources(layers[l], layout, to)) {
         // forward and backward
         traffic.halos.push_back({layer_stage[l], static_cast<int>(from), to, 2 * rows * bytes});
       }

@@ -155,13 +155,14 @@ TEST(DomainLayout, HaloBytesOfA3x3ConvOn2x2BlocksByHand) {
   EXPECT_EQ(costs[0].halo_low, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(costs[0].halo_high, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(costs[0].halo_bytes, 4 * 240);
-  EXPECT_EQ(costs[0].received[0], (Received{{1, 8 * 3 * 4}, {2, 8 * 3 * 4}, {3, 4 * 3 * 4}}));
+  EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], layout, 0),
+            (Received{{1, 8 * 3 * 4}, {2, 8 * 3 * 4}, {3, 4 * 3 * 4}}));
   EXPECT_EQ(costs[0].block_bytes, 5 * 16 * 4);  // 5 output channels on 4 x 4 points
   // One block along dimension 2: it wraps onto the block itself (no message); the other sends 4·6 − ... : the
   // padded 6 x 10 box less the 4 x 10 the block fills itself = 20 points.
   const DomainLayout slabs = even_domain_layout({8, 8}, {2, 1}, {1, 1});
   const std::vector<DomainLayerCost> slab_costs = domain_layer_costs({conv(5, 3)}, {3, 8, 8}, slabs);
-  EXPECT_EQ(slab_costs[0].received[1], (Received{{0, 20 * 3 * 4}}));
+  EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], slabs, 1), (Received{{0, 20 * 3 * 4}}));
   EXPECT_EQ(slab_costs[0].block_bytes, 5 * 32 * 4);
 }
 
@@ -184,6 +185,7 @@ TEST(DomainLayout, TheDefaultTileIsTheModelsAndTheFieldsAndTileProblemsNameTheLa
   EXPECT_EQ(default_domain_tile({conv(2, 3), pool(2), pool(4)}, {1, 256, 96}), (std::vector<int64_t>{32, 8}));
   // No downsampling: 100 / 8 -> the largest divisor up to 12 is 10; 7 points: 1.
   EXPECT_EQ(default_domain_tile({conv(2, 3)}, {1, 100, 7}), (std::vector<int64_t>{10, 1}));
+  EXPECT_EQ(default_domain_tile({conv(2, 3)}, {1, 2147483647}), (std::vector<int64_t>{1}));  // a prime: at once
   EXPECT_EQ(domain_tile_problem({pool(2, "p")}, {1, 8}, {2}), "");
   expect_mentions(domain_tile_problem({conv(1, 3), pool(4, "p")}, {1, 8}, {2}),
                   {"tile 2 in spatial dimension 1 is not whole at layer 1 (pool \"p\")", "multiple of 4"});

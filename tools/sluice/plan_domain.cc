@@ -1,5 +1,6 @@
 #include "tools/sluice/plan_domain.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <string>
 #include <vector>
@@ -8,6 +9,9 @@
 
 namespace sluice::tools {
 namespace {
+
+// The block table stops here: a grid of thousands of blocks would bury the rest of the plan.
+constexpr int64_t kBlocksShown = 64;
 
 std::string list_text(const std::vector<int64_t>& values) {
   std::string text = "[";
@@ -26,12 +30,14 @@ int64_t rows_per_step(const config::Config& cfg) {
 void write_blocks(std::ostream& out, const config::DomainLayout& layout) {
   out << std::left << std::setw(7) << "block" << std::setw(16) << "grid place" << std::setw(16) << "offset"
       << "extent\n";
-  for (int64_t b = 0; b < layout.block_count(); ++b) {
+  const int64_t shown = std::min<int64_t>(layout.block_count(), kBlocksShown);
+  for (int64_t b = 0; b < shown; ++b) {
     const config::DomainBox box = layout.box(b);
     const std::vector<int> coords = layout.coords_of(b);
     out << std::setw(7) << b << std::setw(16) << list_text({coords.begin(), coords.end()}) << std::setw(16)
         << list_text(box.offset) << list_text(box.extent) << "\n";
   }
+  if (shown < layout.block_count()) out << "... (" << layout.block_count() - shown << " more blocks)\n";
 }
 
 }  // namespace
