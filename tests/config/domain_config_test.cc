@@ -64,8 +64,8 @@ TEST(DomainConfig, ReadsTheBlocksAndDefaultsTheTileFromTheModelAndField) {
 
 TEST(DomainConfig, TheDefaultTileNeverDependsOnTheSplit) {
   const std::string big = replace(kUnet, "inputs: [2, 16, 16]", "inputs: [2, 256, 100]");
-  for (const std::string& split : {"[1, 1]", "[2, 2]", "[8, 5]"}) {
-    const Config config = parse_config(replace(big, "domain: [2, 2]", "domain: " + split));
+  for (const char* split : {"[1, 1]", "[2, 2]", "[8, 5]"}) {
+    const Config config = parse_config(replace(big, "domain: [2, 2]", std::string("domain: ") + split));
     // 256 / 8 = 32 (a multiple of 2); 100: the largest even divisor <= 12 is 10.
     EXPECT_EQ(config.pipeline.domain_tile, (std::vector<int64_t>{32, 10})) << split;
   }

@@ -38,6 +38,21 @@ expect "4      upsample        [0, 0]/[0, 0]       0             2048"
 # Forward 1152 + 1280 = 2432, backward as much again; 2 rows per step.
 expect "halo bytes: 2432 per sample forward, 4864 forward and backward; 9728 per optimizer step of one replica (2 rows)"
 
+# The same numbers in JSON, every block listed.
+json="$("$SLUICE" plan "$work/unet.yaml" --format json)" || fail "plan --format json exited $?"
+python3 - "$json" <<'PY' || fail "plan json domain: $json"
+import json, sys
+domain = json.loads(sys.argv[1])["domain"]
+assert domain["blocks"] == [2, 2] and domain["tile"] == [2, 2], domain
+assert domain["block_offsets"] == [[0, 0], [0, 8], [8, 0], [8, 8]], domain["block_offsets"]
+assert domain["block_extents"] == [[8, 8]] * 4, domain["block_extents"]
+assert domain["halo_bytes_per_sample"] == [1152, 0, 0, 1280, 0, 0, 0], domain["halo_bytes_per_sample"]
+assert domain["block_output_bytes"] == [1024, 1024, 256, 512, 2048, 3072, 256], domain["block_output_bytes"]
+assert domain["halo_bytes_per_step"] == 9728, domain["halo_bytes_per_step"]
+PY
+"$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --format json | grep -q '"domain"' &&
+  fail "an unsplit plan's JSON has a domain"
+
 # A split off the pool's factor: 3 blocks of 16 points are 6, 5, 5 — refused naming the layer and the dimension.
 bad="$("$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[3, 2]' 2>&1)" && fail "plan accepted [3, 2]"
 echo "$bad" | grep -qF 'layer 2 (pool "down") downsamples spatial dimension 1 by a cumulative factor 2' ||

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/config/domain_layout.h"
 
 namespace sluice::tools {
 namespace {
@@ -42,31 +41,67 @@ void write_blocks(std::ostream& out, const config::DomainLayout& layout) {
 
 }  // namespace
 
-void write_domain_plan(std::ostream& out, const config::Config& cfg) {
-  if (config::domain_block_count(cfg.pipeline.domain) <= 1) return;
+int64_t DomainPlan::halo_bytes_per_sample() const {
+  int64_t total = 0;
+  for (const config::DomainLayerCost& c : costs) total += c.halo_bytes;
+  return total;
+}
+
+std::optional<DomainPlan> plan_domain(const config::Config& cfg) {
+  if (config::domain_block_count(cfg.pipeline.domain) <= 1) return std::nullopt;
   const config::SampleShape input = config::input_shape_of(cfg.model);
   const std::vector<int64_t> global(input.begin() + 1, input.end());
-  const config::DomainLayout layout = config::even_domain_layout(global, cfg.pipeline.domain, cfg.pipeline.domain_tile);
-  const std::vector<config::DomainLayerCost> costs = config::domain_layer_costs(cfg.model.layers, input, layout);
-  out << "domain " << list_text({cfg.pipeline.domain.begin(), cfg.pipeline.domain.end()}) << ": "
-      << layout.block_count() << " blocks of the field " << config::shape_text(input)
+  DomainPlan plan;
+  plan.layout = config::even_domain_layout(global, cfg.pipeline.domain, cfg.pipeline.domain_tile);
+  plan.costs = config::domain_layer_costs(cfg.model.layers, input, plan.layout);
+  plan.rows_per_step = rows_per_step(cfg);
+  return plan;
+}
+
+void write_domain_text(std::ostream& out, const config::Config& cfg, const DomainPlan& plan) {
+  const config::DomainLayout& layout = plan.layout;
+  out << "domain " << list_text({layout.blocks.begin(), layout.blocks.end()}) << ": " << layout.block_count()
+      << " blocks of the field " << config::shape_text(config::input_shape_of(cfg.model))
       << " (the even split sluice train uses; canonical tile " << list_text(layout.tile) << ")\n";
   write_blocks(out, layout);
   out << "per layer, bytes per sample: the halo all blocks receive in the forward (the backward sends as many "
          "again), and the layer's output on the largest block\n"
       << std::setw(7) << "layer" << std::setw(16) << "type" << std::setw(20) << "halo low/high" << std::setw(14)
       << "halo bytes" << "block output bytes\n";
-  int64_t halo = 0;
-  for (size_t i = 0; i < costs.size(); ++i) {
-    const config::DomainLayerCost& c = costs[i];
+  for (size_t i = 0; i < plan.costs.size(); ++i) {
+    const config::DomainLayerCost& c = plan.costs[i];
     out << std::setw(7) << i << std::setw(16) << config::layer_type_name(cfg.model.layers[i].type) << std::setw(20)
         << list_text(c.halo_low) + "/" + list_text(c.halo_high) << std::setw(14) << c.halo_bytes << c.block_bytes
         << "\n";
-    halo += c.halo_bytes;
   }
-  const int64_t rows = rows_per_step(cfg);
+  const int64_t halo = plan.halo_bytes_per_sample();
   out << "halo bytes: " << halo << " per sample forward, " << 2 * halo << " forward and backward; "
-      << 2 * halo * rows << " per optimizer step of one replica (" << rows << " rows)\n\n";
+      << 2 * halo * plan.rows_per_step << " per optimizer step of one replica (" << plan.rows_per_step << " rows)\n\n";
+}
+
+std::string domain_json(const DomainPlan& plan) {
+  const config::DomainLayout& layout = plan.layout;
+  std::vector<std::string> offsets, extents;
+  for (int64_t b = 0; b < layout.block_count(); ++b) {
+    const config::DomainBox box = layout.box(b);
+    offsets.push_back(list_text(box.offset));
+    extents.push_back(list_text(box.extent));
+  }
+  std::vector<int64_t> halo, block;
+  for (const config::DomainLayerCost& c : plan.costs) {
+    halo.push_back(c.halo_bytes);
+    block.push_back(c.block_bytes);
+  }
+  auto joined = [](const std::vector<std::string>& items) {
+    std::string text = "[";
+    for (size_t i = 0; i < items.size(); ++i) text += (i ? "," : "") + items[i];
+    return text + "]";
+  };
+  return "{\"blocks\":" + list_text({layout.blocks.begin(), layout.blocks.end()}) + ",\"tile\":" +
+         list_text(layout.tile) + ",\"block_offsets\":" + joined(offsets) + ",\"block_extents\":" +
+         joined(extents) + ",\"halo_bytes_per_sample\":" + list_text(halo) + ",\"block_output_bytes\":" +
+         list_text(block) + ",\"halo_bytes_per_step\":" +
+         std::to_string(2 * plan.halo_bytes_per_sample() * plan.rows_per_step) + "}";
 }
 
 }  // namespace sluice::tools
