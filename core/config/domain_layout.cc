@@ -40,6 +40,8 @@ void describe_split(const LayerSpec& layer, SplitLayer& s) {
   const size_t dims = s.in.size() - 1;
   s.halo_low.assign(dims, 0);
   s.halo_high.assign(dims, 0);
+  s.dy_halo_low.assign(dims, 0);
+  s.dy_halo_high.assign(dims, 0);
   s.out_scale = s.in_scale;
   if (!runs_split(layer.type)) {
     s.problem = "a " + layer_type_name(layer.type) + " layer needs the whole sample and cannot run on a block of a "
@@ -57,6 +59,9 @@ void describe_split(const LayerSpec& layer, SplitLayer& s) {
       }
       s.halo_low[d] = g.pad_low[d];
       s.halo_high[d] = g.pad_high[d];
+      // dx in gather form reads dy mirrored: pad_high below, pad_low above (docs/DOMAIN.md, tiles section)
+      s.dy_halo_low[d] = g.pad_high[d];
+      s.dy_halo_high[d] = g.pad_low[d];
       multiply(s.out_scale, d, g.stride[d], 1);
     }
   } else if (layer.type == LayerType::kPool) {
@@ -67,7 +72,11 @@ void describe_split(const LayerSpec& layer, SplitLayer& s) {
     for (size_t d = 0; d < dims; ++d) {
       multiply(s.out_scale, d, 1, g.factor[d]);
       // linear interpolation reads each output point's two nearest input points: one beyond each block edge
-      if (g.mode == kernels::ResampleMode::kLinear && g.factor[d] > 1) s.halo_low[d] = s.halo_high[d] = 1;
+      // and its input gradient gathers from `factor` output points beyond each edge
+      if (g.mode == kernels::ResampleMode::kLinear && g.factor[d] > 1) {
+        s.halo_low[d] = s.halo_high[d] = 1;
+        s.dy_halo_low[d] = s.dy_halo_high[d] = g.factor[d];
+      }
     }
   } else if (layer.type == LayerType::kConvTranspose) {
     const kernels::DeconvGeometry g = deconv_geometry(layer, s.in);
@@ -322,16 +331,33 @@ std::vector<int64_t> extents_at(const DomainBox& box, const Scale& scale) {
   return extents;
 }
 
+// What one pass exchanges: the forward's halo of the input, or the backward's of the output gradient.
+struct PassHalo {
+  const std::vector<int64_t>& low;
+  const std::vector<int64_t>& high;
+  const Scale& scale;
+  int64_t channels;
+  const char* what;  // for messages
+};
+
+PassHalo pass_halo(const SplitLayer& s, HaloPass pass) {
+  if (pass == HaloPass::kForward) return {s.halo_low, s.halo_high, s.in_scale, field_channels(s.in), "input"};
+  return {s.dy_halo_low, s.dy_halo_high, s.out_scale, field_channels(s.out), "output gradient"};
+}
+
 // A block must hold at least the halo its neighbours read from it (no halo reaches past the next block).
 void check_halo_fits(const DomainLayout& layout, const SplitLayer& s, const std::string& label) {
-  for (int64_t b = 0; b < layout.block_count(); ++b) {
-    const std::vector<int64_t> extents = extents_at(layout.box(b), s.in_scale);
-    for (size_t d = 0; d < extents.size(); ++d) {
-      const int64_t halo = std::max(s.halo_low[d], s.halo_high[d]);
-      if (layout.blocks[d] == 1 || extents[d] >= halo) continue;
-      config_fail(label + " reads a halo of " + std::to_string(halo) + " points in " + dimension_text(d) +
-                  ", but block " + std::to_string(b) + " is only " + std::to_string(extents[d]) +
-                  " points wide there at the layer's input: use fewer blocks in that dimension");
+  for (const HaloPass pass : {HaloPass::kForward, HaloPass::kBackward}) {
+    const PassHalo h = pass_halo(s, pass);
+    for (int64_t b = 0; b < layout.block_count(); ++b) {
+      const std::vector<int64_t> extents = extents_at(layout.box(b), h.scale);
+      for (size_t d = 0; d < extents.size(); ++d) {
+        const int64_t halo = std::max(h.low[d], h.high[d]);
+        if (layout.blocks[d] == 1 || extents[d] >= halo) continue;
+        config_fail(label + " reads a halo of " + std::to_string(halo) + " points of its " + h.what + " in " +
+                    dimension_text(d) + ", but block " + std::to_string(b) + " is only " +
+                    std::to_string(extents[d]) + " points wide there: use fewer blocks in that dimension");
+      }
     }
   }
 }
@@ -341,11 +367,12 @@ void check_halo_fits(const DomainLayout& layout, const SplitLayer& s, const std:
 // The halo a block receives, per source block: the 3^k − 1 neighbour regions around it (periodic across the
 // field's edges; a dimension of one block wraps onto the block itself, which sends nothing).
 std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const DomainLayout& layout,
-                                                      int64_t block) {
+                                                      int64_t block, HaloPass pass) {
+  const PassHalo h = pass_halo(s, pass);
   const std::vector<int> coords = layout.coords_of(block);
-  const std::vector<int64_t> extents = extents_at(layout.box(block), s.in_scale);
+  const std::vector<int64_t> extents = extents_at(layout.box(block), h.scale);
   const size_t dims = coords.size();
-  const int64_t channel_bytes = field_channels(s.in) * 4;
+  const int64_t channel_bytes = h.channels * 4;
   std::map<int64_t, int64_t> bytes;
   int directions = 1;
   for (size_t d = 0; d < dims; ++d) directions *= 3;
@@ -354,7 +381,7 @@ std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const
     std::vector<int> source = coords;
     for (int rest = v, d = static_cast<int>(dims) - 1; d >= 0; --d, rest /= 3) {
       const int step = rest % 3 - 1;  // -1 below, 0 along the block, +1 above
-      points *= step == 0 ? extents[d] : (step < 0 ? s.halo_low[d] : s.halo_high[d]);
+      points *= step == 0 ? extents[d] : (step < 0 ? h.low[d] : h.high[d]);
       source[d] = (coords[d] + step + layout.blocks[d]) % layout.blocks[d];
     }
     const int64_t from = layout.block_at(source);
@@ -373,9 +400,12 @@ std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& la
     if (!s.problem.empty()) config_fail(label + " cannot run on a split field (pipeline.domain): " + s.problem);
     check_cuts_at_layer(layout, s, label);
     check_halo_fits(layout, s, label);
-    DomainLayerCost cost{s.halo_low, s.halo_high, 0, 0};
+    DomainLayerCost cost{s.halo_low, s.halo_high, 0, 0, 0};
     for (int64_t b = 0; b < layout.block_count(); ++b) {
-      for (const auto& [from, bytes] : halo_sources(s, layout, b)) cost.halo_bytes += bytes;
+      for (const auto& [from, bytes] : halo_sources(s, layout, b, HaloPass::kForward)) cost.halo_bytes += bytes;
+      for (const auto& [from, bytes] : halo_sources(s, layout, b, HaloPass::kBackward)) {
+        cost.halo_bytes_backward += bytes;
+      }
       int64_t points = 1;
       for (int64_t e : extents_at(layout.box(b), s.out_scale)) points *= e;
       cost.block_bytes = std::max(cost.block_bytes, field_channels(s.out) * points * 4);

@@ -70,6 +70,11 @@ struct SplitLayer {
   Scale out_scale;
   std::vector<int64_t> halo_low;   // per dimension, points of the input beyond the block the layer reads
   std::vector<int64_t> halo_high;  // (conv: its padding, dilation·(k − 1) split as 'same'; linear upsample: 1)
+  // The backward's halo of the output gradient, at the output resolution: the tiled kernels form dx in gather form
+  // (docs/DOMAIN.md, "Tiles and exact reductions"): a conv reads dy mirrored (low pad_high, high pad_low), a
+  // linear upsample `factor` points beyond each edge.
+  std::vector<int64_t> dy_halo_low;
+  std::vector<int64_t> dy_halo_high;
   std::string problem;             // non-empty: why the layer cannot run on a block (then the walk stops)
 };
 
@@ -96,8 +101,9 @@ std::string domain_tile_problem(const std::vector<LayerSpec>& layers, const Samp
 struct DomainLayerCost {
   std::vector<int64_t> halo_low;  // as SplitLayer
   std::vector<int64_t> halo_high;
-  int64_t halo_bytes = 0;         // forward halo bytes per sample, all blocks (the backward sends as many again)
-  int64_t block_bytes = 0;        // the layer's output on the largest block, bytes per sample
+  int64_t halo_bytes = 0;          // forward halo bytes per sample, all blocks (the input's channels)
+  int64_t block_bytes = 0;         // the layer's output on the largest block, bytes per sample
+  int64_t halo_bytes_backward = 0; // backward halo bytes per sample, all blocks (the output gradient's channels)
 };
 
 // Checks that every layer can run on the blocks of `layout` and prices its halos. Throws Error(kConfig) naming the
@@ -107,10 +113,12 @@ struct DomainLayerCost {
 std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& layers, const SampleShape& input,
                                                 const DomainLayout& layout);
 
-// The forward halo bytes per sample that `block` receives at a layer (one of split_layers', on a layout
-// domain_layer_costs accepted), per source block: pairs (source, bytes) in source order, one per other block it
-// reads from. Computed on demand: a grid of many blocks would otherwise keep a list per block and layer.
+enum class HaloPass { kForward, kBackward };
+
+// The halo bytes per sample that `block` receives at a layer (one of split_layers', on a layout
+// domain_layer_costs accepted) in one pass, per source block: pairs (source, bytes) in source order, one per other
+// block it reads from. Computed on demand: a grid of many blocks would otherwise keep a list per block and layer.
 std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& layer, const DomainLayout& layout,
-                                                      int64_t block);
+                                                      int64_t block, HaloPass pass);
 
 }  // namespace sluice::config

@@ -32,9 +32,10 @@ void add_domain_traffic(const config::Config& cfg, const std::vector<int>& layer
   traffic.blocks = static_cast<int>(layout.block_count());
   for (size_t l = 0; l < layers.size(); ++l) {
     for (int to = 0; to < traffic.blocks; ++to) {
-      for (const auto& [from, bytes] : config::halo_sources(layers[l], layout, to)) {
-        // forward and backward
-        traffic.halos.push_back({layer_stage[l], static_cast<int>(from), to, 2 * rows * bytes});
+      for (const config::HaloPass pass : {config::HaloPass::kForward, config::HaloPass::kBackward}) {
+        for (const auto& [from, bytes] : config::halo_sources(layers[l], layout, to, pass)) {
+          traffic.halos.push_back({layer_stage[l], static_cast<int>(from), to, rows * bytes});
+        }
       }
     }
   }

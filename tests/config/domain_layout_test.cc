@@ -141,7 +141,7 @@ TEST(DomainLayout, ALayerThatCannotRunOnABlockIsRefusedNamingIt) {
 TEST(DomainLayout, AHaloWiderThanABlockIsRefused) {
   const std::vector<LayerSpec> layers = {conv(1, 5)};  // halo 2 each side
   expect_mentions(costs_error(layers, {1, 8}, even_domain_layout({8}, {8}, {1})),
-                  {"layer 0 (conv) reads a halo of 2 points in spatial dimension 1", "block 0 is only 1 points wide"});
+                  {"layer 0 (conv) reads a halo of 2 points of its input in spatial dimension 1", "block 0 is only 1 points wide"});
   EXPECT_NO_THROW(domain_layer_costs(layers, {1, 8}, even_domain_layout({8}, {4}, {1})));
 }
 
@@ -155,14 +155,17 @@ TEST(DomainLayout, HaloBytesOfA3x3ConvOn2x2BlocksByHand) {
   EXPECT_EQ(costs[0].halo_low, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(costs[0].halo_high, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(costs[0].halo_bytes, 4 * 240);
-  EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], layout, 0),
+  // The backward's halo is the output gradient's, 5 channels: 20 points · 5 · 4 bytes per block.
+  EXPECT_EQ(costs[0].halo_bytes_backward, 4 * 400);
+  EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], layout, 0, HaloPass::kForward),
             (Received{{1, 8 * 3 * 4}, {2, 8 * 3 * 4}, {3, 4 * 3 * 4}}));
   EXPECT_EQ(costs[0].block_bytes, 5 * 16 * 4);  // 5 output channels on 4 x 4 points
   // One block along dimension 2: it wraps onto the block itself (no message); the other sends 4·6 − ... : the
   // padded 6 x 10 box less the 4 x 10 the block fills itself = 20 points.
   const DomainLayout slabs = even_domain_layout({8, 8}, {2, 1}, {1, 1});
   const std::vector<DomainLayerCost> slab_costs = domain_layer_costs({conv(5, 3)}, {3, 8, 8}, slabs);
-  EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], slabs, 1), (Received{{0, 20 * 3 * 4}}));
+  EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], slabs, 1, HaloPass::kForward),
+            (Received{{0, 20 * 3 * 4}}));
   EXPECT_EQ(slab_costs[0].block_bytes, 5 * 32 * 4);
 }
 
@@ -171,6 +174,7 @@ TEST(DomainLayout, UnevenBlocksAndLowerLevelsAreCountedAtTheirOwnResolution) {
   const DomainLayout layout = even_domain_layout({10}, {3}, {1});
   const std::vector<DomainLayerCost> costs = domain_layer_costs({conv(2, 3)}, {1, 10}, layout);
   EXPECT_EQ(costs[0].halo_bytes, 3 * 2 * 4);
+  EXPECT_EQ(costs[0].halo_bytes_backward, 3 * 2 * 2 * 4);  // the output gradient has 2 channels
   EXPECT_EQ(costs[0].block_bytes, 2 * 4 * 4);  // the largest block: 4 points, 2 channels
   // After a pool of 2 the blocks are 4 and 4 points of [2, 16]: the 3x conv there reads 2 points per block.
   const std::vector<DomainLayerCost> pooled =
@@ -178,6 +182,22 @@ TEST(DomainLayout, UnevenBlocksAndLowerLevelsAreCountedAtTheirOwnResolution) {
   EXPECT_EQ(pooled[0].halo_bytes, 2 * 2 * 1 * 4);  // 1 input channel, 2 points per block
   EXPECT_EQ(pooled[2].halo_bytes, 2 * 2 * 2 * 4);  // 2 channels
   EXPECT_EQ(pooled[2].block_bytes, 2 * 4 * 4);
+}
+
+// The backward forms dx in gather form (docs/DOMAIN.md, tiles section): an even kernel's halo is mirrored for dy,
+// and a linear upsample's dy halo is `factor` output points wide.
+TEST(DomainLayout, TheBackwardHaloIsTheOutputGradients) {
+  const DomainLayout thirds = even_domain_layout({12}, {3}, {1});
+  const SplitLayer even_kernel = split_layers({conv(1, 2)}, {1, 12})[0];  // 'same': pad 0 low, 1 high
+  EXPECT_EQ(halo_sources(even_kernel, thirds, 1, HaloPass::kForward), (Received{{2, 4}}));   // from above
+  EXPECT_EQ(halo_sources(even_kernel, thirds, 1, HaloPass::kBackward), (Received{{0, 4}}));  // from below
+  LayerSpec linear = upsample(2);
+  linear.mode = "linear";
+  // [1, 8] in 2 blocks: forward 1 input point each side (2 per block); backward 2 output points each side.
+  const std::vector<DomainLayerCost> costs = domain_layer_costs({linear}, {1, 8}, even_domain_layout({8}, {2}, {1}));
+  EXPECT_EQ(costs[0].halo_low, (std::vector<int64_t>{1}));
+  EXPECT_EQ(costs[0].halo_bytes, 2 * 2 * 4);
+  EXPECT_EQ(costs[0].halo_bytes_backward, 2 * 4 * 4);
 }
 
 TEST(DomainLayout, TheDefaultTileIsTheModelsAndTheFieldsAndTileProblemsNameTheLayer) {

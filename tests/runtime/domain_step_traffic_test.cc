@@ -37,10 +37,10 @@ TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
     EXPECT_NE(h.from_block, h.to_block);
     halo_by_stage[h.stage] += h.bytes;
   }
-  // Per sample forward (hand counts in domain_cli_test.sh): layer 0 1152 bytes on stage 0, layer 3 1280 on stage 1;
-  // forward and backward, 2 rows per step.
-  EXPECT_EQ(halo_by_stage[0], 2 * 2 * 1152);
-  EXPECT_EQ(halo_by_stage[1], 2 * 2 * 1280);
+  // Per sample (hand counts in domain_cli_test.sh): layer 0 on stage 0, 1152 bytes forward and 2304 backward;
+  // layer 3 on stage 1, 1280 and 2560; 2 rows per step.
+  EXPECT_EQ(halo_by_stage[0], 2 * (1152 + 2304));
+  EXPECT_EQ(halo_by_stage[1], 2 * (1280 + 2560));
   // The cut carries the pool's output [4, 8, 8] and the skip `enc` [4, 16, 16]: 256 + 1024 floats, forward and
   // backward, 2 rows: 20480 bytes, a quarter per block.
   ASSERT_EQ(t.boundaries.size(), 4u);

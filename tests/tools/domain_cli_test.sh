@@ -29,14 +29,16 @@ expect "domain [2, 2]: 4 blocks of the field [2, 16, 16] (the even split sluice 
 expect "1      [0, 1]          [0, 8]          [8, 8]"
 expect "3      [1, 1]          [8, 8]          [8, 8]"
 # Layer 0, a 3x3 conv on 2 channels of 8 x 8 blocks: each block receives the ring 10·10 − 8·8 = 36 points,
-# 36 · 2 channels · 4 bytes = 288, four blocks 1152; its output on a block: 4 channels · 64 points · 4 = 1024.
-expect "0      conv            [1, 1]/[1, 1]       1152          1024"
-# Layer 3, after the pool: 4 x 4 blocks of 4 channels: (6·6 − 16) · 4 · 4 = 320 per block, 1280; 8·16·4 = 512 out.
-expect "3      conv            [1, 1]/[1, 1]       1280          512"
+# 36 · 2 channels · 4 bytes = 288, four blocks 1152; backward the ring of the output gradient's 4 channels, 2304;
+# its output on a block: 4 channels · 64 points · 4 = 1024.
+expect "0      conv            [1, 1]/[1, 1]       1152          2304          1024"
+# Layer 3, after the pool: 4 x 4 blocks of 4 channels: (6·6 − 16) · 4 · 4 = 320 per block, 1280; backward 8
+# channels, 2560; 8·16·4 = 512 out.
+expect "3      conv            [1, 1]/[1, 1]       1280          2560          512"
 # Layer 4, nearest upsample: no halo; output 8 channels on 8 x 8 = 2048.
-expect "4      upsample        [0, 0]/[0, 0]       0             2048"
-# Forward 1152 + 1280 = 2432, backward as much again; 2 rows per step.
-expect "halo bytes: 2432 per sample forward, 4864 forward and backward; 9728 per optimizer step of one replica (2 rows)"
+expect "4      upsample        [0, 0]/[0, 0]       0             0             2048"
+# Forward 1152 + 1280 = 2432, backward 2304 + 2560 = 4864; 2 rows per step: 2 · 7296.
+expect "halo bytes per sample: 2432 forward, 4864 backward; 14592 per optimizer step of one replica (2 rows)"
 
 # The same numbers in JSON, every block listed.
 json="$("$SLUICE" plan "$work/unet.yaml" --format json)" || fail "plan --format json exited $?"
@@ -47,8 +49,10 @@ assert domain["blocks"] == [2, 2] and domain["tile"] == [2, 2], domain
 assert domain["block_offsets"] == [[0, 0], [0, 8], [8, 0], [8, 8]], domain["block_offsets"]
 assert domain["block_extents"] == [[8, 8]] * 4, domain["block_extents"]
 assert domain["halo_bytes_per_sample"] == [1152, 0, 0, 1280, 0, 0, 0], domain["halo_bytes_per_sample"]
+assert domain["halo_bytes_backward_per_sample"] == [2304, 0, 0, 2560, 0, 0, 0], domain
+
 assert domain["block_output_bytes"] == [1024, 1024, 256, 512, 2048, 3072, 256], domain["block_output_bytes"]
-assert domain["halo_bytes_per_step"] == 9728, domain["halo_bytes_per_step"]
+assert domain["halo_bytes_per_step"] == 14592, domain["halo_bytes_per_step"]
 PY
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --format json | grep -q '"domain"' &&
   fail "an unsplit plan's JSON has a domain"

@@ -47,6 +47,12 @@ int64_t DomainPlan::halo_bytes_per_sample() const {
   return total;
 }
 
+int64_t DomainPlan::halo_bytes_backward_per_sample() const {
+  int64_t total = 0;
+  for (const config::DomainLayerCost& c : costs) total += c.halo_bytes_backward;
+  return total;
+}
+
 std::optional<DomainPlan> plan_domain(const config::Config& cfg) {
   if (config::domain_block_count(cfg.pipeline.domain) <= 1) return std::nullopt;
   const config::SampleShape input = config::input_shape_of(cfg.model);
@@ -64,19 +70,20 @@ void write_domain_text(std::ostream& out, const config::Config& cfg, const Domai
       << " blocks of the field " << config::shape_text(config::input_shape_of(cfg.model))
       << " (the even split sluice train uses; canonical tile " << list_text(layout.tile) << ")\n";
   write_blocks(out, layout);
-  out << "per layer, bytes per sample: the halo all blocks receive in the forward (the backward sends as many "
-         "again), and the layer's output on the largest block\n"
+  out << "per layer, bytes per sample: the halo all blocks receive in the forward (of the input; widths low/high) "
+         "and in the backward (of the output gradient), and the layer's output on the largest block\n"
       << std::setw(7) << "layer" << std::setw(16) << "type" << std::setw(20) << "halo low/high" << std::setw(14)
-      << "halo bytes" << "block output bytes\n";
+      << "fwd halo" << std::setw(14) << "bwd halo" << "block output\n";
   for (size_t i = 0; i < plan.costs.size(); ++i) {
     const config::DomainLayerCost& c = plan.costs[i];
     out << std::setw(7) << i << std::setw(16) << config::layer_type_name(cfg.model.layers[i].type) << std::setw(20)
-        << list_text(c.halo_low) + "/" + list_text(c.halo_high) << std::setw(14) << c.halo_bytes << c.block_bytes
-        << "\n";
+        << list_text(c.halo_low) + "/" + list_text(c.halo_high) << std::setw(14) << c.halo_bytes << std::setw(14)
+        << c.halo_bytes_backward << c.block_bytes << "\n";
   }
-  const int64_t halo = plan.halo_bytes_per_sample();
-  out << "halo bytes: " << halo << " per sample forward, " << 2 * halo << " forward and backward; "
-      << 2 * halo * plan.rows_per_step << " per optimizer step of one replica (" << plan.rows_per_step << " rows)\n\n";
+  const int64_t forward = plan.halo_bytes_per_sample(), backward = plan.halo_bytes_backward_per_sample();
+  out << "halo bytes per sample: " << forward << " forward, " << backward << " backward; "
+      << (forward + backward) * plan.rows_per_step << " per optimizer step of one replica (" << plan.rows_per_step
+      << " rows)\n\n";
 }
 
 std::string domain_json(const DomainPlan& plan) {
@@ -87,9 +94,10 @@ std::string domain_json(const DomainPlan& plan) {
     offsets.push_back(list_text(box.offset));
     extents.push_back(list_text(box.extent));
   }
-  std::vector<int64_t> halo, block;
+  std::vector<int64_t> halo, backward, block;
   for (const config::DomainLayerCost& c : plan.costs) {
     halo.push_back(c.halo_bytes);
+    backward.push_back(c.halo_bytes_backward);
     block.push_back(c.block_bytes);
   }
   auto joined = [](const std::vector<std::string>& items) {
@@ -99,9 +107,11 @@ std::string domain_json(const DomainPlan& plan) {
   };
   return "{\"blocks\":" + list_text({layout.blocks.begin(), layout.blocks.end()}) + ",\"tile\":" +
          list_text(layout.tile) + ",\"block_offsets\":" + joined(offsets) + ",\"block_extents\":" +
-         joined(extents) + ",\"halo_bytes_per_sample\":" + list_text(halo) + ",\"block_output_bytes\":" +
+         joined(extents) + ",\"halo_bytes_per_sample\":" + list_text(halo) +
+         ",\"halo_bytes_backward_per_sample\":" + list_text(backward) + ",\"block_output_bytes\":" +
          list_text(block) + ",\"halo_bytes_per_step\":" +
-         std::to_string(2 * plan.halo_bytes_per_sample() * plan.rows_per_step) + "}";
+         std::to_string((plan.halo_bytes_per_sample() + plan.halo_bytes_backward_per_sample()) * plan.rows_per_step) +
+         "}";
 }
 
 }  // namespace sluice::tools
