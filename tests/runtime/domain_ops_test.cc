@@ -1,0 +1,185 @@
+// Domain-parallel field ops (core/runtime/domain_*.h; issue 32 items 2 and 3) on 4 MPI ranks, each holding one
+// block of a split field: the conv's forward output, dx, and its parameter gradients after 2 micro-batches (per-tile
+// accumulators gathered across the ranks once per step and added in tile order), and the field loss, are BITWISE
+// the undecomposed run's (the same ops on the whole field as one block, one rank, no messages). Splits: an uneven
+// 2 x 2 split of a 2-D field (8 + 8 by 4 + 12, tiles 4 x 4) and a 3-D field split 2 x 2 x 1; kernels 3 x 3, an
+// even 4 x 2 (the dy halo mirrored), dilation 2. The bytes the ops report are checked against the halo layout's.
+// A missing or repeated tile in the gather is refused on every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/comm/halo_layout.h"
+#include "core/comm/tile_gather.h"
+#include "core/common/error.h"
+#include "core/runtime/domain_conv.h"
+#include "core/runtime/domain_loss.h"
+#include "kernels/conv_geometry.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/kernels/random_tensor.h"
+#include "tests/mpi_world.h"
+#include "tests/runtime/domain_runs.h"
+
+namespace sluice::runtime {
+namespace {
+
+using kernels::random_tensor;
+using kernels::Tensor;
+
+const Split kUneven2d{{16, 16}, {4, 4}, {{8, 8}, {4, 12}}};
+const Split k3d{{8, 8, 4}, {4, 4, 2}, {{4, 4}, {4, 4}, {4}}};
+
+struct ConvCase {
+  const char* name;
+  Split split;
+  std::vector<int64_t> kernel, dilation;
+  int64_t samples = 2, in_channels = 3, out_channels = 4;
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+kernels::ConvGeometry whole_conv(const std::vector<int64_t>& global, int64_t in, int64_t out,
+                                 const std::vector<int64_t>& kernel, const std::vector<int64_t>& dilation) {
+  kernels::ConvGeometry g;
+  g.in_channels = in;
+  g.out_channels = out;
+  g.in = global;
+  g.kernel = kernel;
+  g.dilation = dilation;
+  g.stride.assign(global.size(), 1);
+  for (size_t d = 0; d < global.size(); ++d) {
+    g.pad_low.push_back(kernels::same_pad_low(kernel[d], dilation[d]));
+    g.pad_high.push_back(kernels::same_pad_high(kernel[d], dilation[d]));
+  }
+  kernels::complete_conv_geometry(g);
+  return g;
+}
+
+// What one halo fill of this rank's block with these widths sends (halo_layout.h's count).
+int64_t fill_bytes(const Split& s, int64_t samples, int64_t channels, const std::vector<int64_t>& low,
+                   const std::vector<int64_t>& high) {
+  comm::HaloGrid grid;
+  grid.block_extents = s.cuts;
+  grid.halo_low = low;
+  grid.halo_high = high;
+  return comm::halo_bytes_per_fill(comm::halo_block_of(grid, samples, channels, testing::world_rank(), 4));
+}
+
+class DomainConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(DomainConvTest, BlocksGiveTheWholeFieldBits) {
+  const ConvCase& c = GetParam();
+  kernels::CpuBackend backend;
+  Runs runs(c.split);
+  const kernels::ConvGeometry g = whole_conv(c.split.global, c.in_channels, c.out_channels, c.kernel, c.dilation);
+  DomainConv split(backend, runs.domain.field(), g, true, "conv");
+  DomainConv whole(backend, runs.whole->field(), g, true, "conv");
+  const Tensor w = random_tensor(g.out_channels, g.weight_cols(), 1), b = random_tensor(1, g.out_channels, 2);
+  const int64_t points = points_of(c.split.global);
+  for (unsigned m = 0; m < 2; ++m) {  // two micro-batches of one step
+    const Tensor x = random_tensor(c.samples, c.in_channels * points, 10 + m);
+    const Tensor dy = random_tensor(c.samples, c.out_channels * points, 20 + m);
+    const Tensor x_padded = whole.pad_input(x);
+    const Tensor y = whole.forward(x_padded, w, &b), dx = whole.backward_data(dy, w);
+    whole.accumulate_param_grads(x_padded, dy);
+
+    const Tensor x_block_padded = split.pad_input(runs.cut(x, c.in_channels));
+    EXPECT_EQ(runs.domain.channel().last_call().bytes_sent,
+              fill_bytes(c.split, c.samples, c.in_channels, g.pad_low, g.pad_high));
+    expect_bits(split.forward(x_block_padded, w, &b), runs.cut(y, c.out_channels), "forward output");
+    const Tensor dy_block = runs.cut(dy, c.out_channels);
+    expect_bits(split.backward_data(dy_block, w), runs.cut(dx, c.in_channels), "dx");
+    EXPECT_EQ(runs.domain.channel().last_call().bytes_sent,
+              fill_bytes(c.split, c.samples, c.out_channels, g.pad_high, g.pad_low))
+        << "the dy halo is the forward's mirrored";
+    split.accumulate_param_grads(x_block_padded, dy_block);
+  }
+  Tensor whole_w = Tensor::host(w.rows(), w.cols()), whole_b = Tensor::host(1, g.out_channels);
+  Tensor split_w = Tensor::host(w.rows(), w.cols()), split_b = Tensor::host(1, g.out_channels);
+  whole.finish_step(whole_w, &whole_b);
+  split.finish_step(split_w, &split_b);
+  expect_bits(split_w, whole_w, "weight gradient");
+  expect_bits(split_b, whole_b, "bias gradient");
+  // The gather: this rank's tiles (index + weights + bias each) to each of the 3 others; the whole run sends nothing.
+  const int64_t held = runs.domain.field().grid().block_tiles();
+  EXPECT_EQ(runs.domain.gather().last_call().bytes_sent,
+            3 * held * static_cast<int64_t>(sizeof(int64_t) + (w.size() + b.size()) * sizeof(float)));
+  EXPECT_EQ(runs.whole->channel().totals().bytes_sent + runs.whole->gather().totals().bytes_sent, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Splits, DomainConvTest,
+    ::testing::Values(ConvCase{"2d_uneven_3x3", kUneven2d, {3, 3}, {1, 1}},
+                      ConvCase{"2d_uneven_even_kernel_4x2", kUneven2d, {4, 2}, {1, 1}},
+                      ConvCase{"2d_uneven_3x3_dilation2", kUneven2d, {3, 3}, {2, 2}},
+                      ConvCase{"3d_2x2x1_3x3x2", k3d, {3, 3, 2}, {1, 1, 1}, 1, 2, 3}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.name); });
+
+// A distribution over the channels at every point (cross entropy's target).
+Tensor distributions(int64_t samples, int64_t channels, int64_t points, unsigned seed) {
+  Tensor t = random_tensor(samples, channels * points, seed);
+  for (int64_t n = 0; n < samples; ++n) {
+    for (int64_t p = 0; p < points; ++p) {
+      float sum = 0.0f;
+      for (int64_t c = 0; c < channels; ++c) sum += (t.at(n, c * points + p) += 1.5f);
+      for (int64_t c = 0; c < channels; ++c) t.at(n, c * points + p) /= sum;
+    }
+  }
+  return t;
+}
+
+void check_loss(kernels::FieldLoss loss, const Split& s) {
+  kernels::CpuBackend backend;
+  Runs runs(s);
+  const int64_t channels = 3, points = points_of(s.global);
+  const Tensor pred = random_tensor(2, channels * points, 30), target = distributions(2, channels, points, 31);
+  Tensor whole_grad = Tensor::host(2, channels * points);
+  const double whole =
+      domain_field_loss(backend, runs.whole->field(), loss, channels, pred, target, 0.5f, whole_grad, "loss");
+  Tensor grad = Tensor::host(2, channels * runs.domain.field().grid().block_points());
+  const double split = domain_field_loss(backend, runs.domain.field(), loss, channels, runs.cut(pred, channels),
+                                         runs.cut(target, channels), 0.5f, grad, "loss");
+  EXPECT_EQ(std::memcmp(&split, &whole, sizeof(double)), 0) << split << " vs " << whole;
+  expect_bits(grad, runs.cut(whole_grad, channels), "loss gradient");
+}
+
+TEST(DomainLossTest, MseIsTheWholeFieldValueOnEveryRank) {
+  check_loss(kernels::FieldLoss::kMse, kUneven2d);
+  check_loss(kernels::FieldLoss::kMse, k3d);
+}
+
+TEST(DomainLossTest, ChannelCrossEntropyIsTheWholeFieldValueOnEveryRank) {
+  check_loss(kernels::FieldLoss::kChannelCrossEntropy, kUneven2d);
+}
+
+// Every rank must see the same refusal, naming the tile (no rank may be left waiting for another).
+void expect_refused(comm::TileGather& gather, const std::vector<int64_t>& tiles, const std::string& message) {
+  const std::vector<float> values(tiles.size(), 1.0f);
+  try {
+    gather.all_tiles(tiles, values, 1, 4, "test partials");
+    ADD_FAILURE() << "accepted; expected: " << message;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+TEST(TileGatherTest, MissingAndRepeatedTilesAreRefusedOnEveryRank) {
+  comm::HaloChannel channel(MPI_COMM_WORLD);
+  comm::TileGather gather(channel);
+  const int rank = testing::world_rank();
+  const std::vector<int64_t> own = {static_cast<int64_t>(rank)};
+  // Tiles gathered from any order of ranks land in tile order.
+  const std::vector<float> all = gather.all_tiles(own, std::vector<float>{static_cast<float>(10 * rank)}, 1, 4, "test partials");
+  EXPECT_EQ(all, (std::vector<float>{0.0f, 10.0f, 20.0f, 30.0f}));
+  expect_refused(gather, rank == 3 ? std::vector<int64_t>{} : own, "tile 3 of 4 came from no rank");
+  expect_refused(gather, rank == 3 ? std::vector<int64_t>{1} : own, "tile 1 came from world ranks 1, 3");
+  expect_refused(gather, rank == 3 ? std::vector<int64_t>{4} : own, "world rank 3 sent tile 4, outside 0 .. 3");
+}
+
+}  // namespace
+}  // namespace sluice::runtime
