@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -69,6 +71,40 @@ int64_t fill_bytes(const Split& s, int64_t samples, int64_t channels, const std:
   return comm::halo_bytes_per_fill(comm::halo_block_of(grid, samples, channels, testing::world_rank(), 4));
 }
 
+struct Plain {
+  Tensor y, dx;
+};
+
+// The backend's plain conv of the whole field, not tiled and without halo exchange: periodic padding, a 'valid'
+// conv, the padding's adjoint; parameter gradients accumulated into w_grad / b_grad. The one-block domain run must
+// match it to within rounding (its own bits differ: other call shapes), which pins the halo widths: a wrong dy halo
+// (not mirrored) gives the split and the one-block run the same wrong dx.
+Plain plain_conv(kernels::Backend& backend, const kernels::ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                 const Tensor& w, const Tensor& b, Tensor& w_grad, Tensor& b_grad) {
+  const kernels::PadGeometry pad{kernels::PadMode::kPeriodic, g.in_channels, g.in, g.pad_low, g.pad_high};
+  kernels::ConvGeometry valid = g;
+  valid.in = pad.padded();
+  valid.pad_low.assign(g.dims(), 0);
+  valid.pad_high.assign(g.dims(), 0);
+  kernels::complete_conv_geometry(valid);
+  Tensor padded = Tensor::host(x.rows(), pad.out_features()), d_padded = Tensor::host(x.rows(), pad.out_features());
+  Plain r{Tensor::host(x.rows(), g.out_features()), Tensor::host(x.rows(), g.in_features())};
+  backend.pad_forward(pad, x, padded);
+  backend.conv_forward(valid, padded, w, &b, r.y);
+  backend.conv_backward_data(valid, dy, w, d_padded);
+  backend.pad_backward(pad, d_padded, r.dx);
+  backend.conv_accumulate_param_grads(valid, padded, dy, w_grad, &b_grad);
+  return r;
+}
+
+void expect_near(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const float tolerance = 1e-5f * std::max(1.0f, std::fabs(want.data()[i]));
+    ASSERT_NEAR(got.data()[i], want.data()[i], tolerance) << what << " element " << i << " (one block vs plain)";
+  }
+}
+
 class DomainConvTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(DomainConvTest, BlocksGiveTheWholeFieldBits) {
@@ -80,12 +116,16 @@ TEST_P(DomainConvTest, BlocksGiveTheWholeFieldBits) {
   DomainConv whole(backend, runs.whole->field(), g, true, "conv");
   const Tensor w = random_tensor(g.out_channels, g.weight_cols(), 1), b = random_tensor(1, g.out_channels, 2);
   const int64_t points = points_of(c.split.global);
+  Tensor plain_w = Tensor::host(w.rows(), w.cols()), plain_b = Tensor::host(1, g.out_channels);
   for (unsigned m = 0; m < 2; ++m) {  // two micro-batches of one step
     const Tensor x = random_tensor(c.samples, c.in_channels * points, 10 + m);
     const Tensor dy = random_tensor(c.samples, c.out_channels * points, 20 + m);
     const Tensor x_padded = whole.pad_input(x);
     const Tensor y = whole.forward(x_padded, w, &b), dx = whole.backward_data(dy, w);
     whole.accumulate_param_grads(x_padded, dy);
+    const Plain plain = plain_conv(backend, g, x, dy, w, b, plain_w, plain_b);
+    expect_near(y, plain.y, "forward output");
+    expect_near(dx, plain.dx, "dx");
 
     const Tensor x_block_padded = split.pad_input(runs.cut(x, c.in_channels));
     EXPECT_EQ(runs.domain.channel().last_call().bytes_sent,
@@ -102,6 +142,8 @@ TEST_P(DomainConvTest, BlocksGiveTheWholeFieldBits) {
   Tensor split_w = Tensor::host(w.rows(), w.cols()), split_b = Tensor::host(1, g.out_channels);
   whole.finish_step(whole_w, &whole_b);
   split.finish_step(split_w, &split_b);
+  expect_near(whole_w, plain_w, "weight gradient");
+  expect_near(whole_b, plain_b, "bias gradient");
   expect_bits(split_w, whole_w, "weight gradient");
   expect_bits(split_b, whole_b, "bias gradient");
   // The gather: this rank's tiles (index + weights + bias each) to each of the 3 others; the whole run sends nothing.
@@ -172,12 +214,13 @@ TEST(TileGatherTest, MissingAndRepeatedTilesAreRefusedOnEveryRank) {
   comm::HaloChannel channel(MPI_COMM_WORLD);
   comm::TileGather gather(channel);
   const int rank = testing::world_rank();
-  const std::vector<int64_t> own = {static_cast<int64_t>(rank)};
-  // Tiles gathered from any order of ranks land in tile order.
-  const std::vector<float> all = gather.all_tiles(own, std::vector<float>{static_cast<float>(10 * rank)}, 1, 4, "test partials");
-  EXPECT_EQ(all, (std::vector<float>{0.0f, 10.0f, 20.0f, 30.0f}));
-  expect_refused(gather, rank == 3 ? std::vector<int64_t>{} : own, "tile 3 of 4 came from no rank");
-  expect_refused(gather, rank == 3 ? std::vector<int64_t>{1} : own, "tile 1 came from world ranks 1, 3");
+  const std::vector<int64_t> own = {3 - static_cast<int64_t>(rank)};  // rank order is not tile order
+  const std::vector<float> all = gather.all_tiles(own, std::vector<float>{10.0f * static_cast<float>(rank)}, 1, 4,
+                                                  "test partials");
+  EXPECT_EQ(all, (std::vector<float>{30.0f, 20.0f, 10.0f, 0.0f})) << "not in tile order";
+  EXPECT_EQ(gather.last_call().bytes_sent, 3 * static_cast<int64_t>(sizeof(int64_t) + sizeof(float)));
+  expect_refused(gather, rank == 3 ? std::vector<int64_t>{} : own, "tile 0 of 4 came from no rank");
+  expect_refused(gather, rank == 3 ? std::vector<int64_t>{2} : own, "tile 2 came from world ranks 1, 3");
   expect_refused(gather, rank == 3 ? std::vector<int64_t>{4} : own, "world rank 3 sent tile 4, outside 0 .. 3");
 }
 

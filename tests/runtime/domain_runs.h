@@ -58,6 +58,13 @@ class FieldRun {
   std::unique_ptr<DomainField> field_;
 };
 
+// The block `grid` describes, cut out of a whole-field tensor [samples][channels · Π grid.global].
+inline kernels::Tensor cut_block(const kernels::Tensor& field, int64_t channels, const kernels::TileGrid& grid) {
+  const std::vector<int64_t> none(grid.dims(), 0);
+  return kernels::padded_block(field, channels, grid.global, kernels::Block{grid.block_offset, grid.block_extent},
+                               none, none);
+}
+
 // The split run on MPI_COMM_WORLD (block = world rank) and the whole-field reference on MPI_COMM_SELF.
 struct Runs {
   explicit Runs(const Split& s) : split(s), domain(MPI_COMM_WORLD, s, s.cuts, testing::world_rank()) {
@@ -67,23 +74,12 @@ struct Runs {
   }
   // This rank's block of a whole-field tensor [samples][channels · Π global].
   kernels::Tensor cut(const kernels::Tensor& field, int64_t channels) const {
-    const std::vector<int64_t> none(split.global.size(), 0);
-    return kernels::padded_block(field, channels, split.global, domain.block(), none, none);
+    return cut_block(field, channels, domain.field().grid());
   }
   Split split;
   FieldRun domain;
   std::unique_ptr<FieldRun> whole;
 };
-
-inline Split coarsened(const Split& s, int64_t factor) {
-  Split c = s;
-  for (int64_t& g : c.global) g /= factor;
-  for (int64_t& t : c.tile) t /= factor;
-  for (auto& cut : c.cuts) {
-    for (int64_t& e : cut) e /= factor;
-  }
-  return c;
-}
 
 // Bit-for-bit equality, naming the first differing float.
 inline void expect_bits(const kernels::Tensor& got, const kernels::Tensor& want, const std::string& what) {
