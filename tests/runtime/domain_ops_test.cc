@@ -224,5 +224,28 @@ TEST(TileGatherTest, MissingAndRepeatedTilesAreRefusedOnEveryRank) {
   expect_refused(gather, rank == 3 ? std::vector<int64_t>{4} : own, "world rank 3 sent tile 4, outside 0 .. 3");
 }
 
+// A block layout and a tile grid that describe different blocks, and a level whose block is not whole points, are
+// refused by name (no message: a one-rank channel).
+TEST(DomainFieldTest, MismatchedBlockAndTileGridAreRefused) {
+  comm::HaloChannel channel(MPI_COMM_SELF);
+  comm::TileGather gather(channel);
+  comm::HaloGrid grid;
+  grid.block_extents = {{16}, {16}};
+  grid.halo_low = grid.halo_high = {0, 0};
+  const comm::HaloBlock block = comm::halo_block_of(grid, 1, 1, 0, 1);
+  try {
+    DomainField(channel, gather, block, kernels::TileGrid{{16, 16}, {4, 4}, {0, 4}, {16, 12}});
+    ADD_FAILURE() << "a tile grid of another block was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("spatial dimension 2: the block grid puts the block at 0 + 16 of 16, the "
+                                         "tile grid at 4 + 12 of 16"),
+              std::string::npos)
+        << e.what();
+  }
+  const DomainField field(channel, gather, block, kernels::TileGrid{{16, 16}, {4, 4}, {0, 0}, {16, 16}});
+  EXPECT_EQ(field.coarsened({4, 4}).grid().tile, (std::vector<int64_t>{1, 1}));
+  EXPECT_THROW(field.coarsened({8, 1}), Error);  // the tile 4 is not divisible by 8
+}
+
 }  // namespace
 }  // namespace sluice::runtime
