@@ -79,7 +79,9 @@ void check_tiles(MPI_Comm comm, const std::vector<int64_t>& tiles, const std::ve
     o = sender[i];
   }
   for (size_t t = 0; t < owner.size(); ++t) {
-    if (owner[t] < 0) refuse(what, "tile " + std::to_string(t) + " of " + std::to_string(global_tiles) + " came from no rank");
+    if (owner[t] < 0) {
+      refuse(what, "tile " + std::to_string(t) + " of " + std::to_string(global_tiles) + " came from no rank");
+    }
   }
 }
 

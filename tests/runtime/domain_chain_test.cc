@@ -172,7 +172,8 @@ TEST(DomainSamplingTest, ConvTransposeOnBlocksGivesTheWholeFieldBits) {
   const Tensor w = random_tensor(g.in_channels, g.weight_cols(), 60), b = random_tensor(1, g.out_channels, 61);
   const kernels::TileGrid& fine = runs.domain.field().grid();
   for (unsigned m = 0; m < 2; ++m) {
-    const Tensor x = random_tensor(kSamples, g.in_features(), 62 + m), dy = random_tensor(kSamples, g.out_features(), 64 + m);
+    const Tensor x = random_tensor(kSamples, g.in_features(), 62 + m);
+    const Tensor dy = random_tensor(kSamples, g.out_features(), 64 + m);
     const Tensor x_block = cut_block(x, kHidden, coarse.grid()), dy_block = cut_block(dy, kOut, fine);
     expect_bits(split.forward(x_block, w, &b), cut_block(whole.forward(x, w, &b), kOut, fine), "up output");
     expect_bits(split.backward_data(dy_block, w), cut_block(whole.backward_data(dy, w), kHidden, coarse.grid()),
