@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace sluice::kernels {
@@ -24,10 +25,20 @@ class Buffer {
 };
 
 // Host memory: zero-initialised, or left as allocated for outputs an op overwrites entirely (Backend::empty).
+// Host memory aligned to 64 bytes (a cache line, an AVX-512 register). oneDNN's JIT kernels assume it: its
+// resampling stores a large output with non-temporal stores, which fault on an address that is not aligned to the
+// register (seen with oneDNN 2.6 from 2^25 output elements; tests/kernels:cpu_sampling_test).
+inline constexpr std::align_val_t kHostAlignment{64};
+
+struct AlignedFloatsDelete {
+  void operator()(float* values) const { ::operator delete[](values, kHostAlignment); }
+};
+
 class HostBuffer : public Buffer {
  public:
   explicit HostBuffer(size_t count, bool zero_filled = true)
-      : count_(count), values_(zero_filled ? new float[count]() : new float[count]) {}
+      : count_(count),
+        values_(zero_filled ? new (kHostAlignment) float[count]() : new (kHostAlignment) float[count]) {}
   float* data() override { return values_.get(); }
   Device device() const override { return Device::kHost; }
   std::unique_ptr<Buffer> clone() const override {
@@ -38,7 +49,7 @@ class HostBuffer : public Buffer {
 
  private:
   size_t count_;
-  std::unique_ptr<float[]> values_;
+  std::unique_ptr<float[], AlignedFloatsDelete> values_;
 };
 
 class Tensor {
