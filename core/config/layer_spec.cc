@@ -15,19 +15,21 @@ struct TypeEntry {
   bool cuda = true;  // the CUDA backend has its kernels (false: CPU only, refused on a cuda stage at parse)
 };
 
-// The one table of layer types, their YAML names and whether they run on a cuda stage.
+// The one table of layer types, their YAML names and whether they run on a cuda stage. Every type has CUDA kernels
+// now (the spectral and token layers since their cuFFT/cuBLAS ops, kernels/cuda/cuda_spectral_ops.cc and
+// cuda_attention_ops.cc); a future type without them is marked false here and refused at parse.
 const std::vector<TypeEntry>& type_table() {
   static const std::vector<TypeEntry> table = {
       {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
       {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
       {LayerType::kReshape, "reshape"},
-      {LayerType::kSpectralConv, "spectral_conv", false}, {LayerType::kFnoBlock, "fno_block", false},
+      {LayerType::kSpectralConv, "spectral_conv"}, {LayerType::kFnoBlock, "fno_block"},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},
-      {LayerType::kPatchEmbed, "patch_embed", false}, {LayerType::kTransformer, "transformer", false},
-      {LayerType::kUnpatch, "unpatch", false}, {LayerType::kCustom, "custom"},
+      {LayerType::kPatchEmbed, "patch_embed"}, {LayerType::kTransformer, "transformer"},
+      {LayerType::kUnpatch, "unpatch"}, {LayerType::kCustom, "custom"},
   };
   return table;
 }
