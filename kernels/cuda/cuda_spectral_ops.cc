@@ -47,6 +47,21 @@ cufftComplex* complex_at(Tensor& buffer, int64_t offset) {
   return reinterpret_cast<cufftComplex*>(buffer.data()) + offset;
 }
 
+// The real side of the transforms works on a copy whose samples start 256 bytes apart at least: a sample's row in
+// a field tensor may start at any float, and cuFFT is then handed the same alignment whether a sample is alone or
+// in a batch (and never a pointer aligned to 4 bytes only).
+int64_t aligned_stride(int64_t cols) { return (cols + 63) / 64 * 64; }
+
+// dst rows of dst_stride floats <- src rows of src_stride floats, `cols` floats of each of `rows` rows.
+void copy_rows(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t cols, int64_t rows,
+               cudaStream_t stream) {
+  constexpr size_t kFloat = sizeof(float);
+  check_cuda(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_stride) * kFloat, src,
+                               static_cast<size_t>(src_stride) * kFloat, static_cast<size_t>(cols) * kFloat,
+                               static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream),
+             "cudaMemcpy2DAsync (spectral_conv field rows)");
+}
+
 // One op's view of the backend: scratch from its stream-ordered pool, its plans, its stream.
 struct SpectralRun {
   CudaBackend& backend;
@@ -71,15 +86,15 @@ struct SpectralRun {
   // The kept modes [samples][channels][kept] of each channel of `field` ([samples][channels · points]).
   Tensor kept_spectra(const Tensor& field, int64_t channels) {
     const int64_t samples = field.rows(), lines_per_sample = channels * shape.lead_points * shape.half;
-    // cuFFT may use its input as scratch; the field is the caller's, so the transforms read a copy.
-    Tensor real = backend.empty(field.rows(), field.cols());
-    check_cuda(cudaMemcpyAsync(real.data(), field.data(), field.bytes(), cudaMemcpyDeviceToDevice, stream),
-               "cudaMemcpyAsync (spectral_conv input)");
+    // A copy (aligned_stride), which also keeps the caller's field from cuFFT, which may use its input as scratch.
+    const int64_t stride = aligned_stride(field.cols());
+    Tensor real = backend.empty(samples, stride);
+    copy_rows(real.data(), stride, field.data(), field.cols(), field.cols(), samples, stream);
     Tensor lines = complex_buffer(samples * lines_per_sample);
     const cufftHandle r2c = plans.get(CUFFT_R2C, {static_cast<long long>(shape.n_last)},
                                       channels * shape.lead_points);
     for (int64_t n = 0; n < samples; ++n) {
-      check_cufft(cufftExecR2C(r2c, real.data() + n * field.cols(), complex_at(lines, n * lines_per_sample)),
+      check_cufft(cufftExecR2C(r2c, real.data() + n * stride, complex_at(lines, n * lines_per_sample)),
                   "cufftExecR2C (spectral_conv)");
     }
     Tensor planes = complex_buffer(samples * channels * shape.m_last * shape.lead_points);
@@ -101,10 +116,13 @@ struct SpectralRun {
     cuda_launch::planes_to_lines(shape, planes.data(), lines.data(), samples * channels, stream);
     const cufftHandle c2r = plans.get(CUFFT_C2R, {static_cast<long long>(shape.n_last)},
                                       channels * shape.lead_points);
+    const int64_t stride = aligned_stride(field.cols());
+    Tensor real = backend.empty(samples, stride);
     for (int64_t n = 0; n < samples; ++n) {
-      check_cufft(cufftExecC2R(c2r, complex_at(lines, n * lines_per_sample), field.data() + n * field.cols()),
+      check_cufft(cufftExecC2R(c2r, complex_at(lines, n * lines_per_sample), real.data() + n * stride),
                   "cufftExecC2R (spectral_conv)");
     }
+    copy_rows(field.data(), field.cols(), real.data(), stride, field.cols(), samples, stream);
     cuda_launch::scale(static_cast<float>(1.0 / static_cast<double>(shape.points)), field.data(), field.size(),
                        stream);
   }

@@ -79,10 +79,10 @@ def lead_transforms(sh, planes, samples, ch, direction):
     for n in range(samples): exec_c2c(sh.extent[:-1], ch*sh.m_last, planes, n*per, direction)
 
 def kept_spectra(sh, field, ch):  # field [samples][ch*points]
-    samples,cols=field.shape; lps=ch*sh.lead*sh.half
-    real=field.reshape(-1).astype(np.float64).copy()
+    samples,cols=field.shape; lps=ch*sh.lead*sh.half; stride=(cols+63)//64*64
+    real=np.full(samples*stride,np.nan); real.reshape(samples,stride)[:,:cols]=field  # copy_rows
     lines=np.full(samples*lps,np.nan,complex)
-    for n in range(samples): exec_r2c(sh.n_last, ch*sh.lead, real, lines, n*cols, n*lps)
+    for n in range(samples): exec_r2c(sh.n_last, ch*sh.lead, real, lines, n*stride, n*lps)
     planes=lines_to_planes(sh, lines, samples*ch)
     lead_transforms(sh, planes, samples, ch, -1)
     return gather_kept(sh, planes, samples*ch)
@@ -92,9 +92,10 @@ def field_from_kept(sh, kept, ch, samples):
     planes=scatter_kept(sh, kept, samples*ch)
     lead_transforms(sh, planes, samples, ch, +1)
     lines=planes_to_lines(sh, planes, samples*ch)
-    field=np.full(samples*cols,np.nan)
-    for n in range(samples): exec_c2r(sh.n_last, ch*sh.lead, lines, field, n*lps, n*cols)
-    return (field*(1.0/sh.points)).reshape(samples,cols)
+    stride=(cols+63)//64*64; real=np.full(samples*stride,np.nan)
+    for n in range(samples): exec_c2r(sh.n_last, ch*sh.lead, lines, real, n*lps, n*stride)
+    field=real.reshape(samples,stride)[:,:cols].copy()  # copy_rows
+    return field*(1.0/sh.points)
 
 def mix(sh, cin, cout, frm, weight, backward, samples):
     kept=sh.kept; F=cout if backward else cin; T=cin if backward else cout; sign=-1.0 if backward else 1.0
