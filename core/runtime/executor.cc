@@ -65,6 +65,14 @@ Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, mo
       progress_(std::move(progress)) {
   check_tag_bound();
   for (const Action& a : actions_) {
+    if (schedule::is_skip_message(a.kind)) {
+      // The model carries skips beside the main tensor (core/model/skip_plan.h), so the runtime lowers without
+      // Schedule::skips; a list with skip messages came from elsewhere and would leave its peer waiting.
+      throw Error(ErrorCode::kUnsupported, "rank " + std::to_string(rank_) + "'s schedule has the skip message " +
+                                               schedule::to_string(a) +
+                                               ": this version carries skips with the activations and does not "
+                                               "execute skip messages; drop the schedule's 'skips' line");
+    }
     if (schedule_.stage_to_rank.at(a.stage) != rank_) {
       throw Error(ErrorCode::kInternal, "rank " + std::to_string(rank_) + "'s schedule names stage " +
                                             std::to_string(a.stage) + ", which lives on another rank");
@@ -344,6 +352,7 @@ void Executor::execute(const Action& a, Step& step, bool trace) {
     case ActionKind::SEND_B: return exec_send_backward(a);
     case ActionKind::RECV_F:
     case ActionKind::RECV_B: return exec_receive(a);
+    default: throw Error(ErrorCode::kInternal, "no executor for " + schedule::to_string(a));  // refused at construction
   }
   record_compute(a, c0, step, trace);
 }
