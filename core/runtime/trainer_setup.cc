@@ -58,15 +58,6 @@ void check_custom_loss(const RunParts& parts, const config::Config& cfg) {
   }
 }
 
-// The skips that go straight from stage to stage: the routes of the model's skip plan over the split.
-model::SkipRoutes skip_routes_of(const config::ModelSpec& spec, const std::vector<model::LayerShape>& shapes,
-                                 const std::vector<model::LayerRange>& ranges) {
-  if (!config::has_skips(spec.layers)) return {};
-  std::vector<int64_t> main_out;
-  for (const model::LayerShape& shape : shapes) main_out.push_back(config::features_of(shape.out_shape));
-  return model::skip_routes(spec.layers, main_out, ranges);
-}
-
 // The schedule, the backend and this rank's stage modules and optimizer: local, may fail on some ranks only.
 void build_local_state(RunParts& parts, const config::Config& cfg) {
   const int P = cfg.pipeline.stages;
@@ -79,7 +70,7 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
   const std::vector<model::LayerRange> ranges =
       model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * V));
-  parts.skip_routes = skip_routes_of(cfg.model, shapes, ranges);
+  parts.skip_routes = model::skip_routes_of(cfg.model, shapes, ranges);
   for (const model::SkipRoute& route : parts.skip_routes.routes) compute.skips.push_back({route.from, route.to});
   // Lowered with the costs it was planned with (pipeline.costs), so the SEND/RECVs sit as `sluice plan` shows them;
   // the compute order, hence every result bit, is the same either way.
