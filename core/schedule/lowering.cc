@@ -265,7 +265,11 @@ Schedule lower(const Schedule& compute, const CostModel& costs) { return lower_a
 
 CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs) {
   CostedLowering result = lower_chain_and_replay(compute, costs);
+  if (compute.skips.empty()) return result;
   detail::add_skip_messages(result.lowered, compute.skips);
+  // The placement was chosen for the chain; the makespans reported are those of the lists with their skips.
+  result.posting_order = replay_makespan(result.lowered, costs, TransferMode::kPostingOrder);
+  result.blocking = replay_makespan(result.lowered, costs, TransferMode::kBlocking);
   return result;
 }
 

@@ -31,8 +31,8 @@ struct CostedLowering {
   double compute_only = 0.0;   // simulate(compute, costs).makespan
   double posting_order = 0.0;  // replay_makespan(lowered, costs, TransferMode::kPostingOrder)
   double blocking = 0.0;       // replay_makespan(lowered, costs, TransferMode::kBlocking)
-  // The two replays time the main chain's messages: skip messages (added after the placement is chosen) are not
-  // timed in this version.
+  // With skips, the placement is chosen for the main chain's messages and the two replays are those of the final
+  // lists, skip messages included.
 };
 CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs);
 

@@ -10,6 +10,8 @@
 #include "core/schedule/action.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
+#include "core/schedule/replay.h"
+#include "core/schedule/simulator.h"
 #include "core/schedule/schedule_io.h"
 #include "core/schedule/validator.h"
 #include "tests/schedule/test_grid.h"
@@ -89,6 +91,30 @@ TEST(SkipMessagesTest, AFirstToLastSkipLowersOnEveryScheduleBetweenItsTwoRanksOn
       }
       EXPECT_EQ(chain, pair[1].actions) << describe(point);
     }
+  }
+}
+
+// The replays time skip messages: with one transfer per message, GPipe's only micro-batch waits for the skip from
+// stage 0 at the last stage under blocking sends (rank 0 posts it after its activation, rank 2 after the activation
+// from rank 1 arrives, so it completes one transfer after that), and the lowering reports the lists' replays.
+TEST(SkipMessagesTest, ReplaysTimeSkipMessages) {
+  const Schedule plain = make_schedule("gpipe", 3, 1);
+  const CostModel costs = testing::costs_of(1, 1, 1, 1);
+  const CostedLowering with = lower_and_replay(with_skips(plain, {{0, 2}}), costs);
+  const double chain = replay_makespan(lower(plain, costs), costs, TransferMode::kBlocking);
+  EXPECT_EQ(with.blocking, replay_makespan(with.lowered, costs, TransferMode::kBlocking));
+  EXPECT_EQ(with.posting_order, replay_makespan(with.lowered, costs, TransferMode::kPostingOrder));
+  EXPECT_GT(with.blocking, chain);
+  Schedule undeclared = with.lowered;
+  undeclared.skips.clear();
+  EXPECT_THROW(replay_makespan(undeclared, costs, TransferMode::kBlocking), Error);
+  for (const auto& point : valid_grid()) {
+    if (point.microbatches > 4 || point.ranks > 4) continue;
+    const Schedule compute = make_schedule(point.name, point.ranks, point.microbatches, point.chunks);
+    if (compute.num_stages() < 3) continue;
+    const Schedule lowered = lower(with_skips(compute, {{0, compute.num_stages() - 1}, {0, 2}}));
+    for (TransferMode mode : {TransferMode::kPostingOrder, TransferMode::kBlocking})
+      EXPECT_GE(replay_makespan(lowered, costs, mode), simulate(compute, costs).makespan) << describe(point);
   }
 }
 
