@@ -341,6 +341,7 @@ std::string render_sbatch_script(const SbatchRequest& request, const config::Con
   std::map<std::string, std::string> values = {
       {"JOB_NAME", request.job_name},
       {"TASK_DIRECTIVES", task_directives(request, tasks, per_node)},
+      {"SRUN_MPI", srun_mpi_choices().name_of(request.srun_mpi)},
       {"SRUN_TASK_OPTIONS", srun_task_options(request, per_node)},
       {"CPUS_PER_TASK", std::to_string(request.cpus_per_task)},
       {"TIME", request.time},

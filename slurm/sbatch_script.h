@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "slurm/srun_mpi.h"
 
 namespace sluice::slurm {
 
@@ -30,6 +31,7 @@ struct SbatchRequest {
   int min_nodes = 0;
   int tasks_per_node = 0;  // 0: as few per node as fit, ceil(tasks / nodes); required with a range
   int cpus_per_task = 1;
+  SrunMpi srun_mpi = SrunMpi::kPmix;  // `srun --mpi=`: the plugin for the MPI the ranks are linked with
   bool gpus = false;  // one GPU per rank, from the GPU template
   std::string time = "01:00:00";
   std::string partition;  // empty: the cluster's default

@@ -18,8 +18,9 @@
 #            Open MPI, HDF5 and OpenBLAS are suppressed (tools/ci/lsan.supp), ours fail the test.
 #   fuzz     `bazel test --config=fuzz //tests/fuzz/...`                 each libFuzzer target for
 #            SLUICE_FUZZ_SECONDS (60), clang 14 with ASan + UBSan
-#   mpich    `bazel test --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...`
-#            the C API tests against Debian's MPICH and its parallel HDF5
+#   mpich    `bazel test --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...
+#            //tests/slurm:multinode_placement_test //tests/slurm:node_lost_test`
+#            the C API tests against Debian's MPICH and its parallel HDF5, and the two multi-node tests with it
 # Each configuration prints "<config> configuration: N passed, N failed"; the last line sums them all.
 # SLUICE_CONFIGS="default asan" runs only the named configurations (a quick local run; CI runs all five);
 # SLUICE_SKIP_CUDA=1 leaves out cuda.
@@ -132,9 +133,12 @@ if wanted fuzz; then
   SLUICE_FUZZ_SECONDS="${SLUICE_FUZZ_SECONDS:-60}" run_suite fuzz --config=fuzz //tests/fuzz/...
 fi
 
+# The multi-node tests (namespace cluster) with MPICH too: its ranks under srun --mpi=pmi2, UCX over TCP.
+readonly mpich_multinode=(//tests/slurm:multinode_placement_test //tests/slurm:node_lost_test)
 if wanted mpich; then
   skipped_by_tag no_mpich //tests/capi/...
-  run_suite mpich --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/...
+  run_suite mpich --config=mpich --build_tests_only --test_tag_filters=-no_mpich //tests/capi/... \
+    "${mpich_multinode[@]}"
 fi
 
 if wanted cuda; then

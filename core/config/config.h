@@ -94,6 +94,13 @@ struct PipelineSpec {
   // Which world ranks form a pipeline and which a stage's replicas (core/config/rank_order.h): auto |
   // stages_across_nodes | stages_within_node. Resolved once at start from the node map (rank 0 decides).
   RankOrder rank_order = RankOrder::kAuto;
+  // Domain parallelism (docs/DOMAIN.md, core/config/domain_layout.h): `pipeline.domain` = blocks per spatial
+  // dimension of model.inputs, each sample's field cut into their product (ranks = replicas x stages x blocks);
+  // empty or all 1: not split. `pipeline.domain_tile` = the canonical tile at the input resolution, which every
+  // spatial reduction is formed over, split or not; when not given, default_domain_tile's (the model's and field's,
+  // never the split's). Empty for a model on rows.
+  std::vector<int> domain;
+  std::vector<int64_t> domain_tile;
 };
 
 struct OptimizerSpec {

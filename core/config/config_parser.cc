@@ -16,6 +16,7 @@
 #include "core/common/message_text.h"
 #include "core/config/comm_parser.h"
 #include "core/config/config_node.h"
+#include "core/config/domain_parser.h"
 #include "core/config/layer_spec_parser.h"
 #include "core/config/size_bounds.h"
 #include "core/config/lr_schedule_parser.h"
@@ -212,7 +213,8 @@ void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline)
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
       {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate"},
+       "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate", "domain",
+       "domain_tile"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -409,6 +411,7 @@ Config parse_tree(const ConfigNode& root) {
   Config config;
   config.model = parse_model(root.child("model"));
   if (root.has("pipeline")) config.pipeline = parse_pipeline(root.child("pipeline"), config.model.layers.size());
+  parse_domain(root, config);  // pipeline.domain, domain_tile (domain_parser.cc)
   if (root.has("loss")) {
     // On a field output, cross_entropy is the softmax over the channels at each point (core/model/loss.h).
     config.loss = as_enum<model::LossKind>(root.child("loss"), model::loss_kind_names());

@@ -9,36 +9,47 @@ namespace sluice::config {
 
 namespace {
 
-// Slice s of an ordered sum of `count` floats over `replicas` (the same near-equal cut as ordered_sum.cc).
-int64_t slice_floats(int64_t count, int replicas, int s) {
-  return count / replicas + (s < count % replicas ? 1 : 0);
+// Slice s of an ordered sum of `count` floats over `members` (the same near-equal cut as ordered_sum.cc).
+int64_t slice_floats(int64_t count, int members, int s) {
+  return count / members + (s < count % members ? 1 : 0);
 }
 
-int64_t pipeline_bytes(RankOrder order, const std::vector<int>& node, int stages, int replicas,
-                       const StepTraffic& traffic) {
+// The world's shape and the order that places it.
+struct Placement {
+  RankOrder order;
+  int stages;
+  int replicas;
+  int blocks;
+  int rank(int stage, int replica, int block) const {
+    return rank_at(order, stage, replica, block, stages, replicas, blocks);
+  }
+};
+
+int64_t pipeline_bytes(const Placement& p, const std::vector<int>& node, const StepTraffic& traffic) {
   int64_t bytes = 0;
-  for (int r = 0; r < replicas; ++r) {
+  for (int r = 0; r < p.replicas; ++r) {
     for (const StepTraffic::Boundary& b : traffic.boundaries) {
-      const int from = rank_at(order, b.from_stage, r, stages, replicas);
-      const int to = rank_at(order, b.to_stage, r, stages, replicas);
-      if (node[from] != node[to]) bytes += b.bytes;
+      if (node[p.rank(b.from_stage, r, b.block)] != node[p.rank(b.to_stage, r, b.block)]) bytes += b.bytes;
+    }
+    for (const StepTraffic::Halo& h : traffic.halos) {
+      if (node[p.rank(h.stage, r, h.from_block)] != node[p.rank(h.stage, r, h.to_block)]) bytes += h.bytes;
     }
   }
   return bytes;
 }
 
-int64_t gradient_sum_bytes(RankOrder order, const std::vector<int>& node, int stages, int replicas,
-                           const StepTraffic& traffic) {
+// Each chunk's ordered sum over the replicas x blocks holding it; member m is replica m / blocks, block m % blocks.
+int64_t gradient_sum_bytes(const Placement& p, const std::vector<int>& node, const StepTraffic& traffic) {
+  const int members = p.replicas * p.blocks;
+  auto node_of = [&](int stage, int m) { return node[p.rank(stage, m / p.blocks, m % p.blocks)]; };
   int64_t bytes = 0;
-  for (int stage = 0; stage < stages; ++stage) {
+  for (int stage = 0; stage < p.stages; ++stage) {
     for (const int64_t count : traffic.gradient_floats[stage]) {
-      for (int i = 0; i < replicas; ++i) {
-        for (int j = 0; j < replicas; ++j) {
-          if (i == j) continue;
-          if (node[rank_at(order, stage, i, stages, replicas)] == node[rank_at(order, stage, j, stages, replicas)])
-            continue;
+      for (int i = 0; i < members; ++i) {
+        for (int j = 0; j < members; ++j) {
+          if (i == j || node_of(stage, i) == node_of(stage, j)) continue;
           // i -> j: j's slice of i's gradients (phase 1), then i's summed slice (phase 2).
-          bytes += 4 * (slice_floats(count, replicas, j) + slice_floats(count, replicas, i));
+          bytes += 4 * (slice_floats(count, members, j) + slice_floats(count, members, i));
         }
       }
     }
@@ -46,20 +57,35 @@ int64_t gradient_sum_bytes(RankOrder order, const std::vector<int>& node, int st
   return bytes;
 }
 
+void check_blocks(const StepTraffic& traffic) {
+  bool fits = traffic.blocks >= 1;
+  for (const StepTraffic::Boundary& b : traffic.boundaries) fits = fits && b.block >= 0 && b.block < traffic.blocks;
+  for (const StepTraffic::Halo& h : traffic.halos) {
+    fits = fits && h.from_block >= 0 && h.from_block < traffic.blocks && h.to_block >= 0 && h.to_block < traffic.blocks;
+  }
+  if (!fits) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "inter_node_bytes: a boundary or halo names a block outside the " + std::to_string(traffic.blocks) +
+                    " blocks");
+  }
+}
+
 }  // namespace
 
 int64_t inter_node_bytes(RankOrder order, const std::vector<int>& node_of_rank, int stages,
                          const StepTraffic& traffic) {
   if (order == RankOrder::kAuto) throw Error(ErrorCode::kInvalidArgument, "inter_node_bytes: resolve auto first");
+  check_blocks(traffic);
   const int world = static_cast<int>(node_of_rank.size());
-  if (stages < 1 || world % stages != 0 || static_cast<int>(traffic.gradient_floats.size()) != stages) {
+  const int64_t group = static_cast<int64_t>(stages) * traffic.blocks;
+  if (stages < 1 || world % group != 0 || static_cast<int>(traffic.gradient_floats.size()) != stages) {
     throw Error(ErrorCode::kInvalidArgument,
-                "inter_node_bytes: " + std::to_string(world) + " ranks, " + std::to_string(stages) + " stages and " +
-                    std::to_string(traffic.gradient_floats.size()) + " per-stage gradient lists do not fit");
+                "inter_node_bytes: " + std::to_string(world) + " ranks, " + std::to_string(stages) + " stages, " +
+                    std::to_string(traffic.blocks) + " blocks and " + std::to_string(traffic.gradient_floats.size()) +
+                    " per-stage gradient lists do not fit");
   }
-  const int replicas = world / stages;
-  return pipeline_bytes(order, node_of_rank, stages, replicas, traffic) +
-         gradient_sum_bytes(order, node_of_rank, stages, replicas, traffic);
+  const Placement placement{order, stages, static_cast<int>(world / group), traffic.blocks};
+  return pipeline_bytes(placement, node_of_rank, traffic) + gradient_sum_bytes(placement, node_of_rank, traffic);
 }
 
 RankOrderChoice choose_rank_order(RankOrder requested, const std::vector<int>& node_of_rank, int stages,

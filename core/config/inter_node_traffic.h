@@ -16,16 +16,31 @@ struct StepTraffic {
     int from_stage = 0;     // pipeline stage (rank within the replica) sending the activation
     int to_stage = 0;       // the one receiving it; the gradient travels back on the same pair
     int64_t bytes = 0;      // activations + their gradients per replica per optimizer step
+    int block = 0;          // with a split: the block both ends hold (block i of a stage sends to block i)
   };
-  std::vector<Boundary> boundaries;  // one per model-chunk boundary that crosses pipeline ranks
+  std::vector<Boundary> boundaries;  // one per model-chunk boundary that crosses pipeline ranks (and per block)
+  // With a split: the halos a stage's blocks exchange, summed over its layers (core/config/domain_layout.h).
+  struct Halo {
+    int stage = 0;
+    int from_block = 0;
+    int to_block = 0;
+    int64_t bytes = 0;      // forward and backward per replica per optimizer step
+  };
+  std::vector<Halo> halos;
   // Per pipeline stage: the floats of each model chunk it holds. Each chunk is one ordered gradient sum
   // (core/comm/ordered_sum.cc): cut into `replicas` near-equal slices, every replica sends each other replica
-  // that one's slice (reduce-scatter), then its own summed slice to every other replica (all-gather).
+  // that one's slice (reduce-scatter), then its own summed slice to every other replica (all-gather). With a split
+  // the estimate takes it as one such sum over the replicas x blocks that hold the chunk (the domain group's
+  // exact reduction may move the bytes differently; its design is not settled here).
   std::vector<std::vector<int64_t>> gradient_floats;
+  // Domain blocks per sample (pipeline.domain; 1: not split). A stage's blocks are consecutive world ranks and the
+  // order places their groups (rank_order.h: rank_at with a block); the world is stages x replicas x blocks.
+  int blocks = 1;
 };
 
 // Bytes per optimizer step on links between distinct nodes. `node_of_rank[r]` is world rank r's node; its size
-// must be stages * replicas. Throws Error(kInvalidArgument) for an auto order or mismatched sizes.
+// must be stages * replicas * traffic.blocks. Throws Error(kInvalidArgument) for an auto order, mismatched sizes
+// or a block outside 0 .. blocks-1.
 int64_t inter_node_bytes(RankOrder order, const std::vector<int>& node_of_rank, int stages,
                          const StepTraffic& traffic);
 

@@ -13,23 +13,34 @@ struct TypeEntry {
   LayerType type;
   std::string name;
   bool cuda = true;  // the CUDA backend has its kernels (false: CPU only, refused on a cuda stage at parse)
+  // It can run on one block of a field split by pipeline.domain, given halos of its input (false: it needs the
+  // whole sample — rows, a reshaping of the sample, a global FFT, attention over every token — or, for custom, an
+  // application callback that sees only its block). core/config/domain_layout.h refuses the others under a split.
+  bool splits = true;
 };
 
-// The one table of layer types, their YAML names and whether they run on a cuda stage.
+// The one table of layer types, their YAML names, whether they run on a cuda stage and on a block of a split field.
 const std::vector<TypeEntry>& type_table() {
   static const std::vector<TypeEntry> table = {
-      {LayerType::kLinear, "linear"},       {LayerType::kRelu, "relu"},       {LayerType::kGelu, "gelu"},
+      {LayerType::kLinear, "linear", true, false}, {LayerType::kRelu, "relu"}, {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
-      {LayerType::kResidualMlp, "residual_mlp"}, {LayerType::kConv, "conv"}, {LayerType::kFlatten, "flatten"},
-      {LayerType::kReshape, "reshape"},
-      {LayerType::kSpectralConv, "spectral_conv", false}, {LayerType::kFnoBlock, "fno_block", false},
+      {LayerType::kResidualMlp, "residual_mlp", true, false}, {LayerType::kConv, "conv"},
+      {LayerType::kFlatten, "flatten", true, false}, {LayerType::kReshape, "reshape", true, false},
+      {LayerType::kSpectralConv, "spectral_conv", false, false}, {LayerType::kFnoBlock, "fno_block", false, false},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},
-      {LayerType::kPatchEmbed, "patch_embed", false}, {LayerType::kTransformer, "transformer", false},
-      {LayerType::kUnpatch, "unpatch", false}, {LayerType::kCustom, "custom"},
+      {LayerType::kPatchEmbed, "patch_embed", false, false}, {LayerType::kTransformer, "transformer", false, false},
+      {LayerType::kUnpatch, "unpatch", false, false}, {LayerType::kCustom, "custom", true, false},
   };
   return table;
+}
+
+const TypeEntry& entry_of(LayerType type) {
+  for (const TypeEntry& entry : type_table()) {
+    if (entry.type == type) return entry;
+  }
+  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(type)) + " is not in the table");
 }
 
 // Field values as the checkpoint's restart check prints them.
@@ -79,12 +90,9 @@ void visit_fields(const LayerSpec& a, const LayerSpec& b, Visit&& visit) {
 
 }  // namespace
 
-bool runs_on_cuda(LayerType type) {
-  for (const TypeEntry& entry : type_table()) {
-    if (entry.type == type) return entry.cuda;
-  }
-  throw Error(ErrorCode::kInternal, "layer type " + std::to_string(static_cast<int>(type)) + " is not in the table");
-}
+bool runs_on_cuda(LayerType type) { return entry_of(type).cuda; }
+
+bool runs_split(LayerType type) { return entry_of(type).splits; }
 
 const std::vector<LayerType>& layer_types() {
   static const std::vector<LayerType> types = [] {

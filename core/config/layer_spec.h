@@ -35,6 +35,9 @@ std::optional<LayerType> find_layer_type(const std::string& name);
 // Whether the CUDA backend has the type's kernels; the config parser refuses the others on a cuda stage, naming
 // the layer, before anything runs (a custom layer is the application's: its callbacks decide).
 bool runs_on_cuda(LayerType type);
+// Whether the layer can run on one block of a field split by `pipeline.domain` (exchanging halos of its input);
+// a split is refused with the first layer that cannot, naming it (core/config/domain_layout.h).
+bool runs_split(LayerType type);
 
 // relu, gelu and tanh: layers that apply `activation_of(type)` element-wise.
 bool is_activation(LayerType type);

@@ -1,9 +1,12 @@
 // How MPI ranks map onto pipeline stages and data-parallel replicas.
 //
-// Rule: world = data_parallel x stages. Which ranks form one pipeline is `pipeline.rank_order`
+// Rule: world = data_parallel x stages x blocks (blocks: the pipeline.domain split, 1 without one). Which ranks form one pipeline is `pipeline.rank_order`
 // (core/config/rank_order.h): stages_within_node gives stage_rank = rank % stages, replica = rank / stages
 // (ranks 0-3 are replica 0 with stages = 4); stages_across_nodes gives replica = rank % data_parallel,
 // stage_rank = rank / data_parallel (ranks 0-1 are stage 0's replicas with data_parallel = 2).
+// With a domain split, a stage's blocks are consecutive ranks (block = rank % blocks; they exchange halos at every
+// layer, the most frequent messages) and the order above places rank / blocks. The runtime does not run a split yet
+// (core/runtime/domain_support.h); this is the rule it is to take.
 #pragma once
 
 #include "core/config/config.h"
@@ -14,14 +17,16 @@ struct Layout {
   int world;          // MPI world size
   int stages;         // pipeline ranks per replica (P)
   int data_parallel;  // replicas (DP)
+  int blocks;         // domain blocks per sample (pipeline.domain; 1 without a split)
   int rank;           // this process's MPI rank
   int stage_rank;     // this rank's pipeline stage, 0..stages-1
   int replica;        // this rank's data-parallel replica, 0..data_parallel-1
+  int block;          // this rank's domain block, 0..blocks-1 (row-major over the block grid)
   RankOrder order;    // resolved: never kAuto
 };
 
-// Throws sluice::Error(kConfig) when world_size is not a multiple of pipeline.stages, when
-// pipeline.data_parallel is set and stages * data_parallel != world_size, or when data.batch is not divisible
+// Throws sluice::Error(kConfig) when world_size is not a multiple of pipeline.stages x blocks, when
+// pipeline.data_parallel is set and stages * data_parallel * blocks != world_size (naming all three counts), or when data.batch is not divisible
 // by data_parallel * microbatches (each message names the numbers and what would work).
 // Throws kInvalidArgument for a world size < 1 or a rank outside [0, world_size).
 // `order` must be resolved (the runtime resolves an auto config.pipeline.rank_order from the node map first):

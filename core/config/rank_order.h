@@ -45,4 +45,10 @@ inline int rank_at(RankOrder order, int stage, int replica, int stages, int repl
   return replica * stages + stage;
 }
 
+// With a domain split (pipeline.domain, core/config/layout.h) a stage's blocks are consecutive world ranks and the
+// order places their groups: the world rank of `block` of `stage` of `replica`.
+inline int rank_at(RankOrder order, int stage, int replica, int block, int stages, int replicas, int blocks) {
+  return rank_at(order, stage, replica, stages, replicas) * blocks + block;
+}
+
 }  // namespace sluice::config

@@ -1,32 +1,83 @@
 #include "core/runtime/rank_order_choice.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "core/comm/duplicate_comm.h"
 #include "core/comm/rank_zero_decides.h"
 #include "core/common/error.h"
+#include "core/config/domain_layout.h"
 #include "core/model/partition.h"
 #include "core/runtime/node_ranks.h"
 
 namespace sluice::runtime {
 
+namespace {
+
+// Rows one replica trains on per optimizer step.
+int64_t rows_per_step(const config::Config& cfg, int data_parallel) {
+  const int64_t rows_per_call = cfg.data.batch > 0 ? cfg.data.batch / data_parallel : cfg.pipeline.microbatches;
+  return rows_per_call * cfg.optimizer.accumulate;
+}
+
+// With a domain split: the halos each stage's blocks exchange over a step (the even split `sluice train` uses),
+// and each boundary's activation cut into the blocks that carry it.
+void add_domain_traffic(const config::Config& cfg, const std::vector<int>& layer_stage, int64_t rows,
+                        config::StepTraffic& traffic) {
+  const config::SampleShape input = config::input_shape_of(cfg.model);
+  const std::vector<int64_t> global(input.begin() + 1, input.end());
+  const config::DomainLayout layout = config::even_domain_layout(global, cfg.pipeline.domain, cfg.pipeline.domain_tile);
+  config::domain_layer_costs(cfg.model.layers, input, layout);  // refuses what the model cannot run on the blocks
+  const std::vector<config::SplitLayer> layers = config::split_layers(cfg.model.layers, input);
+  traffic.blocks = static_cast<int>(layout.block_count());
+  for (size_t l = 0; l < layers.size(); ++l) {
+    for (int to = 0; to < traffic.blocks; ++to) {
+      for (const config::HaloPass pass : {config::HaloPass::kForward, config::HaloPass::kBackward}) {
+        for (const auto& [from, bytes] : config::halo_sources(layers[l], layout, to, pass)) {
+          traffic.halos.push_back({layer_stage[l], static_cast<int>(from), to, rows * bytes});
+        }
+      }
+    }
+  }
+  const int64_t points = config::field_points(input);
+  std::vector<config::StepTraffic::Boundary> per_block;
+  for (const config::StepTraffic::Boundary& b : traffic.boundaries) {
+    for (int block = 0; block < traffic.blocks; ++block) {
+      const config::DomainBox box = layout.box(block);
+      int64_t block_points = 1;
+      for (int64_t e : box.extent) block_points *= e;
+      // the block's share of the field, the same at every resolution (its cuts are whole at every layer)
+      // (in floating point: bytes x points could pass 64 bits, and a lower level need not divide by the points)
+      const double share = static_cast<double>(block_points) / static_cast<double>(points);
+      per_block.push_back({b.from_stage, b.to_stage, std::llround(static_cast<double>(b.bytes) * share), block});
+    }
+  }
+  traffic.boundaries = per_block;
+}
+
+}  // namespace
+
 config::StepTraffic step_traffic(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
                                  const std::vector<int>& split, const std::vector<int>& stage_to_rank,
                                  int data_parallel) {
   const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
-  const int64_t rows_per_call = cfg.data.batch > 0 ? cfg.data.batch / data_parallel : cfg.pipeline.microbatches;
-  const int64_t rows = rows_per_call * cfg.optimizer.accumulate;
+  const int64_t rows = rows_per_step(cfg, data_parallel);
   config::StepTraffic traffic;
   traffic.gradient_floats.resize(cfg.pipeline.stages);
+  std::vector<int> layer_stage(shapes.size(), 0);
   for (size_t chunk = 0; chunk < ranges.size(); ++chunk) {
     int64_t params = 0;
-    for (int l = ranges[chunk].first; l < ranges[chunk].last; ++l) params += shapes[l].params;
+    for (int l = ranges[chunk].first; l < ranges[chunk].last; ++l) {
+      params += shapes[l].params;
+      layer_stage[l] = stage_to_rank.at(chunk);
+    }
     traffic.gradient_floats.at(stage_to_rank.at(chunk)).push_back(params);
     if (chunk + 1 == ranges.size() || stage_to_rank[chunk] == stage_to_rank[chunk + 1]) continue;
     const int64_t width = shapes[ranges[chunk].last - 1].out;
     // the activation forward and its gradient backward, 4-byte floats
     traffic.boundaries.push_back({stage_to_rank[chunk], stage_to_rank[chunk + 1], 2 * rows * width * 4});
   }
+  if (config::domain_block_count(cfg.pipeline.domain) > 1) add_domain_traffic(cfg, layer_stage, rows, traffic);
   return traffic;
 }
 

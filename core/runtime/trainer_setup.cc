@@ -5,8 +5,10 @@
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
+#include "core/config/domain_layout.h"
 #include "core/model/partition.h"
 #include "core/runtime/cpu_threads.h"
+#include "core/runtime/domain_support.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
 #include "core/runtime/node_ranks.h"
@@ -29,10 +31,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
   const int P = cfg.pipeline.stages;
   const config::RankOrder requested = cfg.pipeline.rank_order;
   return agree_rank_order(parts.world->get(), requested, [&](const std::vector<int>& nodes) {
-    const int replicas = world_size / P;
+    const int replicas = world_size / P / static_cast<int>(config::domain_block_count(cfg.pipeline.domain));
     if (P == 1 || replicas == 1) {  // one pipeline or one stage: every order is the same layout
-      return config::choose_rank_order(requested, nodes, P,
-                                       config::StepTraffic{{}, std::vector<std::vector<int64_t>>(P)});
+      config::StepTraffic none;
+      none.gradient_floats.resize(P);
+      return config::choose_rank_order(requested, nodes, P, none);
     }
     const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
     const std::vector<int> split =
@@ -192,6 +195,8 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(host, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(host, &rank), "MPI_Comm_rank");
+  // A pure function of the config, identical on every rank: it may throw before any collective call.
+  refuse_unbuilt_domain_split(cfg);
   // Collective: Sluice never sends on the host's communicator (its messages could match the host's own), so every
   // message from here on travels on this duplicate or on communicators made from it.
   if (!parts.world) parts.world = std::make_unique<comm::DuplicateComm>(host, "trainer");

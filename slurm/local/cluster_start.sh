@@ -15,7 +15,7 @@
 # DIR/bin holds Slurm's client commands (sbatch, srun, squeue, scancel, scontrol, sinfo, salloc, sacct): run
 # from outside, they enter the head's network namespace first; inside a job they are the plain commands.
 # DIR/env.sh puts them first on PATH, sets SLURM_CONF, and tells Open MPI to use ob1 and TCP over eth0
-# (OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include). Every daemon is found again by the PIDs under DIR/pids; cluster_stop.sh ends
+# (OMPI_MCA_btl_tcp_if_include, OMPI_MCA_oob_tcp_if_include) and MPICH's UCX to use TCP (UCX_TLS). Every daemon is found again by the PIDs under DIR/pids; cluster_stop.sh ends
 # them. With SLUICE_CLUSTER_OWNER_PID set, a watchdog runs cluster_stop.sh as soon as that process is gone (a
 # test killed by SIGKILL leaves nothing behind).
 set -euo pipefail
@@ -82,6 +82,9 @@ export OMPI_MCA_pml=ob1
 export OMPI_MCA_btl=self,vader,tcp
 export OMPI_MCA_btl_tcp_if_include=eth0
 export OMPI_MCA_oob_tcp_if_include=eth0
+# MPICH (over UCX): TCP only. The nodes share one kernel (boot id, SysV IPC), so UCX would take them for one
+# machine and move data between nodes through shared memory, past the veths.
+export UCX_TLS=tcp,self
 ENV
 
 # --- the namespaces ---------------------------------------------------------------------------------------

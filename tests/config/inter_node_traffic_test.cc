@@ -149,5 +149,35 @@ TEST(InterNodeTraffic, RefusesAutoAndMismatchedSizes) {
   EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0}, 2, t), Error);
 }
 
+// A domain split of 2 blocks, P = 2, DP = 2 on two nodes of four ranks; a stage's blocks are consecutive ranks.
+// stages_within_node: replica 0 is ranks 0-3 (stage 0: 0, 1; stage 1: 2, 3), replica 1 ranks 4-7: the boundaries
+// and halos stay inside a node, and each stage's sum over 4 members (2 replicas x 2 blocks) of 8 floats crosses
+// between the 2 members on each node: 8 ordered pairs x 4 · (2 + 2) bytes = 128 per stage.
+// stages_across_nodes: stage 0 is ranks 0-3 (replica 0: 0, 1; replica 1: 2, 3), stage 1 ranks 4-7: each replica's
+// per-block boundaries cross (100 + 60), the sums stay inside a node.
+TEST(InterNodeTraffic, DomainBlocksAreConsecutiveRanksAndTheirHalosCount) {
+  const std::vector<int> node = {0, 0, 0, 0, 1, 1, 1, 1};
+  StepTraffic t;
+  t.blocks = 2;
+  t.boundaries = {{0, 1, 100, 0}, {0, 1, 60, 1}};
+  t.halos = {{0, 0, 1, 10}, {0, 1, 0, 10}, {1, 0, 1, 20}, {1, 1, 0, 20}};
+  t.gradient_floats = {{8}, {8}};
+  EXPECT_EQ(inter_node_bytes(RankOrder::kStagesWithinNode, node, 2, t), 2 * 128);
+  EXPECT_EQ(inter_node_bytes(RankOrder::kStagesAcrossNodes, node, 2, t), 2 * (100 + 60));
+  EXPECT_EQ(choose_rank_order(RankOrder::kAuto, node, 2, t).order, RankOrder::kStagesWithinNode);
+  // One stage, one replica, 4 blocks on two nodes of two ranks: the halos between blocks 0-1 | 2-3 cross.
+  StepTraffic halos;
+  halos.blocks = 4;
+  halos.halos = {{0, 0, 2, 5}, {0, 0, 1, 7}, {0, 3, 1, 11}, {0, 3, 2, 13}};
+  halos.gradient_floats = {{0}};
+  for (const RankOrder order : {RankOrder::kStagesAcrossNodes, RankOrder::kStagesWithinNode}) {
+    EXPECT_EQ(inter_node_bytes(order, {0, 0, 1, 1}, 1, halos), 5 + 11) << rank_order_name(order);
+  }
+  halos.halos.push_back({0, 4, 0, 1});  // no block 4
+  EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0, 1, 1}, 1, halos), Error);
+  // 6 ranks are no world of 2 stages x 2 blocks (they would be without the blocks).
+  EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0, 0, 1, 1, 1}, 2, t), Error);
+}
+
 }  // namespace
 }  // namespace sluice::config

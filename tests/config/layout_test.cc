@@ -134,5 +134,34 @@ TEST(Layout, MessagesAboutHugeStageCountsDoNotOverflow) {
             std::string::npos);
 }
 
+// pipeline.domain is the third factor: world = replicas x stages x blocks, a stage's blocks on consecutive ranks;
+// a world that does not fit is refused with all three counts.
+TEST(Layout, ADomainSplitIsTheThirdFactorOfTheWorld) {
+  Config config = config_with(2, 1, 4);
+  config.pipeline.domain = {2, 2};
+  for (int rank = 0; rank < 16; ++rank) {
+    const Layout layout = make_layout(config, 16, rank);
+    EXPECT_EQ(layout.blocks, 4);
+    EXPECT_EQ(layout.data_parallel, 2);
+    EXPECT_EQ(layout.block, rank % 4);
+    EXPECT_EQ(layout.stage_rank, rank / 4 % 2);
+    EXPECT_EQ(layout.replica, rank / 8);
+  }
+  EXPECT_EQ(layout_error(config, 12),
+            "config: ranks = replicas x stages x blocks, but with pipeline.stages 2 and pipeline.domain [2, 2] (4 "
+            "blocks) the MPI world's 12 ranks are not a multiple of stages x blocks = 8; world sizes that work: 8, 16, "
+            "24, 32, ...");
+  config.pipeline.data_parallel = 3;
+  EXPECT_EQ(layout_error(config, 16),
+            "config: ranks = replicas x stages x blocks: pipeline.data_parallel 3 with pipeline.stages 2 and "
+            "pipeline.domain [2, 2] (4 blocks) needs 3 x 2 x 4 = 24 ranks, but the MPI world has 16 (drop "
+            "data_parallel to derive it as 2)");
+  config.pipeline.data_parallel = 0;
+  config.pipeline.domain = {1, 1};  // not split: the plain rule
+  EXPECT_EQ(make_layout(config, 4, 3).blocks, 1);
+  EXPECT_EQ(make_layout(config, 4, 3).block, 0);
+  EXPECT_EQ(make_layout(config, 4, 3).data_parallel, 2);
+}
+
 }  // namespace
 }  // namespace sluice::config

@@ -37,6 +37,12 @@ start_test_cluster() {
   source "$2/env.sh"
 }
 
+# srun's MPI plugin for the sluice under test: PMI-2 for one linked with MPICH (SLUICE_MPI_FLAVOR=mpich, which
+# --config=mpich sets), PMIx for Open MPI (the cluster's MpiDefault).
+srun_mpi_option() {
+  if [ "${SLUICE_MPI_FLAVOR:-}" = mpich ]; then echo --mpi=pmi2; else echo --mpi=pmix; fi
+}
+
 # The PID namespaces of a cluster's machines, one per line.
 machine_namespaces() {
   local f

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Placement measured on a real multi-node Slurm: a cluster of 2 namespace nodes on this machine
 # (slurm/local/cluster_start.sh), 2 ranks per node, examples/configs/mlp.yaml as 2 stages x 2 replicas, Open MPI
-# over TCP between the nodes. For both pipeline.rank_order values, the bytes crossing each node's veth per
+# over TCP between the nodes (MPICH over UCX's TCP under srun --mpi=pmi2 when built with --config=mpich). For both pipeline.rank_order values, the bytes crossing each node's veth per
 # optimizer step -- the counters' difference between a run of N+20 steps and one of N steps, / 20 -- must match
 # the start report's prediction within 10 %, and rank_order auto must pick the order that measured smaller.
 # Done at mlp.yaml's data.batch 64 (activations are the smaller traffic: auto picks stages_across_nodes) and
@@ -67,8 +67,8 @@ header_bytes=$((14 + 20 + 20 + 12 * $(in_node node1 cat /proc/sys/net/ipv4/tcp_t
 # train TAG --set ...: one 4-rank job over both nodes; rank r's output in $work/TAG.r.out.
 train() {
   local tag="$1"; shift
-  timeout 120 srun --nodes=2 --ntasks-per-node=2 --output="$work/$tag.%t.out" \
-    "$sluice" train "$config" --set pipeline.stages=2 "$@" ||
+  timeout 120 srun "$(srun_mpi_option)" --nodes=2 --ntasks-per-node=2 --output="$work/$tag.%t.out" \
+    "$sluice" train "$config" --set pipeline.stages=2 --set comm.timeout=10 "$@" ||
     fail "job $tag failed (status $?)"
 }
 # The start report's predicted bytes per step: "ACROSS WITHIN".

@@ -53,6 +53,8 @@ make_script() {  # make_script CHECKPOINT_DIR SCRIPT
     --set pipeline.stages=2 --set "steps=$steps" --set "checkpoint.dir=$1" --set "checkpoint.every=$every" \
     --set checkpoint.keep=100 --set "comm.timeout=$comm_timeout" > "$2" 2>"$work/submit.log" ||
     fail "sluice submit --nodes 1-2: $(cat "$work/submit.log")"
+  # The plugin for the MPI this sluice is linked with, chosen by submit itself.
+  grep -q -- "srun $(srun_mpi_option) " "$2" || fail "submit's job step is not srun $(srun_mpi_option): $(grep srun "$2")"
 }
 submit() { sbatch --parsable "$1" | cut -d';' -f1; }
 log_of() { echo "$work/job/sluice-$(basename "$config" .yaml)-$1.out"; }
@@ -117,9 +119,9 @@ final="$(sed -n 's/^sluice: checkpoint \(.*\)$/\1/p' "$log" | tail -n 1)"
 
 # --- the reference: 4 ranks checkpoint at the same step, 2 ranks resume ----------------------------------
 reference=(--set pipeline.stages=2 --set "checkpoint.dir=$work/ckpt_ref" --set "comm.timeout=$comm_timeout")
-timeout 120 srun --nodes=1 --nodelist=node1 --ntasks=4 "$sluice" train "$config" "${reference[@]}" \
+timeout 120 srun "$(srun_mpi_option)" --nodes=1 --nodelist=node1 --ntasks=4 "$sluice" train "$config" "${reference[@]}" \
   --set "steps=$resume_step" --set "checkpoint.every=$resume_step" > "$work/ref1.log" 2>&1 || fail "reference, 4 ranks"
-timeout 120 srun --nodes=1 --nodelist=node1 --ntasks=2 "$sluice" train "$config" "${reference[@]}" \
+timeout 120 srun "$(srun_mpi_option)" --nodes=1 --nodelist=node1 --ntasks=2 "$sluice" train "$config" "${reference[@]}" \
   --set "steps=$steps" --set "checkpoint.every=$every" --auto-resume > "$work/ref2.log" 2>&1 || fail "reference, 2 ranks"
 reference_final="$(sed -n 's/^sluice: checkpoint \(.*\)$/\1/p' "$work/ref2.log" | tail -n 1)"
 # The resumed run's losses: the step lines after its header (the lost run printed some of the same steps).

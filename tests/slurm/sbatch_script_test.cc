@@ -474,6 +474,18 @@ TEST(RenderSbatchScript, NodeRangeAsksForWholeNodesWithoutATaskCount) {
   EXPECT_EQ(fixed.find("--exclusive"), std::string::npos);
 }
 
+// MPICH's ranks take their rank from PMI-2: the job step asks srun for that plugin, in both templates.
+TEST(RenderSbatchScript, SrunMpiPluginIsTheRequestedOne) {
+  for (bool gpus : {false, true}) {
+    SbatchRequest request = range_request();
+    request.gpus = gpus;
+    request.srun_mpi = SrunMpi::kPmi2;
+    const std::string script = render_sbatch_script(request, pipeline_config(2, 0, {gpus ? "cuda" : "cpu"}));
+    EXPECT_NE(script.find("  srun --mpi=pmi2 --ntasks-per-node=2 \"$sluice\" train"), std::string::npos) << script;
+    EXPECT_EQ(script.find("pmix"), std::string::npos) << "gpus " << gpus;
+  }
+}
+
 TEST(RenderSbatchScript, NodeRangeDirectivesAreExplainedAndGpusGoPerNode) {
   SbatchRequest request = range_request();
   for (bool gpus : {false, true}) {

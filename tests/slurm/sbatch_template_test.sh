@@ -170,6 +170,18 @@ run_case signal
 [ "$(cat "$RECORD_DIR/srun.args")" = "--mpi=pmix --ntasks-per-node=4 /opt/fake/sluice train $config --auto-resume --set checkpoint.dir=/scratch/ck" ] ||
   fail "--nodes 1-2: unexpected srun command line: $(cat "$RECORD_DIR/srun.args")"
 
+# 8. --mpi: srun's MPI plugin (default: the one for the MPI this sluice is linked with, pmix for Open MPI; MPICH's
+# ranks need pmi2); an unknown plugin is refused naming the option and the choices.
+"$sluice" submit "$config" --nodes 1 --mpi pmi2 --dry-run --sluice /opt/fake/sluice --output-dir "$work/logs" \
+  --set checkpoint.dir=/scratch/ck > "$work/pmi2.sbatch" 2> "$work/pmi2.err" || fail "--mpi pmi2 refused: $(cat "$work/pmi2.err")"
+grep -q '^  srun --mpi=pmi2 "$sluice" train' "$work/pmi2.sbatch" || fail "--mpi pmi2: $(grep srun "$work/pmi2.sbatch")"
+if "$sluice" submit "$config" --nodes 1 --mpi pmi3 --dry-run --set checkpoint.dir=/scratch/ck > /dev/null \
+  2> "$work/pmi3.err"; then
+  fail "--mpi pmi3 accepted"
+fi
+grep -q -- '--mpi "pmi3": unknown srun MPI plugin; expected pmix or pmi2' "$work/pmi3.err" ||
+  fail "--mpi pmi3: $(cat "$work/pmi3.err")"
+
 # --- sluice submit --program: the user's own program in the same template ------------------------------
 # A relative program path (made absolute from the submit directory), a config given with --config, and
 # arguments with spaces, quotes, $ and a leading dash (after --): each must reach the program unchanged.

@@ -22,6 +22,7 @@
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
 #include "tools/sluice/plan_declared_layers.h"
+#include "tools/sluice/plan_domain.h"
 #include "core/runtime/schedule_choice.h"
 #include "tools/sluice/plan_layer_table.h"
 #include "tools/sluice/plan_memory.h"
@@ -79,8 +80,9 @@ std::string json_array(const std::vector<T>& values) {
   return out.str();
 }
 
+// `domain`: plan_domain's JSON object, or "" without a split.
 void write_json(std::ostream& out, const Schedule& lowered, const SimulationResult& result,
-                const TransferMakespans& transfers, const std::optional<ModelPlan>& model) {
+                const TransferMakespans& transfers, const std::optional<ModelPlan>& model, const std::string& domain) {
   out << std::setprecision(17) << "{\"schedule\":" << json_quote(lowered.name) << ",\"stages\":" << lowered.ranks
       << ",\"microbatches\":" << lowered.microbatches << ",\"chunks\":" << lowered.chunks
       << ",\"virtual_stages\":" << lowered.num_stages() << ",\"makespan\":" << result.makespan
@@ -94,6 +96,7 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
         << ",\"stash_estimated\":" << (model->memory.estimated ? "true" : "false")
         << ",\"stash_bytes_per_stage\":" << json_array(model->memory.stash_bytes)
         << ",\"peak_stash_bytes\":" << json_array(model->peak_stash_bytes);
+  if (!domain.empty()) out << ",\"domain\":" << domain;
   out << ",\"actions\":[";
   for (int rank = 0; rank < lowered.ranks; ++rank) {
     out << (rank ? "," : "") << '[';
@@ -251,6 +254,7 @@ void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
   std::optional<config::Config> cfg;
   std::string auto_report;
+  std::optional<DomainPlan> domain;
   if (options.config_path.empty() && !options.overrides.empty())
     throw Error(ErrorCode::kInvalidArgument, "plan: --set needs a CONFIG file to override");
   if (!options.config_path.empty()) {
@@ -258,6 +262,7 @@ void run_plan(PlanOptions options) {
     if (!options.costs_path.empty()) cfg->pipeline.costs = options.costs_path;  // auto chooses with them too
     options.costs_path = cfg->pipeline.costs;
     take_unset_from_config(options, *cfg);
+    domain = plan_domain(*cfg);  // checked first: a model that cannot run on the blocks is refused in every format
     if (options.schedule == config::auto_schedule_name()) auto_report = resolve_auto(*cfg, options);
   }
   const Schedule compute = build_schedule(options);
@@ -279,13 +284,14 @@ void run_plan(PlanOptions options) {
   }
   std::ostream& out = options.output.empty() ? std::cout : file;
   if (options.format == "json") {
-    write_json(out, lowered, result, transfers, model);
+    write_json(out, lowered, result, transfers, model, domain ? domain_json(*domain) : "");
   } else if (options.format == "svg") {
     out << render_svg(result);
   } else if (options.format == "chrome") {
     write_chrome_trace(out, trace_events(result, kTraceMicrosecondsPerUnit));
   } else {
     if (cfg) write_layer_table(out, *cfg);
+    if (domain) write_domain_text(out, *cfg, *domain);
     out << auto_report;
     write_text(out, lowered, result, options.costs, transfers, model);
   }

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "core/common/error.h"
 #include "core/common/message_text.h"
+#include "core/comm/mpi_library.h"
 #include "core/config/config_parser.h"
 #include "slurm/sbatch_runner.h"
 #include "slurm/sbatch_script.h"
@@ -28,6 +30,7 @@ struct SubmitOptions {
   std::vector<std::string> positionals;   // CONFIG for `sluice train`; the program's arguments with --program
   std::string program;                    // --program: run this instead of `sluice train`
   std::string nodes;                      // --nodes: N or MIN-MAX (slurm::set_node_count)
+  std::string mpi;                        // --mpi: an srun MPI plugin name; empty: the one for the linked MPI
   std::string sluice_path;  // empty: this very binary
   std::string output_dir = ".";
   bool dry_run = false;
@@ -66,6 +69,17 @@ void warn_if_in_bazel_output_tree(const std::string& sluice_path) {
             << std::endl;
 }
 
+// `--mpi NAME`, or without it the plugin for the MPI this binary is linked with (a --program is assumed to use
+// the same MPI installation): PMI-2 for MPICH, PMIx otherwise.
+slurm::SrunMpi srun_mpi_for(const std::string& name) {
+  if (name.empty()) {
+    return comm::linked_mpi_library() == comm::MpiLibrary::kMpich ? slurm::SrunMpi::kPmi2 : slurm::SrunMpi::kPmix;
+  }
+  if (const std::optional<slurm::SrunMpi> plugin = slurm::srun_mpi_choices().find(name)) return *plugin;
+  throw Error(ErrorCode::kInvalidArgument, "--mpi \"" + shorten_for_message(name) + "\": unknown srun MPI plugin; expected " +
+                                               slurm::srun_mpi_choices().names_text(" or "));
+}
+
 // Sorts the command line's words into the config and the program's arguments: `submit CONFIG` or
 // `submit --config CONFIG` runs `sluice train`; `submit --program P --config CONFIG [--] ARGS...` runs P ARGS.
 void resolve_words(SubmitOptions& options) {
@@ -98,6 +112,7 @@ void resolve_words(SubmitOptions& options) {
 void submit(SubmitOptions& options) {
   resolve_words(options);
   slurm::set_node_count(options.nodes, options.request);
+  options.request.srun_mpi = srun_mpi_for(options.mpi);
   std::error_code not_checked;  // a name the file system refuses (too long, ...) is a missing file too
   if (!fs::is_regular_file(options.config, not_checked)) {
     throw Error(ErrorCode::kInvalidArgument, "config file \"" + shorten_for_message(options.config) + "\" does not exist");
@@ -167,6 +182,9 @@ void register_submit_command(CLI::App& app) {
       ->required();
   cmd->add_option("--tasks-per-node", request.tasks_per_node,
                   "Ranks per node (default: ceil(stages x data_parallel / nodes); required with --nodes MIN-MAX)");
+  cmd->add_option("--mpi", options->mpi,
+                  "srun's MPI plugin, pmix or pmi2 (default: the one for the MPI this sluice is linked with: pmix "
+                  "for Open MPI, pmi2 for MPICH)");
   cmd->add_option("--cpus-per-task", request.cpus_per_task, "Cores per rank (default 1)");
   cmd->add_flag("--gpus", request.gpus, "One GPU per rank (GPU template; needs device: cuda on at least one stage)");
   cmd->add_option("--time", request.time, "Wall-clock limit, HH:MM:SS or D-HH:MM:SS (default 01:00:00)");

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "core/comm/agreement.h"
+#include "core/comm/bounded_finalize.h"
 #include "core/common/checked_math.h"
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/config/layout.h"
 #include "core/data/make_data_source.h"
+#include "core/runtime/domain_support.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
@@ -45,14 +47,14 @@ std::ostream& log_stream(const TrainOptions& options) { return options.json ? st
 // A TIMEOUT is different: some rank is stopped or hung, so MPI_Finalize (collective in Open MPI) would wait for
 // it forever, and rank 0 may be the silent one. Every live rank prints the message and leaves without it; the
 // launcher then ends the job (mpirun and srun stop the remaining ranks when one exits without finalizing).
-[[noreturn]] void fail_agreed(const std::exception& e, int rank) {
+[[noreturn]] void fail_agreed(const std::exception& e, int rank, double finalize_timeout_s) {
   const auto* error = dynamic_cast<const Error*>(&e);
   if (error != nullptr && error->code() == ErrorCode::kTimeout) {
     std::cerr << "sluice train (rank " << rank << "): " << e.what() << std::endl;
     throw CommandExit{1};
   }
   if (rank == 0) std::cerr << "sluice train: " << e.what() << std::endl;
-  MPI_Finalize();
+  comm::finalize_bounded(finalize_timeout_s, 1, "sluice train (rank " + std::to_string(rank) + ")");
   throw CommandExit{1};
 }
 
@@ -76,6 +78,8 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
                          if (s.cfg.cpu_threads.mode == config::Config::CpuThreads::Mode::kDefault) {
                            s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
                          }
+                         // before the rank count (a split's, which it cannot train anyway) and the data source
+                         runtime::refuse_unbuilt_domain_split(s.cfg);
                          config::make_layout(s.cfg, world, rank);
                          if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,
@@ -152,8 +156,11 @@ void run_training(const TrainOptions& options) {
   runtime::install_preemption_handlers();
 
   int code = 0;
+  // MPI_Finalize is bounded by comm.timeout once the config is read (its default before that).
+  double finalize_timeout_s = config::CommSpec{}.timeout;
   try {
     Setup setup = set_up(options, world, rank);
+    finalize_timeout_s = setup.cfg.comm.timeout;
     // sluice train has no solver of its own between steps: a rank slow to reach a step is as stuck as one slow
     // inside it, so comm.arrival_timeout defaults to comm.timeout here (the C API's default is no bound).
     if (setup.cfg.comm.arrival_timeout < 0) setup.cfg.comm.arrival_timeout = setup.cfg.comm.timeout;
@@ -165,9 +172,9 @@ void run_training(const TrainOptions& options) {
       throw out_of_memory(trainer);
     }
   } catch (const std::exception& e) {
-    fail_agreed(e, rank);
+    fail_agreed(e, rank, finalize_timeout_s);
   }
-  MPI_Finalize();
+  comm::finalize_bounded(finalize_timeout_s, code, "sluice train (rank " + std::to_string(rank) + ")");
   if (code != 0) throw CommandExit{code};
 }
 

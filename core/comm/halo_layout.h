@@ -1,0 +1,75 @@
+// What a halo exchange (halo_exchange.h) needs to know about one rank's block of a domain-decomposed field, and
+// how to derive it from the block grid that every rank of the domain group shares.
+//
+// A field block is [samples][channels][e1..ek] (k = 1..3 spatial dimensions, C order, last extent fastest); its
+// padded form is [samples][channels][l1+e1+h1 ..] with halos of width l (low side) and h (high side) per
+// dimension. The block grid wraps periodically, so every block has a low and a high neighbour in each dimension;
+// a dimension split into one block is its own neighbour (the halo is a local copy, no message).
+//
+// Every check here is decided from data all ranks of the group share (the extents of every block along each
+// dimension and the halo widths), so either every rank refuses a layout or none does: no rank can wait for a
+// neighbour that refused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sluice::comm {
+
+// One spatial dimension of this rank's block.
+struct HaloDimension {
+  std::vector<int64_t> block_extents;  // the extent of every block along this dimension, in block order
+  int block = 0;                       // this rank's position along it (index into block_extents)
+  int64_t halo_low = 0;                // points filled below the block's first point (same on every rank)
+  int64_t halo_high = 0;               // points filled above its last point (same on every rank)
+  int low_rank = 0;                    // rank (in the exchange's communicator) of the block at block - 1 (periodic)
+  int high_rank = 0;                   // rank of the block at block + 1 (periodic)
+
+  int64_t extent() const { return block_extents[static_cast<size_t>(block)]; }
+  int64_t padded_extent() const { return halo_low + extent() + halo_high; }
+  bool single_block() const { return block_extents.size() == 1; }
+};
+
+// This rank's block: what halo_fill / halo_adjoint read and write.
+struct HaloBlock {
+  int64_t samples = 1;
+  int64_t channels = 1;
+  std::vector<HaloDimension> dims;  // 1 to 3 spatial dimensions, slowest first
+
+  int64_t block_floats() const;   // samples x channels x e1 x .. x ek
+  int64_t padded_floats() const;  // samples x channels x (l1+e1+h1) x ..
+};
+
+// Refuses a block that cannot be exchanged, with Error(kInvalidArgument) naming the spatial dimension (1-based)
+// and the numbers: no or more than 3 dimensions, samples/channels/extents < 1, negative halo widths, a block
+// index outside the grid, a neighbour rank outside [0, comm_size), a single-block dimension whose neighbours are
+// not `my_rank`, a split dimension whose neighbour is `my_rank`, a message over 2^31-1 floats, and a halo wider
+// than the smallest block along its dimension (a halo may reach only into the neighbouring block).
+void check_halo_block(const HaloBlock& block, int comm_size, int my_rank);
+
+// The block grid a domain group shares.
+struct HaloGrid {
+  std::vector<std::vector<int64_t>> block_extents;  // per spatial dimension: every block's extent along it
+  std::vector<int64_t> halo_low;                    // per spatial dimension
+  std::vector<int64_t> halo_high;                   // per spatial dimension
+  // Rank of each block, blocks numbered row-major over the grid (last dimension fastest). Empty: block b is rank
+  // base_rank + b.
+  std::vector<int> ranks;
+  int base_rank = 0;
+};
+
+// This rank's HaloBlock for block number `block_number` (row-major) of `grid`, refused as check_halo_block
+// refuses (plus a grid whose per-dimension lists differ in length, a rank table of the wrong size, or a rank
+// that appears twice).
+HaloBlock halo_block_of(const HaloGrid& grid, int64_t samples, int64_t channels, int block_number, int comm_size);
+
+// `extent` points split into `blocks` near-equal blocks, the first extent % blocks one point larger (the
+// convention `sluice train` uses, like MPI_Dims/PETSc). Refused (kInvalidArgument) if blocks < 1 or > extent.
+std::vector<int64_t> even_block_extents(int64_t extent, int blocks);
+
+// Bytes this rank sends in one halo_fill of `block` (halo_adjoint sends as many in total, split differently
+// between the two neighbours when l != h): what the exchange's counters will report, for estimates on paper.
+int64_t halo_bytes_per_fill(const HaloBlock& block);
+
+}  // namespace sluice::comm

@@ -1,0 +1,60 @@
+// The rank-order estimate's traffic with a domain split (issue 32): step_traffic adds each stage's halos over a step
+// and cuts each stage boundary into the blocks that carry it. No MPI call: step_traffic is arithmetic.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "core/config/config_parser.h"
+#include "core/model/model_shape.h"
+#include "core/runtime/rank_order_choice.h"
+
+namespace sluice::runtime {
+namespace {
+
+// The U-Net of tests/tools/domain_cli_test.sh on 2 stages: layers 0-2 (conv, relu, pool) and 3-6.
+const char* const kUnet = R"(model:
+  inputs: [2, 16, 16]
+  layers:
+    - {type: conv, channels: 4, kernel: 3, padding: zeros, name: enc}
+    - {type: relu}
+    - {type: pool, kernel: 2, mode: max}
+    - {type: conv, channels: 8, kernel: 3, padding: periodic}
+    - {type: upsample, factor: 2}
+    - {type: concat, from: enc}
+    - {type: conv, channels: 1, kernel: 1}
+pipeline: {stages: 2, split: [3, 4], domain: [2, 2]}
+data: {type: synthetic, batch: 2}
+)";
+
+TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
+  const config::Config cfg = config::parse_config(kUnet);
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  const config::StepTraffic t = step_traffic(cfg, shapes, {3, 4}, {0, 1}, 1);
+  EXPECT_EQ(t.blocks, 4);
+  std::map<int, int64_t> halo_by_stage;
+  for (const config::StepTraffic::Halo& h : t.halos) {
+    EXPECT_NE(h.from_block, h.to_block);
+    halo_by_stage[h.stage] += h.bytes;
+  }
+  // Per sample (hand counts in domain_cli_test.sh): layer 0 on stage 0, 1152 bytes forward and 2304 backward;
+  // layer 3 on stage 1, 1280 and 2560; 2 rows per step.
+  EXPECT_EQ(halo_by_stage[0], 2 * (1152 + 2304));
+  EXPECT_EQ(halo_by_stage[1], 2 * (1280 + 2560));
+  // The cut carries the pool's output [4, 8, 8] and the skip `enc` [4, 16, 16]: 256 + 1024 floats, forward and
+  // backward, 2 rows: 20480 bytes, a quarter per block.
+  ASSERT_EQ(t.boundaries.size(), 4u);
+  for (int block = 0; block < 4; ++block) {
+    EXPECT_EQ(t.boundaries[block].block, block);
+    EXPECT_EQ(t.boundaries[block].bytes, 20480 / 4);
+  }
+  // Without the split: one boundary, no halos.
+  const config::Config whole = config::parse_config(kUnet, {"pipeline.domain=[1, 1]"});
+  const config::StepTraffic plain = step_traffic(whole, shapes, {3, 4}, {0, 1}, 1);
+  EXPECT_TRUE(plain.halos.empty());
+  ASSERT_EQ(plain.boundaries.size(), 1u);
+  EXPECT_EQ(plain.boundaries[0].bytes, 20480);
+}
+
+}  // namespace
+}  // namespace sluice::runtime
