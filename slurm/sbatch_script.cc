@@ -174,26 +174,32 @@ void require_sbatch_word(const std::string& value, const std::string& option) {
 }
 
 // An MPI world size is an int: a product beyond it names the numbers (in 64 bits), not a wrapped-around count.
+// "pipeline.stages (S) x pipeline.data_parallel (R) [x pipeline.domain's B blocks] = N tasks", for messages.
+std::string task_origin(const config::Config& config, int64_t tasks) {
+  const int64_t replicas_and_stages =
+      static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1);
+  const int64_t blocks = replicas_and_stages > 0 ? job_task_count(config) / replicas_and_stages : 1;
+  return "pipeline.stages (" + std::to_string(config.pipeline.stages) + ") x pipeline.data_parallel (" +
+         std::to_string(std::max(config.pipeline.data_parallel, 1)) + ")" +
+         (blocks > 1 ? " x pipeline.domain's " + std::to_string(blocks) + " blocks" : std::string()) + " = " +
+         std::to_string(tasks) + " tasks";
+}
+
 int checked_task_count(const config::Config& config) {
   const int64_t tasks = job_task_count(config);
   require(tasks <= std::numeric_limits<int>::max(),
-          "pipeline.stages (" + std::to_string(config.pipeline.stages) + ") x pipeline.data_parallel (" +
-              std::to_string(std::max(config.pipeline.data_parallel, 1)) + ") = " + std::to_string(tasks) +
-              " tasks, more than an MPI job can have (" + std::to_string(std::numeric_limits<int>::max()) + ")");
+          task_origin(config, tasks) + ", more than an MPI job can have (" + std::to_string(std::numeric_limits<int>::max()) + ")");
   return static_cast<int>(tasks);
 }
 
 // A fixed node count: the config's ranks must fit it, and every node must get some.
 void check_fixed_nodes(const SbatchRequest& request, const config::Config& config, int tasks, int per_node) {
-  const std::string task_origin = "pipeline.stages (" + std::to_string(config.pipeline.stages) +
-                                  ") x pipeline.data_parallel (" +
-                                  std::to_string(std::max(config.pipeline.data_parallel, 1)) +
-                                  ") = " + std::to_string(tasks) + " tasks";
   require(static_cast<long>(request.nodes) * per_node >= tasks,
-          task_origin + " do not fit --nodes " + std::to_string(request.nodes) + " x --tasks-per-node " +
+          task_origin(config, tasks) + " do not fit --nodes " + std::to_string(request.nodes) + " x --tasks-per-node " +
               std::to_string(per_node) + " = " + std::to_string(static_cast<int64_t>(request.nodes) * per_node) + " slots");
   require(request.nodes <= tasks,
-          "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin + ": some nodes would idle");
+          "--nodes " + std::to_string(request.nodes) + " is more than the " + task_origin(config, tasks) +
+              ": some nodes would idle");
 }
 
 // A node range: the ranks follow the nodes Slurm grants (tasks_per_node on each), so the config must leave the
@@ -326,7 +332,9 @@ void set_node_count(const std::string& text, SbatchRequest& request) {
 }
 
 int64_t job_task_count(const config::Config& config) {
-  return static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1);
+  int64_t blocks = 1;  // pipeline.domain: each stage of each replica runs on this many ranks
+  for (int b : config.pipeline.domain) blocks *= std::max(b, 1);
+  return static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1) * blocks;
 }
 
 int tasks_per_node_for(const SbatchRequest& request, int tasks) {

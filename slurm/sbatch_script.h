@@ -44,7 +44,8 @@ struct SbatchRequest {
   std::vector<std::string> sbatch_options;
 };
 
-// MPI ranks the job needs: pipeline.stages x pipeline.data_parallel (data_parallel 0, "derive it", counts as 1).
+// MPI ranks the job needs: pipeline.stages x pipeline.data_parallel (data_parallel 0, "derive it", counts as 1) x
+// the blocks of pipeline.domain (their product; none = 1).
 int64_t job_task_count(const config::Config& config);  // in 64 bits: the product may not fit an int
 
 // `--nodes` text, "N" or "MIN-MAX", into request.nodes and request.min_nodes ("N": min_nodes 0). Throws

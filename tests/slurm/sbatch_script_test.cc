@@ -63,6 +63,23 @@ TEST(JobTaskCount, StagesTimesDataParallel) {
   EXPECT_EQ(job_task_count(pipeline_config(4, 3)), 12);
 }
 
+// pipeline.domain: every stage of every replica runs on one rank per block.
+TEST(JobTaskCount, TimesTheDomainsBlocks) {
+  config::Config config = pipeline_config(2, 3);
+  config.pipeline.domain = {2, 2};
+  EXPECT_EQ(job_task_count(config), 24);
+  config.pipeline.domain = {1, 1, 1};
+  EXPECT_EQ(job_task_count(config), 6);
+  config.pipeline.domain = {2, 2};
+  SbatchRequest request = basic_request();
+  request.nodes = 2;
+  request.tasks_per_node = 4;
+  EXPECT_NE(render_error(request, config).find("pipeline.stages (2) x pipeline.data_parallel (3) x pipeline.domain's "
+                                               "4 blocks = 24 tasks do not fit --nodes 2 x --tasks-per-node 4"),
+            std::string::npos)
+      << render_error(request, config);
+}
+
 // `--set pipeline.stages=2147483647` once printed "= -2 tasks": the product is named in 64 bits and refused.
 TEST(JobTaskCount, ProductBeyondAnIntIsRefusedWithItsNumbers) {
   EXPECT_EQ(job_task_count(pipeline_config(2147483647, 2)), 4294967294LL);
