@@ -1,0 +1,225 @@
+// The model's layers on a rank's block (issue 32): a small U-Net-like StageModule — conv 3x3 periodic -> GELU
+// (kept as a skip) -> max pool 2 -> conv 3x3 -> up by 2 -> concat the skip -> conv 1x1 — with the field MSE loss,
+// each layer built with the rank's FieldDomain level (core/runtime/block_domain.h), run forward and backward over 2
+// micro-batches (one fused backward, one split into I and W) on 4 MPI ranks holding the blocks of an uneven 2 x 2
+// split, then finish_domain_step. Against the same stage on ONE block (the whole field, one rank, the same code):
+// outputs, losses, the input gradient blocks and every parameter gradient bit for bit. The up step is nearest
+// upsampling, a stride = kernel transposed conv, or linear upsampling; the split also runs with full recompute
+// (the halos exchanged again, the per-tile gradients added only by the backward). The one-block run is also checked
+// against the plain layers (no domain) to within rounding, which pins the halos, the levels and the gradient sums.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/activation_layer.h"
+#include "core/model/conv_layer.h"
+#include "core/model/conv_transpose_layer.h"
+#include "core/model/loss.h"
+#include "core/model/pool_layer.h"
+#include "core/model/skip_layer.h"
+#include "core/model/stage_module.h"
+#include "core/model/upsample_layer.h"
+#include "core/runtime/block_domain.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/kernels/random_tensor.h"
+#include "tests/runtime/domain_runs.h"
+
+namespace sluice::runtime {
+namespace {
+
+using kernels::random_tensor;
+using kernels::Tensor;
+using model::Layer;
+using model::LayerCarry;
+using model::SkipLayer;
+
+const Split kUneven2d{{16, 16}, {4, 4}, {{8, 8}, {4, 12}}};
+constexpr int64_t kSamples = 2, kIn = 3, kHidden = 3, kOut = 2;
+
+enum class Up { kNearest, kConvTranspose, kLinear };
+
+kernels::ConvGeometry periodic_conv(const std::vector<int64_t>& in, int64_t in_channels, int64_t out_channels,
+                                    int64_t kernel) {
+  kernels::ConvGeometry g;
+  g.in_channels = in_channels;
+  g.out_channels = out_channels;
+  g.in = in;
+  g.kernel.assign(in.size(), kernel);
+  g.stride.assign(in.size(), 1);
+  g.dilation.assign(in.size(), 1);
+  g.pad_low.assign(in.size(), kernels::same_pad_low(kernel, 1));
+  g.pad_high.assign(in.size(), kernels::same_pad_high(kernel, 1));
+  return g;
+}
+
+std::unique_ptr<Layer> up_layer(kernels::Backend& backend, Up up, const std::vector<int64_t>& in,
+                                model::FieldDomain* coarse) {
+  if (up == Up::kConvTranspose) {
+    kernels::DeconvGeometry g;
+    g.in_channels = g.out_channels = kHidden;
+    g.in = in;
+    g.kernel = g.stride = {2, 2};
+    return std::make_unique<model::ConvTransposeLayer>(backend, g, true, coarse);
+  }
+  kernels::ResampleGeometry g;
+  g.mode = up == Up::kLinear ? kernels::ResampleMode::kLinear : kernels::ResampleMode::kNearest;
+  g.channels = kHidden;
+  g.in = in;
+  g.factor = {2, 2};
+  return std::make_unique<model::UpsampleLayer>(backend, g, coarse);
+}
+
+// The stage on `fine`'s block (widths are the block's), or without a domain on the whole field (null: the plain
+// layers, no tiles, no halo exchange). The skip "s" (the GELU's output) rides beside the main tensor from layer 1 to
+// the concat at layer 5.
+std::vector<std::unique_ptr<Layer>> unet_layers(kernels::Backend& backend, model::FieldDomain* fine, Up up) {
+  const std::vector<int64_t> global = kUneven2d.global, half = {global[0] / 2, global[1] / 2};
+  model::FieldDomain* coarse = fine != nullptr ? &fine->coarsened({2, 2}) : nullptr;
+  const int64_t p = fine != nullptr ? fine->block_points() : points_of(global);
+  const int64_t q = fine != nullptr ? coarse->block_points() : points_of(half);
+  const std::vector<model::SkipSlot> s = {{"s", kHidden * p}};
+  const auto carried = [&](std::unique_ptr<Layer> inner, int64_t in, int64_t out) {
+    return std::make_unique<SkipLayer>(backend, std::move(inner), model::Join::kNone, "", "", in, out,
+                                       LayerCarry{s, s, false});
+  };
+  std::vector<std::unique_ptr<Layer>> layers;
+  layers.push_back(std::make_unique<model::ConvLayer>(backend, periodic_conv(global, kIn, kHidden, 3), true,
+                                                      kernels::PadMode::kPeriodic, fine));
+  layers.push_back(std::make_unique<SkipLayer>(
+      backend, std::make_unique<model::ActivationLayer>(backend, kernels::Activation::kGelu, kHidden * p),
+      model::Join::kNone, "s", "", kHidden * p, kHidden * p, LayerCarry{{}, s, true}));
+  kernels::PoolGeometry pool{kernels::PoolMode::kMax, kHidden, global, {2, 2}};
+  layers.push_back(carried(std::make_unique<model::PoolLayer>(backend, pool, fine), kHidden * p, kHidden * q));
+  layers.push_back(carried(std::make_unique<model::ConvLayer>(backend, periodic_conv(half, kHidden, kHidden, 3), true,
+                                                              kernels::PadMode::kPeriodic, coarse),
+                           kHidden * q, kHidden * q));
+  layers.push_back(carried(up_layer(backend, up, half, coarse), kHidden * q, kHidden * p));
+  layers.push_back(std::make_unique<SkipLayer>(backend, nullptr, model::Join::kConcat, "", "s", kHidden * p,
+                                               2 * kHidden * p, LayerCarry{s, {}, false}));
+  layers.push_back(std::make_unique<model::ConvLayer>(
+      backend, periodic_conv(global, 2 * kHidden, kOut, 1), true, std::nullopt, fine));
+  for (size_t i = 0; i < layers.size(); ++i) {
+    layers[i]->set_global_index(static_cast<int>(i));
+    layers[i]->init(7);
+  }
+  return layers;
+}
+
+struct StepResults {
+  std::vector<Tensor> y, dx;
+  std::vector<double> losses;
+  std::vector<Tensor> grads;  // every parameter's, in the stage's order
+  int64_t halo_bytes = 0;     // this run's halo fills, as the channel counts them
+};
+
+// One optimizer step of 2 micro-batches: F0, F1, B0, then I1 and W1; then finish_domain_step. On `run`'s block,
+// or (null) the plain layers on the whole field.
+StepResults run_step(kernels::Backend& backend, FieldRun* run, Up up, model::RecomputeMode recompute,
+                     const std::function<Tensor(const Tensor&, int64_t)>& cut) {
+  std::unique_ptr<BlockDomain> domain = run != nullptr ? std::make_unique<BlockDomain>(run->field()) : nullptr;
+  model::StageModule stage(backend, 0, unet_layers(backend, domain.get(), up),
+                           model::recompute_policy(recompute, {}), true, false);
+  stage.zero_grad();
+  const int64_t before = run != nullptr ? run->channel().totals().bytes_sent : 0;
+  const int64_t points = points_of(kUneven2d.global);
+  StepResults r;
+  std::vector<Tensor> grads;
+  for (int m = 0; m < 2; ++m) {
+    const unsigned seed = static_cast<unsigned>(m);
+    r.y.push_back(stage.forward(m, cut(random_tensor(kSamples, kIn * points, 10 + seed), kIn), {3, 0, true, 0}));
+    const Tensor target = cut(random_tensor(kSamples, kOut * points, 20 + seed), kOut);
+    model::LossResult loss =
+        domain != nullptr
+            ? model::compute_domain_loss(backend, *domain, model::LossKind::kMse, kOut, r.y.back(), target,
+                                         2 * kSamples)
+            : model::compute_loss(backend, model::LossKind::kMse, r.y.back(), target, 2 * kSamples);
+    r.losses.push_back(loss.sum);
+    grads.push_back(std::move(loss.grad));
+  }
+  r.dx.push_back(stage.backward(0, grads[0]));
+  r.dx.push_back(stage.backward_input(1, grads[1]));
+  stage.backward_weight(1);
+  stage.finish_domain_step();
+  for (model::Parameter* p : stage.parameters()) r.grads.push_back(p->grad);
+  if (run != nullptr) r.halo_bytes = run->channel().totals().bytes_sent - before;
+  return r;
+}
+
+// Within rounding: the one-block run's own bits differ from the plain layers' (other call shapes), but a wrong halo,
+// level or a gradient left out would not be close.
+void expect_near(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  bool nonzero = false;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    nonzero = nonzero || want.data()[i] != 0.0f;
+    const float tolerance = 1e-5f * std::max(1.0f, std::fabs(want.data()[i]));
+    ASSERT_NEAR(got.data()[i], want.data()[i], tolerance) << what << " element " << i << " (one block vs plain)";
+  }
+  EXPECT_TRUE(nonzero) << what << " is all zeros";
+}
+
+struct StageCase {
+  const char* name;
+  Up up;
+};
+
+class DomainStageTest : public ::testing::TestWithParam<StageCase> {};
+
+TEST_P(DomainStageTest, BlocksGiveTheOneBlockRunsBits) {
+  kernels::CpuBackend backend;
+  Runs runs(kUneven2d);
+  const Up up = GetParam().up;
+  const auto whole_cut = [](const Tensor& t, int64_t) { return t; };
+  const auto block_cut = [&](const Tensor& t, int64_t c) { return runs.cut(t, c); };
+  const StepResults whole = run_step(backend, runs.whole.get(), up, model::RecomputeMode::kNone, whole_cut);
+  EXPECT_EQ(whole.halo_bytes, 0) << "one block on one rank: its halos are local copies";
+  const StepResults plain = run_step(backend, nullptr, up, model::RecomputeMode::kNone, whole_cut);
+  for (size_t m = 0; m < 2; ++m) {
+    expect_near(whole.y[m], plain.y[m], "stage output");
+    EXPECT_NEAR(whole.losses[m], plain.losses[m], 1e-6 * plain.losses[m]);
+    expect_near(whole.dx[m], plain.dx[m], "input gradient");
+  }
+  for (size_t i = 0; i < plain.grads.size(); ++i) {
+    expect_near(whole.grads[i], plain.grads[i], "parameter gradient " + std::to_string(i));
+  }
+  for (const model::RecomputeMode recompute : {model::RecomputeMode::kNone, model::RecomputeMode::kFull}) {
+    const std::string mode = recompute == model::RecomputeMode::kNone ? "" : " (full recompute)";
+    const StepResults split = run_step(backend, &runs.domain, up, recompute, block_cut);
+    for (size_t m = 0; m < 2; ++m) {
+      const std::string mb = ", micro-batch " + std::to_string(m) + mode;
+      expect_bits(split.y[m], runs.cut(whole.y[m], kOut), "stage output" + mb);
+      EXPECT_EQ(std::memcmp(&split.losses[m], &whole.losses[m], sizeof(double)), 0)
+          << "loss" << mb << ": " << split.losses[m] << " vs " << whole.losses[m];
+      expect_bits(split.dx[m], runs.cut(whole.dx[m], kIn), "input gradient" + mb);
+    }
+    ASSERT_EQ(split.grads.size(), whole.grads.size());
+    ASSERT_EQ(split.grads.size(), GetParam().up == Up::kConvTranspose ? 8u : 6u);
+    for (size_t i = 0; i < split.grads.size(); ++i) {
+      expect_bits(split.grads[i], whole.grads[i], "parameter gradient " + std::to_string(i) + mode);
+    }
+    EXPECT_GT(split.halo_bytes, 0);
+    if (recompute == model::RecomputeMode::kFull) {
+      EXPECT_GT(split.halo_bytes, run_step(backend, &runs.domain, up, model::RecomputeMode::kNone, block_cut)
+                                      .halo_bytes)
+          << "a recomputed forward fills its halos again";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ups, DomainStageTest,
+                         ::testing::Values(StageCase{"nearest", Up::kNearest},
+                                           StageCase{"conv_transpose", Up::kConvTranspose},
+                                           StageCase{"linear", Up::kLinear}),
+                         [](const ::testing::TestParamInfo<StageCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace sluice::runtime
