@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/model/activation_layer.h"
 #include "core/model/conv_layer.h"
 #include "core/model/conv_transpose_layer.h"
@@ -172,6 +173,8 @@ struct StageCase {
   Up up;
 };
 
+void PrintTo(const StageCase& c, std::ostream* os) { *os << c.name; }
+
 class DomainStageTest : public ::testing::TestWithParam<StageCase> {};
 
 TEST_P(DomainStageTest, BlocksGiveTheOneBlockRunsBits) {
@@ -220,6 +223,31 @@ INSTANTIATE_TEST_SUITE_P(Ups, DomainStageTest,
                                            StageCase{"conv_transpose", Up::kConvTranspose},
                                            StageCase{"linear", Up::kLinear}),
                          [](const ::testing::TestParamInfo<StageCase>& info) { return std::string(info.param.name); });
+
+// What the block cannot run is refused when the layer is built, naming the layer: a conv that pads with zeros (its
+// halo would have to be zeros at the global edges, not the wrap), a layer whose geometry is not its level's.
+TEST(DomainStageTest, LayersTheBlockCannotRunAreRefused) {
+  kernels::CpuBackend backend;
+  FieldRun one(MPI_COMM_SELF, kUneven2d, {{16}, {16}}, 0);
+  BlockDomain domain(one.field());
+  const auto refused = [](const std::function<void()>& build, ErrorCode code, const std::string& message) {
+    try {
+      build();
+      ADD_FAILURE() << "accepted; expected: " << message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  refused([&] { model::ConvLayer(backend, periodic_conv({16, 16}, 1, 1, 3), true, std::nullopt, &domain); },
+          ErrorCode::kUnsupported, "conv layer on a split field: only periodic padding is built");
+  refused([&] { model::ConvLayer(backend, periodic_conv({8, 8}, 1, 1, 3), true, kernels::PadMode::kPeriodic,
+                                 &domain); },
+          ErrorCode::kInvalidArgument, "conv layer runs on a field of extents [8, 8] but its domain level is [16, 16]");
+  kernels::PoolGeometry pool{kernels::PoolMode::kMax, 1, {16, 16}, {2, 2}};
+  refused([&] { model::PoolLayer(backend, pool, &domain.coarsened({2, 2})); }, ErrorCode::kInvalidArgument,
+          "pool layer runs on a field of extents [16, 16] but its domain level is [8, 8]");
+}
 
 }  // namespace
 }  // namespace sluice::runtime
