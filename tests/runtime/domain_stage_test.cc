@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/config/config_parser.h"
 #include "core/model/activation_layer.h"
+#include "core/model/builder.h"
 #include "core/model/conv_layer.h"
 #include "core/model/conv_transpose_layer.h"
 #include "core/model/loss.h"
@@ -88,7 +90,9 @@ std::vector<std::unique_ptr<Layer>> unet_layers(kernels::Backend& backend, model
   const int64_t p = fine != nullptr ? fine->block_points() : points_of(global);
   const int64_t q = fine != nullptr ? coarse->block_points() : points_of(half);
   const std::vector<model::SkipSlot> s = {{"s", kHidden * p}};
-  const auto carried = [&](std::unique_ptr<Layer> inner, int64_t in, int64_t out) {
+  // The inner layer carries its global index too: its initial values are keyed by it (as the builder does).
+  const auto carried = [&](int index, std::unique_ptr<Layer> inner, int64_t in, int64_t out) {
+    inner->set_global_index(index);
     return std::make_unique<SkipLayer>(backend, std::move(inner), model::Join::kNone, "", "", in, out,
                                        LayerCarry{s, s, false});
   };
@@ -99,11 +103,12 @@ std::vector<std::unique_ptr<Layer>> unet_layers(kernels::Backend& backend, model
       backend, std::make_unique<model::ActivationLayer>(backend, kernels::Activation::kGelu, kHidden * p),
       model::Join::kNone, "s", "", kHidden * p, kHidden * p, LayerCarry{{}, s, true}));
   kernels::PoolGeometry pool{kernels::PoolMode::kMax, kHidden, global, {2, 2}};
-  layers.push_back(carried(std::make_unique<model::PoolLayer>(backend, pool, fine), kHidden * p, kHidden * q));
-  layers.push_back(carried(std::make_unique<model::ConvLayer>(backend, periodic_conv(half, kHidden, kHidden, 3), true,
+  layers.push_back(carried(2, std::make_unique<model::PoolLayer>(backend, pool, fine), kHidden * p, kHidden * q));
+  layers.push_back(carried(3,
+                           std::make_unique<model::ConvLayer>(backend, periodic_conv(half, kHidden, kHidden, 3), true,
                                                               kernels::PadMode::kPeriodic, coarse),
                            kHidden * q, kHidden * q));
-  layers.push_back(carried(up_layer(backend, up, half, coarse), kHidden * q, kHidden * p));
+  layers.push_back(carried(4, up_layer(backend, up, half, coarse), kHidden * q, kHidden * p));
   layers.push_back(std::make_unique<SkipLayer>(backend, nullptr, model::Join::kConcat, "", "s", kHidden * p,
                                                2 * kHidden * p, LayerCarry{s, {}, false}));
   layers.push_back(std::make_unique<model::ConvLayer>(
@@ -124,11 +129,13 @@ struct StepResults {
 
 // One optimizer step of 2 micro-batches: F0, F1, B0, then I1 and W1; then finish_domain_step. On `run`'s block,
 // or (null) the plain layers on the whole field.
-StepResults run_step(kernels::Backend& backend, FieldRun* run, Up up, model::RecomputeMode recompute,
-                     const std::function<Tensor(const Tensor&, int64_t)>& cut) {
+using Build = std::function<std::vector<std::unique_ptr<Layer>>(model::FieldDomain*)>;
+using Cut = std::function<Tensor(const Tensor&, int64_t)>;
+
+StepResults run_step(kernels::Backend& backend, FieldRun* run, const Build& build, model::RecomputeMode recompute,
+                     const Cut& cut) {
   std::unique_ptr<BlockDomain> domain = run != nullptr ? std::make_unique<BlockDomain>(run->field()) : nullptr;
-  model::StageModule stage(backend, 0, unet_layers(backend, domain.get(), up),
-                           model::recompute_policy(recompute, {}), true, false);
+  model::StageModule stage(backend, 0, build(domain.get()), model::recompute_policy(recompute, {}), true, false);
   stage.zero_grad();
   const int64_t before = run != nullptr ? run->channel().totals().bytes_sent : 0;
   const int64_t points = points_of(kUneven2d.global);
@@ -181,11 +188,12 @@ TEST_P(DomainStageTest, BlocksGiveTheOneBlockRunsBits) {
   kernels::CpuBackend backend;
   Runs runs(kUneven2d);
   const Up up = GetParam().up;
+  const Build up_stage = [&](model::FieldDomain* fine) { return unet_layers(backend, fine, up); };
   const auto whole_cut = [](const Tensor& t, int64_t) { return t; };
   const auto block_cut = [&](const Tensor& t, int64_t c) { return runs.cut(t, c); };
-  const StepResults whole = run_step(backend, runs.whole.get(), up, model::RecomputeMode::kNone, whole_cut);
+  const StepResults whole = run_step(backend, runs.whole.get(), up_stage, model::RecomputeMode::kNone, whole_cut);
   EXPECT_EQ(whole.halo_bytes, 0) << "one block on one rank: its halos are local copies";
-  const StepResults plain = run_step(backend, nullptr, up, model::RecomputeMode::kNone, whole_cut);
+  const StepResults plain = run_step(backend, nullptr, up_stage, model::RecomputeMode::kNone, whole_cut);
   for (size_t m = 0; m < 2; ++m) {
     expect_near(whole.y[m], plain.y[m], "stage output");
     EXPECT_NEAR(whole.losses[m], plain.losses[m], 1e-6 * plain.losses[m]);
@@ -196,7 +204,7 @@ TEST_P(DomainStageTest, BlocksGiveTheOneBlockRunsBits) {
   }
   for (const model::RecomputeMode recompute : {model::RecomputeMode::kNone, model::RecomputeMode::kFull}) {
     const std::string mode = recompute == model::RecomputeMode::kNone ? "" : " (full recompute)";
-    const StepResults split = run_step(backend, &runs.domain, up, recompute, block_cut);
+    const StepResults split = run_step(backend, &runs.domain, up_stage, recompute, block_cut);
     for (size_t m = 0; m < 2; ++m) {
       const std::string mb = ", micro-batch " + std::to_string(m) + mode;
       expect_bits(split.y[m], runs.cut(whole.y[m], kOut), "stage output" + mb);
@@ -211,7 +219,7 @@ TEST_P(DomainStageTest, BlocksGiveTheOneBlockRunsBits) {
     }
     EXPECT_GT(split.halo_bytes, 0);
     if (recompute == model::RecomputeMode::kFull) {
-      EXPECT_GT(split.halo_bytes, run_step(backend, &runs.domain, up, model::RecomputeMode::kNone, block_cut)
+      EXPECT_GT(split.halo_bytes, run_step(backend, &runs.domain, up_stage, model::RecomputeMode::kNone, block_cut)
                                       .halo_bytes)
           << "a recomputed forward fills its halos again";
     }
@@ -223,6 +231,70 @@ INSTANTIATE_TEST_SUITE_P(Ups, DomainStageTest,
                                            StageCase{"conv_transpose", Up::kConvTranspose},
                                            StageCase{"linear", Up::kLinear}),
                          [](const ::testing::TestParamInfo<StageCase>& info) { return std::string(info.param.name); });
+
+// The same U-Net from a config, built by model::build_layers with the rank's domain.
+const char* const kUnetConfig = R"(model:
+  inputs: [3, 16, 16]
+  layers:
+    - {type: conv, channels: 3, kernel: 3, padding: periodic}
+    - {type: gelu, name: s}
+    - {type: pool, kernel: 2, mode: max}
+    - {type: conv, channels: 3, kernel: 3, padding: periodic}
+    - {type: upsample, factor: 2}
+    - {type: concat, from: s}
+    - {type: conv, channels: 2, kernel: 1}
+data: {type: synthetic, batch: 2}
+)";
+
+void expect_same_step(const StepResults& got, const StepResults& want, const Cut& cut, const std::string& what) {
+  for (size_t m = 0; m < 2; ++m) {
+    const std::string mb = ", micro-batch " + std::to_string(m) + " (" + what + ")";
+    expect_bits(got.y[m], cut(want.y[m], kOut), "stage output" + mb);
+    EXPECT_EQ(std::memcmp(&got.losses[m], &want.losses[m], sizeof(double)), 0) << "loss" << mb;
+    expect_bits(got.dx[m], cut(want.dx[m], kIn), "input gradient" + mb);
+  }
+  ASSERT_EQ(got.grads.size(), want.grads.size()) << what;
+  for (size_t i = 0; i < got.grads.size(); ++i) {
+    expect_bits(got.grads[i], want.grads[i], "parameter gradient " + std::to_string(i) + " (" + what + ")");
+  }
+}
+
+// Built from the config on the blocks: the one-block run's bits, and the one-block run is the hand-built stage's.
+TEST(DomainStageTest, BuilderGivesTheBlocksLayers) {
+  kernels::CpuBackend backend;
+  Runs runs(kUneven2d);
+  const config::Config cfg = config::parse_config(kUnetConfig);
+  const Build built = [&](model::FieldDomain* fine) {
+    std::vector<std::unique_ptr<Layer>> layers = model::build_layers(
+        cfg.model, backend, {}, 0, static_cast<int>(cfg.model.layers.size()), config::input_shape_of(cfg.model), fine);
+    model::init_layers(layers, 7);
+    return layers;
+  };
+  const Build hand = [&](model::FieldDomain* fine) { return unet_layers(backend, fine, Up::kNearest); };
+  const Cut whole_cut = [](const Tensor& t, int64_t) { return t; };
+  const Cut block_cut = [&](const Tensor& t, int64_t c) { return runs.cut(t, c); };
+  const StepResults whole = run_step(backend, runs.whole.get(), built, model::RecomputeMode::kNone, whole_cut);
+  expect_same_step(whole, run_step(backend, runs.whole.get(), hand, model::RecomputeMode::kNone, whole_cut),
+                   whole_cut, "built vs hand-built, one block");
+  expect_same_step(run_step(backend, &runs.domain, built, model::RecomputeMode::kNone, block_cut), whole, block_cut,
+                   "built, split vs one block");
+  // A layer that cannot run on a block yet is refused by name.
+  config::Config with_dropout = cfg;
+  config::LayerSpec dropout;
+  dropout.type = config::LayerType::kDropout;
+  dropout.p = 0.1;
+  with_dropout.model.layers.insert(with_dropout.model.layers.begin() + 1, dropout);
+  BlockDomain domain(runs.domain.field());
+  try {
+    model::build_layers(with_dropout.model, backend, {}, 0, 2, config::input_shape_of(cfg.model), &domain);
+    ADD_FAILURE() << "a dropout layer was built on a block";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("model.layers[1]: a dropout layer cannot run on a block of a split field"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 // What the block cannot run is refused when the layer is built, naming the layer: a conv that pads with zeros (its
 // halo would have to be zeros at the global edges, not the wrap), a layer whose geometry is not its level's.
