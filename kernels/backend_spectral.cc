@@ -19,7 +19,7 @@ void checked(const char* op, const SpectralGeometry& geometry) {
 
 [[noreturn]] void unavailable(const char* op, const std::string& device) {
   throw Error(ErrorCode::kUnsupported, std::string(op) + " is not available on " + device +
-                                           " (the spectral convolution runs on the CPU backend in this version)");
+                                           " (the cpu and cuda backends have the spectral convolution)");
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ namespace {
 
 [[noreturn]] void unavailable(const char* op, const std::string& device) {
   throw Error(ErrorCode::kUnsupported, std::string(op) + " is not available on " + device +
-                                           " (patch_embed, transformer and unpatch run on the CPU backend in this "
-                                           "version)");
+                                           " (the cpu and cuda backends have the token ops of patch_embed, "
+                                           "transformer and unpatch)");
 }
 
 [[noreturn]] void invalid(const char* op, const std::string& problem) {

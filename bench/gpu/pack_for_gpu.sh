@@ -6,7 +6,7 @@
 #                                                     libraries they load outside CUDA and glibc), mpi/ (Open MPI)
 # Why a compressed payload: a call carries at most 64 MiB, and OpenBLAS alone is 36 MiB unpacked; the test binaries
 # also repeat the same statically linked project code, which xz's large window stores once.
-# CUDA itself (cudart, cuBLAS, cuDNN, NCCL: hundreds of MiB) is NOT carried: run_gpu_checks.sh looks for each library
+# CUDA itself (cudart, cuBLAS, cuFFT, cuDNN, NCCL: hundreds of MiB) is NOT carried: run_gpu_checks.sh looks for each library
 # on the GPU machine (/usr/local/cuda, system folders, PyTorch's nvidia/*/lib wheels) and records in device.txt
 # where it found it.
 # mpirun: Debian's Open MPI 4.1 packages, unpacked with `dpkg -x` into mpi/ and run relocated (OPAL_DESTDIR and
@@ -22,6 +22,7 @@ readonly mpi_packages=(openmpi-bin libopenmpi3 openmpi-common libpmix2 libhwloc1
 readonly targets=(//tests/cuda:cuda_backend_test //tests/cuda:cuda_registry_test //tests/cuda:nccl_transport_test_bin
                   //tests/cuda:staged_mpi_transport_test_bin //tests/cuda:pipeline_gpu_vs_cpu_test_bin
                   //tests/cuda:cuda_field_ops_test //tests/cuda:field_model_gpu_vs_cpu_test_bin
+                  //tests/cuda:cuda_operator_ops_test //tests/cuda:operator_models_gpu_vs_cpu_test_bin
                   //bench/gpu:mlp_step_bench //tools/sluice:sluice)
 
 # --define (what --config=cuda sets) does not change Bazel's output folder, so a plain `-c opt` build by anyone

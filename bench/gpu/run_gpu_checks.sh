@@ -3,7 +3,8 @@
 # bench/gpu/pack_for_gpu.sh put in a carry folder, runs them, and writes under $OUT (the device tool returns at
 # most 8 files from $OUT, so the per-step logs travel as one archive, rewritten after every step):
 #   summary.txt                   one line per step: ok / FAILED (exit) / TIMEOUT, its first error, failed gtest
-#                                 cases, every skip reason, and the "[gpu-vs-cpu]" and "[field-gpu-vs-cpu]" numbers
+#                                 cases, every skip reason, and the "[gpu-vs-cpu]", "[field-gpu-vs-cpu]",
+#                                 "[operator-ops]" and "[operator-gpu-vs-cpu]" numbers
 #   device.txt                    GPU, driver, glibc, CUDA/NCCL libraries found, which mpirun, Python/PyTorch
 #   results.jsonl                 the benchmarks' and `sluice train --json`'s final JSON lines
 #   pipeline_gpu_vs_cpu_test.log  the whole-pipeline test's output (also in the archive)
@@ -46,7 +47,7 @@ library_dirs=()
 wheel_dirs="$(timeout 30 python3 -c 'import glob, nvidia
 print(" ".join(d for p in nvidia.__path__ for d in glob.glob(p + "/*/lib")))' 2> /dev/null)"
 # cuDNN: libcudnn.so.9 loads its engine libraries (libcudnn_cnn.so.9 ...) from the same folder at run time.
-for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcufft.so.12 libcudnn.so.9 libnccl.so.2; do
   found=""
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
       /usr/lib/x86_64-linux-gnu $wheel_dirs; do
@@ -149,7 +150,8 @@ run_step() {  # name limit_s command...: output to $logs/<name>.log; ok / FAILED
   # gtest's skip reasons and the whole-pipeline test's measured differences, once each.
   grep -h -A1 -e ': Skipped$' "$logs/$name.log" | grep -v -e ': Skipped$' -e '^--$' | sort | uniq -c |
     sed 's/^/    skipped: /' | tee -a "$summary"
-  grep -h -e '^\[gpu-vs-cpu\]' -e '^\[field-gpu-vs-cpu\]' "$logs/$name.log" | sed 's/^/    /' | tee -a "$summary"
+  grep -h -e '^\[gpu-vs-cpu\]' -e '^\[field-gpu-vs-cpu\]' -e '^\[operator-ops\]' -e '^\[operator-gpu-vs-cpu\]' \
+    "$logs/$name.log" | sed 's/^/    /' | tee -a "$summary"
   tail -3 "$logs/$name.log"
   tar -C "$work" -czf "$out/logs.tar.gz" logs  # after every step: a run killed later still returns these
 }
@@ -174,6 +176,10 @@ run_step cuda_backend_test 120 "${with_libs[@]}" CUDA_LAUNCH_BLOCKING=1 "$bin/cu
 # The cuDNN field ops against the CPU and run to run, then a field model trained on the GPU vs the CPU.
 run_step cuda_field_ops_test 120 "${with_libs[@]}" CUDA_LAUNCH_BLOCKING=1 "$bin/cuda_field_ops_test"
 mpi_step field_model_gpu_vs_cpu_test 120 2 "$bin/field_model_gpu_vs_cpu_test_bin" --gtest_catch_exceptions=0
+# The cuFFT spectral convolution and the cuBLAS attention and token ops against the CPU, then FNO and ViT models
+# trained on the GPU vs the CPU (issue 29; never run on a GPU before this kit).
+run_step cuda_operator_ops_test 90 "${with_libs[@]}" CUDA_LAUNCH_BLOCKING=1 "$bin/cuda_operator_ops_test"
+mpi_step operator_models_gpu_vs_cpu_test 120 2 "$bin/operator_models_gpu_vs_cpu_test_bin" --gtest_catch_exceptions=0
 mpi_step nccl_transport_test 90 1 "$bin/nccl_transport_test_bin"
 mpi_step staged_mpi_transport_test 90 2 "$bin/staged_mpi_transport_test_bin"
 # An exception on one rank must end the job at once (mpirun aborts it), not leave the others in a collective
@@ -196,8 +202,11 @@ run_step torch_mlp 90 python3 "$carry/torch_mlp.py" --hidden 4096 --layers 8 --r
 if [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
   run_step cuda_backend_memcheck 150 "${with_libs[@]}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck \
     --error-exitcode 99 "$bin/cuda_backend_test"
+  # The spectral and attention kernels' index maps, never run before this kit.
+  run_step cuda_operator_ops_memcheck 120 "${with_libs[@]}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck \
+    --error-exitcode 99 "$bin/cuda_operator_ops_test"
 else
-  note "cuda_backend_memcheck: NOT RUN (no /usr/local/cuda/bin/compute-sanitizer)"
+  note "cuda_backend_memcheck, cuda_operator_ops_memcheck: NOT RUN (no /usr/local/cuda/bin/compute-sanitizer)"
 fi
 
 for name in mlp_step_bench_bf16 mlp_step_bench_fp32 torch_mlp sluice_train_cpu sluice_train_cuda; do

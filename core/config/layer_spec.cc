@@ -20,18 +20,21 @@ struct TypeEntry {
 };
 
 // The one table of layer types, their YAML names, whether they run on a cuda stage and on a block of a split field.
+// Every type has CUDA kernels now (the spectral and token layers since their cuFFT/cuBLAS ops,
+// kernels/cuda/cuda_spectral_ops.cc and cuda_attention_ops.cc); a future type without them is marked false and refused
+// at parse.
 const std::vector<TypeEntry>& type_table() {
   static const std::vector<TypeEntry> table = {
       {LayerType::kLinear, "linear", true, false}, {LayerType::kRelu, "relu"}, {LayerType::kGelu, "gelu"},
       {LayerType::kTanh, "tanh"},           {LayerType::kLayerNorm, "layernorm"}, {LayerType::kDropout, "dropout"},
       {LayerType::kResidualMlp, "residual_mlp", true, false}, {LayerType::kConv, "conv"},
       {LayerType::kFlatten, "flatten", true, false}, {LayerType::kReshape, "reshape", true, false},
-      {LayerType::kSpectralConv, "spectral_conv", false, false}, {LayerType::kFnoBlock, "fno_block", false, false},
+      {LayerType::kSpectralConv, "spectral_conv", true, false}, {LayerType::kFnoBlock, "fno_block", true, false},
       {LayerType::kGroupNorm, "group_norm"}, {LayerType::kInstanceNorm, "instance_norm"},
       {LayerType::kConvTranspose, "conv_transpose"}, {LayerType::kPool, "pool"}, {LayerType::kUpsample, "upsample"},
       {LayerType::kConcat, "concat"},       {LayerType::kAdd, "add"},
-      {LayerType::kPatchEmbed, "patch_embed", false, false}, {LayerType::kTransformer, "transformer", false, false},
-      {LayerType::kUnpatch, "unpatch", false, false}, {LayerType::kCustom, "custom", true, false},
+      {LayerType::kPatchEmbed, "patch_embed", true, false}, {LayerType::kTransformer, "transformer", true, false},
+      {LayerType::kUnpatch, "unpatch", true, false}, {LayerType::kCustom, "custom", true, false},
   };
   return table;
 }

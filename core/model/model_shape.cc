@@ -134,4 +134,12 @@ PartitionCosts partition_costs(const std::vector<LayerShape>& shapes, const conf
   return costs;
 }
 
+SkipRoutes skip_routes_of(const config::ModelSpec& spec, const std::vector<LayerShape>& shapes,
+                          const std::vector<LayerRange>& ranges) {
+  if (!config::has_skips(spec.layers)) return {};
+  std::vector<int64_t> main_out;
+  for (const LayerShape& shape : shapes) main_out.push_back(config::features_of(shape.out_shape));
+  return skip_routes(spec.layers, main_out, ranges);
+}
+
 }  // namespace sluice::model

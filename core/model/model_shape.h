@@ -10,6 +10,7 @@
 #include "core/config/config.h"
 #include "core/model/builder.h"
 #include "core/model/partition.h"
+#include "core/model/skip_routes.h"
 
 namespace sluice::model {
 
@@ -34,5 +35,10 @@ std::vector<double> flops_of(const std::vector<LayerShape>& shapes);
 // sample sends across it (its activation forward, with the skip tensors carried past it, and the gradient back)
 // at the pipeline's link bandwidth, as FLOPs at its flop rate.
 PartitionCosts partition_costs(const std::vector<LayerShape>& shapes, const config::PipelineSpec& pipeline);
+
+// The skips of `spec` that travel straight between the stages of `ranges` (skip_routes.h), from its shapes: what the
+// trainer lowers and runs, and what `sluice plan` prints.
+SkipRoutes skip_routes_of(const config::ModelSpec& spec, const std::vector<LayerShape>& shapes,
+                          const std::vector<LayerRange>& ranges);
 
 }  // namespace sluice::model

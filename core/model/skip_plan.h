@@ -1,8 +1,8 @@
 // Skip connections as tensors carried beside the main one. A layer named X whose output a later concat or add reads
 // keeps a copy of that output, and the copy rides along every layer boundary up to its last reader, as extra
-// feature columns after the main tensor's: [main | skip 1 | skip 2 ..], in the order the skips were made. So a skip
-// from the first pipeline stage to the last travels through the stages between them with the activations, and its
-// gradient travels back the same way; the schedule, its messages and the stash stay those of a plain layer chain.
+// feature columns after the main tensor's: [main | skip 1 | skip 2 ..], in the order the skips were made, so every
+// stage's layers compute what the sequential run computes. Between pipeline stages the executor sends a skip read two
+// or more stages later straight to its reader instead (skip_routes.h); the stages between keep its columns, as zeros.
 // Pure: from the layer list and each layer's own output width.
 #pragma once
 

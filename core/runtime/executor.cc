@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/runtime/microbatch_rows.h"
+#include "core/runtime/skip_columns.h"
 
 namespace sluice::runtime {
 namespace {
@@ -25,7 +26,10 @@ void add_busy(StepCounters& counters, ComputeKind kind, Clock::time_point c0) {
   counters.busy_seconds[static_cast<int>(kind)] += seconds_since(c0);
 }
 
-bool is_receive(ActionKind kind) { return kind == ActionKind::RECV_F || kind == ActionKind::RECV_B; }
+bool is_receive(ActionKind kind) {
+  return kind == ActionKind::RECV_F || kind == ActionKind::RECV_B || kind == ActionKind::RECV_SKIP ||
+         kind == ActionKind::RECV_SKIP_GRAD;
+}
 
 // Unique per (receiving stage, micro-batch, direction) within a step; steps never overlap.
 int64_t message_tag(int stages, int stage, int mb, bool forward) {
@@ -51,7 +55,8 @@ bool attempt(std::exception_ptr& first_error, Work&& work) {
 
 Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
                    kernels::Backend& backend, comm::Transport& transport, LossFn loss,
-                   std::function<void(int)> on_stage_done, std::function<void()> progress)
+                   std::function<void(int)> on_stage_done, std::function<void()> progress,
+                   model::SkipRoutes routes)
     : schedule_(lowered),
       actions_(lowered.actions.at(rank)),
       rank_(rank),
@@ -62,8 +67,10 @@ Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, mo
       transport_(transport),
       loss_(std::move(loss)),
       on_stage_done_(std::move(on_stage_done)),
-      progress_(std::move(progress)) {
+      progress_(std::move(progress)),
+      routes_(std::move(routes)) {
   check_tag_bound();
+  check_routes();
   for (const Action& a : actions_) {
     if (schedule_.stage_to_rank.at(a.stage) != rank_) {
       throw Error(ErrorCode::kInternal, "rank " + std::to_string(rank_) + "'s schedule names stage " +
@@ -78,7 +85,17 @@ Executor::Executor(const schedule::Schedule& lowered, int rank, std::map<int, mo
 
 int64_t Executor::largest_tag(const schedule::Schedule& lowered) {
   const int stages = lowered.num_stages();
-  return message_tag(stages, stages - 1, lowered.microbatches - 1, false);
+  const int64_t chain = message_tag(stages, stages - 1, lowered.microbatches - 1, false);
+  const int64_t skips = static_cast<int64_t>(lowered.skips.size());
+  return skips == 0 ? chain : chain + 1 + ((static_cast<int64_t>(lowered.microbatches) * skips - 1) << 1 | 1);
+}
+
+int Executor::skip_tag(int route, int mb, bool forward) const {
+  const int stages = schedule_.num_stages();
+  const int64_t chain = message_tag(stages, stages - 1, microbatches_ - 1, false);
+  const int64_t skips = static_cast<int64_t>(schedule_.skips.size());
+  // Fits an int: the constructor checked largest_tag() against transport_.max_tag().
+  return static_cast<int>(chain + 1 + ((static_cast<int64_t>(mb) * skips + route) << 1 | (forward ? 0 : 1)));
 }
 
 // MPI only promises tags up to 32767 (MPI_TAG_UB may allow more), and a schedule's tags grow with
@@ -112,12 +129,14 @@ kernels::Tensor Executor::input_slice(const StepData& data, int mb) const {
 // ---- Messages -----------------------------------------------------------------------------------------------
 
 void Executor::post_receive(const Action& a) {
+  if (schedule::is_skip_message(a.kind)) return post_skip_receive(a);
   const bool forward = a.kind == ActionKind::RECV_F;
   auto& pending = forward ? recv_forward_ : recv_backward_;
   Key key{a.stage, a.microbatch};
   if (pending.count(key)) return;  // already posted by the look-ahead
   model::StageModule* stage = stages_.at(a.stage);
-  const int64_t cols = forward ? stage->in_features() : stage->out_features();
+  const int boundary = forward ? a.stage - 1 : a.stage;
+  const int64_t cols = wire_width(routed(boundary), forward ? stage->in_features() : stage->out_features());
   const int peer_stage = forward ? a.stage - 1 : a.stage + 1;
   Pending p;
   p.buffer = backend_.empty(rows_of(a.microbatch).count, cols);
@@ -139,7 +158,7 @@ void Executor::post_receives_ahead(size_t position) {
 }
 
 kernels::Tensor Executor::take_received(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local,
-                                        Key key, const char* what, StepCounters& counters) {
+                                        Key key, const char* what, StepCounters& counters, int boundary) {
   auto l = local.find(key);
   if (l != local.end()) {
     kernels::Tensor t = std::move(l->second);
@@ -152,19 +171,25 @@ kernels::Tensor Executor::take_received(std::map<Key, Pending>& pending, std::ma
                                           std::to_string(key.stage) + " micro-batch " + std::to_string(key.mb) +
                                           " (the schedule lacks its receive)");
   }
+  kernels::Tensor t = wait_for(p->second, std::string(what) + " for stage " + std::to_string(key.stage) +
+                                              " micro-batch " + std::to_string(key.mb), counters);
+  pending.erase(p);
+  if (boundary < 0 || routed(boundary).empty()) return t;
+  return restore_routed(backend_, t, routed(boundary), boundary == key.stage ? stages_.at(key.stage)->out_features()
+                                                                              : stages_.at(key.stage)->in_features());
+}
+
+kernels::Tensor Executor::wait_for(Pending& pending, const std::string& what, StepCounters& counters) {
   const auto t0 = Clock::now();
   try {
-    p->second.request->wait();
+    pending.request->wait();
   } catch (const Error& e) {
     // The transport names the peer; only the executor knows what the message carries.
     if (e.code() != ErrorCode::kTimeout) throw;
-    throw Error(ErrorCode::kTimeout, std::string(what) + " for stage " + std::to_string(key.stage) +
-                                         " micro-batch " + std::to_string(key.mb) + ": " + e.what());
+    throw Error(ErrorCode::kTimeout, what + ": " + e.what());
   }
   counters.wait_seconds += seconds_since(t0);
-  kernels::Tensor t = std::move(p->second.buffer);
-  pending.erase(p);
-  return t;
+  return std::move(pending.buffer);
 }
 
 // Hands a tensor that `producer` made to the stage that consumes it: directly when that stage lives on this
@@ -179,11 +204,11 @@ void Executor::route(kernels::Tensor tensor, const Action& producer, int consume
 }
 
 void Executor::send_produced(std::map<Key, kernels::Tensor>& outbox, const Action& a, int peer_stage, bool forward,
-                             const char* missing) {
+                             const char* missing, int boundary) {
   auto it = outbox.find(Key{a.stage, a.microbatch});
   if (it == outbox.end()) throw Error(ErrorCode::kInternal, missing);
   Pending p;
-  p.buffer = std::move(it->second);
+  p.buffer = routed(boundary).empty() ? std::move(it->second) : drop_routed(backend_, it->second, routed(boundary));
   outbox.erase(it);
   // Tagged by the receiving stage, as its receive is.
   p.request = transport_.isend(p.buffer.data(), p.buffer.size(), schedule_.stage_to_rank.at(peer_stage),
@@ -206,11 +231,11 @@ void Executor::reap_sends(bool wait_all) {
 }
 
 void Executor::exec_send_forward(const Action& a) {
-  send_produced(to_send_forward_, a, a.stage + 1, true, "SEND_F before its forward");
+  send_produced(to_send_forward_, a, a.stage + 1, true, "SEND_F before its forward", a.stage);
 }
 
 void Executor::exec_send_backward(const Action& a) {
-  send_produced(to_send_backward_, a, a.stage - 1, false, "SEND_B before its backward");
+  send_produced(to_send_backward_, a, a.stage - 1, false, "SEND_B before its backward", a.stage - 1);
 }
 
 // A receive is posted no later than its place in the list and waited for by the compute that uses it. Where
@@ -224,7 +249,10 @@ void Executor::exec_receive(const Action& a) {
 
 kernels::Tensor Executor::forward_input(const Action& a, Step& step) {
   if (a.stage == 0) return input_slice(step.data, a.microbatch);
-  return take_received(recv_forward_, local_inputs_, Key{a.stage, a.microbatch}, "input", step.counters);
+  kernels::Tensor input =
+      take_received(recv_forward_, local_inputs_, Key{a.stage, a.microbatch}, "input", step.counters, a.stage - 1);
+  fill_skips(a.stage, a.microbatch, input, step.counters);
+  return input;
 }
 
 // The last stage's output is the step's result (forward-only) or goes into the loss, whose gradient starts
@@ -258,6 +286,7 @@ Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) 
     if (!step.data.training) stage->discard(mb);  // no backward will want what forward kept
   });
   if (!ok) output = backend_.zeros(rows_of(a.microbatch).count, stage->out_features());
+  produce_skips(a.stage, a.microbatch, output);
   if (a.stage == last_stage_) {
     finish_last_stage(a, std::move(output), step);
   } else {
@@ -270,8 +299,9 @@ Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) 
 // B and I: the gradient of the stage input, which the previous stage's backward waits for.
 Executor::Clock::time_point Executor::exec_input_gradient(const Action& a, Step& step) {
   model::StageModule* stage = stages_.at(a.stage);
-  kernels::Tensor grad_out =
-      take_received(recv_backward_, local_grads_, Key{a.stage, a.microbatch}, "output gradient", step.counters);
+  kernels::Tensor grad_out = take_received(recv_backward_, local_grads_, Key{a.stage, a.microbatch},
+                                           "output gradient", step.counters, a.stage);
+  fill_skip_gradients(a.stage, a.microbatch, grad_out, step.counters);
   const Clock::time_point c0 = Clock::now();
   const int mb = step.data.microbatch_offset + a.microbatch;
   const bool fused = a.kind == ActionKind::B;
@@ -283,6 +313,7 @@ Executor::Clock::time_point Executor::exec_input_gradient(const Action& a, Step&
   // tensor) and goes nowhere.
   if (a.stage > 0) {
     if (!ok) grad_in = backend_.zeros(rows_of(a.microbatch).count, stage->in_features());
+    produce_skip_gradients(a.stage, a.microbatch, grad_in);
     route(std::move(grad_in), a, a.stage - 1, local_grads_, to_send_backward_);
   }
   add_busy(step.counters, fused ? ComputeKind::kB : ComputeKind::kI, c0);
@@ -343,7 +374,11 @@ void Executor::execute(const Action& a, Step& step, bool trace) {
     case ActionKind::SEND_F: return exec_send_forward(a);
     case ActionKind::SEND_B: return exec_send_backward(a);
     case ActionKind::RECV_F:
-    case ActionKind::RECV_B: return exec_receive(a);
+    case ActionKind::RECV_B:
+    case ActionKind::RECV_SKIP:
+    case ActionKind::RECV_SKIP_GRAD: return exec_receive(a);
+    case ActionKind::SEND_SKIP:
+    case ActionKind::SEND_SKIP_GRAD: return exec_send_skip(a);
   }
   record_compute(a, c0, step, trace);
 }
@@ -387,6 +422,8 @@ StepOutcome Executor::run(const StepData& data, StepCounters& counters, bool tra
   if (outcome.error) discard_failed_step(data);
   local_inputs_.clear();
   local_grads_.clear();
+  skip_out_.clear();  // a forward-only step leaves the gradients' routes unused
+  skip_grad_out_.clear();
   counters.pipeline_seconds = seconds_since(step.start);
   return outcome;
 }

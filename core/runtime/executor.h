@@ -8,6 +8,11 @@
 // order, e.g. NCCL) and waited for right before the compute that uses them; sends are started right after the
 // data is produced and completed lazily.
 //
+// Skips (core/model/skip_routes.h): a routed skip tensor goes from its producer's stage to its reader's in its own
+// message (SEND_SKIP/RECV_SKIP, and the gradient back with SEND_SKIP_GRAD/RECV_SKIP_GRAD, or by hand-over when both
+// stages live on this rank); the activation messages between leave its columns out, and the stages between see
+// zeros there, which they only copy along.
+//
 // Failure: if a stage throws (a failing user callback, say), the rank keeps walking its action list with
 // zero-filled data so that every peer still gets the messages it waits for, and reports the first error at
 // the end; the trainer then agrees on failure across ranks and discards the step. No rank hangs.
@@ -20,9 +25,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/comm/transport.h"
+#include "core/model/skip_routes.h"
 #include "core/model/stage_module.h"
 #include "core/runtime/microbatch_rows.h"
 #include "core/runtime/step_counters.h"
@@ -82,14 +89,17 @@ class Executor {
   // `progress()`, if set, runs after every action (a hook for work that must advance during the step).
   // Throws sluice::Error(kConfig) when the schedule needs message tags beyond transport.max_tag(). The bound
   // and the schedule's size are the same on every rank, so every rank refuses alike (Trainer::start relies on it).
+  // `routes`: the model's routed skips; `lowered.skips` must list exactly their (from, to), in order (Error
+  // kInternal otherwise).
   Executor(const schedule::Schedule& lowered, int rank, std::map<int, model::StageModule*> stages,
            kernels::Backend& backend, comm::Transport& transport, LossFn loss,
-           std::function<void(int stage)> on_stage_done, std::function<void()> progress = {});
+           std::function<void(int stage)> on_stage_done, std::function<void()> progress = {},
+           model::SkipRoutes routes = {});
 
   StepOutcome run(const StepData& data, StepCounters& counters, bool trace);
 
   // The largest message tag a step of `lowered` uses (tags are unique per receiving stage, micro-batch and
-  // direction; see tag()).
+  // direction; see tag(); skip messages per skip, micro-batch and direction after those, see skip_tag()).
   static int64_t largest_tag(const schedule::Schedule& lowered);
 
  private:
@@ -112,7 +122,10 @@ class Executor {
     Clock::time_point start;
   };
 
+  using RouteKey = std::pair<int, int>;  // (route, micro-batch)
+
   void check_tag_bound() const;
+  void check_routes() const;
   void begin_step(const StepData& data);
 
   // One method per action kind. Compute methods return when the compute itself started (after any wait for
@@ -124,7 +137,23 @@ class Executor {
   Clock::time_point exec_backward_weight(const schedule::Action& a, Step& step);  // W
   void exec_send_forward(const schedule::Action& a);
   void exec_send_backward(const schedule::Action& a);
-  void exec_receive(const schedule::Action& a);  // RECV_F and RECV_B
+  void exec_receive(const schedule::Action& a);  // RECV_F, RECV_B, RECV_SKIP and RECV_SKIP_GRAD
+  void exec_send_skip(const schedule::Action& a);  // SEND_SKIP and SEND_SKIP_GRAD
+
+  // Routed skips (executor_skips.cc).
+  int route_index(int from, int to) const;
+  int skip_tag(int route, int mb, bool forward) const;
+  void post_skip_receive(const schedule::Action& a);
+  // The routed columns of boundary `boundary` (output of that stage), empty when none.
+  const std::vector<model::RoutedColumns>& routed(int boundary) const;
+  // Forward: the routes leaving `stage` take their columns of its output; the routes reaching it fill its input.
+  void produce_skips(int stage, int mb, const kernels::Tensor& output);
+  void fill_skips(int stage, int mb, kernels::Tensor& input, StepCounters& counters);
+  // Backward: the gradient of routes leaving `stage` fills its output gradient; the routes reaching it take their
+  // columns of its input gradient back.
+  void fill_skip_gradients(int stage, int mb, kernels::Tensor& grad_output, StepCounters& counters);
+  void produce_skip_gradients(int stage, int mb, const kernels::Tensor& grad_input);
+  kernels::Tensor take_skip(int route, int mb, bool forward, StepCounters& counters);
 
   // Pieces the action methods share.
   kernels::Tensor forward_input(const schedule::Action& a, Step& step);
@@ -138,10 +167,13 @@ class Executor {
 
   void post_receives_ahead(size_t position);
   void post_receive(const schedule::Action& a);
+  // A tensor received over the wire gets back the routed columns of `boundary` (-1: none) as zeros.
   kernels::Tensor take_received(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local, Key key,
-                                const char* what, StepCounters& counters);
+                                const char* what, StepCounters& counters, int boundary);
+  kernels::Tensor wait_for(Pending& pending, const std::string& what, StepCounters& counters);
+  // `boundary`: whose routed columns the message leaves out (-1: none).
   void send_produced(std::map<Key, kernels::Tensor>& outbox, const schedule::Action& a, int peer_stage, bool forward,
-                     const char* missing);
+                     const char* missing, int boundary);
   void reap_sends(bool wait_all);
   int tag(int stage, int mb, bool forward) const;
   kernels::Tensor input_slice(const StepData& data, int mb) const;
@@ -159,6 +191,7 @@ class Executor {
   LossFn loss_;
   std::function<void(int)> on_stage_done_;
   std::function<void()> progress_;
+  model::SkipRoutes routes_;
 
   // Per-step state.
   size_t posted_upto_ = 0;
@@ -169,6 +202,10 @@ class Executor {
   std::map<Key, kernels::Tensor> local_grads_;   // from the loss or the next stage on this rank
   std::map<Key, kernels::Tensor> to_send_forward_;
   std::map<Key, kernels::Tensor> to_send_backward_;
+  std::map<RouteKey, Pending> recv_skip_;       // routed skip tensors on their way (forward)
+  std::map<RouteKey, Pending> recv_skip_grad_;  // their gradients on their way (backward)
+  std::map<RouteKey, kernels::Tensor> skip_out_;       // made here: to send, or for a reader on this rank
+  std::map<RouteKey, kernels::Tensor> skip_grad_out_;  // the same for gradients
   std::vector<Pending> sends_;
   std::map<int, int> weight_done_;  // stage -> micro-batches whose weight gradients are done
 };

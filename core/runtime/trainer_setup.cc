@@ -69,6 +69,12 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   // anything is allocated.
   const char* kind = config::resolved_schedule_name(cfg.pipeline.schedule);
   schedule::Schedule compute = schedule::make_schedule(kind, P, cfg.pipeline.microbatches, V);
+  // Shapes and costs from the config alone: a rank builds (allocates) only the layers of its own chunks.
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
+  const std::vector<model::LayerRange> ranges =
+      model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * V));
+  parts.skip_routes = model::skip_routes_of(cfg.model, shapes, ranges);
+  for (const model::SkipRoute& route : parts.skip_routes.routes) compute.skips.push_back({route.from, route.to});
   // Lowered with the costs it was planned with (pipeline.costs), so the SEND/RECVs sit as `sluice plan` shows them;
   // the compute order, hence every result bit, is the same either way.
   const auto costs = planned_costs(cfg, parts.layout.data_parallel);
@@ -82,16 +88,11 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   // In a mixed pipeline gemm_precision is meant for the cuda stages: cpu stages get fp32, which is all the CPU
   // backend accepts (it refuses tf32/bf16 rather than ignore them).
   backend.set_gemm_precision(cfg.gemm_precision_for_stage(parts.layout.stage_rank));
-  // Shapes and costs from the config alone: a rank builds (allocates) only the layers of its own chunks.
-  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
   parts.num_layers = static_cast<int>(shapes.size());
   parts.input_features = shapes.front().in;
   parts.output_features = shapes.back().out;
   parts.input_shape = shapes.front().in_shape;
   parts.output_shape = shapes.back().out_shape;
-  const std::vector<model::LayerRange> ranges =
-      model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * V));
-
   const model::RecomputePolicy recompute =
       model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
   parts.stages.clear();
@@ -157,10 +158,10 @@ void build_executors(RunParts& parts, const config::Config& cfg, const std::func
   comm::Transport& transport = *parts.pipeline_transport.transport;
   const LossFn loss = loss_function(parts, cfg.loss);
   parts.executor = std::make_unique<Executor>(parts.lowered, parts.layout.stage_rank, raw_stages(parts), backend,
-                                              transport, loss, stage_done);
+                                              transport, loss, stage_done, nullptr, parts.skip_routes);
   parts.forward_only = std::make_unique<schedule::Schedule>(schedule::forward_only(parts.lowered));
   parts.predictor = std::make_unique<Executor>(*parts.forward_only, parts.layout.stage_rank, raw_stages(parts),
-                                               backend, transport, loss, [](int) {});
+                                               backend, transport, loss, [](int) {}, nullptr, parts.skip_routes);
 }
 
 // What start() made after the communicators, released when the start fails on every rank: a later start builds
@@ -248,7 +249,8 @@ Executor& RunParts::predictor_for(int microbatches, int configured_microbatches)
     entry.first = std::make_unique<schedule::Schedule>(schedule::forward_only(lowered, microbatches));
     auto no_loss = [](const kernels::Tensor&, const float*, int64_t, kernels::Tensor&) { return 0.0; };
     entry.second = std::make_unique<Executor>(*entry.first, layout.stage_rank, raw_stages(*this), *backend,
-                                              *pipeline_transport.transport, no_loss, [](int) {});
+                                              *pipeline_transport.transport, no_loss, [](int) {}, nullptr,
+                                              skip_routes);
   }
   return *entry.second;
 }

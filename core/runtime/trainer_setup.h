@@ -50,6 +50,7 @@ struct RunParts {
   std::map<int, std::unique_ptr<model::StageModule>> stages;  // this rank's stage modules, by global stage index
   std::unique_ptr<model::Optimizer> optimizer;
   schedule::Schedule lowered;
+  model::SkipRoutes skip_routes;  // skips that travel straight between stages (core/model/skip_routes.h)
   std::unique_ptr<schedule::Schedule> forward_only;
   std::unique_ptr<Executor> executor;
   std::unique_ptr<Executor> predictor;

@@ -8,13 +8,17 @@ namespace sluice {
 namespace schedule {
 namespace {
 
-constexpr ActionKind kAllKinds[] = {ActionKind::F,      ActionKind::B,      ActionKind::I,      ActionKind::W,
-                                    ActionKind::SEND_F, ActionKind::RECV_F, ActionKind::SEND_B, ActionKind::RECV_B};
+constexpr ActionKind kAllKinds[] = {ActionKind::F,         ActionKind::B,         ActionKind::I,
+                                    ActionKind::W,         ActionKind::SEND_F,    ActionKind::RECV_F,
+                                    ActionKind::SEND_B,    ActionKind::RECV_B,    ActionKind::SEND_SKIP,
+                                    ActionKind::RECV_SKIP, ActionKind::SEND_SKIP_GRAD, ActionKind::RECV_SKIP_GRAD};
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
   throw Error(ErrorCode::kInvalidArgument, "bad action '" + text + "': " + why +
                                                " (expected <stage><KIND><microbatch> with KIND one of F, B, I, W, "
-                                               "SEND_F, RECV_F, SEND_B, RECV_B, e.g. 2F0 or 1SEND_B3)");
+                                               "SEND_F, RECV_F, SEND_B, RECV_B, e.g. 2F0 or 1SEND_B3; skip messages "
+                                               "SEND_SKIP, RECV_SKIP, SEND_SKIP_GRAD, RECV_SKIP_GRAD add "
+                                               "@<peer stage>, e.g. 0SEND_SKIP3@5)");
 }
 
 // Reads a run of decimal digits starting at `pos`; bounded so that a huge number is an error, not an overflow.
@@ -42,12 +46,18 @@ const char* kind_name(ActionKind kind) {
     case ActionKind::RECV_F: return "RECV_F";
     case ActionKind::SEND_B: return "SEND_B";
     case ActionKind::RECV_B: return "RECV_B";
+    case ActionKind::SEND_SKIP: return "SEND_SKIP";
+    case ActionKind::RECV_SKIP: return "RECV_SKIP";
+    case ActionKind::SEND_SKIP_GRAD: return "SEND_SKIP_GRAD";
+    case ActionKind::RECV_SKIP_GRAD: return "RECV_SKIP_GRAD";
   }
   return "?";
 }
 
 std::string to_string(const Action& action) {
-  return std::to_string(action.stage) + kind_name(action.kind) + std::to_string(action.microbatch);
+  std::string text = std::to_string(action.stage) + kind_name(action.kind) + std::to_string(action.microbatch);
+  if (is_skip_message(action.kind)) text += "@" + std::to_string(action.peer);
+  return text;
 }
 
 Action parse_action(const std::string& text) {
@@ -67,6 +77,13 @@ Action parse_action(const std::string& text) {
   }
   if (!known) fail(text, "unknown kind '" + kind_text + "'");
   action.microbatch = read_number(text, pos, "micro-batch number");
+  if (pos < text.size() && text[pos] == '@') {
+    if (!is_skip_message(action.kind)) fail(text, "only skip messages name a peer stage ('@')");
+    ++pos;
+    action.peer = read_number(text, pos, "peer stage after '@'");
+  } else if (is_skip_message(action.kind)) {
+    fail(text, std::string(kind_name(action.kind)) + " needs its peer stage: '@<stage>' after the micro-batch");
+  }
   if (pos != text.size()) fail(text, "unexpected trailing text '" + text.substr(pos) + "'");
   return action;
 }

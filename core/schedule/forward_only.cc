@@ -13,7 +13,8 @@ Schedule forward_only(const Schedule& lowered, int microbatches) {
   for (auto& list : s.actions) {
     std::vector<Action> kept;
     for (const auto& a : list) {
-      const bool forward = a.kind == ActionKind::F || a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_F;
+      const bool forward = a.kind == ActionKind::F || a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_F ||
+                           a.kind == ActionKind::SEND_SKIP || a.kind == ActionKind::RECV_SKIP;
       if (forward && a.microbatch < microbatches) kept.push_back(a);
     }
     list = std::move(kept);

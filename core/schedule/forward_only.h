@@ -6,7 +6,7 @@
 
 namespace sluice::schedule {
 
-// Keeps F, SEND_F and RECV_F of every rank's list, in order. A valid lowered schedule stays valid (its
+// Keeps F, SEND_F, RECV_F, SEND_SKIP and RECV_SKIP of every rank's list, in order. A valid lowered schedule stays valid (its
 // forward messages were already matched and deadlock-free among themselves).
 Schedule forward_only(const Schedule& lowered);
 

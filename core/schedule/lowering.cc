@@ -19,6 +19,7 @@
 #include "core/schedule/replay.h"
 #include "core/schedule/replay_workspace.h"
 #include "core/schedule/simulator.h"
+#include "core/schedule/skip_lowering.h"
 
 namespace sluice {
 namespace schedule {
@@ -209,18 +210,8 @@ bool play_reaches_compute_only(const CostModel& costs, double ideal, double play
   return costs.per_stage.empty() && played_makespan <= ideal;
 }
 
-}  // namespace
-
-Schedule lower(const Schedule& compute) {
-  const CostModel unit_costs;  // unit costs: whole-number times, so the ring calendar applies (fast at p=512)
-  // Messages become ready when their producer ends, at most the longest action (a fused B: 2) after it starts.
-  detail::MessageCalendar pending(2);
-  return lower_in_time_order(compute, unit_costs, pending, false);
-}
-
-Schedule lower(const Schedule& compute, const CostModel& costs) { return lower_and_replay(compute, costs).lowered; }
-
-CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs) {
+// lower_and_replay for the main chain's messages (the skips' come after, skip_lowering.h).
+CostedLowering lower_chain_and_replay(const Schedule& compute, const CostModel& costs) {
   check_cost_model(costs);
   throw_if_lowered(compute);
   TimedCalendar plain_calendar, deferred_calendar;
@@ -257,6 +248,29 @@ CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs)
   if (consider(lower_in_time_order(compute, costs, plain_calendar, false))) return chosen();
   consider(lower_in_time_order(compute, costs, deferred_calendar, true));
   return chosen();
+}
+
+}  // namespace
+
+Schedule lower(const Schedule& compute) {
+  const CostModel unit_costs;  // unit costs: whole-number times, so the ring calendar applies (fast at p=512)
+  // Messages become ready when their producer ends, at most the longest action (a fused B: 2) after it starts.
+  detail::MessageCalendar pending(2);
+  Schedule lowered = lower_in_time_order(compute, unit_costs, pending, false);
+  detail::add_skip_messages(lowered, compute.skips);
+  return lowered;
+}
+
+Schedule lower(const Schedule& compute, const CostModel& costs) { return lower_and_replay(compute, costs).lowered; }
+
+CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs) {
+  CostedLowering result = lower_chain_and_replay(compute, costs);
+  if (compute.skips.empty()) return result;
+  detail::add_skip_messages(result.lowered, compute.skips);
+  // The placement was chosen for the chain; the makespans reported are those of the lists with their skips.
+  result.posting_order = replay_makespan(result.lowered, costs, TransferMode::kPostingOrder);
+  result.blocking = replay_makespan(result.lowered, costs, TransferMode::kBlocking);
+  return result;
 }
 
 }  // namespace schedule

@@ -13,6 +13,9 @@ namespace schedule {
 // of a V, or one rank) get no communication. Both ends of every message are placed at the same point of one
 // global time-ordered serialization (a unit-cost dependency run), so any two ranks see their messages in the
 // same relative order. Throws sluice::Error(kInvalidArgument) if `compute` is already lowered or cannot run.
+// `compute.skips` whose stages sit on different ranks get their own messages (SEND_SKIP/RECV_SKIP forward,
+// SEND_SKIP_GRAD/RECV_SKIP_GRAD backward) between those two ranks only, added last (skip_lowering.h); the
+// result keeps `compute.skips`.
 Schedule lower(const Schedule& compute);
 
 // The placement for the step's real `costs`: of the rendezvous play (rendezvous_placement.h), the time-ordered
@@ -28,6 +31,8 @@ struct CostedLowering {
   double compute_only = 0.0;   // simulate(compute, costs).makespan
   double posting_order = 0.0;  // replay_makespan(lowered, costs, TransferMode::kPostingOrder)
   double blocking = 0.0;       // replay_makespan(lowered, costs, TransferMode::kBlocking)
+  // With skips, the placement is chosen for the main chain's messages and the two replays are those of the final
+  // lists, skip messages included.
 };
 CostedLowering lower_and_replay(const Schedule& compute, const CostModel& costs);
 

@@ -7,21 +7,21 @@
 namespace sluice {
 namespace schedule {
 namespace detail {
-namespace {
 
-// The action the peer must be at for `action` to complete, and the peer's stage.
-inline Action counterpart(const Action& action) {
-  const int s = action.stage, m = action.microbatch;
+Action counterpart(const Action& action) {
+  const int s = action.stage, m = action.microbatch, peer = action.peer;
   switch (action.kind) {
     case ActionKind::SEND_F: return {s + 1, ActionKind::RECV_F, m};
     case ActionKind::RECV_F: return {s - 1, ActionKind::SEND_F, m};
     case ActionKind::SEND_B: return {s - 1, ActionKind::RECV_B, m};
     case ActionKind::RECV_B: return {s + 1, ActionKind::SEND_B, m};
+    case ActionKind::SEND_SKIP: return {peer, ActionKind::RECV_SKIP, m, s};
+    case ActionKind::RECV_SKIP: return {peer, ActionKind::SEND_SKIP, m, s};
+    case ActionKind::SEND_SKIP_GRAD: return {peer, ActionKind::RECV_SKIP_GRAD, m, s};
+    case ActionKind::RECV_SKIP_GRAD: return {peer, ActionKind::SEND_SKIP_GRAD, m, s};
     default: return action;
   }
 }
-
-}  // namespace
 
 std::optional<ValidationIssue> rendezvous_dry_run(const Schedule& schedule) {
   std::vector<size_t> position(schedule.ranks, 0);

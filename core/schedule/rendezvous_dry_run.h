@@ -12,6 +12,9 @@ namespace sluice {
 namespace schedule {
 namespace detail {
 
+// The action the peer must be at for a SEND/RECV `action` to complete (its stage names the peer's rank).
+Action counterpart(const Action& action);
+
 // Expects a schedule that passed check_header/check_actions. Reports the first rank stuck in a deadlock.
 std::optional<ValidationIssue> rendezvous_dry_run(const Schedule& schedule);
 

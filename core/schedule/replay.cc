@@ -32,7 +32,8 @@ class Replayer {
   // `messages`: any earlier replay's table, refilled here (its pages are already there).
   Replayer(const Schedule& schedule, const CostModel& costs, TransferMode mode, std::vector<Message>& messages)
       : s_(schedule), costs_(costs), mode_(mode), transfer_(transfer_time(costs)),
-        messages_(reset(messages, table_size(schedule))), cursor_(schedule.ranks, 0),
+        chain_size_(table_size(schedule)),
+        messages_(reset(messages, chain_size_ + skip_table_size(schedule))), cursor_(schedule.ranks, 0),
         waiting_on_(schedule.ranks, kNoMessage),
         clock_(schedule.ranks, 0.0), last_done_(schedule.ranks, 0.0), oldest_(schedule.ranks, 0) {}
 
@@ -64,11 +65,30 @@ class Replayer {
   }
   // Rows are (sender stage, direction): blocked_table.h.
   static size_t table_size(const Schedule& s) { return detail::blocked_table_size(2 * s.num_stages(), s.microbatches); }
+  // Skip messages (Schedule::skips) after the chain's: one per (skip, direction, micro-batch).
+  static size_t skip_table_size(const Schedule& s) { return 2 * s.skips.size() * static_cast<size_t>(s.microbatches); }
+  size_t skip_key(int from, int to, bool forward, int microbatch) const {
+    size_t skip = 0;
+    while (skip < s_.skips.size() && !(s_.skips[skip].from == from && s_.skips[skip].to == to)) ++skip;
+    if (skip == s_.skips.size() || microbatch < 0 || microbatch >= s_.microbatches)
+      throw Error(ErrorCode::kInvalidArgument, "replay of schedule '" + s_.name + "': a skip message of skip " +
+                                                   std::to_string(from) + ">" + std::to_string(to) + " micro-batch " +
+                                                   std::to_string(microbatch) + " that the schedule does not declare");
+    return chain_size_ + (skip * 2 + (forward ? 0 : 1)) * static_cast<size_t>(s_.microbatches) + microbatch;
+  }
+  // A skip message's key: the producer's stage first, whichever end the action is.
+  size_t skip_key_of(const Action& a) const {
+    const bool at_producer = a.kind == ActionKind::SEND_SKIP || a.kind == ActionKind::RECV_SKIP_GRAD;
+    const bool forward = a.kind == ActionKind::SEND_SKIP || a.kind == ActionKind::RECV_SKIP;
+    return at_producer ? skip_key(a.stage, a.peer, forward, a.microbatch)
+                       : skip_key(a.peer, a.stage, forward, a.microbatch);
+  }
   size_t key(int sender_stage, bool forward, int microbatch) const {
     const size_t row = static_cast<size_t>(sender_stage) * 2 + (forward ? 0 : 1);
     return detail::blocked_index(row, 2 * static_cast<size_t>(s_.num_stages()), microbatch);
   }
   size_t key_of(const Action& a) const {  // a SEND or RECV
+    if (is_skip_message(a.kind)) return skip_key_of(a);
     switch (a.kind) {
       case ActionKind::SEND_F: return key(a.stage, true, a.microbatch);
       case ActionKind::RECV_F: return key(a.stage - 1, true, a.microbatch);
@@ -77,6 +97,7 @@ class Replayer {
     }
   }
   int peer_of(const Action& a) const {
+    if (is_skip_message(a.kind)) return s_.rank_of(a.peer);
     const bool toward_next = a.kind == ActionKind::SEND_F || a.kind == ActionKind::RECV_B;
     return s_.rank_of(toward_next ? a.stage + 1 : a.stage - 1);
   }
@@ -87,6 +108,24 @@ class Replayer {
     if (detail::produces_input_gradient(a.kind) && a.stage < s_.num_stages() - 1 && s_.rank_of(a.stage + 1) != rank)
       return key(a.stage + 1, false, a.microbatch);
     return kNoMessage;
+  }
+  // When the skip messages `a` needs have arrived (0 when it needs none; < 0 while one has not): the reader's F
+  // waits for its skips, the producer's backward for their gradients, from stages on other ranks.
+  double skips_arrived(int rank, const Action& a, size_t& missing) const {
+    double arrived = 0.0;
+    const bool forward = a.kind == ActionKind::F;
+    if (!forward && !detail::produces_input_gradient(a.kind)) return arrived;
+    for (const SkipEdge& skip : s_.skips) {
+      const int here = forward ? skip.to : skip.from, there = forward ? skip.from : skip.to;
+      if (here != a.stage || s_.rank_of(there) == rank) continue;
+      const size_t key = skip_key(skip.from, skip.to, forward, a.microbatch);
+      if (messages_[key].complete < 0.0) {
+        missing = key;
+        return -1.0;
+      }
+      arrived = std::max(arrived, messages_[key].complete);
+    }
+    return arrived;
   }
   double cost_of(ActionKind kind) const {
     switch (kind) {
@@ -125,10 +164,19 @@ class Replayer {
       const Action& a = list[i];
       if (is_compute(a.kind)) {
         const size_t input = input_of(rank, a);
-        const double arrived = input == kNoMessage ? 0.0 : messages_[input].complete;
+        double arrived = input == kNoMessage ? 0.0 : messages_[input].complete;
         if (arrived < 0.0) {
           waiting_on_[rank] = input;
           return;
+        }
+        if (!s_.skips.empty()) {
+          size_t missing = kNoMessage;
+          const double skips = skips_arrived(rank, a, missing);
+          if (skips < 0.0) {
+            waiting_on_[rank] = missing;
+            return;
+          }
+          arrived = std::max(arrived, skips);
         }
         clock_[rank] = std::max(clock_[rank], arrived) + cost_of(a.kind);
       } else if (!post(rank, a)) {
@@ -141,7 +189,8 @@ class Replayer {
   bool post(int rank, const Action& a) {
     const size_t key = key_of(a);
     Message& m = messages_[key];
-    const bool sending = a.kind == ActionKind::SEND_F || a.kind == ActionKind::SEND_B;
+    const bool sending = a.kind == ActionKind::SEND_F || a.kind == ActionKind::SEND_B ||
+                         a.kind == ActionKind::SEND_SKIP || a.kind == ActionKind::SEND_SKIP_GRAD;
     double& mine = sending ? m.send_post : m.recv_post;
     if (mine < 0.0) mine = clock_[rank];
     if (mode_ == TransferMode::kPostingOrder) return true;  // open from now on: oldest_open() finds it
@@ -195,6 +244,7 @@ class Replayer {
   const CostModel costs_;
   const TransferMode mode_;
   const double transfer_;
+  const size_t chain_size_;
   std::vector<Message>& messages_;
   std::vector<size_t> cursor_;
   std::vector<size_t> waiting_on_;  // per rank: the message it is stopped on, or kNoMessage

@@ -4,6 +4,8 @@
 //   - posting order (NCCL): a rank's communication operations complete in the order they were posted, so a
 //     RECV posted too early holds back every later SEND of that rank until its data has arrived;
 //   - blocking (rendezvous MPI): a SEND or RECV stops its rank until the matching end is reached too.
+// Skip messages (SEND_SKIP and the rest, action.h) are replayed like the chain's: the reader's F waits for its
+// skips, the producer's backward for their gradients, and each costs one transfer.
 #pragma once
 
 #include <string>

@@ -1,5 +1,9 @@
 #include "core/schedule/schedule.h"
 
+#include <cctype>
+
+#include "core/common/error.h"
+
 namespace sluice {
 namespace schedule {
 
@@ -16,6 +20,28 @@ std::vector<int> v_placement(int ranks) {
     placement[2 * ranks - 1 - rank] = rank;
   }
   return placement;
+}
+
+std::string to_string(const SkipEdge& skip) { return std::to_string(skip.from) + ">" + std::to_string(skip.to); }
+
+SkipEdge parse_skip_edge(const std::string& text) {
+  const size_t mark = text.find('>');
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 9) return -1;
+    for (char c : part)
+      if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
+    return std::stoi(part);
+  };
+  const int from = mark == std::string::npos ? -1 : number(text.substr(0, mark));
+  const int to = mark == std::string::npos ? -1 : number(text.substr(mark + 1));
+  if (from < 0 || to < 0)
+    throw Error(ErrorCode::kInvalidArgument,
+                "bad skip '" + text + "': expected <producer stage>><reader stage>, e.g. 0>5");
+  return {from, to};
+}
+
+bool crosses_ranks(const Schedule& schedule, const SkipEdge& skip) {
+  return schedule.rank_of(skip.from) != schedule.rank_of(skip.to);
 }
 
 bool is_lowered(const Schedule& schedule) {

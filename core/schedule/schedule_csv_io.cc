@@ -21,7 +21,13 @@ std::string to_csv(const Schedule& schedule) {
   out << kMetadataHeader << "\n" << schedule.name << ',' << schedule.ranks << ',' << schedule.chunks << ','
       << schedule.microbatches << ',';
   for (size_t s = 0; s < schedule.stage_to_rank.size(); ++s) out << (s ? " " : "") << schedule.stage_to_rank[s];
-  out << "\n" << kRanksHeader << "\n";
+  out << "\n";
+  if (!schedule.skips.empty()) {
+    out << "skips";
+    for (const SkipEdge& skip : schedule.skips) out << ',' << to_string(skip);
+    out << "\n";
+  }
+  out << kRanksHeader << "\n";
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     out << rank;
     for (const Action& action : schedule.actions[rank]) out << ',' << to_string(action);
@@ -50,10 +56,16 @@ Schedule parse_csv(const std::string& content, const std::string& source) {
     fail_at(source, 2, "ranks, chunks and microbatches must all be positive");
   for (const auto& cell : detail::split(meta[4], ' '))
     schedule.stage_to_rank.push_back(detail::parse_count(cell, "stage_to_rank entry", source, 2));
-  if (lines[2] != kRanksHeader) fail_at(source, 3, std::string("expected the row '") + kRanksHeader + "'");
+  size_t ranks_row = 2;
+  if (lines[2].rfind("skips", 0) == 0) {  // optional: skips,<from>><to>,...
+    detail::parse_skips(detail::split(lines[2], ','), 1, schedule, source, 3);
+    ++ranks_row;
+  }
+  if (ranks_row >= lines.size() || lines[ranks_row] != kRanksHeader)
+    fail_at(source, static_cast<int>(ranks_row) + 1, std::string("expected the row '") + kRanksHeader + "'");
   schedule.actions.resize(schedule.ranks);
   std::map<int, int> rank_lines;
-  for (size_t index = 3; index < lines.size(); ++index) {
+  for (size_t index = ranks_row + 1; index < lines.size(); ++index) {
     const int line = static_cast<int>(index) + 1;
     if (lines[index].empty()) continue;
     const auto cells = detail::split(lines[index], ',');

@@ -6,7 +6,8 @@
 //   stage_to_rank 0 1                             rank,actions
 //   rank 0: 0F0 0F1 0B0 0B1                       0,0F0,0F1,0B0,0B1
 //   rank 1: 1F0 1B0 1F1 1B1                       1,1F0,1B0,1F1,1B1
-// `stage_to_rank` is optional in text (default: looped placement, stage s on rank s % ranks).
+// `stage_to_rank` is optional in text (default: looped placement, stage s on rank s % ranks). An optional line
+// `skips 0>3 1>2` (CSV: a row `skips,0>3,1>2` before `rank,actions`) lists Schedule::skips.
 // Loading validates the schedule; every error names the line (and rank/action) that is wrong.
 #pragma once
 

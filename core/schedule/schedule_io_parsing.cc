@@ -33,6 +33,17 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return pieces;
 }
 
+void parse_skips(const std::vector<std::string>& words, size_t first, Schedule& schedule, const std::string& source,
+                 int line) {
+  for (size_t i = first; i < words.size(); ++i) {
+    try {
+      schedule.skips.push_back(parse_skip_edge(words[i]));
+    } catch (const Error& error) {
+      fail_at(source, line, error.what());
+    }
+  }
+}
+
 void finish_parsed_schedule(const Schedule& schedule, const std::string& source, int header_line,
                             const std::map<int, int>& rank_lines) {
   for (int rank = 0; rank < schedule.ranks; ++rank)

@@ -19,6 +19,11 @@ std::string to_text(const Schedule& schedule) {
   out << "stage_to_rank";
   for (int rank : schedule.stage_to_rank) out << ' ' << rank;
   out << "\n";
+  if (!schedule.skips.empty()) {
+    out << "skips";
+    for (const SkipEdge& skip : schedule.skips) out << ' ' << to_string(skip);
+    out << "\n";
+  }
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     out << "rank " << rank << ":";
     for (const Action& action : schedule.actions[rank]) out << ' ' << to_string(action);
@@ -64,6 +69,8 @@ Schedule parse_text(const std::string& content, const std::string& source) {
                                   " ranks, expected one per stage (" + std::to_string(schedule.num_stages()) + ")");
       for (size_t s = 1; s < words.size(); ++s)
         schedule.stage_to_rank[s - 1] = detail::parse_count(words[s], "stage_to_rank entry", source, line);
+    } else if (words[0] == "skips") {
+      detail::parse_skips(words, 1, schedule, source, line);
     } else if (words[0] == "rank") {
       if (words.size() < 2 || words[1].empty() || words[1].back() != ':')
         fail_at(source, line, "expected 'rank <r>: <actions...>'");
@@ -81,7 +88,7 @@ Schedule parse_text(const std::string& content, const std::string& source) {
         }
       }
     } else {
-      fail_at(source, line, "unknown line starting with '" + words[0] + "' (expected 'stage_to_rank' or 'rank')");
+      fail_at(source, line, "unknown line starting with '" + words[0] + "' (expected 'stage_to_rank', 'skips' or 'rank')");
     }
   }
   if (header_line == 0) fail_at(source, 1, "missing the 'schedule <name> ranks <P> chunks <V> microbatches <M>' header");

@@ -7,6 +7,7 @@
 #include "core/schedule/dependency_engine.h"
 #include "core/schedule/rendezvous_dry_run.h"
 #include "core/schedule/validator_checks.h"
+#include "core/schedule/validator_skips.h"
 
 namespace sluice {
 namespace schedule {
@@ -20,6 +21,7 @@ std::string ValidationIssue::describe() const {
 std::optional<ValidationIssue> find_problem(const Schedule& schedule) {
   if (auto issue = detail::check_header(schedule)) return issue;
   if (auto issue = detail::check_actions(schedule)) return issue;
+  if (auto issue = detail::check_skips(schedule)) return issue;
   if (is_lowered(schedule)) return detail::rendezvous_dry_run(schedule);
   // Only whether the run finishes matters here, not when each action starts.
   detail::DependencyRun run(schedule, CostModel{});

@@ -1,7 +1,8 @@
 // Checks that a schedule (compute-only or lowered) is something the executor can run correctly:
 // every (stage, micro-batch) computed exactly once (F once, and B once or I+W once), data dependencies
 // respected (F(s) before F(s+1), backward in reverse stage order, I before W), weight gradients of a stage
-// accumulated in micro-batch order, every SEND matched by its RECV on the right rank, and a dry run
+// accumulated in micro-batch order, every SEND matched by its RECV on the right rank, the skips' messages
+// (validator_skips.h: each crossing skip's SEND_SKIP/RECV_SKIP and gradient pair per micro-batch), and a dry run
 // (dependency waits, or blocking rendezvous for lowered schedules) that finishes without deadlock.
 #pragma once
 

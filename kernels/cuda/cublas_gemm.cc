@@ -50,4 +50,19 @@ void row_major_gemm(cublasHandle_t handle, GemmPrecision precision, Transpose tr
                what);
 }
 
+void row_major_gemm_strided_batched(cublasHandle_t handle, Transpose transpose_a, Transpose transpose_b, int64_t m,
+                                    int64_t n, int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a,
+                                    const float* b, int64_t ldb, int64_t stride_b, float beta, float* c, int64_t ldc,
+                                    int64_t stride_c, int64_t batch) {
+  const cublasOperation_t op_a = transpose_a == Transpose::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = transpose_b == Transpose::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check_cublas(cublasGemmStridedBatchedEx(handle, op_b, op_a, as_blas_int(n, "n"), as_blas_int(m, "m"),
+                                          as_blas_int(k, "k"), &alpha, b, CUDA_R_32F, as_blas_int(ldb, "ldb"),
+                                          static_cast<long long>(stride_b), a, CUDA_R_32F, as_blas_int(lda, "lda"),
+                                          static_cast<long long>(stride_a), &beta, c, CUDA_R_32F,
+                                          as_blas_int(ldc, "ldc"), static_cast<long long>(stride_c),
+                                          as_blas_int(batch, "batch"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx (fp32, attention)");
+}
+
 }  // namespace sluice::kernels

@@ -10,6 +10,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cudnn_context.h"
+#include "kernels/cuda/cufft_plans.h"
 #include "kernels/device_request.h"
 
 namespace sluice::kernels {
@@ -40,6 +41,7 @@ CudaBackend::~CudaBackend() {
     cudaStreamDestroy(communication_stream_);
   }
   cudnn_.reset();  // its workspace is freed on stream_, so before the stream goes
+  cufft_.reset();  // plans bound to stream_
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }

@@ -1,6 +1,6 @@
 // Backend on one NVIDIA GPU: device tensors from a stream-ordered pool (CudaBuffer), GEMM through cuBLAS,
-// convolutions and pooling through cuDNN (deterministic algorithms only), everything else through the kernels in
-// the *.cu files. All work is queued on one compute stream in call order, so the Backend's sequential semantics
+// convolutions and pooling through cuDNN (deterministic algorithms only), the spectral convolution's transforms
+// through cuFFT, everything else through the kernels in the *.cu files. All work is queued on one compute stream in call order, so the Backend's sequential semantics
 // hold without host synchronisation; only ops returning a value to the host (to_host, sum_of_squares, the losses)
 // wait for the stream.
 // Semantics are kernels/cpu/'s: same accumulate-vs-overwrite conventions, same Philox dropout masks, same
@@ -20,6 +20,7 @@
 namespace sluice::kernels {
 
 class CudnnContext;  // kernels/cuda/cudnn_context.h
+class CufftPlans;    // kernels/cuda/cufft_plans.h
 
 class CudaBackend : public Backend {
  public:
@@ -136,10 +137,27 @@ class CudaBackend : public Backend {
   void channel_layernorm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
                                                      const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                                      Tensor& weight_grad, Tensor& bias_grad) override;
+  // The spectral convolution through cuFFT and spectral.cu (cuda_spectral_ops.cc).
+  void spectral_conv_forward_impl(const SpectralGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                  Tensor& y) override;
+  void spectral_conv_backward_data_impl(const SpectralGeometry& geometry, const Tensor& dy, const Tensor& weight,
+                                        Tensor& dx) override;
+  void spectral_conv_accumulate_weight_grad_impl(const SpectralGeometry& geometry, const Tensor& x, const Tensor& dy,
+                                                 Tensor& weight_grad) override;
+  // Token ops: layout changes and gather in tokens.cu, attention through cuBLAS and tokens.cu
+  // (cuda_attention_ops.cc).
+  void tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) override;
+  void rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) override;
+  void gather_columns_impl(const std::vector<int64_t>& source, const Tensor& x, Tensor& y) override;
+  void attention_forward_impl(const AttentionGeometry& geometry, const Tensor& qkv, Tensor& out,
+                              Tensor& probs) override;
+  void attention_backward_impl(const AttentionGeometry& geometry, const Tensor& qkv, const Tensor& probs,
+                               const Tensor& dout, Tensor& dqkv) override;
 
  private:
   Tensor allocate(int64_t rows, int64_t cols, bool zero_filled);
   CudnnContext& cudnn();  // made on first use, bound to stream_
+  CufftPlans& cufft();    // made on first use, its plans bound to stream_
   Tensor explicitly_padded(const ConvGeometry& geometry, const Tensor& x);
 
   int device_ordinal_;
@@ -149,6 +167,7 @@ class CudaBackend : public Backend {
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CudaHostStaging> staging_;  // created on first use
   std::unique_ptr<CudnnContext> cudnn_;       // created on the first field op
+  std::unique_ptr<CufftPlans> cufft_;         // created on the first spectral op
 };
 
 // The process-wide CUDA backend, on GPU device_for_local_rank(local_rank, device count) (kernels/device_request.h;

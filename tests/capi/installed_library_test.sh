@@ -63,13 +63,13 @@ fi
 
 # CUDA: what the installed library needs, and that the documented environment finds it.
 needed="$(sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' <<< "$dynamic")"
-cuda_needed="$(grep -E '^lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)\.so' <<< "$needed" || true)"
+cuda_needed="$(grep -E '^lib(cuda|cudart|cublas|cublasLt|cufft|cudnn|nccl)\.so' <<< "$needed" || true)"
 cuda_summary="CUDA check skipped: built without --config=cuda (no CUDA library needed)"
 if [[ "$build" == cpu ]]; then
   [[ -z "$cuda_needed" ]] || fail "the default build's libsluice.so needs CUDA libraries: $(echo $cuda_needed)"
 else
   failures_before=$failures
-  for lib in libcudart libcublas libcublasLt libcudnn libnccl; do
+  for lib in libcudart libcublas libcublasLt libcufft libcudnn libnccl; do
     grep -qE "^$lib\.so\.[0-9]+$" <<< "$cuda_needed" || fail "--config=cuda libsluice.so does not need $lib.so.N"
   done
   # The driver library comes with the GPU driver, not the toolkit: cudart loads it at run time, so linking it

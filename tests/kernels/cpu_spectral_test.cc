@@ -114,7 +114,7 @@ TEST_F(CpuSpectralTest, GeometriesThatAreNotOneAreRefused) {
   }
 }
 
-// A backend without the spectral ops (the CUDA backend in this version): the Backend defaults, which refuse with
+// A backend without the spectral ops (the CPU and CUDA backends both have them): the Backend defaults, which refuse with
 // kUnsupported naming the op and the device.
 class WithoutSpectralOps : public CpuBackend {
  public:

@@ -22,7 +22,10 @@ using sluice::testing::world_size;
 // A model of `layers` (YAML list entries) over 2 x 8 x 8 samples with the tests' pipeline, optimizer and data: the
 // grid's schedule, chunks, stages, replicas and recompute policy.
 config::Config grid_config(const std::string& layers, const std::string& loss, const testing::GridParam& param) {
-  const auto& [c, recompute, dp] = param;
+  const auto& [c, policy, dp] = param;
+  // "selective" drops the saved state of a skip's producer (layer 0) and of a reader's neighbour (layer 8).
+  const std::string recompute =
+      policy == "selective" ? std::string("selective, recompute_layers: [0, 8]") : policy;
   const int stages = world_size() / dp;
   const std::string yaml =
       "model:\n  inputs: [2, 8, 8]\n  layers:\n" + layers + "pipeline: {stages: " + std::to_string(stages) +
@@ -124,6 +127,11 @@ TEST_P(SkipFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchedules, SkipFidelity, testing::schedule_recompute_dp_grid(), testing::grid_name);
+// Selective recompute too, whose dropped runs re-run inside a stage around routed skips (one replica).
+INSTANTIATE_TEST_SUITE_P(Selective, SkipFidelity,
+                         ::testing::Combine(testing::all_schedules(), ::testing::Values("selective"),
+                                            ::testing::Values(1)),
+                         testing::grid_name);
 
 // loss: cross_entropy on a field output (the softmax over 3 classes at each of the 8 x 8 points, a sample's loss the
 // mean over its points): a skip from the first stage to the last, one-hot targets per point, the global batch's

@@ -43,6 +43,23 @@ TEST(GoldenTest, LoweredSchedules) {
   expect_golden("zb-v_p2_m2_lowered.txt", to_text(lower(make_schedule("zb-v", 2, 2, 2))));
 }
 
+// A skip from the first stage to the last on each schedule kind (zb-v's first and last stage share rank 0, so it
+// also has a skip from stage 0 to stage 2, on rank 1): the skip messages between the two ranks only.
+Schedule with_skips(Schedule compute, std::vector<SkipEdge> skips) {
+  compute.skips = std::move(skips);
+  return compute;
+}
+
+TEST(GoldenTest, LoweredSchedulesWithAFirstToLastSkip) {
+  expect_golden("skip_gpipe_p3_m2_lowered.txt", to_text(lower(with_skips(make_schedule("gpipe", 3, 2), {{0, 2}}))));
+  expect_golden("skip_1f1b_p3_m3_lowered.txt", to_text(lower(with_skips(make_schedule("1f1b", 3, 3), {{0, 2}}))));
+  expect_golden("skip_interleaved_p2_m2_v2_lowered.txt",
+                to_text(lower(with_skips(make_schedule("interleaved", 2, 2, 2), {{0, 3}}))));
+  expect_golden("skip_zb-h1_p3_m2_lowered.txt", to_text(lower(with_skips(make_schedule("zb-h1", 3, 2), {{0, 2}}))));
+  expect_golden("skip_zb-v_p2_m2_lowered.txt",
+                to_text(lower(with_skips(make_schedule("zb-v", 2, 2, 2), {{0, 3}, {0, 2}}))));
+}
+
 TEST(GoldenTest, AsciiTimeline) {
   expect_golden("1f1b_p4_m8_timeline.txt", render_ascii(simulate(make_schedule("1f1b", 4, 8))));
   expect_golden("zb-h1_p4_m8_timeline.txt", render_ascii(simulate(make_schedule("zb-h1", 4, 8))));

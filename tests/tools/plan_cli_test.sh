@@ -129,5 +129,28 @@ for command in "plan $long_path" "train $long_path" "submit $long_path --nodes 1
   echo "$long_stderr" | grep -q "characters cut" || fail "'${command:0:12}...' did not shorten the name: ${long_stderr:0:300}"
 done
 
+# A skip from the first of three stages to the last: plan's lowered lists (the trainer's) send it straight from rank
+# 0 to rank 2 and its gradient back; rank 1 has no skip message.
+cat > "$config_dir/skip.yaml" <<YAML
+model:
+  inputs: 3
+  layers:
+    - {type: linear, outputs: 4, name: a}
+    - {type: relu}
+    - {type: linear, outputs: 4}
+    - {type: add, from: a}
+    - {type: linear, outputs: 2}
+pipeline: {stages: 3, schedule: 1f1b, microbatches: 2, split: [1, 2, 2]}
+data: {type: synthetic, batch: 4}
+YAML
+skip_json="$("$SLUICE" plan "$config_dir/skip.yaml" --format json)" || fail "skip plan exited $?"
+python3 - "$skip_json" <<'PY' || fail "plan's skip messages"
+import json, sys
+actions = json.loads(sys.argv[1])["actions"]
+assert "0SEND_SKIP0@2" in actions[0] and "0RECV_SKIP_GRAD1@2" in actions[0], actions[0]
+assert "2RECV_SKIP1@0" in actions[2] and "2SEND_SKIP_GRAD0@0" in actions[2], actions[2]
+assert not any("SKIP" in a for a in actions[1]), actions[1]
+PY
+
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan_cli_test: all checks passed"

@@ -239,6 +239,17 @@ Schedule build_schedule(const PlanOptions& options) {
   return make_schedule(options.schedule, options.stages, options.microbatches, chunks == 0 ? 1 : chunks);
 }
 
+// The schedule the trainer runs for `cfg`: with its skips that travel straight between stages (skip_routes.h).
+Schedule with_skip_routes(Schedule compute, const std::optional<config::Config>& cfg) {
+  if (!cfg || !compute.skips.empty()) return compute;  // a schedule file that lists its skips keeps them
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg->model, declared_layers(cfg->model));
+  const std::vector<model::LayerRange> ranges = model::split_to_ranges(
+      model::choose_split(cfg->pipeline.split, model::partition_costs(shapes, cfg->pipeline), compute.num_stages()));
+  for (const model::SkipRoute& route : model::skip_routes_of(cfg->model, shapes, ranges).routes)
+    compute.skips.push_back({route.from, route.to});
+  return compute;
+}
+
 void run_plan(PlanOptions options) {
   check_cost_model(options.costs);
   std::optional<config::Config> cfg;
@@ -259,7 +270,7 @@ void run_plan(PlanOptions options) {
   std::optional<ModelPlan> model;
   if (cfg) model = plan_model(*cfg, compute, options.costs);
   // Lowered with the costs the plan simulates, so that RECVs sit where their data arrives (no posting-order loss).
-  const CostedLowering lowering = lower_and_replay(compute, options.costs);
+  const CostedLowering lowering = lower_and_replay(with_skip_routes(compute, cfg), options.costs);
   const Schedule& lowered = lowering.lowered;
   validate(lowered);
   const SimulationResult result = simulate(compute, options.costs);

@@ -1,0 +1,66 @@
+// Which skips travel straight between stages (core/model/skip_routes.h): a skip read two or more stages after the
+// stage that makes it gets a route; one read on the next stage stays in the activation; a skip read on several
+// stages goes from each stage that touches it to the next one; the routed columns sit where skip_plan puts them.
+#include "core/model/skip_routes.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/config/config_parser.h"
+#include "core/config/sample_shape.h"
+#include "core/model/model_shape.h"
+
+namespace sluice::model {
+namespace {
+
+SkipRoutes routes_of(const std::string& layers, const std::vector<LayerRange>& ranges) {
+  const config::Config cfg = config::parse_config("model:\n  inputs: 3\n  layers:\n" + layers);
+  std::vector<int64_t> main_out;
+  for (const auto& shape : model_shape(cfg.model, {})) main_out.push_back(config::features_of(shape.out_shape));
+  return skip_routes(cfg.model.layers, main_out, ranges);
+}
+
+// a (4 wide) is read on stage 2 and stage 4; b (5 wide) on stage 1, the next stage.
+const char* const kLayers =
+    "    - {type: linear, outputs: 4, name: a}\n"   // 0, stage 0
+    "    - {type: linear, outputs: 5, name: b}\n"   // 1, stage 0
+    "    - {type: add, from: b}\n"                  // 2, stage 1
+    "    - {type: linear, outputs: 4}\n"            // 3, stage 1
+    "    - {type: add, from: a}\n"                  // 4, stage 2
+    "    - {type: relu}\n"                          // 5, stage 3
+    "    - {type: concat, from: a}\n"               // 6, stage 4
+    "    - {type: linear, outputs: 2}\n";           // 7, stage 4
+
+TEST(SkipRoutes, EachTouchingStageSendsToTheNextOneTwoOrMoreStagesOn) {
+  const SkipRoutes routes = routes_of(kLayers, {{0, 2}, {2, 4}, {4, 5}, {5, 6}, {6, 8}});
+  ASSERT_EQ(routes.routes.size(), 2u);
+  EXPECT_EQ(routes.routes[0].from, 0);
+  EXPECT_EQ(routes.routes[0].to, 2);
+  EXPECT_EQ(routes.routes[0].features, 4);
+  EXPECT_EQ(routes.routes[1].from, 2);
+  EXPECT_EQ(routes.routes[1].to, 4);
+  // Boundary 0: [b's 5 | a | b] (main = b's output); a is routed, b rides to stage 1 in the activation.
+  EXPECT_EQ(routes.width[0], 5 + 4 + 5);
+  ASSERT_EQ(routes.columns[0].size(), 1u);
+  EXPECT_EQ(routes.columns[0][0].first, 5);
+  EXPECT_EQ(routes.columns[0][0].count, 4);
+  EXPECT_EQ(routes.columns[0][0].route, 0);
+  // Boundary 1 (stage 1 -> 2): [4 | a], a on route 0; boundaries 2 and 3: a on route 1.
+  ASSERT_EQ(routes.columns[1].size(), 1u);
+  EXPECT_EQ(routes.columns[1][0].route, 0);
+  EXPECT_EQ(routes.columns[1][0].first, 4);
+  for (int s : {2, 3}) {
+    ASSERT_EQ(routes.columns[s].size(), 1u) << s;
+    EXPECT_EQ(routes.columns[s][0].route, 1) << s;
+  }
+}
+
+TEST(SkipRoutes, NeighbouringStagesAndOneStageNeedNoRoute) {
+  EXPECT_TRUE(routes_of(kLayers, {{0, 8}}).empty());
+  // Every touching stage next to the previous one: a on stages 0, 1, 2; b on 0, 1.
+  EXPECT_TRUE(routes_of(kLayers, {{0, 2}, {2, 5}, {5, 8}}).empty());
+}
+
+}  // namespace
+}  // namespace sluice::model
