@@ -60,13 +60,77 @@ std::unique_ptr<Layer> build_custom(size_t index, const config::LayerSpec& layer
 
 namespace {
 
-// The conv layer a `conv` entry describes on input field `in` (its geometry is config::conv_geometry's).
+// The level of a layer whose whole-field input has shape `in`, on a domain given at the model input's level
+// (null without a domain). `what` names the layer in errors.
+FieldDomain* level_of(FieldDomain* domain, const config::SampleShape& in, const std::string& what) {
+  if (domain == nullptr) return nullptr;
+  const std::vector<int64_t>& root = domain->global_extent();
+  if (in.size() != root.size() + 1) {
+    throw Error(ErrorCode::kUnsupported, what + ": an input of " + std::to_string(in.size()) + " dimensions on a " +
+                                             std::to_string(root.size()) + "-D split field");
+  }
+  std::vector<int64_t> down(root.size(), 1), up(root.size(), 1);
+  bool coarser = false, finer = false;
+  for (size_t d = 0; d < root.size(); ++d) {
+    const int64_t e = in[d + 1];
+    if (e <= root[d] && root[d] % e == 0) {
+      down[d] = root[d] / e;
+    } else if (e % root[d] == 0) {
+      up[d] = e / root[d];
+    } else {
+      throw Error(ErrorCode::kUnsupported, what + ": an input extent " + std::to_string(e) +
+                                               " is no integer level of the split field's " + std::to_string(root[d]));
+    }
+    coarser = coarser || down[d] > 1;
+    finer = finer || up[d] > 1;
+  }
+  if (coarser && finer) {
+    throw Error(ErrorCode::kUnsupported, what + ": an input coarser than the split field in one dimension and "
+                                                "finer in another");
+  }
+  return finer ? &domain->refined(up) : &domain->coarsened(down);
+}
+
+// A layer input's width per sample: the block's on a domain level.
+int64_t width_of(const config::SampleShape& in, const FieldDomain* level) {
+  return level != nullptr ? in[0] * level->block_points() : config::features_of(in);
+}
+
+bool runs_on_a_block(config::LayerType type) {
+  using config::LayerType;
+  switch (type) {
+    case LayerType::kConv:
+    case LayerType::kConvTranspose:
+    case LayerType::kPool:
+    case LayerType::kUpsample:
+    case LayerType::kRelu:
+    case LayerType::kGelu:
+    case LayerType::kTanh:
+    case LayerType::kConcat:
+    case LayerType::kAdd: return true;
+    default: return false;
+  }
+}
+
+// The level layer `index` runs on (null without a domain); kUnsupported naming it when it cannot run on a block.
+FieldDomain* block_level(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
+                         FieldDomain* domain) {
+  if (domain == nullptr) return nullptr;
+  if (!runs_on_a_block(layer.type)) {
+    throw Error(ErrorCode::kUnsupported, where(index, layer) + ": a " + config::layer_type_name(layer.type) +
+                                             " layer cannot run on a block of a split field yet");
+  }
+  return level_of(domain, in, where(index, layer));
+}
+
+// The conv layer a `conv` entry describes on input field `in` (its geometry is config::conv_geometry's), on the
+// block of `level` when not null.
 std::unique_ptr<Layer> build_conv(const config::LayerSpec& layer, const config::SampleShape& in,
-                                  kernels::Backend& backend) {
+                                  kernels::Backend& backend, FieldDomain* level) {
   std::optional<kernels::PadMode> explicit_padding;
   if (layer.padding == config::Padding::kPeriodic) explicit_padding = kernels::PadMode::kPeriodic;
   if (layer.padding == config::Padding::kReflect) explicit_padding = kernels::PadMode::kReflect;
-  return std::make_unique<ConvLayer>(backend, config::conv_geometry(layer, in), layer.bias, explicit_padding);
+  return std::make_unique<ConvLayer>(backend, config::conv_geometry(layer, in), layer.bias, explicit_padding, level);
 }
 
 // group_norm and instance_norm on a field, and layernorm on a field or on rows (its existing layer).
@@ -106,11 +170,27 @@ std::unique_ptr<Layer> build_tokens(const config::LayerSpec& layer, const config
                                             static_cast<float>(layer.eps), static_cast<float>(layer.p));
 }
 
-// `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is.
-std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
-                                 kernels::Backend& backend, const CustomLayerRegistry& custom_layers) {
+// The layers of the field ops that run on a block, on `level`'s block.
+std::unique_ptr<Layer> build_sampling(const config::LayerSpec& layer, const config::SampleShape& in,
+                                      kernels::Backend& backend, FieldDomain* level) {
   using config::LayerType;
-  const int64_t width = config::features_of(in);
+  if (layer.type == LayerType::kConvTranspose) {
+    return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias, level);
+  }
+  if (layer.type == LayerType::kPool) {
+    return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in), level);
+  }
+  return std::make_unique<UpsampleLayer>(backend, config::resample_geometry(layer, in), level);
+}
+
+// `layer` was checked by the config parser (core/config/layer_spec_parser.cc); it is built as it is, on the block
+// of `domain` (the model input's level) when not null.
+std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
+                                 kernels::Backend& backend, const CustomLayerRegistry& custom_layers,
+                                 FieldDomain* domain) {
+  using config::LayerType;
+  FieldDomain* level = block_level(index, layer, in, domain);
+  const int64_t width = width_of(in, level);
   if (config::is_token_layer(layer.type)) return build_tokens(layer, in, backend);
   switch (layer.type) {
     case LayerType::kLinear: return std::make_unique<LinearLayer>(backend, width, layer.outputs, layer.bias);
@@ -124,13 +204,12 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
     case LayerType::kDropout: return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
     case LayerType::kResidualMlp:
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
-    case LayerType::kConv: return build_conv(layer, in, backend);
+    case LayerType::kConv: return build_conv(layer, in, backend, level);
     case LayerType::kFlatten:
     case LayerType::kReshape: return std::make_unique<FlattenLayer>(config::layer_type_name(layer.type), width);
     case LayerType::kConvTranspose:
-      return std::make_unique<ConvTransposeLayer>(backend, config::deconv_geometry(layer, in), layer.bias);
-    case LayerType::kPool: return std::make_unique<PoolLayer>(backend, config::pool_geometry(layer, in));
-    case LayerType::kUpsample: return std::make_unique<UpsampleLayer>(backend, config::resample_geometry(layer, in));
+    case LayerType::kPool:
+    case LayerType::kUpsample: return build_sampling(layer, in, backend, level);
     case LayerType::kCustom: return build_custom(index, layer, width, custom_layers);
     case LayerType::kConcat:
     case LayerType::kAdd: break;  // skip readers are SkipLayers (build_with_skips)
@@ -144,7 +223,8 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
 // [first, last) are built once and dropped, as model_shape does), and the layers in range that carry or read a skip
 // are wrapped in a SkipLayer (core/model/skip_layer.h).
 std::vector<std::unique_ptr<Layer>> build_with_skips(const config::ModelSpec& spec, kernels::Backend& backend,
-                                                     const CustomLayerRegistry& custom_layers, int first, int last) {
+                                                     const CustomLayerRegistry& custom_layers, int first, int last,
+                                                     FieldDomain* domain) {
   config::ShapeWalk walk(config::input_shape_of(spec));
   std::vector<int64_t> main_in, main_out;
   std::vector<std::unique_ptr<Layer>> inner(spec.layers.size());
@@ -152,13 +232,13 @@ std::vector<std::unique_ptr<Layer>> build_with_skips(const config::ModelSpec& sp
     const config::LayerSpec& layer = spec.layers[i];
     const bool in_range = static_cast<int>(i) >= first && static_cast<int>(i) < last;
     const bool joins = layer.type == config::LayerType::kConcat || layer.type == config::LayerType::kAdd;
-    main_in.push_back(config::features_of(walk.current()));
+    main_in.push_back(width_of(walk.current(), level_of(domain, walk.current(), where(i, layer))));
     if (!joins && (in_range || layer.type == config::LayerType::kCustom)) {
-      inner[i] = build_one(i, layer, walk.current(), backend, custom_layers);
+      inner[i] = build_one(i, layer, walk.current(), backend, custom_layers, domain);
       inner[i]->set_global_index(static_cast<int>(i));
     }
     walk.next(layer, [&](const std::string&, int64_t) { return inner[i]->out_features(); });
-    main_out.push_back(config::features_of(walk.current()));
+    main_out.push_back(width_of(walk.current(), level_of(domain, walk.current(), where(i, layer))));
   }
   const std::vector<LayerCarry> plan = skip_plan(spec.layers, main_out);
   std::vector<std::unique_ptr<Layer>> layers;
@@ -190,16 +270,22 @@ std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, 
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers, int first, int last,
                                                  const config::SampleShape& in_shape) {
+  return build_layers(spec, backend, custom_layers, first, last, in_shape, nullptr);
+}
+
+std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
+                                                 const CustomLayerRegistry& custom_layers, int first, int last,
+                                                 const config::SampleShape& in_shape, FieldDomain* domain) {
   if (first < 0 || first > last || last > static_cast<int>(spec.layers.size())) {
     throw Error(ErrorCode::kInvalidArgument, "build_layers: layers [" + std::to_string(first) + ", " +
                                                  std::to_string(last) + ") of a model of " +
                                                  std::to_string(spec.layers.size()));
   }
-  if (config::has_skips(spec.layers)) return build_with_skips(spec, backend, custom_layers, first, last);
+  if (config::has_skips(spec.layers)) return build_with_skips(spec, backend, custom_layers, first, last, domain);
   std::vector<std::unique_ptr<Layer>> layers;
   config::SampleShape shape = in_shape;
   for (size_t i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {
-    std::unique_ptr<Layer> layer = build_one(i, spec.layers[i], shape, backend, custom_layers);
+    std::unique_ptr<Layer> layer = build_one(i, spec.layers[i], shape, backend, custom_layers, domain);
     layer->set_global_index(static_cast<int>(i));
     // The one shape rule (config::output_shape); a custom layer's width is what the built layer reports.
     shape = config::output_shape(spec.layers[i], shape,

@@ -2,14 +2,34 @@
 
 #include <cmath>
 
+#include "core/common/error.h"
 #include "core/model/layer_costs.h"
 
 namespace sluice::model {
 
 using kernels::Tensor;
 
+namespace {
+
+// A block's halo is its neighbours' points with the periodic wrap: other paddings at the global edges are not
+// built, so a conv that pads any other way is refused rather than run wrong.
+std::unique_ptr<DomainConvOps> conv_on_domain(kernels::Backend& backend, FieldDomain& domain,
+                                              const kernels::ConvGeometry& g, bool with_bias,
+                                              std::optional<kernels::PadMode> padding) {
+  check_domain_level(domain, g.in, "conv layer");
+  bool pads = false;
+  for (size_t d = 0; d < g.dims(); ++d) pads = pads || g.pad_low[d] > 0 || g.pad_high[d] > 0;
+  if (pads && padding != kernels::PadMode::kPeriodic) {
+    throw Error(ErrorCode::kUnsupported, "conv layer on a split field: only periodic padding is built (its halo "
+                                         "wraps across the global edges); zero or reflect padding is not yet");
+  }
+  return domain.conv(backend, g, with_bias, "conv layer");
+}
+
+}  // namespace
+
 ConvLayer::ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geometry, bool with_bias,
-                     std::optional<kernels::PadMode> explicit_padding)
+                     std::optional<kernels::PadMode> explicit_padding, FieldDomain* domain)
     : backend_(backend), geometry_(geometry), computed_(geometry) {
   kernels::complete_conv_geometry(geometry_);
   if (explicit_padding) {
@@ -25,6 +45,18 @@ ConvLayer::ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geo
   shape.insert(shape.end(), geometry_.kernel.begin(), geometry_.kernel.end());
   params_ = KernelParameters(backend, geometry_.out_channels, geometry_.weight_cols(), std::move(shape), with_bias,
                              geometry_.out_channels);
+  if (domain != nullptr) {
+    domain_ = conv_on_domain(backend, *domain, geometry_, with_bias, explicit_padding);
+    block_points_ = domain->block_points();
+  }
+}
+
+int64_t ConvLayer::in_features() const {
+  return domain_ ? geometry_.in_channels * block_points_ : geometry_.in_features();
+}
+
+int64_t ConvLayer::out_features() const {
+  return domain_ ? geometry_.out_channels * block_points_ : geometry_.out_features();
 }
 
 double ConvLayer::flops_per_sample() const { return conv_flops(geometry_); }
@@ -39,6 +71,13 @@ void ConvLayer::init(uint64_t seed) {
 
 Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
+  saved.tensors.clear();
+  if (domain_) {
+    Tensor padded = domain_->pad_input(x);  // the halo fill: a recompute exchanges it again
+    Tensor y = domain_->forward(padded, params_.weight.value, params_.bias_value());
+    saved.tensors.push_back(std::move(padded));  // the parameter gradients read the padded block
+    return y;
+  }
   if (pad_) {
     Tensor padded = backend_.empty(x.rows(), pad_->out_features());
     backend_.pad_forward(*pad_, x, padded);
@@ -46,13 +85,13 @@ Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& s
   }
   Tensor y = backend_.empty(x.rows(), computed_.out_features());
   backend_.conv_forward(computed_, x, params_.weight.value, params_.bias_value(), y);
-  saved.tensors.clear();
   saved.tensors.push_back(std::move(x));  // the weight gradient reads the (padded) input
   return y;
 }
 
 Tensor ConvLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   (void)saved;
+  if (domain_) return domain_->backward_data(dy, params_.weight.value);
   Tensor dx = backend_.empty(dy.rows(), computed_.in_features());
   backend_.conv_backward_data(computed_, dy, params_.weight.value, dx);
   if (!pad_) return dx;
@@ -62,6 +101,10 @@ Tensor ConvLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
 }
 
 void ConvLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
+  if (domain_) {
+    domain_->accumulate_param_grads(saved.tensors[0], dy);  // into the per-tile accumulators: finish_domain_step
+    return;
+  }
   backend_.conv_accumulate_param_grads(computed_, saved.tensors[0], dy, params_.weight.grad, params_.bias_grad());
 }
 
@@ -72,5 +115,9 @@ void ConvLayer::backward_input_without_dx(const Tensor& dy, LayerSaved& saved) {
 }
 
 void ConvLayer::backward_without_dx(const Tensor& dy, LayerSaved& saved) { backward_weight(dy, saved); }
+
+void ConvLayer::finish_domain_step() {
+  if (domain_) domain_->finish_step(params_.weight.grad, params_.bias_grad());
+}
 
 }  // namespace sluice::model

@@ -4,8 +4,10 @@
 // unpadded on the padded field, so the kernels stay the library's.
 #pragma once
 
+#include <memory>
 #include <optional>
 
+#include "core/model/field_domain.h"
 #include "core/model/kernel_parameters.h"
 #include "core/model/layer.h"
 #include "kernels/backend.h"
@@ -17,13 +19,16 @@ class ConvLayer : public Layer {
  public:
   // `geometry`: the convolution as the config describes it (complete; its pads are the padding's widths).
   // `explicit_padding`: periodic or reflect padding of those widths, copied before the convolution; without it the
-  // pads are zeros.
+  // pads are zeros. `domain` (the level of the layer's input; it must outlive the layer): run on this rank's block
+  // (DomainConvOps: halo fills, per-tile parameter gradients finished by finish_domain_step); the geometry is still
+  // the whole field's, and only a stride-1 'same' conv with periodic padding (or none, for a 1-wide kernel) can.
   ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geometry, bool with_bias,
-            std::optional<kernels::PadMode> explicit_padding);
+            std::optional<kernels::PadMode> explicit_padding, FieldDomain* domain = nullptr);
 
   std::string type() const override { return "conv"; }
-  int64_t in_features() const override { return geometry_.in_features(); }
-  int64_t out_features() const override { return geometry_.out_features(); }
+  // On a domain: the block's features.
+  int64_t in_features() const override;
+  int64_t out_features() const override;
   double flops_per_sample() const override;
   std::vector<Parameter*> parameters() override;
   void init(uint64_t seed) override;
@@ -33,6 +38,7 @@ class ConvLayer : public Layer {
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
+  void finish_domain_step() override;
 
  private:
   kernels::Backend& backend_;
@@ -40,6 +46,8 @@ class ConvLayer : public Layer {
   kernels::ConvGeometry computed_;  // what the kernels run: on the padded field, without pads, when padding is explicit
   std::optional<kernels::PadGeometry> pad_;
   KernelParameters params_;
+  std::unique_ptr<DomainConvOps> domain_;  // null: the whole field, as without a domain
+  int64_t block_points_ = 0;
 };
 
 }  // namespace sluice::model

@@ -3,8 +3,10 @@
 // and its default initial values. Through the backend's deconvolution ops.
 #pragma once
 
+#include <memory>
 #include <optional>
 
+#include "core/model/field_domain.h"
 #include "core/model/kernel_parameters.h"
 #include "core/model/layer.h"
 #include "kernels/backend.h"
@@ -14,11 +16,16 @@ namespace sluice::model {
 
 class ConvTransposeLayer : public Layer {
  public:
-  ConvTransposeLayer(kernels::Backend& backend, const kernels::DeconvGeometry& geometry, bool with_bias);
+  // `geometry` over the whole field. `domain` (the level of the layer's input; it must outlive the layer): run on
+  // this rank's block (DomainDeconvOps: no halo; per-tile parameter gradients finished by finish_domain_step);
+  // only stride = kernel can.
+  ConvTransposeLayer(kernels::Backend& backend, const kernels::DeconvGeometry& geometry, bool with_bias,
+                     FieldDomain* domain = nullptr);
 
   std::string type() const override { return "conv_transpose"; }
-  int64_t in_features() const override { return geometry_.in_features(); }
-  int64_t out_features() const override { return geometry_.out_features(); }
+  // On a domain: the block's features.
+  int64_t in_features() const override;
+  int64_t out_features() const override;
   double flops_per_sample() const override;
   std::vector<Parameter*> parameters() override;
   void init(uint64_t seed) override;
@@ -28,11 +35,14 @@ class ConvTransposeLayer : public Layer {
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
+  void finish_domain_step() override;
 
  private:
   kernels::Backend& backend_;
   kernels::DeconvGeometry geometry_;
   KernelParameters params_;
+  std::unique_ptr<DomainDeconvOps> domain_;  // null: the whole field, as without a domain
+  int64_t block_points_ = 0;                 // of the input's block
 };
 
 }  // namespace sluice::model

@@ -93,6 +93,12 @@ class Layer {
   virtual void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved);
   virtual void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved);
 
+  // A layer built on a domain-split field (core/model/field_domain.h) with parameters adds its step's per-tile
+  // gradient partials to its parameters' grads here: a collective over the domain group (every rank of it calls
+  // it for every such layer, in the same order), once per optimizer step, after the step's last backward and before
+  // the gradient sum over replicas. A no-op for every other layer.
+  virtual void finish_domain_step() {}
+
   // F of this layer and of `next` (the layer after it in the stage) as one, for layers that can fold the next
   // one's element-wise work into their own kernels: a linear layer and the activation after it add the bias and
   // activate in one pass over memory. Returns false, having done nothing, when it cannot fuse with `next`.

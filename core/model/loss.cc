@@ -80,3 +80,35 @@ LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels:
 }
 
 }  // namespace sluice::model
+
+namespace sluice::model {
+
+LossResult compute_domain_loss(kernels::Backend& backend, FieldDomain& domain, LossKind kind, int64_t channels,
+                               const kernels::Tensor& output, const kernels::Tensor& target, int64_t global_batch) {
+  if (kind == LossKind::kCustom) {
+    throw Error(ErrorCode::kUnsupported, "loss: custom on a split field (the host's loss sees a whole sample)");
+  }
+  if (output.cols() != channels * domain.block_points() || target.rows() != output.rows() ||
+      target.cols() != output.cols() || global_batch < output.rows()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "loss on a split field: output [" + std::to_string(output.rows()) + "][" +
+                    std::to_string(output.cols()) + "] and target [" + std::to_string(target.rows()) + "][" +
+                    std::to_string(target.cols()) + "] must both be " + std::to_string(channels) + " channels x " +
+                    std::to_string(domain.block_points()) + " block points per sample, at most " +
+                    std::to_string(global_batch) + " samples");
+  }
+  int64_t points = 1;
+  for (const int64_t e : domain.global_extent()) points *= e;
+  // A sample's loss is the mean over its features (mse) or its points (cross entropy), as compute_loss's.
+  const double per_sample = static_cast<double>(kind == LossKind::kMse ? channels * points : points);
+  const float grad_scale = static_cast<float>(1.0 / (static_cast<double>(global_batch) * per_sample));
+  const kernels::FieldLoss loss =
+      kind == LossKind::kMse ? kernels::FieldLoss::kMse : kernels::FieldLoss::kChannelCrossEntropy;
+  LossResult result;
+  result.grad = backend.empty(output.rows(), output.cols());
+  result.sum = domain.field_loss(backend, loss, channels, output, target, grad_scale, result.grad, "field loss") /
+               per_sample;
+  return result;
+}
+
+}  // namespace sluice::model

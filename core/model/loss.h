@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "core/model/field_domain.h"
 #include "core/model/loss_kind.h"
 #include "kernels/backend.h"
 
@@ -37,5 +38,17 @@ using CustomLoss = std::function<double(const float* prediction, const float* ta
 LossResult compute_loss(kernels::Backend& backend, LossKind kind, const kernels::Tensor& output,
                         const kernels::Tensor& target, int64_t global_batch, const CustomLoss* custom = nullptr,
                         int64_t points = 1);
+
+}  // namespace sluice::model
+
+namespace sluice::model {
+
+// compute_loss of a field output on this rank's block of a domain-split field (core/model/field_domain.h): `output`
+// and `target` are [rows][channels · Π block]; the loss op runs per canonical tile and the tiles' sums are added in
+// global tile order across the domain group (a collective), so `sum` is the same double on every rank of the group
+// and for every split. mse and cross_entropy (over the channels at each point) as compute_loss scales them, with the
+// whole field's features and points; custom is refused (kUnsupported: the host's loss sees a whole sample).
+LossResult compute_domain_loss(kernels::Backend& backend, FieldDomain& domain, LossKind kind, int64_t channels,
+                               const kernels::Tensor& output, const kernels::Tensor& target, int64_t global_batch);
 
 }  // namespace sluice::model

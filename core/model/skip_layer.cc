@@ -122,4 +122,8 @@ void SkipLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
   if (inner_) inner_->backward_weight(main_gradient(dy), saved);
 }
 
+void SkipLayer::finish_domain_step() {
+  if (inner_) inner_->finish_domain_step();
+}
+
 }  // namespace sluice::model

@@ -37,6 +37,7 @@ class SkipLayer : public Layer {
   kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
+  void finish_domain_step() override;
 
  private:
   // Column where slot `name` starts in a tensor [main (width main) | slots]; -1 when it is not among them.

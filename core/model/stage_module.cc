@@ -247,6 +247,10 @@ void StageModule::discard(int microbatch) {
   stashes_.erase(microbatch);
 }
 
+void StageModule::finish_domain_step() {
+  for (auto& layer : layers_) layer->finish_domain_step();
+}
+
 void StageModule::zero_grad() {
   for (Parameter* parameter : parameters()) backend_.fill(0.0f, parameter->grad);
 }

@@ -79,6 +79,12 @@ class StageModule {
   // Drops a stash without a backward (e.g. after an evaluation forward).
   void discard(int microbatch);
 
+  // On a domain-split field: every layer's Layer::finish_domain_step, in layer order: the parameter gradients'
+  // per-tile partials of the step added in tile order (a collective over the domain group). Every domain rank of
+  // the stage calls it once per optimizer step, after the step's last backward and before the gradient sum over
+  // replicas; without a domain it does nothing.
+  void finish_domain_step();
+
   void zero_grad();
   std::vector<Parameter*> parameters();
 

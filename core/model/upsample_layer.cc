@@ -6,25 +6,35 @@ namespace sluice::model {
 
 using kernels::Tensor;
 
-UpsampleLayer::UpsampleLayer(kernels::Backend& backend, const kernels::ResampleGeometry& geometry)
-    : backend_(backend), geometry_(geometry) {
+UpsampleLayer::UpsampleLayer(kernels::Backend& backend, const kernels::ResampleGeometry& geometry,
+                             FieldDomain* domain)
+    : backend_(backend), geometry_(geometry), block_(geometry) {
   kernels::check_resample_geometry(geometry_);
+  if (domain == nullptr) return;
+  check_domain_level(*domain, geometry_.in, "upsample layer");
+  block_.in = domain->block_extent();
+  kernels::check_resample_geometry(block_);
+  if (geometry_.mode == kernels::ResampleMode::kLinear) {
+    linear_ = domain->linear_upsample(backend, geometry_.channels, geometry_.factor);
+  }
 }
 
 double UpsampleLayer::flops_per_sample() const { return resample_flops(geometry_); }
 
 Tensor UpsampleLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
-  Tensor y = backend_.empty(x.rows(), geometry_.out_features());
-  backend_.resample_forward(geometry_, x, y);
   saved.tensors.clear();  // the backward is linear in dy alone
+  if (linear_) return linear_->forward(x);
+  Tensor y = backend_.empty(x.rows(), block_.out_features());
+  backend_.resample_forward(block_, x, y);
   return y;
 }
 
 Tensor UpsampleLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
   (void)saved;
-  Tensor dx = backend_.empty(dy.rows(), geometry_.in_features());
-  backend_.resample_backward(geometry_, dy, dx);
+  if (linear_) return linear_->backward_data(dy);
+  Tensor dx = backend_.empty(dy.rows(), block_.in_features());
+  backend_.resample_backward(block_, dy, dx);
   return dx;
 }
 

@@ -3,6 +3,9 @@
 // backend's resampling op. No parameters.
 #pragma once
 
+#include <memory>
+
+#include "core/model/field_domain.h"
 #include "core/model/layer.h"
 #include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
@@ -11,11 +14,15 @@ namespace sluice::model {
 
 class UpsampleLayer : public Layer {
  public:
-  UpsampleLayer(kernels::Backend& backend, const kernels::ResampleGeometry& geometry);
+  // `geometry` over the whole field. `domain` (the level of the layer's input; it must outlive the layer): run on
+  // this rank's block: nearest is the plain op on the block (no message), linear the tiled op with its halos
+  // (DomainUpsampleOps).
+  UpsampleLayer(kernels::Backend& backend, const kernels::ResampleGeometry& geometry, FieldDomain* domain = nullptr);
 
   std::string type() const override { return "upsample"; }
-  int64_t in_features() const override { return geometry_.in_features(); }
-  int64_t out_features() const override { return geometry_.out_features(); }
+  // On a domain: the block's features.
+  int64_t in_features() const override { return block_.in_features(); }
+  int64_t out_features() const override { return block_.out_features(); }
   double flops_per_sample() const override;
 
   kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
@@ -24,6 +31,8 @@ class UpsampleLayer : public Layer {
  private:
   kernels::Backend& backend_;
   kernels::ResampleGeometry geometry_;
+  kernels::ResampleGeometry block_;           // geometry_ on the block's extents (geometry_ without a domain)
+  std::unique_ptr<DomainUpsampleOps> linear_;  // a linear upsampling on a domain
 };
 
 }  // namespace sluice::model

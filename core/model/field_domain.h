@@ -1,0 +1,95 @@
+// How a layer runs on one rank's block of a domain-split field (issue 32; docs/DOMAIN.md "Domain-parallel ops"),
+// as core/model sees it: an interface, because the halo exchange and the tile gather live in core/comm and the ops
+// that compose them with the tiled kernels in core/runtime (core/runtime/block_domain.h implements it), which
+// core/model may not include. A layer built with a FieldDomain runs on the block; built without one it runs the
+// whole sample exactly as before (same code, same bits, same speed).
+//
+// The undecomposed reference is the same layers on a FieldDomain of ONE block (the whole field), so a split and the
+// one-block run take the same code path and give the same bits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/conv_geometry.h"
+#include "kernels/tensor.h"
+#include "kernels/tiled_loss.h"
+
+namespace sluice::model {
+
+// A stride-1 'same' periodic convolution of one layer on the block (core/runtime's DomainConv).
+class DomainConvOps {
+ public:
+  virtual ~DomainConvOps() = default;
+  // x padded by the forward halo (a halo fill: messages); the layer stashes it for the parameter gradients.
+  virtual kernels::Tensor pad_input(const kernels::Tensor& x) = 0;
+  virtual kernels::Tensor forward(const kernels::Tensor& x_padded, const kernels::Tensor& weight,
+                                  const kernels::Tensor* bias) = 0;
+  // dx from dy (a halo fill of dy: messages).
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) = 0;
+  // One micro-batch's per-tile partials into this rank's per-tile accumulators (no message). Only a backward
+  // calls it, never a (re)computed forward.
+  virtual void accumulate_param_grads(const kernels::Tensor& x_padded, const kernels::Tensor& dy) = 0;
+  // Collective over the domain group, once per step: grads += every tile's accumulator in global tile order.
+  virtual void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad) = 0;
+};
+
+// A transposed convolution with stride = kernel on the block (core/runtime's DomainDeconv): no halo.
+class DomainDeconvOps {
+ public:
+  virtual ~DomainDeconvOps() = default;
+  virtual kernels::Tensor forward(const kernels::Tensor& x, const kernels::Tensor& weight,
+                                  const kernels::Tensor* bias) = 0;
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) = 0;
+  virtual void accumulate_param_grads(const kernels::Tensor& x, const kernels::Tensor& dy) = 0;
+  virtual void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad) = 0;
+};
+
+// Linear upsampling on the block (core/runtime's DomainLinearUpsample): halo fills of x and dy.
+class DomainUpsampleOps {
+ public:
+  virtual ~DomainUpsampleOps() = default;
+  virtual kernels::Tensor forward(const kernels::Tensor& x) = 0;
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy) = 0;
+};
+
+// One rank's block at one resolution level. Levels are owned by the domain they were derived from (at() below) and
+// live as long as it does; a layer keeps a reference to its level and the ops it made from it.
+class FieldDomain {
+ public:
+  virtual ~FieldDomain() = default;
+
+  // The whole field's extents at this level, and this rank's block (offset, extent) in it.
+  virtual const std::vector<int64_t>& global_extent() const = 0;
+  virtual const std::vector<int64_t>& block_offset() const = 0;
+  virtual const std::vector<int64_t>& block_extent() const = 0;
+  int64_t block_points() const;
+
+  // The level whose extents are this one's divided by `down` per dimension (after pools or strides of that total
+  // factor; all 1: this level). Refused (kInvalidArgument) when a block extent or the tile is not divisible.
+  virtual FieldDomain& coarsened(const std::vector<int64_t>& down) = 0;
+  // The level whose extents are this one's multiplied by `up` per dimension (after an upsampling).
+  virtual FieldDomain& refined(const std::vector<int64_t>& up) = 0;
+
+  // `conv` / `deconv` / the upsampling over the WHOLE field at this level; `name` names the layer in errors.
+  virtual std::unique_ptr<DomainConvOps> conv(kernels::Backend& backend, const kernels::ConvGeometry& conv,
+                                              bool with_bias, const std::string& name) = 0;
+  virtual std::unique_ptr<DomainDeconvOps> deconv(kernels::Backend& backend, const kernels::DeconvGeometry& deconv,
+                                                  bool with_bias, const std::string& name) = 0;
+  virtual std::unique_ptr<DomainUpsampleOps> linear_upsample(kernels::Backend& backend, int64_t channels,
+                                                             const std::vector<int64_t>& factor) = 0;
+
+  // Collective over the domain group: the loss op on this block's tiles, the tiles' sums gathered and added in
+  // global tile order (the same double on every rank); `grad` [samples][channels · Π block] is overwritten.
+  virtual double field_loss(kernels::Backend& backend, kernels::FieldLoss loss, int64_t channels,
+                            const kernels::Tensor& pred, const kernels::Tensor& target, float grad_scale,
+                            kernels::Tensor& grad, const std::string& what) = 0;
+};
+
+// Error(kInvalidArgument) naming `layer` unless `global` (a layer's whole-field extents) is the level's.
+void check_domain_level(const FieldDomain& domain, const std::vector<int64_t>& global, const std::string& layer);
+
+}  // namespace sluice::model
