@@ -218,16 +218,7 @@ void expect_identical(const Outputs& first, const Outputs& second, const std::st
   }
 }
 
-class CudaFieldOps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
-    gpu_ = std::make_unique<CudaBackend>(0);
-  }
-
-  CpuBackend cpu_;
-  std::unique_ptr<CudaBackend> gpu_;
-};
+class CudaFieldOps : public testing::CpuAndCudaBackends {};
 
 TEST_F(CudaFieldOps, ConvolutionMatchesTheCpuIn1d2d3dWithStrideDilationGroupsAndPadding) {
   unsigned seed = 10;

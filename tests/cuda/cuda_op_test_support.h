@@ -1,8 +1,11 @@
-// What the CUDA-vs-CPU op tests share: the same random inputs on both backends, and every output of one op
-// sequence downloaded to the host, in a fixed order with names for the messages.
+// What the CUDA-vs-CPU op tests share: a fixture holding both backends, the same random inputs for both, and every
+// output of one op sequence downloaded to the host, in a fixed order with names for the messages.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <memory>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -10,6 +13,9 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "tests/cuda/cuda_test_support.h"
 
 namespace sluice::testing {
 
@@ -39,5 +45,17 @@ inline Outputs download(kernels::Backend& backend,
   }
   return out;
 }
+
+// A fixture with both backends; skips (or fails with SLUICE_REQUIRE_CUDA set) without a CUDA device.
+class CpuAndCudaBackends : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
+    gpu_ = std::make_unique<kernels::CudaBackend>(0);
+  }
+
+  kernels::CpuBackend cpu_;
+  std::unique_ptr<kernels::CudaBackend> gpu_;
+};
 
 }  // namespace sluice::testing

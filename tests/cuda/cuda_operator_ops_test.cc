@@ -139,16 +139,7 @@ Outputs run_attention(Backend& b, const AttentionGeometry& g, const AttentionInp
   return download(b, {{"out", &out}, {"probs", &probs}, {"dqkv", &dqkv}});
 }
 
-class CudaOperatorOps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
-    gpu_ = std::make_unique<CudaBackend>(0);
-  }
-
-  CpuBackend cpu_;
-  std::unique_ptr<CudaBackend> gpu_;
-};
+class CudaOperatorOps : public testing::CpuAndCudaBackends {};
 
 TEST_F(CudaOperatorOps, SpectralConvolutionMatchesTheCpuIn1d2d3d) {
   unsigned seed = 10;
