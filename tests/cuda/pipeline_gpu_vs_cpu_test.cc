@@ -36,7 +36,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
