@@ -30,42 +30,21 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "tests/cuda/cuda_op_test_support.h"
 #include "tests/cuda/cuda_test_support.h"
 
 namespace sluice::kernels {
 namespace {
 
+using sluice::testing::download;
+using sluice::testing::Outputs;
+using sluice::testing::random_values;
 using sluice::testing::relative_max_error;
 
 constexpr double kConvTolerance = 1e-4;
 constexpr double kPoolTolerance = 1e-6;
 constexpr double kNormTolerance = 1e-5;
 constexpr int64_t kSamples = 3;
-
-std::vector<float> random_values(int64_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> values(static_cast<size_t>(count));
-  for (float& v : values) v = uniform(generator);
-  return values;
-}
-
-// Every output of one op sequence, downloaded to the host, in a fixed order with names for the messages.
-struct Outputs {
-  std::vector<std::string> names;
-  std::vector<std::vector<float>> values;
-};
-
-Outputs download(Backend& backend, std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
-  Outputs out;
-  for (const auto& [name, tensor] : tensors) {
-    std::vector<float> v(static_cast<size_t>(tensor->size()));
-    backend.to_host(*tensor, v.data());
-    out.names.push_back(name);
-    out.values.push_back(std::move(v));
-  }
-  return out;
-}
 
 ConvGeometry conv(int64_t in_channels, int64_t out_channels, int64_t groups, std::vector<int64_t> in,
                   std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation,
@@ -239,16 +218,7 @@ void expect_identical(const Outputs& first, const Outputs& second, const std::st
   }
 }
 
-class CudaFieldOps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
-    gpu_ = std::make_unique<CudaBackend>(0);
-  }
-
-  CpuBackend cpu_;
-  std::unique_ptr<CudaBackend> gpu_;
-};
+class CudaFieldOps : public testing::CpuAndCudaBackends {};
 
 TEST_F(CudaFieldOps, ConvolutionMatchesTheCpuIn1d2d3dWithStrideDilationGroupsAndPadding) {
   unsigned seed = 10;

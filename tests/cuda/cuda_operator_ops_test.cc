@@ -29,40 +29,20 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/rng.h"
+#include "tests/cuda/cuda_op_test_support.h"
 #include "tests/cuda/cuda_test_support.h"
 
 namespace sluice::kernels {
 namespace {
 
+using sluice::testing::download;
+using sluice::testing::Outputs;
+using sluice::testing::random_values;
 using sluice::testing::relative_max_error;
 
 constexpr double kSpectralTolerance = 5e-5;
 constexpr double kAttentionTolerance = 1e-5;
 constexpr int64_t kSamples = 3;
-
-std::vector<float> random_values(int64_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> values(static_cast<size_t>(count));
-  for (float& v : values) v = uniform(generator);
-  return values;
-}
-
-struct Outputs {
-  std::vector<std::string> names;
-  std::vector<std::vector<float>> values;
-};
-
-Outputs download(Backend& backend, std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
-  Outputs out;
-  for (const auto& [name, tensor] : tensors) {
-    std::vector<float> v(static_cast<size_t>(tensor->size()));
-    backend.to_host(*tensor, v.data());
-    out.names.push_back(name);
-    out.values.push_back(std::move(v));
-  }
-  return out;
-}
 
 void expect_close(const Outputs& cpu, const Outputs& gpu, double tolerance, const std::string& what) {
   ASSERT_EQ(cpu.values.size(), gpu.values.size()) << what;
@@ -159,16 +139,7 @@ Outputs run_attention(Backend& b, const AttentionGeometry& g, const AttentionInp
   return download(b, {{"out", &out}, {"probs", &probs}, {"dqkv", &dqkv}});
 }
 
-class CudaOperatorOps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    SLUICE_SKIP_WITHOUT_CUDA_DEVICE();
-    gpu_ = std::make_unique<CudaBackend>(0);
-  }
-
-  CpuBackend cpu_;
-  std::unique_ptr<CudaBackend> gpu_;
-};
+class CudaOperatorOps : public testing::CpuAndCudaBackends {};
 
 TEST_F(CudaOperatorOps, SpectralConvolutionMatchesTheCpuIn1d2d3d) {
   unsigned seed = 10;

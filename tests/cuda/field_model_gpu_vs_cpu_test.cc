@@ -10,27 +10,14 @@
 // Rank 0 prints the measured differences ("[field-gpu-vs-cpu]") so a GPU machine's log records the numbers.
 // Run with 2 MPI ranks (mpi_test, np = 2); each rank compares the parameters of its own stage.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <map>
-#include <string>
-#include <vector>
-
-#include "core/config/config_parser.h"
-#include "core/data/synthetic_data.h"
-#include "core/runtime/trainer.h"
 #include "tests/cuda/cuda_test_support.h"
-#include "tests/mpi_world.h"
+#include "tests/cuda/gpu_vs_cpu_training.h"
 
 namespace sluice {
 namespace {
 
-constexpr int kSteps = 3;
-constexpr int64_t kBatch = 8;
+constexpr char kTag[] = "[field-gpu-vs-cpu]";  // the GPU kit (bench/gpu) greps it
 constexpr double kTolerance = 1e-4;
 
 // Every field op the CUDA backend has: convolutions with periodic, zero (symmetric and, with the even kernel,
@@ -68,94 +55,17 @@ const char* const kFieldLossModel =
     "    - {type: conv, channels: 3, kernel: 1}\n"
     "loss: cross_entropy\n";
 
-// Two pipeline stages, one per rank, so field tensors and the skips cross a stage boundary; on cuda both ranks
-// share the one GPU, so the transport is staged (NCCL refuses two ranks on one GPU).
-config::Config field_config(const std::string& model, const std::string& device) {
-  const std::string transport = device == "cuda" ? "staged" : "mpi";
-  return config::parse_config(model + "pipeline: {stages: 2, microbatches: 2, transport: " + transport + "}\n" +
-                              "optimizer: {type: sgd, lr: 0.05}\ndata: {type: synthetic, batch: " +
-                              std::to_string(kBatch) + "}\nseed: 11\nsteps: 3\ndevice: " + device + "\n");
-}
-
-struct RunResult {
-  std::vector<double> losses;
-  std::map<std::string, std::vector<float>> parameters;  // by qualified name
-};
-
-// `target_points` > 1: one-hot targets over the channels at each of that many points (cross_entropy on a field).
-RunResult train(const config::Config& cfg, int64_t target_points = 1) {
-  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
-  trainer.start();
-  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
-                             target_points > 1 ? data::TargetKind::kOneHot : data::TargetKind::kRegression,
-                             target_points);
-  std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.parts().input_features));
-  std::vector<float> targets(static_cast<size_t>(kBatch * trainer.parts().output_features));
-  RunResult result;
-  for (int step = 0; step < kSteps; ++step) {
-    source.batch(step, 0, kBatch, inputs.data(), targets.data());
-    result.losses.push_back(trainer.train_step(inputs.data(), targets.data(), kBatch).loss);
-  }
-  for (const auto& [index, stage] : trainer.parts().stages) {
-    for (model::Parameter* p : stage->parameters()) {
-      std::vector<float>& values = result.parameters[p->qualified_name()];
-      values.resize(static_cast<size_t>(p->value.size()));
-      trainer.parts().backend->to_host(p->value, values.data());
-    }
-  }
-  return result;
-}
-
-// Trains `model` on the CPU, then twice on the GPU; checks and prints the differences under `label`.
-void expect_gpu_matches_cpu(const std::string& label, const std::string& model, int64_t target_points = 1) {
-  const RunResult cpu = train(field_config(model, "cpu"), target_points);
-  const RunResult gpu = train(field_config(model, "cuda"), target_points);
-  const RunResult again = train(field_config(model, "cuda"), target_points);
-
-  ASSERT_EQ(cpu.losses.size(), gpu.losses.size());
-  double worst_loss = 0.0;
-  for (size_t step = 0; step < cpu.losses.size(); ++step) {
-    ASSERT_TRUE(std::isfinite(gpu.losses[step]) && cpu.losses[step] != 0.0) << "step " << step + 1;
-    const double d = std::abs(gpu.losses[step] - cpu.losses[step]) / std::abs(cpu.losses[step]);
-    worst_loss = std::max(worst_loss, d);
-    EXPECT_LE(d, kTolerance) << "step " << step + 1 << ": cpu " << cpu.losses[step] << ", gpu " << gpu.losses[step];
-    EXPECT_EQ(gpu.losses[step], again.losses[step]) << "step " << step + 1 << ": two GPU runs differ";
-  }
-  ASSERT_EQ(cpu.parameters.size(), gpu.parameters.size());
-  ASSERT_FALSE(gpu.parameters.empty());
-  double worst_parameter = 0.0;
-  std::string worst_name;
-  for (const auto& [name, values] : gpu.parameters) {
-    const auto expected = cpu.parameters.find(name);
-    ASSERT_NE(expected, cpu.parameters.end()) << name << " exists only in the GPU run";
-    const double error = testing::relative_max_error(expected->second, values);
-    if (error >= worst_parameter) {
-      worst_parameter = error;
-      worst_name = name;
-    }
-    EXPECT_LE(error, kTolerance) << name;
-    const std::vector<float>& repeated = again.parameters.at(name);
-    ASSERT_EQ(repeated.size(), values.size()) << name;
-    EXPECT_EQ(std::memcmp(repeated.data(), values.data(), values.size() * sizeof(float)), 0)
-        << name << ": two GPU runs differ";
-  }
-  std::printf("[field-gpu-vs-cpu] rank %d, %s: losses relative %.3e; parameters per-tensor max-relative %.3e (%s); "
-              "limit %.0e\n",
-              testing::world_rank(), label.c_str(), worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
-  std::fflush(stdout);
-}
-
 class FieldModelGpuVsCpu : public ::testing::Test {
  protected:
   void SetUp() override { SLUICE_SKIP_WITHOUT_CUDA_DEVICE(); }
 };
 
 TEST_F(FieldModelGpuVsCpu, ThreeSgdStepsMatchTheCpuAndRepeatBitForBit) {
-  expect_gpu_matches_cpu("every field layer, mse", kFieldModel);
+  testing::expect_two_stage_gpu_matches_cpu(kTag, "every field layer, mse", kFieldModel, kTolerance);
 }
 
 TEST_F(FieldModelGpuVsCpu, CrossEntropyOnAFieldOutputMatchesTheCpuAndRepeatsBitForBit) {
-  expect_gpu_matches_cpu("cross_entropy on a field", kFieldLossModel, 64);
+  testing::expect_two_stage_gpu_matches_cpu(kTag, "cross_entropy on a field", kFieldLossModel, kTolerance, 64);
 }
 
 }  // namespace

@@ -11,27 +11,14 @@
 // Rank 0 prints the measured differences ("[operator-gpu-vs-cpu]") so a GPU machine's log records the numbers.
 // Run with 2 MPI ranks (mpi_test, np = 2); each rank compares the parameters of its own stage.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <map>
-#include <string>
-#include <vector>
-
-#include "core/config/config_parser.h"
-#include "core/data/synthetic_data.h"
-#include "core/runtime/trainer.h"
 #include "tests/cuda/cuda_test_support.h"
-#include "tests/mpi_world.h"
+#include "tests/cuda/gpu_vs_cpu_training.h"
 
 namespace sluice {
 namespace {
 
-constexpr int kSteps = 3;
-constexpr int64_t kBatch = 8;
+constexpr char kTag[] = "[operator-gpu-vs-cpu]";  // the GPU kit (bench/gpu) greps it
 constexpr double kTolerance = 1e-4;
 
 // An FNO: a lifting 1 x 1 convolution, two fno_blocks (spectral convolution + 1 x 1 convolution + GELU) with
@@ -61,96 +48,21 @@ const char* const kVitModel =
     "    - {type: unpatch, patch: 4, channels: 2, grid: [2, 2]}\n"
     "loss: mse\n";
 
-// Two pipeline stages, one per rank, so field or token tensors cross a stage boundary; on cuda both ranks
-// share the one GPU, so the transport is staged (NCCL refuses two ranks on one GPU).
-config::Config model_config(const std::string& model, const std::string& device) {
-  const std::string transport = device == "cuda" ? "staged" : "mpi";
-  return config::parse_config(model + "pipeline: {stages: 2, microbatches: 2, transport: " + transport + "}\n" +
-                              "optimizer: {type: sgd, lr: 0.05}\ndata: {type: synthetic, batch: " +
-                              std::to_string(kBatch) + "}\nseed: 11\nsteps: 3\ndevice: " + device + "\n");
-}
-
-struct RunResult {
-  std::vector<double> losses;
-  std::map<std::string, std::vector<float>> parameters;  // by qualified name
-};
-
-RunResult train(const config::Config& cfg) {
-  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
-  trainer.start();
-  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
-                             data::TargetKind::kRegression);
-  std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.parts().input_features));
-  std::vector<float> targets(static_cast<size_t>(kBatch * trainer.parts().output_features));
-  RunResult result;
-  for (int step = 0; step < kSteps; ++step) {
-    source.batch(step, 0, kBatch, inputs.data(), targets.data());
-    result.losses.push_back(trainer.train_step(inputs.data(), targets.data(), kBatch).loss);
-  }
-  for (const auto& [index, stage] : trainer.parts().stages) {
-    for (model::Parameter* p : stage->parameters()) {
-      std::vector<float>& values = result.parameters[p->qualified_name()];
-      values.resize(static_cast<size_t>(p->value.size()));
-      trainer.parts().backend->to_host(p->value, values.data());
-    }
-  }
-  return result;
-}
-
-// Trains `model` on the CPU, then twice on the GPU; checks and prints the differences under `label`.
-void expect_gpu_matches_cpu(const std::string& label, const std::string& model) {
-  const RunResult cpu = train(model_config(model, "cpu"));
-  const RunResult gpu = train(model_config(model, "cuda"));
-  const RunResult again = train(model_config(model, "cuda"));
-
-  ASSERT_EQ(cpu.losses.size(), gpu.losses.size());
-  double worst_loss = 0.0;
-  for (size_t step = 0; step < cpu.losses.size(); ++step) {
-    ASSERT_TRUE(std::isfinite(gpu.losses[step]) && cpu.losses[step] != 0.0) << "step " << step + 1;
-    const double d = std::abs(gpu.losses[step] - cpu.losses[step]) / std::abs(cpu.losses[step]);
-    worst_loss = std::max(worst_loss, d);
-    EXPECT_LE(d, kTolerance) << "step " << step + 1 << ": cpu " << cpu.losses[step] << ", gpu " << gpu.losses[step];
-    EXPECT_EQ(gpu.losses[step], again.losses[step]) << "step " << step + 1 << ": two GPU runs differ";
-  }
-  ASSERT_EQ(cpu.parameters.size(), gpu.parameters.size());
-  ASSERT_FALSE(gpu.parameters.empty());
-  double worst_parameter = 0.0;
-  std::string worst_name;
-  for (const auto& [name, values] : gpu.parameters) {
-    const auto expected = cpu.parameters.find(name);
-    ASSERT_NE(expected, cpu.parameters.end()) << name << " exists only in the GPU run";
-    const double error = testing::relative_max_error(expected->second, values);
-    if (error >= worst_parameter) {
-      worst_parameter = error;
-      worst_name = name;
-    }
-    EXPECT_LE(error, kTolerance) << name;
-    const std::vector<float>& repeated = again.parameters.at(name);
-    ASSERT_EQ(repeated.size(), values.size()) << name;
-    EXPECT_EQ(std::memcmp(repeated.data(), values.data(), values.size() * sizeof(float)), 0)
-        << name << ": two GPU runs differ";
-  }
-  std::printf("[operator-gpu-vs-cpu] rank %d, %s: losses relative %.3e; parameters per-tensor max-relative %.3e (%s); "
-              "limit %.0e\n",
-              testing::world_rank(), label.c_str(), worst_loss, worst_parameter, worst_name.c_str(), kTolerance);
-  std::fflush(stdout);
-}
-
 class OperatorModelGpuVsCpu : public ::testing::Test {
  protected:
   void SetUp() override { SLUICE_SKIP_WITHOUT_CUDA_DEVICE(); }
 };
 
 TEST_F(OperatorModelGpuVsCpu, AnFnoTrainedThreeStepsMatchesTheCpuAndRepeatsBitForBit) {
-  expect_gpu_matches_cpu("FNO 2-D", kFnoModel);
+  testing::expect_two_stage_gpu_matches_cpu(kTag, "FNO 2-D", kFnoModel, kTolerance);
 }
 
 TEST_F(OperatorModelGpuVsCpu, A1dFnoTrainedThreeStepsMatchesTheCpuAndRepeatsBitForBit) {
-  expect_gpu_matches_cpu("FNO 1-D", kFno1dModel);
+  testing::expect_two_stage_gpu_matches_cpu(kTag, "FNO 1-D", kFno1dModel, kTolerance);
 }
 
 TEST_F(OperatorModelGpuVsCpu, ASmallVitTrainedThreeStepsMatchesTheCpuAndRepeatsBitForBit) {
-  expect_gpu_matches_cpu("ViT", kVitModel);
+  testing::expect_two_stage_gpu_matches_cpu(kTag, "ViT", kVitModel, kTolerance);
 }
 
 }  // namespace

@@ -36,17 +36,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/config/config_parser.h"
-#include "core/data/synthetic_data.h"
-#include "core/runtime/trainer.h"
 #include "kernels/cuda/cuda_device.h"
 #include "tests/cuda/cuda_test_support.h"
+#include "tests/cuda/gpu_vs_cpu_training.h"
 #include "tests/runtime/schedule_cases.h"
 #include "tests/mpi_world.h"
 
@@ -108,36 +106,10 @@ config::Config make_config(const testing::ScheduleCase& c, int stages, const std
   return config::parse_config(yaml);
 }
 
-// What one run leaves behind on this rank: every step's loss and the final values of this rank's parameters,
-// copied to the host through the run's own backend (device tensors cannot be read directly).
-struct RunResult {
-  std::vector<double> losses;
-  std::map<std::string, std::vector<float>> parameters;  // by qualified name
-};
+using testing::RunResult;
 
-// Collective. All runs use the same layout (only device keys differ), so each rank owns the same stages in
-// every run and compares its own parameters without sending them anywhere.
-RunResult train(const config::Config& cfg) {
-  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
-  trainer.start();
-  data::SyntheticData source(cfg.seed, trainer.parts().input_features, trainer.parts().output_features,
-                             data::TargetKind::kRegression);
-  std::vector<float> inputs(static_cast<size_t>(kBatch * trainer.parts().input_features));
-  std::vector<float> targets(static_cast<size_t>(kBatch * trainer.parts().output_features));
-  RunResult result;
-  for (int step = 0; step < kSteps; ++step) {
-    source.batch(step, 0, kBatch, inputs.data(), targets.data());
-    result.losses.push_back(trainer.train_step(inputs.data(), targets.data(), kBatch).loss);
-  }
-  for (const auto& [index, stage] : trainer.parts().stages) {
-    for (model::Parameter* p : stage->parameters()) {
-      std::vector<float>& values = result.parameters[p->qualified_name()];
-      values.resize(static_cast<size_t>(p->value.size()));
-      trainer.parts().backend->to_host(p->value, values.data());
-    }
-  }
-  return result;
-}
+// Collective (see train_and_collect).
+RunResult train(const config::Config& cfg) { return testing::train_and_collect(cfg, kSteps, kBatch); }
 
 // ||gpu - cpu|| / ||cpu||; a non-finite value anywhere makes it infinite.
 double relative_rms_error(const std::vector<float>& expected, const std::vector<float>& actual) {
