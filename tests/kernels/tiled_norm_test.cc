@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/common/error.h"
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/parallel_blocks.h"
 #include "kernels/tiled_norm.h"
 #include "tests/kernels/random_tensor.h"
 #include "tests/kernels/split_field.h"
@@ -170,6 +173,52 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"3d_2x1x2", {8, 4, 6}, {2, 2, 2}, {{2, 6}, {4}, {4, 2}}, 4, 2, 1},
                       Case{"1d_uneven", {24}, {3}, {{6, 3, 15}}, 2, 1, 3}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// The CPU ops share the samples out over the threads: 1 and 3 threads give the same bits.
+TEST(TiledGroupNormThreads, TheBitsDoNotDependOnTheThreadCount) {
+  const Case c{"2d_uneven_2x3", {16, 12}, {4, 4}, {{4, 12}, {4, 4, 4}}, 6, 3, 5};
+  CpuBackend backend;
+  const Inputs in = inputs(c);
+  const int host_threads = blas_thread_count();
+  const SpreadThresholdForTests spread(0.0);  // these small shapes run on the whole team too
+  set_blas_thread_count(1);
+  const Result one = run_split(backend, c, c.cuts, in);
+  set_blas_thread_count(3);
+  const Result three = run_split(backend, c, c.cuts, in);
+  set_blas_thread_count(host_threads);
+  expect_bits(three.y, one.y, "y");
+  expect_bits(three.dx, one.dx, "dx");
+  expect_bits(three.weight_grad, one.weight_grad, "weight gradient");
+  EXPECT_EQ(three.forward_sums, one.forward_sums);
+  EXPECT_EQ(three.backward_sums, one.backward_sums);
+}
+
+void expect_invalid(const std::function<void()>& call, const std::string& text) {
+  try {
+    call();
+    ADD_FAILURE() << "accepted; expected an error naming " << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+TEST(TiledGroupNormChecks, BackendChecksTheNewOpsArguments) {
+  CpuBackend backend;
+  const NormGeometry g{4, 2, 6, 1e-5f};
+  const Tensor x = random_tensor(2, g.features(), 1), w = random_tensor(1, 4, 2), b = random_tensor(1, 4, 3);
+  const Tensor stat = Tensor::host(2, 2), wrong = Tensor::host(2, 3);
+  Tensor y = Tensor::host(2, g.features());
+  expect_invalid([&] { backend.group_norm_partial_sums(g, wrong); }, "group_norm_partial_sums: x");
+  NormGeometry bad = g;
+  bad.groups = 3;
+  expect_invalid([&] { backend.group_norm_partial_sums(bad, x); }, "groups must divide");
+  expect_invalid([&] { backend.group_norm_normalize(g, x, w, b, wrong, stat, y); }, "mean");
+  expect_invalid([&] { backend.group_norm_backward_partial_sums(g, x, x, w, stat, wrong); }, "rstd");
+  expect_invalid([&] { backend.group_norm_backward_with_sums(g, x, x, w, stat, stat, wrong, stat, y); }, "mean_g");
+  expect_invalid([&] { backend.group_norm_backward_with_sums(g, x, x, w, stat, stat, stat, wrong, y); },
+                 "mean_g_xhat");
+}
 
 TEST(TiledGroupNormChecks, MismatchedPointsAndGatheredSumsAreRefused) {
   CpuBackend backend;
