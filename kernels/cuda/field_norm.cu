@@ -201,7 +201,11 @@ void sums_to_host(int64_t sets, double* host_sums, cudaStream_t stream, const ch
   const size_t bytes = static_cast<size_t>(2 * sets) * sizeof(double);
   check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&device_sums), bytes, stream), what);
   launch(device_sums);
-  check_launch(what);
+  const cudaError_t launched = cudaGetLastError();
+  if (launched != cudaSuccess) {
+    cudaFreeAsync(device_sums, stream);  // the launch's error is the one to report
+    check_cuda(launched, what);
+  }
   check_cuda(cudaMemcpyAsync(host_sums, device_sums, bytes, cudaMemcpyDeviceToHost, stream), what);
   check_cuda(cudaFreeAsync(device_sums, stream), what);
   check_cuda(cudaStreamSynchronize(stream), what);
