@@ -19,7 +19,7 @@
 #include "kernels/cpu/parallel_blocks.h"
 #include "kernels/tiled_norm.h"
 #include "tests/kernels/random_tensor.h"
-#include "tests/kernels/split_field.h"
+#include "tests/kernels/tiled_norm_split.h"
 
 namespace sluice::kernels {
 namespace {
@@ -50,59 +50,12 @@ Inputs inputs(const Case& c) {
   return in;
 }
 
-struct Result {
-  Tensor y, dx, weight_grad, bias_grad;
-  // Every tile's sums in global tile order: a double's last bits rarely survive the rounding of the statistics to
-  // float, so these are compared too (the tiles' sums, not the blocks', whatever the split).
-  std::vector<double> forward_sums, backward_sums;
-};
+using Result = NormSplitResult;
 
-// The field's y, dx and parameter gradients from the blocks of `cuts`, each block computed alone and the tiles'
-// sums of all blocks brought together by global tile index (what the tile gather does across ranks).
+// The field's results from the blocks of `cuts` (tests/kernels/tiled_norm_split.h).
 Result run_split(Backend& backend, const Case& c, const std::vector<std::vector<int64_t>>& cuts, const Inputs& in) {
   const NormGeometry norm{c.channels, c.groups, points(c.global), 1e-5f};
-  const std::vector<Block> blocks = blocks_of(cuts);
-  std::vector<TiledGroupNorm> tiled;
-  std::vector<Tensor> xs, dys;
-  const std::vector<int64_t> none(c.global.size(), 0);
-  for (const Block& b : blocks) {
-    tiled.push_back({norm, TileGrid{c.global, c.tile, b.offset, b.extent}});
-    xs.push_back(padded_block(in.x, c.channels, c.global, b, none, none));
-    dys.push_back(padded_block(in.dy, c.channels, c.global, b, none, none));
-  }
-  const int64_t per_tile = group_norm_sums_per_tile(tiled[0], c.samples);
-  auto gather = [&](auto&& sums_of) {
-    std::vector<double> all(static_cast<size_t>(tiled[0].grid.global_tiles() * per_tile), -1.0);
-    for (size_t b = 0; b < blocks.size(); ++b) {
-      const std::vector<double> mine = sums_of(b);
-      const std::vector<int64_t> tiles = block_tile_indices(tiled[b].grid);
-      for (size_t i = 0; i < tiles.size(); ++i) {
-        std::copy_n(mine.begin() + static_cast<int64_t>(i) * per_tile, per_tile,
-                    all.begin() + tiles[i] * per_tile);
-      }
-    }
-    return all;
-  };
-  const std::vector<double> forward_sums =
-      gather([&](size_t b) { return tiled_group_norm_sums(backend, tiled[b], xs[b]); });
-  const GroupNormStatistics stats = group_norm_statistics(backend, tiled[0], c.samples, forward_sums);
-  const std::vector<double> backward_sums = gather(
-      [&](size_t b) { return tiled_group_norm_backward_sums(backend, tiled[b], dys[b], xs[b], in.weight, stats); });
-  Result r{Tensor::host(c.samples, in.x.cols()), Tensor::host(c.samples, in.x.cols()),
-           Tensor::host(1, c.channels), Tensor::host(1, c.channels), forward_sums, backward_sums};
-  std::vector<TilePartial> partials;
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    Tensor y = Tensor::host(c.samples, xs[b].cols()), dx = Tensor::host(c.samples, xs[b].cols());
-    tiled_group_norm_forward(backend, tiled[b], xs[b], in.weight, in.bias, stats, y);
-    tiled_group_norm_backward_data(backend, tiled[b], dys[b], xs[b], in.weight, stats, backward_sums, dx);
-    place_block(y, c.channels, c.global, blocks[b], r.y);
-    place_block(dx, c.channels, c.global, blocks[b], r.dx);
-    for (TilePartial& p : tiled_group_norm_param_grad_partials(backend, tiled[b], dys[b], xs[b], stats)) {
-      partials.push_back(std::move(p));
-    }
-  }
-  add_tile_partials(backend, partials, tiled[0].grid.global_tiles(), r.weight_grad, &r.bias_grad);
-  return r;
+  return run_norm_split(backend, norm, c.global, c.tile, cuts, in.x, in.dy, in.weight, in.bias);
 }
 
 void expect_bits(const Tensor& got, const Tensor& want, const std::string& what) {
