@@ -227,6 +227,29 @@ class Backend {
   void group_norm_accumulate_param_grads(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
                                          const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
                                          Tensor& bias_grad);
+  // Group norm with its statistics formed per canonical tile of a domain-split field (kernels/tiled_norm.h,
+  // docs/DOMAIN.md): the sums of one tile come from the two *_partial_sums ops (x, dy: the tile's field alone,
+  // geometry.points its points), the caller adds every tile's in global tile order, and the two ops "with given
+  // statistics" apply the totals point by point to any box (a whole block: each output depends on its own point
+  // and the statistics alone). Sums are in double, a set's elements in order on the CPU (a fixed tree on a GPU).
+  // Returns [samples][groups][2]: per sample and group, the sum of x over the group's channels and points, and the
+  // sum of (x − m)² with m that sum / count (the tile's own group mean: the tiles' totals combine without the
+  // cancellation of a sum of squares).
+  std::vector<double> group_norm_partial_sums(const NormGeometry& geometry, const Tensor& x);
+  // y = (x − mean) · rstd · weight[c] + bias[c] with the given mean and rstd [samples][groups] (group_norm_forward's
+  // formula and bits for the same statistics).
+  void group_norm_normalize(const NormGeometry& geometry, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            const Tensor& mean, const Tensor& rstd, Tensor& y);
+  // Returns [samples][groups][2]: Σ g and Σ g · x̂ over the group's channels and points, g = dy · weight[c],
+  // x̂ = (x − mean) · rstd (group_norm_backward_input's sums).
+  std::vector<double> group_norm_backward_partial_sums(const NormGeometry& geometry, const Tensor& dy,
+                                                       const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                                       const Tensor& rstd);
+  // dx = rstd · (g − mean_g − x̂ · mean_g_xhat) with the given means of g and g · x̂ over the whole group
+  // (mean_g, mean_g_xhat [samples][groups]; group_norm_backward_input's formula for the same means).
+  void group_norm_backward_with_sums(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                     const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                     const Tensor& mean_g, const Tensor& mean_g_xhat, Tensor& dx);
   // Layernorm over the channels at each point (PyTorch: channels moved last, F.layer_norm over C): the same
   // three ops with statistics per sample and point, mean and rstd [samples][points]; geometry.groups is not read.
   void channel_layernorm_forward(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
@@ -324,6 +347,15 @@ class Backend {
   virtual void group_norm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy,
                                                       const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                                       Tensor& weight_grad, Tensor& bias_grad);
+  virtual std::vector<double> group_norm_partial_sums_impl(const NormGeometry& geometry, const Tensor& x);
+  virtual void group_norm_normalize_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                         const Tensor& bias, const Tensor& mean, const Tensor& rstd, Tensor& y);
+  virtual std::vector<double> group_norm_backward_partial_sums_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                                    const Tensor& x, const Tensor& weight,
+                                                                    const Tensor& mean, const Tensor& rstd);
+  virtual void group_norm_backward_with_sums_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                                  const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                                  const Tensor& mean_g, const Tensor& mean_g_xhat, Tensor& dx);
   virtual void channel_layernorm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
                                               const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd);
   virtual void channel_layernorm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy,

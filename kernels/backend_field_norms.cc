@@ -1,6 +1,7 @@
 // Backend's normalizations of fields (group norm, and layernorm over the channels at each point): their argument
 // checks, and the defaults that refuse them on a backend that has no implementation.
 #include <string>
+#include <vector>
 
 #include "core/common/error.h"
 #include "kernels/backend.h"
@@ -77,6 +78,49 @@ void Backend::group_norm_accumulate_param_grads(const NormGeometry& geometry, co
   group_norm_accumulate_param_grads_impl(geometry, dy, x, mean, rstd, weight_grad, bias_grad);
 }
 
+std::vector<double> Backend::group_norm_partial_sums(const NormGeometry& geometry, const Tensor& x) {
+  const char* op = "group_norm_partial_sums";
+  require_all_on_device(op, {{"x", &x}});
+  check_geometry(op, geometry);
+  require_shape(op, "x", x, x.rows(), geometry.features());
+  return group_norm_partial_sums_impl(geometry, x);
+}
+
+void Backend::group_norm_normalize(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                   const Tensor& bias, const Tensor& mean, const Tensor& rstd, Tensor& y) {
+  const char* op = "group_norm_normalize";
+  require_all_on_device(op, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"mean", &mean}, {"rstd", &rstd},
+                             {"y", &y}});
+  check_geometry(op, geometry);
+  check_shapes(op, geometry, geometry.groups,
+               {{&x, &y}, {"x", "y"}, &mean, &rstd, {&weight, &bias}, {"weight", "bias"}});
+  group_norm_normalize_impl(geometry, x, weight, bias, mean, rstd, y);
+}
+
+std::vector<double> Backend::group_norm_backward_partial_sums(const NormGeometry& geometry, const Tensor& dy,
+                                                              const Tensor& x, const Tensor& weight,
+                                                              const Tensor& mean, const Tensor& rstd) {
+  const char* op = "group_norm_backward_partial_sums";
+  require_all_on_device(op, {{"dy", &dy}, {"x", &x}, {"weight", &weight}, {"mean", &mean}, {"rstd", &rstd}});
+  check_geometry(op, geometry);
+  check_shapes(op, geometry, geometry.groups, {{&x, &dy}, {"x", "dy"}, &mean, &rstd, {&weight}, {"weight"}});
+  return group_norm_backward_partial_sums_impl(geometry, dy, x, weight, mean, rstd);
+}
+
+void Backend::group_norm_backward_with_sums(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                            const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                            const Tensor& mean_g, const Tensor& mean_g_xhat, Tensor& dx) {
+  const char* op = "group_norm_backward_with_sums";
+  require_all_on_device(op, {{"dy", &dy}, {"x", &x}, {"weight", &weight}, {"mean", &mean}, {"rstd", &rstd},
+                             {"mean_g", &mean_g}, {"mean_g_xhat", &mean_g_xhat}, {"dx", &dx}});
+  check_geometry(op, geometry);
+  check_shapes(op, geometry, geometry.groups,
+               {{&x, &dy, &dx}, {"x", "dy", "dx"}, &mean, &rstd, {&weight}, {"weight"}});
+  require_shape(op, "mean_g", mean_g, x.rows(), geometry.groups);
+  require_shape(op, "mean_g_xhat", mean_g_xhat, x.rows(), geometry.groups);
+  group_norm_backward_with_sums_impl(geometry, dy, x, weight, mean, rstd, mean_g, mean_g_xhat, dx);
+}
+
 void Backend::channel_layernorm_forward(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
                                         const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) {
   const char* op = "channel_layernorm_forward";
@@ -121,6 +165,22 @@ void Backend::group_norm_backward_input_impl(const NormGeometry&, const Tensor&,
 void Backend::group_norm_accumulate_param_grads_impl(const NormGeometry&, const Tensor&, const Tensor&, const Tensor&,
                                                      const Tensor&, Tensor&, Tensor&) {
   unavailable("group_norm_accumulate_param_grads", device_name());
+}
+std::vector<double> Backend::group_norm_partial_sums_impl(const NormGeometry&, const Tensor&) {
+  unavailable("group_norm_partial_sums", device_name());
+}
+void Backend::group_norm_normalize_impl(const NormGeometry&, const Tensor&, const Tensor&, const Tensor&,
+                                        const Tensor&, const Tensor&, Tensor&) {
+  unavailable("group_norm_normalize", device_name());
+}
+std::vector<double> Backend::group_norm_backward_partial_sums_impl(const NormGeometry&, const Tensor&, const Tensor&,
+                                                                   const Tensor&, const Tensor&, const Tensor&) {
+  unavailable("group_norm_backward_partial_sums", device_name());
+}
+void Backend::group_norm_backward_with_sums_impl(const NormGeometry&, const Tensor&, const Tensor&, const Tensor&,
+                                                 const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                 Tensor&) {
+  unavailable("group_norm_backward_with_sums", device_name());
 }
 void Backend::channel_layernorm_forward_impl(const NormGeometry&, const Tensor&, const Tensor&, const Tensor&,
                                              Tensor&, Tensor&, Tensor&) {

@@ -76,6 +76,16 @@ class CpuBackend : public Backend {
   void group_norm_accumulate_param_grads_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
                                               const Tensor& mean, const Tensor& rstd, Tensor& weight_grad,
                                               Tensor& bias_grad) override;
+  // Group norm with given statistics and its tiles' partial sums (cpu_group_norm_tiles.cc).
+  std::vector<double> group_norm_partial_sums_impl(const NormGeometry& geometry, const Tensor& x) override;
+  void group_norm_normalize_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
+                                 const Tensor& bias, const Tensor& mean, const Tensor& rstd, Tensor& y) override;
+  std::vector<double> group_norm_backward_partial_sums_impl(const NormGeometry& geometry, const Tensor& dy,
+                                                            const Tensor& x, const Tensor& weight,
+                                                            const Tensor& mean, const Tensor& rstd) override;
+  void group_norm_backward_with_sums_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,
+                                          const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                          const Tensor& mean_g, const Tensor& mean_g_xhat, Tensor& dx) override;
   void channel_layernorm_forward_impl(const NormGeometry& geometry, const Tensor& x, const Tensor& weight,
                                       const Tensor& bias, Tensor& y, Tensor& mean, Tensor& rstd) override;
   void channel_layernorm_backward_input_impl(const NormGeometry& geometry, const Tensor& dy, const Tensor& x,

@@ -63,6 +63,20 @@ void norm_param_grads(const NormSets& sets, int64_t samples, int64_t channels, c
                       const float* mean, const float* rstd, float* weight_grad, float* bias_grad,
                       cudaStream_t stream);
 
+// Group norm in pieces (kernels/tiled_norm.h), group sets only: per sample and group, 2 doubles into host_sums
+// ([samples · sets][2]; Σ x and Σ (x − its mean)², or Σ g and Σ g · x̂), synchronising the stream; and the
+// normalization and dx with given per-set statistics, element by element.
+void group_norm_partial_sums(const NormSets& sets, int64_t samples, const float* x, double* host_sums,
+                             cudaStream_t stream);
+void group_norm_backward_partial_sums(const NormSets& sets, int64_t samples, const float* dy, const float* x,
+                                      const float* weight, const float* mean, const float* rstd, double* host_sums,
+                                      cudaStream_t stream);
+void group_norm_normalize(const NormSets& sets, int64_t samples, const float* x, const float* weight,
+                          const float* bias, const float* mean, const float* rstd, float* y, cudaStream_t stream);
+void group_norm_backward_with_sums(const NormSets& sets, int64_t samples, const float* dy, const float* x,
+                                   const float* weight, const float* mean, const float* rstd, const float* mean_g,
+                                   const float* mean_g_xhat, float* dx, cudaStream_t stream);
+
 // The softmax cross-entropy over the channels at each point (field_loss.cu): logits, target and grad are
 // [rows][channels · points]. Returns the sum over rows and points; synchronises the stream.
 double channel_softmax_cross_entropy(const float* logits, const float* target, float grad_scale, float* grad,
