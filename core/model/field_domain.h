@@ -25,11 +25,11 @@ class DomainConvOps {
  public:
   virtual ~DomainConvOps() = default;
   // x padded by the forward halo (a halo fill: messages); the layer stashes it for the parameter gradients.
-  virtual kernels::Tensor pad_input(const kernels::Tensor& x) = 0;
+  virtual kernels::Tensor pad_input(const kernels::Tensor& x) const = 0;
   virtual kernels::Tensor forward(const kernels::Tensor& x_padded, const kernels::Tensor& weight,
-                                  const kernels::Tensor* bias) = 0;
+                                  const kernels::Tensor* bias) const = 0;
   // dx from dy (a halo fill of dy: messages).
-  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) = 0;
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) const = 0;
   // One micro-batch's per-tile partials into this rank's per-tile accumulators (no message). Only a backward
   // calls it, never a (re)computed forward.
   virtual void accumulate_param_grads(const kernels::Tensor& x_padded, const kernels::Tensor& dy) = 0;
@@ -42,8 +42,8 @@ class DomainDeconvOps {
  public:
   virtual ~DomainDeconvOps() = default;
   virtual kernels::Tensor forward(const kernels::Tensor& x, const kernels::Tensor& weight,
-                                  const kernels::Tensor* bias) = 0;
-  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) = 0;
+                                  const kernels::Tensor* bias) const = 0;
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) const = 0;
   virtual void accumulate_param_grads(const kernels::Tensor& x, const kernels::Tensor& dy) = 0;
   virtual void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad) = 0;
 };
@@ -52,8 +52,8 @@ class DomainDeconvOps {
 class DomainUpsampleOps {
  public:
   virtual ~DomainUpsampleOps() = default;
-  virtual kernels::Tensor forward(const kernels::Tensor& x) = 0;
-  virtual kernels::Tensor backward_data(const kernels::Tensor& dy) = 0;
+  virtual kernels::Tensor forward(const kernels::Tensor& x) const = 0;
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy) const = 0;
 };
 
 // One rank's block at one resolution level. Levels are owned by the domain they were derived from (at() below) and

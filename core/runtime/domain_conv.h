@@ -12,6 +12,7 @@
 
 #include <string>
 
+#include "core/model/field_domain.h"
 #include "core/runtime/domain_field.h"
 #include "core/runtime/tile_grad_sum.h"
 #include "kernels/backend.h"
@@ -19,7 +20,8 @@
 
 namespace sluice::runtime {
 
-class DomainConv {
+// The implementation of model::DomainConvOps, the interface the conv layer runs through on a block.
+class DomainConv final : public model::DomainConvOps {
  public:
   // `conv`: the layer's convolution over the WHOLE field at the field's level (in = field.grid().global, stride 1,
   // pad_low + pad_high = dilation · (kernel − 1)); refused as check_tiled_conv refuses. `name` names the layer in
@@ -29,17 +31,17 @@ class DomainConv {
 
   // x [samples][in_channels · Π block] padded by the forward halo: keep it for accumulate_param_grads (or call
   // again: the same bits, the messages again).
-  kernels::Tensor pad_input(const kernels::Tensor& x) const;
+  kernels::Tensor pad_input(const kernels::Tensor& x) const override;
   // y [samples][out_channels · Π block] (allocated here).
   kernels::Tensor forward(const kernels::Tensor& x_padded, const kernels::Tensor& weight,
-                          const kernels::Tensor* bias) const;
+                          const kernels::Tensor* bias) const override;
   // dx [samples][in_channels · Π block] from dy [samples][out_channels · Π block] (no halo: filled here).
-  kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) const;
+  kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) const override;
   // One micro-batch's parameter-gradient partials, added to this rank's per-tile accumulators.
-  void accumulate_param_grads(const kernels::Tensor& x_padded, const kernels::Tensor& dy);
+  void accumulate_param_grads(const kernels::Tensor& x_padded, const kernels::Tensor& dy) override;
   // Collective over the domain group, once per step: weight_grad (and bias_grad) += every tile's accumulated
   // partial in global tile order (TileGradSum).
-  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad);
+  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad) override;
 
   const kernels::TiledConv& tiled() const { return tiled_; }
 

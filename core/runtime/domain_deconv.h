@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "core/model/field_domain.h"
 #include "core/runtime/domain_field.h"
 #include "core/runtime/tile_grad_sum.h"
 #include "kernels/backend.h"
@@ -14,7 +15,8 @@
 
 namespace sluice::runtime {
 
-class DomainDeconv {
+// The implementation of model::DomainDeconvOps (the conv_transpose layer on a block).
+class DomainDeconv final : public model::DomainDeconvOps {
  public:
   // `deconv` over the WHOLE field at the input's level (in = field.grid().global, stride = kernel); refused as
   // check_tiled_deconv refuses. The field must outlive this object.
@@ -22,11 +24,12 @@ class DomainDeconv {
                bool with_bias, const std::string& name);
 
   // y [samples][out_channels · Π block · kernel] from x [samples][in_channels · Π block].
-  kernels::Tensor forward(const kernels::Tensor& x, const kernels::Tensor& weight, const kernels::Tensor* bias) const;
-  kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) const;
-  void accumulate_param_grads(const kernels::Tensor& x, const kernels::Tensor& dy);
+  kernels::Tensor forward(const kernels::Tensor& x, const kernels::Tensor& weight,
+                          const kernels::Tensor* bias) const override;
+  kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& weight) const override;
+  void accumulate_param_grads(const kernels::Tensor& x, const kernels::Tensor& dy) override;
   // Collective over the domain group, once per step (TileGradSum::finish_step).
-  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad);
+  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor* bias_grad) override;
 
  private:
   kernels::Backend& backend_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/model/field_domain.h"
 #include "core/runtime/domain_field.h"
 #include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
@@ -22,16 +23,17 @@ kernels::PoolGeometry block_pool_geometry(const DomainField& field, kernels::Poo
 kernels::ResampleGeometry block_nearest_geometry(const DomainField& field, int64_t channels,
                                                  const std::vector<int64_t>& factor);
 
-class DomainLinearUpsample {
+// The implementation of model::DomainUpsampleOps (the linear upsample layer on a block).
+class DomainLinearUpsample final : public model::DomainUpsampleOps {
  public:
   // `factor` per dimension; the field is the input's level (the output's is field.refined(factor)). The field
   // must outlive this object.
   DomainLinearUpsample(kernels::Backend& backend, const DomainField& field, int64_t channels,
                        const std::vector<int64_t>& factor);
   // y [samples][channels · Π block · factor] from x [samples][channels · Π block] (one halo fill of x).
-  kernels::Tensor forward(const kernels::Tensor& x) const;
+  kernels::Tensor forward(const kernels::Tensor& x) const override;
   // dx [samples][channels · Π block] from dy at the output's level (one halo fill of dy).
-  kernels::Tensor backward_data(const kernels::Tensor& dy) const;
+  kernels::Tensor backward_data(const kernels::Tensor& dy) const override;
 
  private:
   kernels::Backend& backend_;
