@@ -8,6 +8,7 @@
 
 #include "core/common/error.h"
 #include "core/common/message_text.h"
+#include "core/config/domain_layout.h"
 #include "slurm/placeholders.h"
 #include "slurm/shell_quote.h"
 #include "slurm/templates/embedded_templates.h"
@@ -332,9 +333,9 @@ void set_node_count(const std::string& text, SbatchRequest& request) {
 }
 
 int64_t job_task_count(const config::Config& config) {
-  int64_t blocks = 1;  // pipeline.domain: each stage of each replica runs on this many ranks
-  for (int b : config.pipeline.domain) blocks *= std::max(b, 1);
-  return static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1) * blocks;
+  // pipeline.domain: each stage of each replica runs on one rank per block (the trainer's rule, make_layout).
+  return static_cast<int64_t>(config.pipeline.stages) * std::max(config.pipeline.data_parallel, 1) *
+         config::domain_block_count(config.pipeline.domain);
 }
 
 int tasks_per_node_for(const SbatchRequest& request, int tasks) {
