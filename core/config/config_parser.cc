@@ -212,9 +212,9 @@ void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline)
 
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
-      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate", "domain",
-       "domain_tile"},
+      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "recompute_halos", "split",
+       "data_parallel", "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate",
+       "domain", "domain_tile"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -235,6 +235,9 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("data_parallel")) pipeline.data_parallel = positive_int(node.child("data_parallel"));
   if (node.has("recompute")) {
     pipeline.recompute = as_enum<model::RecomputeMode>(node.child("recompute"), model::recompute_mode_names());
+  }
+  if (node.has("recompute_halos")) {
+    pipeline.recompute_halos = node.child("recompute_halos").as_choice(recompute_halos_choices());
   }
   if (node.has("transport")) {
     pipeline.transport = node.child("transport").as_choice(transport_kinds());
