@@ -245,7 +245,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("gradient_sum")) {
     pipeline.gradient_sum = node.child("gradient_sum").as_choice(gradient_sum_kinds());
   }
-  if (node.has("rank_order")) pipeline.rank_order = as_enum<RankOrder>(node.child("rank_order"), rank_order_names());
+  if (node.has("rank_order")) pipeline.rank_order = node.child("rank_order").as_choice(rank_order_choices());
   check_schedule_chunks(node, pipeline);
   parse_recompute_layers(node, layer_count, pipeline);
   if (node.has("split")) parse_split(node.child("split"), layer_count, pipeline);
