@@ -21,7 +21,9 @@ inline void fill_uniform_run(const Philox::key_type& key, uint64_t a, uint64_t b
   while (i < end) {
     const Philox::ctr_type counter = {{a, b, static_cast<uint64_t>(i / 4), c}};
     const Philox::ctr_type random = generate(counter, key);
-    for (int64_t lane = i % 4; lane < 4 && i < end; ++lane, ++i) values[i - first] = r123::uneg11<float>(random.v[lane]);
+    for (int64_t lane = i % 4; lane < 4 && i < end; ++lane, ++i) {
+      values[i - first] = r123::uneg11<float>(random.v[lane]);
+    }
   }
 }
 

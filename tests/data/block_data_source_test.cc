@@ -77,11 +77,15 @@ TEST(BlockDataSource, SyntheticBlocksAreTheWholeSamples3D) {
 }
 
 // An output at another resolution than the input (pooled, upsampled): its block is the input block scaled.
-TEST(BlockDataSource, SyntheticBlocksOfARescaledOutput) {
+config::LayerSpec avg_pool() {
   config::LayerSpec pool = layer("pool");
   pool.mode = "avg";
   pool.kernel = {2};
-  expect_blocks_assemble(field_config({2, 8, 12}, {conv(3), pool}), {2, 3}, 0, 0, 2);
+  return pool;
+}
+
+TEST(BlockDataSource, SyntheticBlocksOfARescaledOutput) {
+  expect_blocks_assemble(field_config({2, 8, 12}, {conv(3), avg_pool()}), {2, 3}, 0, 0, 2);
   config::LayerSpec upsample = layer("upsample");
   upsample.factor = {2};
   expect_blocks_assemble(field_config({1, 10, 6}, {conv(2), upsample}), {3, 5}, 2, 1, 2);
@@ -135,6 +139,13 @@ TEST(BlockDataSource, Hdf5BlocksAreTheWholeSamples2D) {
 TEST(BlockDataSource, Hdf5BlocksAreTheWholeSamples3D) {
   const config::Config config = hdf5_config({2, 10, 4, 7}, {conv(3)}, "blocks3d.h5");
   for (const auto& split : kSplits3D) expect_blocks_assemble(config, split, 0, 3, 3);
+}
+
+TEST(BlockDataSource, Hdf5BlocksOfARescaledOutput) {
+  const config::Config config = hdf5_config({2, 8, 12}, {conv(3), avg_pool()}, "blocks_pooled.h5");
+  for (const auto& split : std::vector<std::vector<int>>{{2, 3}, {4, 2}}) {
+    expect_blocks_assemble(config, split, 2, 1, 3);
+  }
 }
 
 std::string message_of(const std::function<void()>& call, ErrorCode code) {
