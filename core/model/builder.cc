@@ -106,6 +106,9 @@ bool runs_on_a_block(config::LayerType type) {
     case LayerType::kRelu:
     case LayerType::kGelu:
     case LayerType::kTanh:
+    case LayerType::kGroupNorm:
+    case LayerType::kInstanceNorm:
+    case LayerType::kDropout:
     case LayerType::kConcat:
     case LayerType::kAdd: return true;
     default: return false;
@@ -133,9 +136,10 @@ std::unique_ptr<Layer> build_conv(const config::LayerSpec& layer, const config::
   return std::make_unique<ConvLayer>(backend, config::conv_geometry(layer, in), layer.bias, explicit_padding, level);
 }
 
-// group_norm and instance_norm on a field, and layernorm on a field or on rows (its existing layer).
+// group_norm and instance_norm on a field (on `level`'s block when not null), and layernorm on a field or on rows
+// (its existing layer).
 std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::SampleShape& in,
-                                  kernels::Backend& backend) {
+                                  kernels::Backend& backend, FieldDomain* level) {
   const std::string type = config::layer_type_name(layer.type);
   if (layer.type == config::LayerType::kLayerNorm) {
     if (!config::is_field(in)) {
@@ -145,7 +149,7 @@ std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::
                                             config::norm_geometry(layer, in));
   }
   return std::make_unique<FieldNormLayer>(backend, type, FieldNormLayer::Over::kGroups,
-                                          config::norm_geometry(layer, in));
+                                          config::norm_geometry(layer, in), level);
 }
 
 // spectral_conv and fno_block on input field `in`.
@@ -200,8 +204,9 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
       return std::make_unique<ActivationLayer>(backend, config::activation_of(layer.type), width);
     case LayerType::kLayerNorm:
     case LayerType::kGroupNorm:
-    case LayerType::kInstanceNorm: return build_norm(layer, in, backend);
-    case LayerType::kDropout: return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
+    case LayerType::kInstanceNorm: return build_norm(layer, in, backend, level);
+    case LayerType::kDropout:
+      return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p), level);
     case LayerType::kResidualMlp:
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
     case LayerType::kConv: return build_conv(layer, in, backend, level);
