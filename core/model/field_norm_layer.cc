@@ -36,7 +36,11 @@ FieldNormLayer::FieldNormLayer(kernels::Backend& backend, std::string type, Over
       throw Error(ErrorCode::kUnsupported, type_ + " on a split field: its parameter gradients are sums over the "
                                                    "field that are not formed per tile yet");
     }
-    domain_ = domain->group_norm(backend, geometry_, type_ + " layer");
+    try {
+      domain_ = domain->group_norm(backend, geometry_, type_ + " layer");
+    } catch (const Error& e) {
+      throw Error(e.code(), type_ + " layer on a split field: " + e.what());
+    }
     features_ = geometry_.channels * domain->block_points();
   }
   weight_.name = "weight";

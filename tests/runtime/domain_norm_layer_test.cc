@@ -6,7 +6,8 @@
 // block (the whole field, one rank): outputs, losses, input gradients and every parameter gradient bit for bit; the
 // one-block run against the plain layers (no domain) within rounding, which pins the dropout mask to the whole
 // field's and the statistics to the field's. The same layers built from a config by model::build_layers give the
-// hand-built stage's bits.
+// hand-built stage's bits. What they cannot run on a block (layernorm over the channels, a norm whose geometry is not
+// its level's, dropout over features that are not whole channels of the block) is refused by name.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/model/activation_layer.h"
 #include "core/model/builder.h"
@@ -210,6 +212,34 @@ TEST(DomainNormLayerTest, BuilderGivesTheBlocksLayers) {
                    "built vs hand-built, one block");
   expect_same_step(run_step(backend, runs, &runs.domain, built, model::RecomputeMode::kNone), whole, runs, true,
                    "built, split vs one block");
+}
+
+void expect_refused(const std::function<void()>& build, ErrorCode code, const std::string& message) {
+  try {
+    build();
+    ADD_FAILURE() << "accepted; expected: " << message;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+// What these layers cannot run on a block is refused when they are built, naming what is wrong.
+TEST(DomainNormLayerTest, WhatTheBlockCannotRunIsRefused) {
+  kernels::CpuBackend backend;
+  FieldRun one(MPI_COMM_SELF, kSplit, {{16}, {16}}, 0);
+  BlockDomain domain(one.field());
+  const int64_t points = points_of(kSplit.global);
+  expect_refused([&] { model::FieldNormLayer(backend, "layernorm", model::FieldNormLayer::Over::kChannelsAtEachPoint,
+                                             kernels::NormGeometry{kHidden, 1, points, 1e-5f}, &domain); },
+                 ErrorCode::kUnsupported, "layernorm on a split field: its parameter gradients are sums over the field");
+  expect_refused([&] { model::FieldNormLayer(backend, "group_norm", model::FieldNormLayer::Over::kGroups,
+                                             kernels::NormGeometry{kHidden, 2, points / 4, 1e-5f}, &domain); },
+                 ErrorCode::kInvalidArgument,
+                 "group_norm layer on a split field: tiled group norm: the norm's 64 points are not the field's 256");
+  expect_refused([&] { model::DropoutLayer(backend, kHidden * points + 1, kDropout, &domain); },
+                 ErrorCode::kInvalidArgument, "dropout on a split field: 1025 features per sample are not whole "
+                                              "channels of the block's 256 points");
 }
 
 }  // namespace
