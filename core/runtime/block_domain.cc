@@ -46,6 +46,12 @@ std::unique_ptr<model::DomainGroupNormOps> BlockDomain::group_norm(kernels::Back
   return std::make_unique<DomainGroupNorm>(backend, field_, norm, name);
 }
 
+std::unique_ptr<model::DomainChannelLayerNormOps> BlockDomain::channel_layernorm(kernels::Backend& backend,
+                                                                                 const kernels::NormGeometry& norm,
+                                                                                 const std::string& name) {
+  return std::make_unique<DomainChannelLayerNorm>(backend, field_, norm, name);
+}
+
 double BlockDomain::field_loss(kernels::Backend& backend, kernels::FieldLoss loss, int64_t channels,
                                const kernels::Tensor& pred, const kernels::Tensor& target, float grad_scale,
                                kernels::Tensor& grad, const std::string& what) {

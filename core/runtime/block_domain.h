@@ -39,6 +39,9 @@ class BlockDomain : public model::FieldDomain {
                                                             const std::vector<int64_t>& factor) override;
   std::unique_ptr<model::DomainGroupNormOps> group_norm(kernels::Backend& backend, const kernels::NormGeometry& norm,
                                                         const std::string& name) override;
+  std::unique_ptr<model::DomainChannelLayerNormOps> channel_layernorm(kernels::Backend& backend,
+                                                                      const kernels::NormGeometry& norm,
+                                                                      const std::string& name) override;
   double field_loss(kernels::Backend& backend, kernels::FieldLoss loss, int64_t channels,
                     const kernels::Tensor& pred, const kernels::Tensor& target, float grad_scale,
                     kernels::Tensor& grad, const std::string& what) override;

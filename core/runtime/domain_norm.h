@@ -9,6 +9,10 @@
 // - backward_data: one tile gather of samples · groups · 2 doubles per tile (Σ dy · weight and Σ dy · weight · x̂);
 // - accumulate_param_grads: none (per-tile partials into per-tile accumulators);
 // - finish_step: one tile gather of every rank's accumulators (weight and bias), once per step.
+//
+// layernorm over the channels at each point (DomainChannelLayerNorm) needs no message for y and dx (its statistics
+// are per point: the layer runs the plain ops on the block); its parameter gradients are per-tile partials finished
+// like group norm's, one tile gather per step.
 #pragma once
 
 #include <string>
@@ -52,6 +56,27 @@ class DomainGroupNorm : public model::DomainGroupNormOps {
   const DomainField& field_;
   kernels::TiledGroupNorm tiled_;
   std::string name_;
+  TileGradSum grads_;
+};
+
+class DomainChannelLayerNorm : public model::DomainChannelLayerNormOps {
+ public:
+  // `norm`: the layer's over the WHOLE field at the field's level (norm.points = Π field.grid().global). The field
+  // must outlive this object.
+  DomainChannelLayerNorm(kernels::Backend& backend, const DomainField& field, const kernels::NormGeometry& norm,
+                         const std::string& name);
+
+  // One micro-batch's partials (mean and rstd [samples][Π block], the block forward's), added to this rank's
+  // per-tile accumulators.
+  void accumulate_param_grads(const kernels::Tensor& dy, const kernels::Tensor& x, const kernels::Tensor& mean,
+                              const kernels::Tensor& rstd) override;
+  // Collective over the domain group, once per step (TileGradSum).
+  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad) override;
+
+ private:
+  kernels::Backend& backend_;
+  const DomainField& field_;
+  kernels::TiledGroupNorm tiled_;
   TileGradSum grads_;
 };
 

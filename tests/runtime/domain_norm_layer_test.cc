@@ -1,13 +1,13 @@
 // The field norms and dropout as layers on a rank's block (issue 32 item 2): a StageModule conv 3x3 periodic ->
-// group_norm (or instance_norm) -> GELU -> dropout(p = 0.25) -> conv 3x3 periodic -> field MSE, each layer built with
+// group_norm (or instance_norm, or layernorm over the channels) -> GELU -> dropout(p = 0.25) -> conv 3x3 periodic -> field MSE, each layer built with
 // the rank's FieldDomain level (core/runtime/block_domain.h), one step of 2 micro-batches (a fused backward, then I
 // and W) and finish_domain_step on 4 MPI ranks holding the blocks of an uneven 2 x 2 split, without and with full
 // recompute (the norm gathers its statistics again, the dropout mask is drawn again). Against the same stage on ONE
 // block (the whole field, one rank): outputs, losses, input gradients and every parameter gradient bit for bit; the
 // one-block run against the plain layers (no domain) within rounding, which pins the dropout mask to the whole
 // field's and the statistics to the field's. The same layers built from a config by model::build_layers give the
-// hand-built stage's bits. What they cannot run on a block (layernorm over the channels, a norm whose geometry is not
-// its level's, dropout over features that are not whole channels of the block) is refused by name.
+// hand-built stage's bits. What they cannot run on a block (a norm whose geometry is not its level's, dropout over
+// features that are not whole channels of the block) is refused by name.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -57,17 +57,29 @@ kernels::ConvGeometry periodic_conv(int64_t in_channels, int64_t out_channels) {
   return g;
 }
 
-// The stage on `domain`'s block, or (null) the plain layers on the whole field. `groups`: the norm's (kHidden:
-// instance_norm).
-std::vector<std::unique_ptr<Layer>> norm_stage(kernels::Backend& backend, model::FieldDomain* domain, int64_t groups) {
+// The norm layer of a case, its entry in a config's layer list.
+struct NormCase {
+  const char* name;  // the layer type
+  model::FieldNormLayer::Over over;
+  int64_t groups;
+  const char* entry;
+};
+
+void PrintTo(const NormCase& c, std::ostream* os) { *os << c.name; }
+
+const NormCase kGroupNorm{"group_norm", model::FieldNormLayer::Over::kGroups, 2, "{type: group_norm, groups: 2}"};
+const NormCase kInstanceNorm{"instance_norm", model::FieldNormLayer::Over::kGroups, kHidden, "{type: instance_norm}"};
+const NormCase kLayerNorm{"layernorm", model::FieldNormLayer::Over::kChannelsAtEachPoint, 1, "{type: layernorm}"};
+
+// The stage on `domain`'s block, or (null) the plain layers on the whole field.
+std::vector<std::unique_ptr<Layer>> norm_stage(kernels::Backend& backend, model::FieldDomain* domain,
+                                               const NormCase& c) {
   const int64_t p = domain != nullptr ? domain->block_points() : points_of(kSplit.global);
-  const kernels::NormGeometry norm{kHidden, groups, points_of(kSplit.global), 1e-5f};
+  const kernels::NormGeometry norm{kHidden, c.groups, points_of(kSplit.global), 1e-5f};
   std::vector<std::unique_ptr<Layer>> layers;
   layers.push_back(std::make_unique<model::ConvLayer>(backend, periodic_conv(kIn, kHidden), true,
                                                       kernels::PadMode::kPeriodic, domain));
-  layers.push_back(std::make_unique<model::FieldNormLayer>(
-      backend, groups == kHidden ? "instance_norm" : "group_norm", model::FieldNormLayer::Over::kGroups, norm,
-      domain));
+  layers.push_back(std::make_unique<model::FieldNormLayer>(backend, c.name, c.over, norm, domain));
   layers.push_back(std::make_unique<model::ActivationLayer>(backend, kernels::Activation::kGelu, kHidden * p));
   layers.push_back(std::make_unique<model::DropoutLayer>(backend, kHidden * p, kDropout, domain));
   layers.push_back(std::make_unique<model::ConvLayer>(backend, periodic_conv(kHidden, kOut), true,
@@ -149,19 +161,12 @@ void expect_same_step(const StepResults& got, const StepResults& want, const Run
   }
 }
 
-struct NormCase {
-  const char* name;
-  int64_t groups;
-};
-
-void PrintTo(const NormCase& c, std::ostream* os) { *os << c.name; }
-
 class DomainNormLayerTest : public ::testing::TestWithParam<NormCase> {};
 
 TEST_P(DomainNormLayerTest, BlocksGiveTheOneBlockRunsBits) {
   kernels::CpuBackend backend;
   Runs runs(kSplit);
-  const Build build = [&](model::FieldDomain* domain) { return norm_stage(backend, domain, GetParam().groups); };
+  const Build build = [&](model::FieldDomain* domain) { return norm_stage(backend, domain, GetParam()); };
   const StepResults whole = run_step(backend, runs, runs.whole.get(), build, model::RecomputeMode::kNone);
   const StepResults plain = run_step(backend, runs, nullptr, build, model::RecomputeMode::kNone);
   for (size_t m = 0; m < 2; ++m) {
@@ -180,38 +185,36 @@ TEST_P(DomainNormLayerTest, BlocksGiveTheOneBlockRunsBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Norms, DomainNormLayerTest,
-                         ::testing::Values(NormCase{"group_norm", 2}, NormCase{"instance_norm", kHidden}),
+                         ::testing::Values(kGroupNorm, kInstanceNorm, kLayerNorm),
                          [](const ::testing::TestParamInfo<NormCase>& info) { return std::string(info.param.name); });
 
-const char* const kConfig = R"(model:
-  inputs: [3, 16, 16]
-  layers:
-    - {type: conv, channels: 4, kernel: 3, padding: periodic}
-    - {type: group_norm, groups: 2}
-    - {type: gelu}
-    - {type: dropout, p: 0.25}
-    - {type: conv, channels: 2, kernel: 3, padding: periodic}
-data: {type: synthetic, batch: 2}
-)";
+std::string stage_config(const NormCase& c) {
+  return std::string("model:\n  inputs: [3, 16, 16]\n  layers:\n") +
+         "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n    - " + c.entry +
+         "\n    - {type: gelu}\n    - {type: dropout, p: 0.25}\n"
+         "    - {type: conv, channels: 2, kernel: 3, padding: periodic}\ndata: {type: synthetic, batch: 2}\n";
+}
 
-// build_layers builds group_norm and dropout on the blocks: the hand-built stage's bits, split or not.
+// build_layers builds the norms and dropout on the blocks: the hand-built stage's bits, split or not.
 TEST(DomainNormLayerTest, BuilderGivesTheBlocksLayers) {
   kernels::CpuBackend backend;
   Runs runs(kSplit);
-  const config::Config cfg = config::parse_config(kConfig);
-  const Build built = [&](model::FieldDomain* domain) {
-    std::vector<std::unique_ptr<Layer>> layers = model::build_layers(
-        cfg.model, backend, {}, 0, static_cast<int>(cfg.model.layers.size()), config::input_shape_of(cfg.model),
-        domain);
-    model::init_layers(layers, 7);
-    return layers;
-  };
-  const Build hand = [&](model::FieldDomain* domain) { return norm_stage(backend, domain, 2); };
-  const StepResults whole = run_step(backend, runs, runs.whole.get(), hand, model::RecomputeMode::kNone);
-  expect_same_step(run_step(backend, runs, runs.whole.get(), built, model::RecomputeMode::kNone), whole, runs, false,
-                   "built vs hand-built, one block");
-  expect_same_step(run_step(backend, runs, &runs.domain, built, model::RecomputeMode::kNone), whole, runs, true,
-                   "built, split vs one block");
+  for (const NormCase& c : {kGroupNorm, kLayerNorm}) {
+    const config::Config cfg = config::parse_config(stage_config(c));
+    const Build built = [&](model::FieldDomain* domain) {
+      std::vector<std::unique_ptr<Layer>> layers = model::build_layers(
+          cfg.model, backend, {}, 0, static_cast<int>(cfg.model.layers.size()), config::input_shape_of(cfg.model),
+          domain);
+      model::init_layers(layers, 7);
+      return layers;
+    };
+    const Build hand = [&](model::FieldDomain* domain) { return norm_stage(backend, domain, c); };
+    const StepResults whole = run_step(backend, runs, runs.whole.get(), hand, model::RecomputeMode::kNone);
+    expect_same_step(run_step(backend, runs, runs.whole.get(), built, model::RecomputeMode::kNone), whole, runs,
+                     false, std::string(c.name) + ": built vs hand-built, one block");
+    expect_same_step(run_step(backend, runs, &runs.domain, built, model::RecomputeMode::kNone), whole, runs, true,
+                     std::string(c.name) + ": built, split vs one block");
+  }
 }
 
 void expect_refused(const std::function<void()>& build, ErrorCode code, const std::string& message) {
@@ -231,8 +234,9 @@ TEST(DomainNormLayerTest, WhatTheBlockCannotRunIsRefused) {
   BlockDomain domain(one.field());
   const int64_t points = points_of(kSplit.global);
   expect_refused([&] { model::FieldNormLayer(backend, "layernorm", model::FieldNormLayer::Over::kChannelsAtEachPoint,
-                                             kernels::NormGeometry{kHidden, 1, points, 1e-5f}, &domain); },
-                 ErrorCode::kUnsupported, "layernorm on a split field: its parameter gradients are sums over the field");
+                                             kernels::NormGeometry{kHidden, 1, points / 2, 1e-5f}, &domain); },
+                 ErrorCode::kInvalidArgument,
+                 "layernorm layer on a split field: tiled group norm: the norm's 128 points are not the field's 256");
   expect_refused([&] { model::FieldNormLayer(backend, "group_norm", model::FieldNormLayer::Over::kGroups,
                                              kernels::NormGeometry{kHidden, 2, points / 4, 1e-5f}, &domain); },
                  ErrorCode::kInvalidArgument,
