@@ -66,19 +66,19 @@ std::string declared_domain_problem(const config::Config& cfg, const DeclaredDom
   const config::DomainBox& box = declared.box;
   if (declared.global.size() != extents.size() || box.offset.size() != extents.size() ||
       box.extent.size() != extents.size()) {
-    return std::to_string(declared.global.size()) + " spatial dimensions declared, but the model's input " +
+    return std::to_string(declared.global.size()) + " spatial dimensions declared (ndims), but the model's input " +
            "(model.inputs) has " + std::to_string(extents.size()) + " (" + list_text(extents) + ")";
   }
   if (declared.global != extents) {
-    return "global " + list_text(declared.global) + " is not the model's input field " + list_text(extents) +
+    return "global_extent " + list_text(declared.global) + " is not the model's input field " + list_text(extents) +
            " (model.inputs without the channels, C order)";
   }
   for (size_t d = 0; d < extents.size(); ++d) {
     const std::string where = " in " + dimension_text(d);
-    if (box.extent[d] < 1) return "extent " + std::to_string(box.extent[d]) + where + " (must be positive)";
-    if (box.offset[d] < 0) return "offset " + std::to_string(box.offset[d]) + where + " (must be 0 or more)";
+    if (box.extent[d] < 1) return "block_extent " + std::to_string(box.extent[d]) + where + " (must be positive)";
+    if (box.offset[d] < 0) return "block_offset " + std::to_string(box.offset[d]) + where + " (must be 0 or more)";
     if (box.offset[d] > extents[d] - box.extent[d]) {
-      return "offset " + std::to_string(box.offset[d]) + " + extent " + std::to_string(box.extent[d]) + where +
+      return "block_offset " + std::to_string(box.offset[d]) + " + block_extent " + std::to_string(box.extent[d]) + where +
              " reaches past the field's " + std::to_string(extents[d]) + " points there";
     }
   }

@@ -112,7 +112,7 @@ TEST(DeclaredDomain, AGlobalExtentOtherThanTheModelsIsRefusedNamingTheRank) {
   DeclaredDomain mine = uneven_block(world_rank());
   if (world_rank() == 2) mine.global = {16, 14};
   expect_refused(gather_error(mine), ErrorCode::kInvalidArgument,
-                 {"rank 2: global [16, 14] is not the model's input field [16, 12]"});
+                 {"rank 2: global_extent [16, 14] is not the model's input field [16, 12]"});
 }
 
 // The pure function on constructed worlds (every rank computes the same; no messages).
