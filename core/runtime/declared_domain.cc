@@ -78,8 +78,8 @@ std::string declared_domain_problem(const config::Config& cfg, const DeclaredDom
     if (box.extent[d] < 1) return "block_extent " + std::to_string(box.extent[d]) + where + " (must be positive)";
     if (box.offset[d] < 0) return "block_offset " + std::to_string(box.offset[d]) + where + " (must be 0 or more)";
     if (box.offset[d] > extents[d] - box.extent[d]) {
-      return "block_offset " + std::to_string(box.offset[d]) + " + block_extent " + std::to_string(box.extent[d]) + where +
-             " reaches past the field's " + std::to_string(extents[d]) + " points there";
+      return "block_offset " + std::to_string(box.offset[d]) + " + block_extent " + std::to_string(box.extent[d]) +
+             where + " reaches past the field's " + std::to_string(extents[d]) + " points there";
     }
   }
   return "";
@@ -260,8 +260,8 @@ std::optional<config::DomainLayout> gather_declared_domain(MPI_Comm world, const
     const int64_t* at = all.data() + r * kRecord;
     ranks[r].block = static_cast<int>(at[0]);
     if (at[1] == 0) continue;
-    ranks[r].declared = DeclaredDomain{take(at, at[2], 5),
-                                       config::DomainBox{take(at, at[3], 5 + kMaxDims), take(at, at[4], 5 + 2 * kMaxDims)}};
+    config::DomainBox box{take(at, at[3], 5 + kMaxDims), take(at, at[4], 5 + 2 * kMaxDims)};
+    ranks[r].declared = DeclaredDomain{take(at, at[2], 5), std::move(box)};
   }
   return layout_of_declarations(cfg, ranks);
 }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/config/config.h"
@@ -35,7 +36,8 @@ struct RankDeclaration {
 };
 
 // Local. Why `declared` cannot be a block of this model's input (a model on rows; dimensions, extents, an offset or
-// extent out of range), "" when it can. Messages name the C API's arguments (ndims, global_extent, block_offset, block_extent) and the dimension.
+// extent out of range), "" when it can. Messages name the C API's arguments (ndims, global_extent, block_offset,
+// block_extent) and the dimension.
 std::string declared_domain_problem(const config::Config& cfg, const DeclaredDomain& declared);
 
 // Pure: the layout of every rank's declaration (`ranks` indexed by world rank); none when no rank declared. Throws

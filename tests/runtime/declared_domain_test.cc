@@ -122,9 +122,9 @@ std::vector<RankDeclaration> declarations(const std::vector<DeclaredDomain>& box
   return ranks;
 }
 
-std::optional<Error> pure_error(const std::vector<RankDeclaration>& ranks) {
+std::optional<Error> pure_error(const std::vector<RankDeclaration>& ranks, const config::Config& cfg = test_config()) {
   try {
-    layout_of_declarations(test_config(), ranks);
+    layout_of_declarations(cfg, ranks);
   } catch (const Error& e) {
     return e;
   }
@@ -177,6 +177,15 @@ TEST(DeclaredDomainLayout, BoxesThatAreNotAProductGridAreRefused) {
       {box({0, 0}, {6, 4}), box({0, 4}, {6, 8}), box({6, 0}, {8, 4}), box({6, 4}, {8, 8})}, {0, 1, 2, 3});
   expect_refused(pure_error(short_of_the_edge), ErrorCode::kInvalidArgument,
                  {"in spatial dimension 1 points [14, 16) are in no declared block"});
+}
+
+TEST(DeclaredDomainLayout, ABlockThatIsNotWholeTilesNamesTheTile) {
+  config::Config cfg = test_config();
+  cfg.pipeline.domain_tile = {4, 4};  // the uneven split's cut at 6 is not on a tile edge
+  const auto ranks = declarations({uneven_block(0), uneven_block(1), uneven_block(2), uneven_block(3)}, {0, 1, 2, 3});
+  EXPECT_FALSE(pure_error(ranks).has_value());
+  expect_refused(pure_error(ranks, cfg), ErrorCode::kConfig,
+                 {"pipeline.domain_tile [4, 4]: in spatial dimension 1 block 0 of 2 spans points [0, 6)"});
 }
 
 }  // namespace
