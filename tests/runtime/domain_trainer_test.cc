@@ -1,0 +1,249 @@
+// The Trainer on a domain split (issue 32; docs/DOMAIN.md "What runs now"): a small U-Net on a 16 x 16 field of 2
+// channels (conv 3x3 periodic -> GELU kept as a skip -> max pool -> conv 3x3 -> GELU -> stride-2 transposed conv ->
+// concat skip -> conv 1x1, MSE) trained 3 AdamW steps on pipeline.domain [2, 2] (each rank takes its block of every
+// sample and target). Against the undecomposed run, the same config with pipeline.domain [1, 1] on ONE rank
+// (MPI_COMM_SELF, in the same process; one stage, one replica unless said): after every step the loss and every
+// parameter this rank holds are the reference's bits.
+//   4 ranks: 1 stage x 4 blocks, gpipe and 1f1b; a prediction's block after training.
+//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute;
+//            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
+// And the one-block run is the plain layers' run (no pipeline.domain) within rounding: without the trainer's
+// finish_domain_step the convolutions' gradients never reach the parameters, and that comparison fails.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/config/config_parser.h"
+#include "core/runtime/trainer.h"
+#include "tests/mpi_world.h"
+
+namespace sluice {
+namespace {
+
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
+
+constexpr int kSteps = 3;
+constexpr int64_t kChannels = 2;
+constexpr int64_t kSide = 16;
+constexpr int64_t kPoints = kSide * kSide;
+
+struct RunSpec {
+  int stages = 1;
+  int replicas = 1;
+  std::string schedule = "1f1b";
+  int chunks = 1;
+  std::string recompute = "none";
+  bool split = true;   // pipeline.domain [2, 2]; else [1, 1]
+  bool plain = false;  // no pipeline.domain at all: the plain layers
+};
+
+config::Config make_config(const RunSpec& r) {
+  const std::string yaml =
+      "model:\n  inputs: [2, 16, 16]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: gelu, name: s}\n"
+      "    - {type: pool, kernel: 2, mode: max}\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: gelu}\n"
+      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
+      "    - {type: concat, from: s}\n"
+      "    - {type: conv, channels: 2, kernel: 1}\n"
+      "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
+      ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
+      ", microbatches: 2, recompute: " + r.recompute +
+      (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]") +
+      "}\n"
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01}\n"
+      "data: {type: external, batch: 4}\nseed: 3\n";
+  return config::parse_config(yaml);
+}
+
+// Global sample s, channel c, point p of the inputs (kind 0) or targets (kind 1): smooth enough for a loss to fall.
+float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
+  return static_cast<float>(std::sin(0.37 * static_cast<double>(x + 1) * (c + 1) + 0.23 * static_cast<double>(y) +
+                                     0.71 * static_cast<double>(s) + 1.3 * kind));
+}
+
+// Samples [first, first + rows) of one side, cut to the block of `box` (the whole field when box is empty).
+std::vector<float> batch(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
+  const int64_t y0 = box.offset.empty() ? 0 : box.offset[0], ny = box.extent.empty() ? kSide : box.extent[0];
+  const int64_t x0 = box.offset.empty() ? 0 : box.offset[1], nx = box.extent.empty() ? kSide : box.extent[1];
+  std::vector<float> out;
+  for (int64_t s = first; s < first + rows; ++s) {
+    for (int64_t c = 0; c < kChannels; ++c) {
+      for (int64_t y = y0; y < y0 + ny; ++y) {
+        for (int64_t x = x0; x < x0 + nx; ++x) out.push_back(value(kind, s, c, y, x));
+      }
+    }
+  }
+  return out;
+}
+
+using Params = std::map<std::string, std::vector<float>>;
+struct History {
+  std::vector<double> losses;
+  std::vector<Params> params;  // after each step: every parameter this rank holds
+  std::vector<float> prediction;  // this rank's block of the outputs of samples 100..103 after training
+};
+
+Params params_of(const runtime::Trainer& trainer) {
+  Params p;
+  for (const auto& [index, stage] : trainer.parts().stages) {
+    for (model::Parameter* param : stage->parameters()) {
+      p[param->qualified_name()].assign(param->value.data(), param->value.data() + param->value.size());
+    }
+  }
+  return p;
+}
+
+// kSteps steps of 4 samples a replica-rows each (the global batch replica-major); `box` is this rank's block.
+History train(MPI_Comm comm, const RunSpec& r) {
+  runtime::Trainer trainer(comm, make_config(r));
+  trainer.start();
+  const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
+  const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
+  EXPECT_EQ(trainer.parts().input_features, kChannels * (split ? 64 : kPoints));
+  const int64_t rows = 4;
+  History h;
+  for (int step = 0; step < kSteps; ++step) {
+    const int64_t first = step * rows * r.replicas + trainer.layout().replica * rows;
+    const std::vector<float> in = batch(0, first, rows, box), target = batch(1, first, rows, box);
+    h.losses.push_back(trainer.train_step(in.data(), target.data(), rows).loss);
+    h.params.push_back(params_of(trainer));
+  }
+  const std::vector<float> in = batch(0, 100, rows, box);
+  h.prediction.resize(static_cast<size_t>(rows * trainer.parts().output_features));
+  trainer.predict(in.data(), h.prediction.data(), rows);
+  return h;
+}
+
+// The reference's prediction cut to `box` ([rows][C][16][16] -> [rows][C][box]).
+std::vector<float> cut(const std::vector<float>& whole, const config::DomainBox& box) {
+  std::vector<float> out;
+  for (size_t s = 0; s < whole.size() / (kChannels * kPoints); ++s) {
+    for (int64_t c = 0; c < kChannels; ++c) {
+      for (int64_t y = box.offset[0]; y < box.offset[0] + box.extent[0]; ++y) {
+        for (int64_t x = box.offset[1]; x < box.offset[1] + box.extent[1]; ++x) {
+          out.push_back(whole[(s * kChannels + c) * kPoints + y * kSide + x]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+int differing_params(const Params& got, const Params& want) {
+  int differing = 0;
+  for (const auto& [name, values] : got) {
+    const auto it = want.find(name);
+    if (it == want.end() || it->second.size() != values.size() ||
+        std::memcmp(values.data(), it->second.data(), values.size() * sizeof(float)) != 0) {
+      ++differing;
+    }
+  }
+  return differing;
+}
+
+// The split run on the world against `reference` (the undecomposed run on `reference_comm`), bit for bit.
+void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm reference_comm, const std::string& what) {
+  const History got = train(MPI_COMM_WORLD, split);
+  const History want = train(reference_comm, reference);
+  ASSERT_EQ(got.losses.size(), want.losses.size());
+  for (size_t s = 0; s < got.losses.size(); ++s) {
+    const std::string at = what + ", step " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
+    EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0)
+        << at << ": loss " << got.losses[s] << " vs " << want.losses[s];
+    EXPECT_FALSE(got.params[s].empty()) << at;
+    EXPECT_EQ(differing_params(got.params[s], want.params[s]), 0) << at << ": parameters differ";
+  }
+  if (world_rank() == 0) std::printf("%s: losses %.9g %.9g %.9g\n", what.c_str(), got.losses[0], got.losses[1], got.losses[2]);
+  EXPECT_LT(got.losses.back(), got.losses.front()) << what << ": the model does not learn";
+}
+
+TEST(DomainTrainerTest, OneStageOnFourBlocksIsTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    RunSpec split;
+    split.schedule = schedule;
+    RunSpec whole = split;
+    whole.split = false;
+    expect_same_run(split, whole, MPI_COMM_SELF, std::string("1 stage x 4 blocks, ") + schedule);
+  }
+}
+
+// The anchor: the undecomposed run (one block, the tiled code) is the plain layers' run within rounding, so the
+// bitwise comparisons above compare a run that trains (a domain whose gradients never reach the parameters would
+// still equal itself on every split).
+TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec one;
+  one.split = false;
+  RunSpec plain = one;
+  plain.plain = true;
+  const History got = train(MPI_COMM_SELF, one);
+  const History want = train(MPI_COMM_SELF, plain);
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_NEAR(got.losses[s], want.losses[s], 1e-6 * std::abs(want.losses[s])) << "step " << s + 1;
+    ASSERT_EQ(got.params[s].size(), want.params[s].size());
+    for (const auto& [name, values] : want.params[s]) {
+      const std::vector<float>& mine = got.params[s].at(name);
+      float scale = 0.0f, diff = 0.0f;
+      for (size_t i = 0; i < values.size(); ++i) {
+        scale = std::max(scale, std::abs(values[i]));
+        diff = std::max(diff, std::abs(values[i] - mine[i]));
+      }
+      EXPECT_LE(diff, 1e-5f * scale) << name << " after step " << s + 1;
+    }
+  }
+}
+
+TEST(DomainTrainerTest, PredictionIsTheBlockOfTheUndecomposedOne) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  RunSpec whole = split;
+  whole.split = false;
+  const History got = train(MPI_COMM_WORLD, split);
+  const History want = train(MPI_COMM_SELF, whole);
+  const config::DomainLayout layout = config::even_domain_layout({kSide, kSide}, {2, 2}, {4, 4});
+  const std::vector<float> block = cut(want.prediction, layout.box(world_rank()));
+  ASSERT_EQ(got.prediction.size(), block.size());
+  EXPECT_EQ(std::memcmp(got.prediction.data(), block.data(), block.size() * sizeof(float)), 0);
+}
+
+TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
+  if (world_size() != 8) GTEST_SKIP() << "8 ranks";
+  RunSpec whole;
+  whole.split = false;
+  for (const RunSpec& run : {RunSpec{2, 1, "gpipe"}, RunSpec{2, 1, "1f1b"}, RunSpec{2, 1, "interleaved", 2},
+                         RunSpec{2, 1, "1f1b", 1, "full"}}) {
+    expect_same_run(run, whole, MPI_COMM_SELF,
+                    "2 stages x 4 blocks, " + run.schedule + ", chunks " + std::to_string(run.chunks) +
+                        ", recompute " + run.recompute);
+  }
+}
+
+TEST(DomainTrainerTest, TwoReplicasOnFourBlocksAreTwoUndecomposedReplicas) {
+  if (world_size() != 8) GTEST_SKIP() << "8 ranks";
+  // Each pair of world ranks runs its own undecomposed 2-replica copy; the split's replica r is world ranks
+  // 4r .. 4r + 3 (a stage's blocks are consecutive), the copy's replica r its rank r.
+  MPI_Comm pair = MPI_COMM_NULL;
+  const int replica = world_rank() / 4;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 4, replica, &pair);
+  RunSpec split{1, 2, "1f1b"};
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, pair, "2 replicas x 1 stage x 4 blocks");
+  MPI_Comm_free(&pair);
+}
+
+}  // namespace
+}  // namespace sluice
