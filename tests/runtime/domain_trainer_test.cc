@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -23,6 +24,7 @@
 
 #include "core/config/config_parser.h"
 #include "core/runtime/trainer.h"
+#include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
 
 namespace sluice {
@@ -105,21 +107,38 @@ Params params_of(const runtime::Trainer& trainer) {
   return p;
 }
 
-// kSteps steps of 4 samples a replica-rows each (the global batch replica-major); `box` is this rank's block.
-History train(MPI_Comm comm, const RunSpec& r) {
+// Where a run starts and what it leaves: steps [first_step, last_step) after loading `load` (unless empty), then
+// a checkpoint at `save` (unless empty).
+struct Span {
+  int first_step = 0;
+  int last_step = kSteps;
+  std::string load;
+  std::string save;
+};
+
+// A path every rank agrees on (TEST_TMPDIR is the same for all ranks of one mpirun).
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+// Steps of 4 samples a replica each (the global batch replica-major), this rank's block of each.
+History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
   runtime::Trainer trainer(comm, make_config(r));
   trainer.start();
+  if (!span.load.empty()) runtime::load_checkpoint(trainer, span.load);
   const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
   const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
   EXPECT_EQ(trainer.parts().input_features, kChannels * (split ? 64 : kPoints));
   const int64_t rows = 4;
   History h;
-  for (int step = 0; step < kSteps; ++step) {
+  for (int step = span.first_step; step < span.last_step; ++step) {
     const int64_t first = step * rows * r.replicas + trainer.layout().replica * rows;
     const std::vector<float> in = batch(0, first, rows, box), target = batch(1, first, rows, box);
     h.losses.push_back(trainer.train_step(in.data(), target.data(), rows).loss);
     h.params.push_back(params_of(trainer));
   }
+  if (!span.save.empty()) runtime::save_checkpoint(trainer, span.save);
   const std::vector<float> in = batch(0, 100, rows, box);
   h.prediction.resize(static_cast<size_t>(rows * trainer.parts().output_features));
   trainer.predict(in.data(), h.prediction.data(), rows);
@@ -217,6 +236,32 @@ TEST(DomainTrainerTest, PredictionIsTheBlockOfTheUndecomposedOne) {
   const std::vector<float> block = cut(want.prediction, layout.box(world_rank()));
   ASSERT_EQ(got.prediction.size(), block.size());
   EXPECT_EQ(std::memcmp(got.prediction.data(), block.data(), block.size() * sizeof(float)), 0);
+}
+
+// Steps 2 and 3 after a checkpoint of step 1: the undecomposed run's bits.
+void expect_resumed(const History& got, const History& whole, const std::string& what) {
+  ASSERT_EQ(got.losses.size(), 2u) << what;
+  for (size_t s = 0; s < 2; ++s) {
+    EXPECT_EQ(std::memcmp(&got.losses[s], &whole.losses[s + 1], sizeof(double)), 0) << what << ", step " << s + 2;
+    EXPECT_EQ(differing_params(got.params[s], whole.params[s + 1]), 0) << what << ", step " << s + 2;
+  }
+}
+
+// The checkpoint is the same whatever the split (block 0 of each stage writes; every block reads): saved on 2 x 2
+// blocks it resumes undecomposed and split, and saved undecomposed it resumes split, bit for bit.
+TEST(DomainTrainerTest, CheckpointsResumeAcrossSplits) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  RunSpec whole = split;
+  whole.split = false;
+  const History reference = train(MPI_COMM_SELF, whole);
+  const std::string from_split = temp_path("domain_split.h5"), from_whole = temp_path("domain_whole.h5");
+  train(MPI_COMM_WORLD, split, Span{0, 1, "", from_split});
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, kSteps, from_split, ""}), reference, "split -> split");
+  expect_resumed(train(MPI_COMM_SELF, whole, Span{1, kSteps, from_split, ""}), reference, "split -> whole");
+  if (world_rank() == 0) train(MPI_COMM_SELF, whole, Span{0, 1, "", from_whole});
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, kSteps, from_whole, ""}), reference, "whole -> split");
 }
 
 TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
