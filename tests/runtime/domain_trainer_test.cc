@@ -46,6 +46,7 @@ struct RunSpec {
   std::string recompute = "none";
   bool split = true;   // pipeline.domain [2, 2]; else [1, 1]
   bool plain = false;  // no pipeline.domain at all: the plain layers
+  int accumulate = 1;  // optimizer.accumulate: calls of 4 / accumulate rows a replica per step
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -64,7 +65,8 @@ config::Config make_config(const RunSpec& r) {
       ", microbatches: 2, recompute: " + r.recompute +
       (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]") +
       "}\n"
-      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01}\n"
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
+      "}\n"
       "data: {type: external, batch: 4}\nseed: 3\n";
   return config::parse_config(yaml);
 }
@@ -107,11 +109,11 @@ Params params_of(const runtime::Trainer& trainer) {
   return p;
 }
 
-// Where a run starts and what it leaves: steps [first_step, last_step) after loading `load` (unless empty), then
-// a checkpoint at `save` (unless empty).
+// Where a run starts and what it leaves: calls [first_call, last_call) (-1: all of kSteps steps) after loading
+// `load` (unless empty), then a checkpoint at `save` (unless empty).
 struct Span {
-  int first_step = 0;
-  int last_step = kSteps;
+  int first_call = 0;
+  int last_call = -1;
   std::string load;
   std::string save;
 };
@@ -122,7 +124,8 @@ std::string temp_path(const std::string& name) {
   return std::string(dir ? dir : "/tmp") + "/" + name;
 }
 
-// Steps of 4 samples a replica each (the global batch replica-major), this rank's block of each.
+// Steps of 4 samples a replica each in `accumulate` calls (each call's global batch replica-major, as the API and
+// `sluice train` feed it), this rank's block of each sample; the loss and parameters after every call.
 History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
   runtime::Trainer trainer(comm, make_config(r));
   trainer.start();
@@ -130,10 +133,12 @@ History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
   const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
   const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
   EXPECT_EQ(trainer.parts().input_features, kChannels * (split ? 64 : kPoints));
-  const int64_t rows = 4;
+  const int K = r.accumulate;
+  const int64_t rows = 4 / K;
   History h;
-  for (int step = span.first_step; step < span.last_step; ++step) {
-    const int64_t first = step * rows * r.replicas + trainer.layout().replica * rows;
+  for (int call = span.first_call; call < (span.last_call < 0 ? kSteps * K : span.last_call); ++call) {
+    const int64_t first =
+        (call / K) * 4 * r.replicas + (call % K) * rows * r.replicas + trainer.layout().replica * rows;
     const std::vector<float> in = batch(0, first, rows, box), target = batch(1, first, rows, box);
     h.losses.push_back(trainer.train_step(in.data(), target.data(), rows).loss);
     h.params.push_back(params_of(trainer));
@@ -178,7 +183,7 @@ void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm re
   const History want = train(reference_comm, reference);
   ASSERT_EQ(got.losses.size(), want.losses.size());
   for (size_t s = 0; s < got.losses.size(); ++s) {
-    const std::string at = what + ", step " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
+    const std::string at = what + ", call " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
     EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0)
         << at << ": loss " << got.losses[s] << " vs " << want.losses[s];
     EXPECT_FALSE(got.params[s].empty()) << at;
@@ -238,12 +243,13 @@ TEST(DomainTrainerTest, PredictionIsTheBlockOfTheUndecomposedOne) {
   EXPECT_EQ(std::memcmp(got.prediction.data(), block.data(), block.size() * sizeof(float)), 0);
 }
 
-// Steps 2 and 3 after a checkpoint of step 1: the undecomposed run's bits.
-void expect_resumed(const History& got, const History& whole, const std::string& what) {
-  ASSERT_EQ(got.losses.size(), 2u) << what;
-  for (size_t s = 0; s < 2; ++s) {
-    EXPECT_EQ(std::memcmp(&got.losses[s], &whole.losses[s + 1], sizeof(double)), 0) << what << ", step " << s + 2;
-    EXPECT_EQ(differing_params(got.params[s], whole.params[s + 1]), 0) << what << ", step " << s + 2;
+// The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
+void expect_resumed(const History& got, const History& whole, size_t skipped, const std::string& what) {
+  ASSERT_EQ(got.losses.size() + skipped, whole.losses.size()) << what;
+  for (size_t s = 0; s < got.losses.size(); ++s) {
+    const std::string at = what + ", call " + std::to_string(s + skipped + 1);
+    EXPECT_EQ(std::memcmp(&got.losses[s], &whole.losses[s + skipped], sizeof(double)), 0) << at;
+    EXPECT_EQ(differing_params(got.params[s], whole.params[s + skipped]), 0) << at;
   }
 }
 
@@ -257,11 +263,28 @@ TEST(DomainTrainerTest, CheckpointsResumeAcrossSplits) {
   const History reference = train(MPI_COMM_SELF, whole);
   const std::string from_split = temp_path("domain_split.h5"), from_whole = temp_path("domain_whole.h5");
   train(MPI_COMM_WORLD, split, Span{0, 1, "", from_split});
-  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, kSteps, from_split, ""}), reference, "split -> split");
-  expect_resumed(train(MPI_COMM_SELF, whole, Span{1, kSteps, from_split, ""}), reference, "split -> whole");
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, -1, from_split, ""}), reference, 1, "split -> split");
+  expect_resumed(train(MPI_COMM_SELF, whole, Span{1, -1, from_split, ""}), reference, 1, "split -> whole");
   if (world_rank() == 0) train(MPI_COMM_SELF, whole, Span{0, 1, "", from_whole});
   MPI_Barrier(MPI_COMM_WORLD);
-  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, kSteps, from_whole, ""}), reference, "whole -> split");
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, -1, from_whole, ""}), reference, 1, "whole -> split");
+}
+
+// optimizer.accumulate 2: every call adds its blocks' tile partials into the gradients (finish_domain_step per
+// call), so the window's partial sums are in the gradients after each call, as without a domain: the split run is
+// the undecomposed one's bits, and a checkpoint in the middle of a window resumes undecomposed bit for bit.
+TEST(DomainTrainerTest, AccumulationWindowsAndTheirCheckpoints) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.accumulate = 2;
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "1 stage x 4 blocks, accumulate 2");
+  const History reference = train(MPI_COMM_SELF, whole);
+  const std::string mid_window = temp_path("domain_mid_window.h5");
+  train(MPI_COMM_WORLD, split, Span{0, 1, "", mid_window});
+  expect_resumed(train(MPI_COMM_SELF, whole, Span{1, -1, mid_window, ""}), reference, 1, "mid-window split -> whole");
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, -1, mid_window, ""}), reference, 1, "mid-window split -> split");
 }
 
 TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
