@@ -10,7 +10,10 @@
 namespace sluice::runtime {
 
 bool runs_on_domain(const config::Config& cfg) {
-  if (cfg.pipeline.domain.empty()) return false;
+  if (cfg.pipeline.domain.empty() || cfg.loss == model::LossKind::kCustom) return false;
+  for (int stage = 0; stage < cfg.pipeline.stages; ++stage) {
+    if (cfg.device_for_stage(stage) != config::DeviceKind::kCpu) return false;
+  }
   const std::vector<config::SplitLayer> walked =
       config::split_layers(cfg.model.layers, config::input_shape_of(cfg.model));
   return walked.empty() || walked.back().problem.empty();

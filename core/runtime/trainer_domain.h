@@ -33,8 +33,9 @@ struct RunDomain {
   config::DomainBox box() const { return layout.box(block); }
 };
 
-// Whether `cfg` runs on a domain: pipeline.domain is given (even all 1) and every layer can run on a block
-// (config::split_layers; a model that cannot and is not split keeps the plain layers).
+// Whether `cfg` runs on a domain: pipeline.domain is given (even all 1), every layer can run on a block
+// (config::split_layers), the loss is not custom and every stage is on the cpu. A config that fails one of these and
+// is not split keeps the plain layers; a split one is refused before (refuse_unbuilt_domain_split, the parser).
 bool runs_on_domain(const config::Config& cfg);
 
 // The block layout the trainer runs: `declared` when the host declared one before start, else the even split of
