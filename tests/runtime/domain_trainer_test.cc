@@ -23,7 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/config/config_parser.h"
+#include "core/runtime/evaluation.h"
+#include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
@@ -244,6 +247,32 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
       EXPECT_LE(diff, 1e-5f * scale) << name << " after step " << s + 1;
     }
   }
+}
+
+// What takes whole samples is refused on a split, on every rank, naming the call (sample routing by block is not
+// built); the trainer stays usable.
+TEST(DomainTrainerTest, WholeSampleCallsAreRefusedOnASplit) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
+  trainer.start();
+  const std::vector<float> in = batch(0, 0, 4, trainer.parts().domain->box());
+  const std::vector<float> target = batch(1, 0, 4, trainer.parts().domain->box());
+  for (const char* call : {"sluice_evaluate", "sluice_submit_samples"}) {
+    try {
+      if (std::string(call) == "sluice_evaluate") {
+        runtime::evaluate(trainer, in.data(), target.data(), 4);
+      } else {
+        runtime::submit_samples(trainer, in.data(), target.data(), 4);
+      }
+      ADD_FAILURE() << call << " ran on a split";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string(call) + " is not supported with a pipeline.domain split"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_GT(trainer.train_step(in.data(), target.data(), 4).loss, 0.0);
 }
 
 // The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
