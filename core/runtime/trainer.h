@@ -168,6 +168,7 @@ class Trainer {
   // Prediction (trainer_predict.cc): one forward-only pass of `microbatches` micro-batches into `outputs`.
   void predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches);
   void start_reduction(int stage);
+  void drop_domain_partials();  // collective over the domain group after a failed call
   double clip_gradients();
   double measure_bubble();
   // Normalization (trainer_normalization.cc). Collective: auto statistics from the first training call's samples.
