@@ -6,17 +6,50 @@
 #include "core/config/domain_layout.h"
 
 namespace sluice::runtime {
+namespace {
 
-void refuse_unbuilt_domain_split(const config::Config& cfg) {
-  const int64_t blocks = config::domain_block_count(cfg.pipeline.domain);
-  if (blocks <= 1) return;
+std::string split_text(const config::Config& cfg) {
   std::string grid;
   for (int b : cfg.pipeline.domain) grid += (grid.empty() ? "" : ", ") + std::to_string(b);
+  return "pipeline.domain [" + grid + "] (" + std::to_string(config::domain_block_count(cfg.pipeline.domain)) +
+         " blocks)";
+}
+
+}  // namespace
+
+void refuse_unbuilt_domain_split(const config::Config& cfg) {
+  if (config::domain_block_count(cfg.pipeline.domain) <= 1) return;
+  const std::string split = split_text(cfg);
+  if (cfg.normalization.any()) {
+    throw Error(ErrorCode::kUnsupported, split + " with normalization is not supported yet: its statistics are "
+                                                 "taken over whole samples; set normalization to none (docs/DOMAIN.md)");
+  }
+  if (cfg.loss == model::LossKind::kCustom) {
+    throw Error(ErrorCode::kUnsupported, split + " with loss: custom is not supported: the host's loss function "
+                                                 "sees a whole sample; use mse or cross_entropy (docs/DOMAIN.md)");
+  }
+  for (int stage = 0; stage < cfg.pipeline.stages; ++stage) {
+    if (cfg.device_for_stage(stage) == config::DeviceKind::kCuda) {
+      throw Error(ErrorCode::kUnsupported, split + " on device cuda (stage " + std::to_string(stage) +
+                                               ") is not supported yet: the halo exchange reads host memory; use "
+                                               "device: cpu (docs/DOMAIN.md)");
+    }
+  }
+}
+
+void refuse_domain_split_data(const config::Config& cfg) {
+  if (config::domain_block_count(cfg.pipeline.domain) <= 1) return;
   throw Error(ErrorCode::kUnsupported,
-              "pipeline.domain [" + grid + "] splits each sample into " + std::to_string(blocks) +
-                  " blocks, but domain-parallel training is not built yet: this version checks and plans the split "
-                  "(sluice plan CONFIG prints the blocks and their halo bytes) and cannot train on it; leave "
-                  "pipeline.domain out (or all 1) to train (docs/DOMAIN.md)");
+              split_text(cfg) + ": sluice train cannot train on a split yet (its data sources give whole samples, "
+                                "not each rank's block); the C API trains on blocks (docs/DOMAIN.md); sluice plan "
+                                "prints the split");
+}
+
+void refuse_whole_samples_on_split(int blocks, const std::string& function) {
+  if (blocks <= 1) return;
+  throw Error(ErrorCode::kUnsupported,
+              function + " is not supported with a pipeline.domain split (" + std::to_string(blocks) +
+                  " blocks) yet: it takes whole samples, and routing samples by block is not built (docs/DOMAIN.md)");
 }
 
 }  // namespace sluice::runtime

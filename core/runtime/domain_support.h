@@ -1,15 +1,25 @@
-// What the runtime does with `pipeline.domain` today: the layout, its checks and `sluice plan` are built
-// (core/config/domain_layout.h, docs/DOMAIN.md); running a model on blocks (halo exchange, the domain group's
-// reductions, blocks of samples in and out) is not yet. Until it is, a split is refused at start rather than run
-// as something it is not.
+// What the runtime cannot do yet with a `pipeline.domain` split (docs/DOMAIN.md "What runs now"): the trainer runs a
+// model on blocks (core/runtime/trainer_domain.h), but a few things still need a whole sample on a rank or host
+// memory. Each is refused, naming what, rather than run as something it is not.
 #pragma once
+
+#include <string>
 
 #include "core/config/config.h"
 
 namespace sluice::runtime {
 
-// Throws Error(kUnsupported) naming pipeline.domain when it splits a sample into more than one block; nothing
-// otherwise (no key, or every entry 1).
+// At trainer start, on every rank alike (a pure function of the config): Error(kUnsupported) naming the setting
+// when pipeline.domain splits a sample into more than one block and the config asks for what a split cannot run
+// yet: normalization (its statistics are over whole samples), loss: custom (the host's callback sees a whole
+// sample), a cuda stage (the halo exchange reads host memory). Nothing otherwise.
 void refuse_unbuilt_domain_split(const config::Config& cfg);
+
+// `sluice train` with a split: Error(kUnsupported) until its data sources give each rank its block of a sample.
+void refuse_domain_split_data(const config::Config& cfg);
+
+// Error(kUnsupported) naming `function` when `blocks` > 1: submitted samples and evaluation take whole samples
+// (sample routing by block is not built).
+void refuse_whole_samples_on_split(int blocks, const std::string& function);
 
 }  // namespace sluice::runtime

@@ -12,6 +12,7 @@
 #include "core/config/sample_shape.h"
 #include "core/model/loss.h"
 #include "core/runtime/class_targets.h"
+#include "core/runtime/domain_support.h"
 #include "core/runtime/microbatch_rows.h"
 
 namespace sluice::runtime {
@@ -70,6 +71,7 @@ double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const
 
 double evaluate(Trainer& trainer, const float* inputs, const float* targets, int64_t rows) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
+  refuse_whole_samples_on_split(trainer.layout().blocks, "sluice_evaluate");  // the same on every rank
   check_arguments(trainer, targets, rows);
   // predict fills the outputs on every rank of the replica; only the last stage's ranks have targets to use.
   // In the model's units: the loss compares them with normalized targets, as train_step's does.

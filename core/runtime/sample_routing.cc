@@ -9,6 +9,7 @@
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
 #include "core/common/non_finite.h"
+#include "core/runtime/domain_support.h"
 
 namespace sluice::runtime {
 namespace {
@@ -63,6 +64,7 @@ std::vector<float> route_side(Trainer& trainer, const float* mine, int64_t count
 
 RoutedSamples route_samples(Trainer& trainer, const char* function, const float* inputs, const float* targets,
                             int64_t count, bool keeps_inputs, bool keeps_targets) {
+  refuse_whole_samples_on_split(trainer.layout().blocks, function);  // the same on every rank
   const int rank = trainer.layout().rank;
   comm::agree_or_throw(trainer.parts().mpi->world(), arguments_of(function),
                        check_arguments(function, inputs, targets, count, rank, trainer.parts().input_features,

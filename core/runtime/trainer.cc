@@ -73,6 +73,11 @@ void Trainer::append_samples(const float* inputs, const float* targets, int64_t 
 }
 
 void Trainer::start_reduction(int stage) {
+  // On a domain, first the call's per-tile parameter-gradient partials into the gradients, in global tile order (a
+  // collective over the domain group: every block runs the same action list, so its stages end in the same order).
+  // Every call, not only the window's last: the gradients then hold the window's partial sums after each call, as
+  // without a domain (a checkpoint inside a window saves them), and every split adds the same partials the same way.
+  if (parts_.domain) parts_.stages.at(stage)->finish_domain_step();
   if (parts_.reducer && reduce_this_call_) parts_.reducer->start(stage, parts_.stages.at(stage)->parameters());
 }
 
@@ -205,10 +210,21 @@ void Trainer::agree_on_call(const StepOutcome& outcome, bool window_start) {
   try {
     comm::agree_or_throw(parts_.mpi->world(), what, outcome.error);
   } catch (...) {
+    drop_domain_partials();
     for (auto& [index, stage] : parts_.stages) stage->zero_grad();
     window_.drop();
     data_position_.drop_window();
     throw;
+  }
+}
+
+void Trainer::drop_domain_partials() {
+  if (!parts_.domain) return;
+  // A failed call may have left per-tile partials that no finish_domain_step took (every rank drops the window
+  // together, so the collective is matched); zero_grad then drops what they added.
+  try {
+    for (auto& [index, stage] : parts_.stages) stage->finish_domain_step();
+  } catch (...) {  // the call's own failure is what the caller reports
   }
 }
 
@@ -248,6 +264,9 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
 
 StepResult Trainer::finish_call(StepResult result, double loss_sum, int64_t rows,
                                 std::chrono::steady_clock::time_point t0) {
+  // On a domain every block's last stage holds the whole samples' loss (compute_domain_loss): block 0's alone
+  // enters the sum, so each sample counts once, exactly (adding zeros changes no bit).
+  if (parts_.layout.block != 0) loss_sum = 0.0;
   parts_.mpi->world_group().ordered_sum(&loss_sum, 1);
   result.step = step_;
   result.loss = loss_sum / static_cast<double>(rows * layout().data_parallel);  // this call's samples

@@ -218,8 +218,11 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, parts.input_shape,
                      parts.output_shape, trainer.config().checkpoint.samples);
   add_normalization_entries(state.normalization, trainer.layout().rank, snapshot);
-  // Replicas hold identical state; replica 0 alone writes, so every dataset has exactly one writer.
-  if (trainer.layout().replica == 0) {
+  // Replicas hold identical state, and so do a stage's domain blocks (finish_domain_step adds every block's partials
+  // alike): block 0 of replica 0 alone writes, so every dataset has exactly one writer and the file is the same
+  // whatever the split.
+  const bool writes_stage = trainer.layout().replica == 0 && trainer.layout().block == 0;
+  if (writes_stage) {
     for (const Slot& s : slots_of(local_parameters(trainer), *parts.optimizer)) {
       std::vector<float> host(static_cast<size_t>(s.tensor->size()));
       parts.backend->to_host(*s.tensor, host.data());  // device tensors are copied out, host ones copied
@@ -227,9 +230,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     }
   }
   // In the middle of an accumulation window the partial gradient sums are part of the state. They differ per
-  // replica until the window's data-parallel sum, so every rank writes its own, keyed by layer and replica.
+  // replica until the window's data-parallel sum, so every replica writes its own, keyed by layer and replica (block
+  // 0's: a replica's blocks hold the same sums after each call's finish_domain_step).
   const int position = state.accumulation_position;
-  if (position > 0) {
+  if (position > 0 && trainer.layout().block == 0) {
     for (const Slot& s : accumulation_slots_of(local_parameters(trainer), trainer.layout().replica)) {
       std::vector<float> host(static_cast<size_t>(s.tensor->size()));
       parts.backend->to_host(*s.tensor, host.data());

@@ -61,6 +61,13 @@ void check_custom_loss(const RunParts& parts, const config::Config& cfg) {
   }
 }
 
+// Every layer's widths on this rank: the block's with a domain (the partition weighs `whole`, the whole field's).
+std::vector<model::LayerShape> rank_widths(const RunParts& parts, const config::Config& cfg,
+                                           const std::vector<model::LayerShape>& whole) {
+  if (!parts.domain) return whole;
+  return model::model_shape(block_model(cfg.model, parts.domain->box()), parts.custom_layers);
+}
+
 // The schedule, the backend and this rank's stage modules and optimizer: local, may fail on some ranks only.
 void build_local_state(RunParts& parts, const config::Config& cfg) {
   const int P = cfg.pipeline.stages;
@@ -73,7 +80,8 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
   const std::vector<model::LayerRange> ranges =
       model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * V));
-  parts.skip_routes = model::skip_routes_of(cfg.model, shapes, ranges);
+  const std::vector<model::LayerShape> widths = rank_widths(parts, cfg, shapes);
+  parts.skip_routes = model::skip_routes_of(cfg.model, widths, ranges);
   for (const model::SkipRoute& route : parts.skip_routes.routes) compute.skips.push_back({route.from, route.to});
   // Lowered with the costs it was planned with (pipeline.costs), so the SEND/RECVs sit as `sluice plan` shows them;
   // the compute order, hence every result bit, is the same either way.
@@ -89,18 +97,19 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   // backend accepts (it refuses tf32/bf16 rather than ignore them).
   backend.set_gemm_precision(cfg.gemm_precision_for_stage(parts.layout.stage_rank));
   parts.num_layers = static_cast<int>(shapes.size());
-  parts.input_features = shapes.front().in;
-  parts.output_features = shapes.back().out;
-  parts.input_shape = shapes.front().in_shape;
-  parts.output_shape = shapes.back().out_shape;
+  parts.input_features = widths.front().in;
+  parts.output_features = widths.back().out;
+  parts.input_shape = widths.front().in_shape;
+  parts.output_shape = widths.back().out_shape;
   const model::RecomputePolicy recompute =
       model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
   parts.stages.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (parts.lowered.stage_to_rank[stage] != parts.layout.stage_rank) continue;
     const model::LayerRange range = ranges[stage];
-    std::vector<std::unique_ptr<model::Layer>> mine = model::build_layers(
-        cfg.model, backend, parts.custom_layers, range.first, range.last, shapes[range.first].in_shape);
+    std::vector<std::unique_ptr<model::Layer>> mine =
+        model::build_layers(cfg.model, backend, parts.custom_layers, range.first, range.last,
+                            shapes[range.first].in_shape, parts.domain ? parts.domain->domain.get() : nullptr);
     model::init_layers(mine, cfg.seed);
     parts.stages[stage] = std::make_unique<model::StageModule>(backend, range.first, std::move(mine), recompute);
   }
@@ -135,13 +144,19 @@ void build_gradient_reducer(RunParts& parts, const config::Config& cfg) {
 }
 
 // The loss the training executor calls on the last stage's outputs (config loss, or the registered custom one).
+// On a domain, the field loss of the block (a collective over the domain group: every block's last stage calls it
+// for the same micro-batches in the same order, as their action lists are the same); its sum is the whole
+// samples', the same double on every block.
 LossFn loss_function(RunParts& parts, model::LossKind kind) {
   return [&parts, kind](const kernels::Tensor& output, const float* targets, int64_t global_batch,
                         kernels::Tensor& grad) {
     kernels::Backend& backend = *parts.backend;
     kernels::Tensor t = backend.from_host(output.rows(), output.cols(), targets);
-    model::LossResult r = model::compute_loss(backend, kind, output, t, global_batch, &parts.custom_loss,
-                                              config::field_points(parts.output_shape));
+    model::LossResult r =
+        parts.domain ? model::compute_domain_loss(backend, *parts.domain->domain, kind, parts.output_shape.front(),
+                                                  output, t, global_batch)
+                     : model::compute_loss(backend, kind, output, t, global_batch, &parts.custom_loss,
+                                           config::field_points(parts.output_shape));
     grad = std::move(r.grad);
     return r.sum;
   };
@@ -174,6 +189,7 @@ void release(RunParts& parts) {
   parts.pipeline_transport = PipelineTransport{};
   parts.stages.clear();
   parts.optimizer.reset();
+  parts.domain.reset();
   parts.mpi.reset();
 }
 
@@ -195,8 +211,12 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(host, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(host, &rank), "MPI_Comm_rank");
-  // A pure function of the config, identical on every rank: it may throw before any collective call.
+  // Pure functions of the config (and the host's declared layout), identical on every rank: they may throw before
+  // any collective call.
   refuse_unbuilt_domain_split(cfg);
+  const bool on_domain = runs_on_domain(cfg);
+  const std::optional<config::DomainLayout> domain_layout =
+      on_domain ? std::optional<config::DomainLayout>(domain_layout_for(cfg, parts.declared_domain)) : std::nullopt;
   // Collective: Sluice never sends on the host's communicator (its messages could match the host's own), so every
   // message from here on travels on this duplicate or on communicators made from it.
   if (!parts.world) parts.world = std::make_unique<comm::DuplicateComm>(host, "trainer");
@@ -215,7 +235,12 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   parts.rank_order = choose_rank_order(parts, cfg, world_size);
   parts.layout = config::make_layout(cfg, world_size, rank, parts.rank_order.order);
   parts.mpi = std::make_unique<comm::MpiContext>(world, cfg.pipeline.stages, parts.layout.stage_rank,
-                                                 parts.layout.replica);
+                                                 parts.layout.replica, parts.layout.blocks, parts.layout.block);
+  // Collective over the domain group: this rank's block, before the stages built on it.
+  if (domain_layout) {
+    const MPI_Comm domain = parts.layout.blocks > 1 ? parts.mpi->domain_comm() : MPI_COMM_SELF;
+    parts.domain = make_run_domain(*domain_layout, domain, parts.layout.block);
+  }
   // Collective, before any stage is built: a cuda rank's GPU is picked by its place among the node's cuda ranks.
   const bool drives_gpu = cfg.device_for_stage(parts.layout.stage_rank) == config::DeviceKind::kCuda;
   parts.gpu_local_rank = rank_among_node_peers(parts.mpi->world(), drives_gpu);  // -1: drives no GPU

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "core/comm/duplicate_comm.h"
 #include "core/comm/mpi_context.h"
 #include "core/config/config.h"
+#include "core/config/domain_layout.h"
 #include "core/config/inter_node_traffic.h"
 #include "core/config/layout.h"
 #include "core/model/builder.h"
@@ -27,6 +29,7 @@
 #include "core/runtime/executor.h"
 #include "core/runtime/gradient_reducer.h"
 #include "core/runtime/pipeline_transport.h"
+#include "core/runtime/trainer_domain.h"
 #include "core/schedule/schedule.h"
 
 namespace sluice::runtime {
@@ -38,6 +41,9 @@ struct RunParts {
   // Given before start().
   model::CustomLayerRegistry custom_layers;  // resolves `{type: custom, name: ...}` (layer_params.h sizes by it)
   model::CustomLoss custom_loss;             // loss: custom (sluice_trainer_register_loss)
+  // The host's block layout (sluice_trainer_set_domain); empty: the even split of pipeline.domain
+  // (domain_layout_for in trainer_domain.h).
+  std::optional<config::DomainLayout> declared_domain;
 
   // Made by start().
   std::unique_ptr<comm::DuplicateComm> world;  // the host's communicator duplicated: outlives everything below
@@ -47,6 +53,9 @@ struct RunParts {
   std::string schedule_choice_report;    // pipeline.schedule auto: the candidate table; else empty
   std::unique_ptr<comm::MpiContext> mpi;
   PipelineTransport pipeline_transport;  // after mpi (may use its transport), before the executors (use it)
+  // This rank's block when the model runs on a domain (trainer_domain.h), else null. Before the stages: their
+  // layers keep references to its levels.
+  std::unique_ptr<RunDomain> domain;
   std::map<int, std::unique_ptr<model::StageModule>> stages;  // this rank's stage modules, by global stage index
   std::unique_ptr<model::Optimizer> optimizer;
   schedule::Schedule lowered;
@@ -57,6 +66,7 @@ struct RunParts {
   // Forward-only orders of fewer micro-batches (a prediction's remainder rows), by micro-batch count; each
   // executor keeps a reference to its schedule, so both live here together.
   std::map<int, std::pair<std::unique_ptr<schedule::Schedule>, std::unique_ptr<Executor>>> short_predictors;
+  // What one sample is on this rank: with a domain, its block ([C, block extents], C order), else the whole sample.
   int64_t input_features = 0;
   int64_t output_features = 0;
   std::vector<int64_t> input_shape;   // one sample's shape at the model's input (config/sample_shape.h)

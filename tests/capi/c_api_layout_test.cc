@@ -100,16 +100,17 @@ TEST_F(Layout, MisuseIsRefusedNamingTheProblem) {
   EXPECT_EQ(sluice_trainer_batch_share(t_, 16, nullptr, &count), SLUICE_ERROR_INVALID_ARGUMENT);
 }
 
-// pipeline.domain with more than one block is checked and planned, but this version cannot train on blocks: start
-// says so on every rank, before anything else (issue 32; the runtime wiring comes later).
-TEST_F(Layout, ADomainSplitIsRefusedAtStartAsNotBuiltYet) {
+// A domain split trains through the C API (tests/runtime:domain_trainer_test), but what it cannot run yet is
+// refused at start on every rank, naming it: here normalization, whose statistics are over whole samples.
+TEST_F(Layout, ADomainSplitRefusesNormalizationAtStart) {
   const std::string text =
-      "model:\n  inputs: [1, 8, 8]\n  layers:\n    - {type: conv, channels: 2, kernel: 3, padding: zeros}\n"
-      "pipeline: {domain: [2, 2]}\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: external}\n";
+      "model:\n  inputs: [1, 8, 8]\n  layers:\n    - {type: conv, channels: 2, kernel: 3, padding: periodic}\n"
+      "pipeline: {domain: [2, 2]}\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: external}\n"
+      "normalization: {inputs: auto}\n";
   ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, text.c_str(), &t_));
   EXPECT_EQ(sluice_trainer_start(t_), SLUICE_ERROR_UNSUPPORTED);
-  EXPECT_NE(std::string(sluice_last_error()).find("pipeline.domain [2, 2] splits each sample into 4 blocks, but "
-                                                  "domain-parallel training is not built yet"),
+  EXPECT_NE(std::string(sluice_last_error()).find("pipeline.domain [2, 2] (4 blocks) with normalization is not "
+                                                  "supported yet"),
             std::string::npos)
       << sluice_last_error();
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # pipeline.domain on the command line (issue 32, configuration and layout): `sluice plan CONFIG` prints the block
 # grid, each block's extents and per layer the halo and block bytes (numbers worked out by hand below), refuses a
-# split the model cannot run on naming the layer; `sluice train` refuses a split as not built yet.
+# split the model cannot run on naming the layer; `sluice train` refuses a split until its data sources give blocks.
 # Usage: domain_cli_test.sh SLUICE
 set -u
 SLUICE="$1"
@@ -76,6 +76,6 @@ train="$(timeout 120 mpirun --allow-run-as-root --oversubscribe -np 1 --mca btl 
   "$work/unet.yaml" 2>&1)"
 code=$?
 [ "$code" -ne 0 ] || fail "train with a domain split exited 0"
-echo "$train" | grep -qF "pipeline.domain [2, 2] splits each sample into 4 blocks, but domain-parallel training is not built yet" ||
+echo "$train" | grep -qF "pipeline.domain [2, 2] (4 blocks): sluice train cannot train on a split yet" ||
   fail "train refusal: $train"
 finish "domain"

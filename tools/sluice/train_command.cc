@@ -79,7 +79,7 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
                            s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
                          }
                          // before the rank count (a split's, which it cannot train anyway) and the data source
-                         runtime::refuse_unbuilt_domain_split(s.cfg);
+                         runtime::refuse_domain_split_data(s.cfg);
                          config::make_layout(s.cfg, world, rank);
                          if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,

@@ -1,0 +1,352 @@
+// The Trainer on a domain split (issue 32; docs/DOMAIN.md "What runs now"): a small U-Net on an 8 x 8 field of 2
+// channels (conv 3x3 periodic -> GELU kept as a skip -> max pool -> conv 3x3 -> GELU -> stride-2 transposed conv ->
+// concat skip -> conv 1x1, MSE) trained 3 AdamW steps on pipeline.domain [2, 2] (each rank takes its block of every
+// sample and target). Against the undecomposed run, the same config with pipeline.domain [1, 1] on ONE rank
+// (MPI_COMM_SELF, in the same process; one stage, one replica unless said): after every step the loss and every
+// parameter this rank holds are the reference's bits.
+//   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window;
+//            evaluate and submit refused.
+// After training, each split run predicts: every rank gets its block of the undecomposed outputs.
+//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute;
+//            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
+// And the one-block run is the plain layers' run (no pipeline.domain) within rounding: without the trainer's
+// finish_domain_step the convolutions' gradients never reach the parameters, and that comparison fails.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/common/error.h"
+#include "core/config/config_parser.h"
+#include "core/runtime/evaluation.h"
+#include "core/runtime/submitted_samples.h"
+#include "core/runtime/trainer.h"
+#include "core/runtime/trainer_checkpoint.h"
+#include "tests/mpi_world.h"
+
+namespace sluice {
+namespace {
+
+using sluice::testing::world_rank;
+using sluice::testing::world_size;
+
+constexpr int kSteps = 3;
+constexpr int64_t kChannels = 2;
+constexpr int64_t kSide = 8;  // small: the tests also run under ASan, oversubscribed
+constexpr int64_t kPoints = kSide * kSide;
+
+struct RunSpec {
+  int stages = 1;
+  int replicas = 1;
+  std::string schedule = "1f1b";
+  int chunks = 1;
+  std::string recompute = "none";
+  bool split = true;   // pipeline.domain [2, 2]; else [1, 1]
+  bool plain = false;  // no pipeline.domain at all: the plain layers
+  int accumulate = 1;  // optimizer.accumulate: calls of 4 / accumulate rows a replica per step
+};
+
+config::Config make_config(const RunSpec& r) {
+  const std::string yaml =
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: gelu, name: s}\n"
+      "    - {type: pool, kernel: 2, mode: max}\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: gelu}\n"
+      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
+      "    - {type: concat, from: s}\n"
+      "    - {type: conv, channels: 2, kernel: 1}\n"
+      "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
+      ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
+      ", microbatches: 2, recompute: " + r.recompute +
+      (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]") +
+      "}\n"
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
+      "}\n"
+      "data: {type: external, batch: 4}\nseed: 3\n";
+  return config::parse_config(yaml);
+}
+
+// Global sample s, channel c, point p of the inputs (kind 0) or targets (kind 1): smooth enough for a loss to fall.
+float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
+  return static_cast<float>(std::sin(0.37 * static_cast<double>(x + 1) * (c + 1) + 0.23 * static_cast<double>(y) +
+                                     0.71 * static_cast<double>(s) + 1.3 * kind));
+}
+
+// Samples [first, first + rows) of one side, cut to the block of `box` (the whole field when box is empty).
+std::vector<float> batch(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
+  const int64_t y0 = box.offset.empty() ? 0 : box.offset[0], ny = box.extent.empty() ? kSide : box.extent[0];
+  const int64_t x0 = box.offset.empty() ? 0 : box.offset[1], nx = box.extent.empty() ? kSide : box.extent[1];
+  std::vector<float> out;
+  for (int64_t s = first; s < first + rows; ++s) {
+    for (int64_t c = 0; c < kChannels; ++c) {
+      for (int64_t y = y0; y < y0 + ny; ++y) {
+        for (int64_t x = x0; x < x0 + nx; ++x) out.push_back(value(kind, s, c, y, x));
+      }
+    }
+  }
+  return out;
+}
+
+using Params = std::map<std::string, std::vector<float>>;
+struct History {
+  std::vector<double> losses;
+  std::vector<Params> params;  // after each step: every parameter this rank holds
+  std::vector<float> prediction;  // this rank's block of the outputs of samples 100..103 after training
+};
+
+Params params_of(const runtime::Trainer& trainer) {
+  Params p;
+  for (const auto& [index, stage] : trainer.parts().stages) {
+    for (model::Parameter* param : stage->parameters()) {
+      p[param->qualified_name()].assign(param->value.data(), param->value.data() + param->value.size());
+    }
+  }
+  return p;
+}
+
+// Where a run starts and what it leaves: calls [first_call, last_call) (-1: all of kSteps steps) after loading
+// `load` (unless empty), then a checkpoint at `save` (unless empty).
+struct Span {
+  int first_call = 0;
+  int last_call = -1;
+  std::string load;
+  std::string save;
+};
+
+// A path every rank agrees on (TEST_TMPDIR is the same for all ranks of one mpirun).
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+// Steps of 4 samples a replica each in `accumulate` calls (each call's global batch replica-major, as the API and
+// `sluice train` feed it), this rank's block of each sample; the loss and parameters after every call.
+History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
+  runtime::Trainer trainer(comm, make_config(r));
+  trainer.start();
+  if (!span.load.empty()) runtime::load_checkpoint(trainer, span.load);
+  const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
+  const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
+  EXPECT_EQ(trainer.parts().input_features, kChannels * (split ? kPoints / 4 : kPoints));
+  const int K = r.accumulate;
+  const int64_t rows = 4 / K;
+  History h;
+  for (int call = span.first_call; call < (span.last_call < 0 ? kSteps * K : span.last_call); ++call) {
+    const int64_t first =
+        (call / K) * 4 * r.replicas + (call % K) * rows * r.replicas + trainer.layout().replica * rows;
+    const std::vector<float> in = batch(0, first, rows, box), target = batch(1, first, rows, box);
+    h.losses.push_back(trainer.train_step(in.data(), target.data(), rows).loss);
+    h.params.push_back(params_of(trainer));
+  }
+  if (!span.save.empty()) runtime::save_checkpoint(trainer, span.save);
+  const std::vector<float> in = batch(0, 100, rows, box);
+  h.prediction.resize(static_cast<size_t>(rows * trainer.parts().output_features));
+  trainer.predict(in.data(), h.prediction.data(), rows);
+  return h;
+}
+
+// The reference's prediction cut to `box` ([rows][C][8][8] -> [rows][C][box]).
+std::vector<float> cut(const std::vector<float>& whole, const config::DomainBox& box) {
+  std::vector<float> out;
+  for (size_t s = 0; s < whole.size() / (kChannels * kPoints); ++s) {
+    for (int64_t c = 0; c < kChannels; ++c) {
+      for (int64_t y = box.offset[0]; y < box.offset[0] + box.extent[0]; ++y) {
+        for (int64_t x = box.offset[1]; x < box.offset[1] + box.extent[1]; ++x) {
+          out.push_back(whole[(s * kChannels + c) * kPoints + y * kSide + x]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+int differing_params(const Params& got, const Params& want) {
+  int differing = 0;
+  for (const auto& [name, values] : got) {
+    const auto it = want.find(name);
+    if (it == want.end() || it->second.size() != values.size() ||
+        std::memcmp(values.data(), it->second.data(), values.size() * sizeof(float)) != 0) {
+      ++differing;
+    }
+  }
+  return differing;
+}
+
+// The whole run of `r` on MPI_COMM_SELF, made once per config (every rank makes its own).
+const History& undecomposed(const RunSpec& r) {
+  static std::map<std::string, History> made;
+  const std::string key = make_config(r).text;
+  auto it = made.find(key);
+  if (it == made.end()) it = made.emplace(key, train(MPI_COMM_SELF, r)).first;
+  return it->second;
+}
+
+// The split run on the world against `reference` (the undecomposed run on `reference_comm`; MPI_COMM_SELF: made
+// once per config), bit for bit, then a prediction after training.
+void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm reference_comm,
+                        const std::string& what) {
+  const History got = train(MPI_COMM_WORLD, split);
+  const History want = reference_comm == MPI_COMM_SELF ? undecomposed(reference) : train(reference_comm, reference);
+  EXPECT_EQ(got.losses.size(), want.losses.size()) << what;
+  if (got.losses.size() != want.losses.size()) return;
+  for (size_t s = 0; s < got.losses.size(); ++s) {
+    const std::string at = what + ", call " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
+    EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0)
+        << at << ": loss " << got.losses[s] << " vs " << want.losses[s];
+    EXPECT_FALSE(got.params[s].empty()) << at;
+    EXPECT_EQ(differing_params(got.params[s], want.params[s]), 0) << at << ": parameters differ";
+  }
+  // Then a prediction: this rank's block of the undecomposed outputs (a stage's blocks are consecutive ranks).
+  const config::DomainLayout layout = config::even_domain_layout({kSide, kSide}, {2, 2}, {4, 4});
+  const std::vector<float> block = cut(want.prediction, layout.box(world_rank() % 4));
+  EXPECT_EQ(got.prediction.size(), block.size()) << what;
+  if (got.prediction.size() == block.size()) {
+    EXPECT_EQ(std::memcmp(got.prediction.data(), block.data(), block.size() * sizeof(float)), 0)
+        << what << ": prediction, world rank " << world_rank();
+  }
+  if (world_rank() == 0) std::printf("%s: losses %.9g %.9g %.9g\n", what.c_str(), got.losses[0], got.losses[1], got.losses[2]);
+  EXPECT_LT(got.losses.back(), got.losses.front()) << what << ": the model does not learn";
+}
+
+TEST(DomainTrainerTest, OneStageOnFourBlocksIsTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "1 stage x 4 blocks");
+}
+
+// The anchor: the undecomposed run (one block, the tiled code) is the plain layers' run within rounding, so the
+// bitwise comparisons above compare a run that trains (a domain whose gradients never reach the parameters would
+// still equal itself on every split).
+TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec one;
+  one.split = false;
+  RunSpec plain = one;
+  plain.plain = true;
+  const History& got = undecomposed(one);
+  const History want = train(MPI_COMM_SELF, plain);
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_NEAR(got.losses[s], want.losses[s], 1e-6 * std::abs(want.losses[s])) << "step " << s + 1;
+    ASSERT_EQ(got.params[s].size(), want.params[s].size());
+    for (const auto& [name, values] : want.params[s]) {
+      const std::vector<float>& mine = got.params[s].at(name);
+      float scale = 0.0f, diff = 0.0f;
+      for (size_t i = 0; i < values.size(); ++i) {
+        scale = std::max(scale, std::abs(values[i]));
+        diff = std::max(diff, std::abs(values[i] - mine[i]));
+      }
+      EXPECT_LE(diff, 1e-5f * scale) << name << " after step " << s + 1;
+    }
+  }
+}
+
+// What takes whole samples is refused on a split, on every rank, naming the call (sample routing by block is not
+// built); the trainer stays usable.
+TEST(DomainTrainerTest, WholeSampleCallsAreRefusedOnASplit) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
+  trainer.start();
+  const std::vector<float> in = batch(0, 0, 4, trainer.parts().domain->box());
+  const std::vector<float> target = batch(1, 0, 4, trainer.parts().domain->box());
+  for (const char* call : {"sluice_evaluate", "sluice_submit_samples"}) {
+    try {
+      if (std::string(call) == "sluice_evaluate") {
+        runtime::evaluate(trainer, in.data(), target.data(), 4);
+      } else {
+        runtime::submit_samples(trainer, in.data(), target.data(), 4);
+      }
+      ADD_FAILURE() << call << " ran on a split";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string(call) + " is not supported with a pipeline.domain split"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_GT(trainer.train_step(in.data(), target.data(), 4).loss, 0.0);
+}
+
+// The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
+void expect_resumed(const History& got, const History& whole, size_t skipped, const std::string& what) {
+  ASSERT_EQ(got.losses.size() + skipped, whole.losses.size()) << what;
+  for (size_t s = 0; s < got.losses.size(); ++s) {
+    const std::string at = what + ", call " + std::to_string(s + skipped + 1);
+    EXPECT_EQ(std::memcmp(&got.losses[s], &whole.losses[s + skipped], sizeof(double)), 0) << at;
+    EXPECT_EQ(differing_params(got.params[s], whole.params[s + skipped]), 0) << at;
+  }
+}
+
+// The checkpoint is the same whatever the split (block 0 of each stage writes; every block reads): saved on 2 x 2
+// blocks it resumes undecomposed and split, and saved undecomposed it resumes split, bit for bit.
+TEST(DomainTrainerTest, CheckpointsResumeAcrossSplits) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  RunSpec whole = split;
+  whole.split = false;
+  const History& reference = undecomposed(whole);
+  const std::string from_split = temp_path("domain_split.h5"), from_whole = temp_path("domain_whole.h5");
+  train(MPI_COMM_WORLD, split, Span{0, 1, "", from_split});
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, -1, from_split, ""}), reference, 1, "split -> split");
+  expect_resumed(train(MPI_COMM_SELF, whole, Span{1, -1, from_split, ""}), reference, 1, "split -> whole");
+  if (world_rank() == 0) train(MPI_COMM_SELF, whole, Span{0, 1, "", from_whole});
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, -1, from_whole, ""}), reference, 1, "whole -> split");
+}
+
+// optimizer.accumulate 2: every call adds its blocks' tile partials into the gradients (finish_domain_step per
+// call), so the window's partial sums are in the gradients after each call, as without a domain: the split run is
+// the undecomposed one's bits, and a checkpoint in the middle of a window resumes undecomposed bit for bit.
+TEST(DomainTrainerTest, AccumulationWindowsAndTheirCheckpoints) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.accumulate = 2;
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "1 stage x 4 blocks, accumulate 2");
+  const History& reference = undecomposed(whole);
+  const std::string mid_window = temp_path("domain_mid_window.h5");
+  train(MPI_COMM_WORLD, split, Span{0, 1, "", mid_window});
+  expect_resumed(train(MPI_COMM_SELF, whole, Span{1, -1, mid_window, ""}), reference, 1, "mid-window split -> whole");
+  expect_resumed(train(MPI_COMM_WORLD, split, Span{1, -1, mid_window, ""}), reference, 1, "mid-window split -> split");
+}
+
+TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
+  if (world_size() != 8) GTEST_SKIP() << "8 ranks";
+  RunSpec whole;
+  whole.split = false;
+  for (const RunSpec& run : {RunSpec{2, 1, "gpipe"}, RunSpec{2, 1, "1f1b"}, RunSpec{2, 1, "interleaved", 2},
+                         RunSpec{2, 1, "1f1b", 1, "full"}}) {
+    expect_same_run(run, whole, MPI_COMM_SELF,
+                    "2 stages x 4 blocks, " + run.schedule + ", chunks " + std::to_string(run.chunks) +
+                        ", recompute " + run.recompute);
+  }
+}
+
+TEST(DomainTrainerTest, TwoReplicasOnFourBlocksAreTwoUndecomposedReplicas) {
+  if (world_size() != 8) GTEST_SKIP() << "8 ranks";
+  // Each pair of world ranks runs its own undecomposed 2-replica copy; the split's replica r is world ranks
+  // 4r .. 4r + 3 (a stage's blocks are consecutive), the copy's replica r its rank r.
+  MPI_Comm pair = MPI_COMM_NULL;
+  const int replica = world_rank() / 4;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 4, replica, &pair);
+  RunSpec split{1, 2, "1f1b"};
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, pair, "2 replicas x 1 stage x 4 blocks");
+  MPI_Comm_free(&pair);
+}
+
+}  // namespace
+}  // namespace sluice
