@@ -5,6 +5,7 @@
 // is the same config on pipeline.domain [1, 1] on ONE rank (MPI_COMM_SELF, in the same process) submitting the
 // whole samples in the same global order. After every step the loss and every parameter this rank holds are the
 // reference's bits, as a FIFO and as a replay buffer (whose draws must pick the same samples on every block).
+// sluice_evaluate takes blocks too: every rank gets the whole samples' loss, the undecomposed run's bits.
 //   4 ranks: 1 stage x 4 blocks; a domain group whose blocks submit different counts is refused on every rank, and
 //            so are checkpoints holding samples on a split (not built yet: saved or loaded).
 //   8 ranks: 2 stages x 4 blocks: two domain groups submit different samples, the stage-0 group's first (the order
@@ -23,6 +24,7 @@
 
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
+#include "core/runtime/evaluation.h"
 #include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "core/runtime/trainer.h"
@@ -196,6 +198,37 @@ TEST(DomainSubmittedTest, BlocksOfDifferentCountsAreRefused) {
   EXPECT_EQ(trainer.submitted_samples().held(), 0);
   runtime::submit_samples(trainer, in.data(), target.data(), 4);  // the trainer stays usable
   EXPECT_EQ(trainer.submitted_samples().held(), 4);
+}
+
+// sluice_evaluate on blocks: each rank passes its block of the same samples (after training, so the parameters are
+// not the initial ones), and every rank gets the whole samples' mean loss, the undecomposed run's bits.
+void expect_same_evaluation(const RunSpec& split, const std::string& what) {
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(split));
+  trainer.start();
+  RunSpec whole_spec = split;
+  whole_spec.split = false;
+  whole_spec.stages = 1;
+  runtime::Trainer whole(MPI_COMM_SELF, make_config(whole_spec));
+  whole.start();
+  const config::DomainBox box = trainer.parts().domain->box();
+  for (int64_t first : {0, 4}) {
+    const std::vector<float> in = samples(0, first, 4, box), target = samples(1, first, 4, box);
+    trainer.train_step(in.data(), target.data(), 4);
+    const std::vector<float> whole_in = samples(0, first, 4, {}), whole_target = samples(1, first, 4, {});
+    whole.train_step(whole_in.data(), whole_target.data(), 4);
+  }
+  const std::vector<float> in = samples(0, 50, 6, box), target = samples(1, 50, 6, box);
+  const std::vector<float> whole_in = samples(0, 50, 6, {}), whole_target = samples(1, 50, 6, {});
+  const double got = runtime::evaluate(trainer, in.data(), target.data(), 6);
+  const double want = runtime::evaluate(whole, whole_in.data(), whole_target.data(), 6);
+  EXPECT_EQ(std::memcmp(&got, &want, sizeof(double)), 0)
+      << what << ", world rank " << world_rank() << ": loss " << got << " vs " << want;
+  EXPECT_GT(got, 0.0) << what;
+}
+
+TEST(DomainSubmittedTest, EvaluateOnBlocksIsTheWholeSamplesLoss) {
+  if (world_size() == 4) expect_same_evaluation(RunSpec{1, true, 0}, "1 stage x 4 blocks");
+  if (world_size() == 8) expect_same_evaluation(RunSpec{2, true, 0}, "2 stages x 4 blocks");
 }
 
 // Held blocks in checkpoints are not built (neither saving blocks as hyperslabs of the whole field nor reading a
