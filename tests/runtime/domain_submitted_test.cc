@@ -44,6 +44,7 @@ struct RunSpec {
   int stages = 1;
   bool split = true;      // pipeline.domain [2, 2]; else [1, 1]
   int64_t replay = 0;     // data.replay.capacity (0: FIFO)
+  bool drop = false;      // checkpoint.samples: drop
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -60,7 +61,8 @@ config::Config make_config(const RunSpec& r) {
       (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
       "data: {type: external, batch: 4" +
-      (r.replay > 0 ? ", replay: {capacity: " + std::to_string(r.replay) + "}" : std::string()) + "}\nseed: 5\n";
+      (r.replay > 0 ? ", replay: {capacity: " + std::to_string(r.replay) + "}" : std::string()) + "}\nseed: 5\n" +
+      (r.drop ? "checkpoint: {samples: drop}\n" : "");
   return config::parse_config(yaml);
 }
 
@@ -266,6 +268,17 @@ TEST(DomainSubmittedTest, CheckpointsOfHeldBlocksAreRefused) {
   runtime::submit_samples(trainer, in.data(), target.data(), 6);
   expect_unsupported_held([&] { runtime::save_checkpoint(trainer, path + ".split"); }, "saving held blocks");
   EXPECT_GT(runtime::train_submitted(trainer, 4).loss, 0.0);
+  // checkpoint.samples: drop saves none: a split holding blocks saves and resumes with an empty store.
+  RunSpec drop;
+  drop.drop = true;
+  runtime::Trainer dropping(MPI_COMM_WORLD, make_config(drop));
+  dropping.start();
+  runtime::submit_samples(dropping, in.data(), target.data(), 6);
+  runtime::save_checkpoint(dropping, path + ".drop");
+  runtime::Trainer resumed(MPI_COMM_WORLD, make_config(drop));
+  resumed.start();
+  runtime::load_checkpoint(resumed, path + ".drop");
+  EXPECT_EQ(resumed.submitted_samples().held(), 0);
 }
 
 }  // namespace
