@@ -9,7 +9,8 @@
 //   4 ranks: 1 stage x 4 blocks; a domain group whose blocks submit different counts is refused on every rank, and
 //            so are checkpoints holding samples on a split (not built yet: saved or loaded).
 //   8 ranks: 2 stages x 4 blocks: two domain groups submit different samples, the stage-0 group's first (the order
-//            of their lowest world ranks), and the first stage's ranks get the inputs, the last stage's the targets.
+//            of their lowest world ranks), and the first stage's ranks get the inputs, the last stage's the targets;
+//            2 replicas x 4 blocks against two undecomposed replicas (on 2 ranks).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -45,6 +46,7 @@ struct RunSpec {
   bool split = true;      // pipeline.domain [2, 2]; else [1, 1]
   int64_t replay = 0;     // data.replay.capacity (0: FIFO)
   bool drop = false;      // checkpoint.samples: drop
+  int replicas = 1;       // pipeline.data_parallel
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -57,7 +59,8 @@ config::Config make_config(const RunSpec& r) {
       "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
       "    - {type: concat, from: s}\n"
       "    - {type: conv, channels: 2, kernel: 1}\n"
-      "pipeline: {stages: " + std::to_string(r.stages) + ", microbatches: 2, domain: " +
+      "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
+      ", microbatches: 2, domain: " +
       (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
       "data: {type: external, batch: 4" +
@@ -102,23 +105,21 @@ Params params_of(const runtime::Trainer& trainer) {
   return p;
 }
 
-// Each step first submits 6 samples per submitting group (a domain group on a split: its ranks submit their blocks
-// of the same samples; the whole samples of every group at once on one rank), group g taking samples
-// [base + 6g, base + 6g + 6) where base = 6 * groups * step, then trains on a batch of 4.
-History train(MPI_Comm comm, const RunSpec& r) {
+// Each step first submits 6 samples per submitting group, group g taking samples [base + 6g, base + 6g + 6) where
+// base = 6 * groups * step, then trains on a global batch of 4 per replica. This rank submits `share` groups' samples
+// from group `group` on: on a split its domain group's (its blocks of them), share 1; undecomposed on one rank the
+// whole samples of every group at once (group 0, share = groups).
+History train(MPI_Comm comm, const RunSpec& r, int groups, int group, int share) {
   runtime::Trainer trainer(comm, make_config(r));
   trainer.start();
-  const bool split = trainer.layout().blocks > 1;
-  const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
-  const int groups = r.stages;  // submitting groups: one per stage (one replica)
-  const int group = split ? trainer.layout().stage_rank : 0;
-  const int64_t per_call = split ? 6 : 6 * groups;
+  const config::DomainBox box = r.split ? trainer.parts().domain->box() : config::DomainBox{};
+  const int64_t per_call = 6 * share;
   History h;
   for (int step = 0; step < kSteps; ++step) {
-    const int64_t first = 6 * groups * step + (split ? 6 * group : 0);
+    const int64_t first = 6 * groups * step + 6 * group;
     const std::vector<float> in = samples(0, first, per_call, box), target = samples(1, first, per_call, box);
     runtime::submit_samples(trainer, in.data(), target.data(), per_call);
-    h.losses.push_back(runtime::train_submitted(trainer, 4).loss);
+    h.losses.push_back(runtime::train_submitted(trainer, 4 * r.replicas).loss);
     h.params.push_back(params_of(trainer));
   }
   return h;
@@ -136,26 +137,17 @@ int differing_params(const Params& got, const Params& want) {
   return differing;
 }
 
-void expect_same_run(const RunSpec& split, const std::string& what) {
-  const History got = train(MPI_COMM_WORLD, split);
+// The split run on the world against the undecomposed one: on ONE rank submitting every group's whole samples at
+// once (one replica), or with replicas on `pair` (one rank per replica, each submitting its replica's samples; the
+// split's replica r is world ranks 4r .. 4r + 3, whose lowest rank orders its group, as pair rank r orders its own).
+void expect_same_run(const RunSpec& split, const std::string& what, MPI_Comm pair = MPI_COMM_NULL) {
+  const int groups = split.stages * split.replicas;  // one replica's stages are consecutive world ranks / 4
+  const History got = train(MPI_COMM_WORLD, split, groups, world_rank() / 4, 1);
   RunSpec whole = split;
   whole.split = false;
   whole.stages = 1;
-  // The reference submits each step's samples of every group at once (6 * groups), in the same global order.
-  RunSpec reference = whole;
-  History want;
-  {
-    runtime::Trainer trainer(MPI_COMM_SELF, make_config(reference));
-    trainer.start();
-    const int64_t per_call = 6 * split.stages;
-    for (int step = 0; step < kSteps; ++step) {
-      const std::vector<float> in = samples(0, per_call * step, per_call, {});
-      const std::vector<float> target = samples(1, per_call * step, per_call, {});
-      runtime::submit_samples(trainer, in.data(), target.data(), per_call);
-      want.losses.push_back(runtime::train_submitted(trainer, 4).loss);
-      want.params.push_back(params_of(trainer));
-    }
-  }
+  const History want = pair == MPI_COMM_NULL ? train(MPI_COMM_SELF, whole, groups, 0, groups)
+                                             : train(pair, whole, groups, world_rank() / 4, 1);
   ASSERT_EQ(got.losses.size(), want.losses.size()) << what;
   for (size_t s = 0; s < got.losses.size(); ++s) {
     const std::string at = what + ", step " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
@@ -177,6 +169,20 @@ TEST(DomainSubmittedTest, TwoStagesRouteEachBlockToItsOwnFirstAndLastStage) {
   if (world_size() != 8) GTEST_SKIP() << "8 ranks";
   expect_same_run(RunSpec{2, true, 0}, "2 stages x 4 blocks, FIFO");
   expect_same_run(RunSpec{2, true, 16}, "2 stages x 4 blocks, replay 16");
+}
+
+// Two replicas of 4 blocks: each block travels to replica 0's rank of its block index and back out to replica 1's
+// (the data-parallel gather and broadcast), and the run is two undecomposed replicas' bit for bit.
+TEST(DomainSubmittedTest, TwoReplicasShareEachBlockWithinItsBlockIndex) {
+  if (world_size() != 8) GTEST_SKIP() << "8 ranks";
+  MPI_Comm pair = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 4, world_rank() / 4, &pair);
+  RunSpec split;
+  split.replicas = 2;
+  expect_same_run(split, "2 replicas x 4 blocks, FIFO", pair);
+  split.replay = 16;
+  expect_same_run(split, "2 replicas x 4 blocks, replay 16", pair);
+  MPI_Comm_free(&pair);
 }
 
 // A domain group's blocks are blocks of the same samples: a rank that submits another count than its group's
