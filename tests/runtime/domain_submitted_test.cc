@@ -60,7 +60,7 @@ config::Config make_config(const RunSpec& r) {
       "    - {type: concat, from: s}\n"
       "    - {type: conv, channels: 2, kernel: 1}\n"
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
-      ", microbatches: 2, domain: " +
+      ", microbatches: 2, rank_order: stages_within_node, domain: " +
       (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
       "data: {type: external, batch: 4" +
@@ -106,7 +106,8 @@ Params params_of(const runtime::Trainer& trainer) {
 }
 
 // Each step first submits 6 samples per submitting group, group g taking samples [base + 6g, base + 6g + 6) where
-// base = 6 * groups * step, then trains on a global batch of 4 per replica. This rank submits `share` groups' samples
+// base = 6 * groups * step (rank_order stages_within_node: a stage's blocks are world ranks 4g .. 4g + 3, so group g
+// is world rank / 4), then trains on a global batch of 4 per replica. This rank submits `share` groups' samples
 // from group `group` on: on a split its domain group's (its blocks of them), share 1; undecomposed on one rank the
 // whole samples of every group at once (group 0, share = groups).
 History train(MPI_Comm comm, const RunSpec& r, int groups, int group, int share) {
