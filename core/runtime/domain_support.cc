@@ -45,11 +45,4 @@ void refuse_domain_split_data(const config::Config& cfg) {
                                 "prints the split");
 }
 
-void refuse_whole_samples_on_split(int blocks, const std::string& function) {
-  if (blocks <= 1) return;
-  throw Error(ErrorCode::kUnsupported,
-              function + " is not supported with a pipeline.domain split (" + std::to_string(blocks) +
-                  " blocks) yet: it takes whole samples, and routing samples by block is not built (docs/DOMAIN.md)");
-}
-
 }  // namespace sluice::runtime

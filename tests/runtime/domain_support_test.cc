@@ -44,9 +44,6 @@ TEST(DomainSupportTest, ASplitRefusesWhatItCannotRunYetByName) {
   const config::Config cfg = config::parse_config(config_text(split, ""));
   EXPECT_NE(refusal([&] { refuse_domain_split_data(cfg); }).find("sluice train cannot train on a split yet"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { refuse_whole_samples_on_split(4, "sluice_evaluate"); })
-                .find("sluice_evaluate is not supported with a pipeline.domain split (4 blocks)"),
-            std::string::npos);
 }
 
 TEST(DomainSupportTest, NoSplitIsNeverRefused) {
@@ -55,7 +52,6 @@ TEST(DomainSupportTest, NoSplitIsNeverRefused) {
     EXPECT_EQ(refusal([&] { refuse_unbuilt_domain_split(cfg); }), "") << domain;
     EXPECT_EQ(refusal([&] { refuse_domain_split_data(cfg); }), "") << domain;
   }
-  EXPECT_EQ(refusal([] { refuse_whole_samples_on_split(1, "sluice_evaluate"); }), "");
 }
 
 TEST(DomainSupportTest, WhatRunsOnADomain) {

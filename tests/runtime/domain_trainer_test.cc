@@ -4,8 +4,7 @@
 // sample and target). Against the undecomposed run, the same config with pipeline.domain [1, 1] on ONE rank
 // (MPI_COMM_SELF, in the same process; one stage, one replica unless said): after every step the loss and every
 // parameter this rank holds are the reference's bits.
-//   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window;
-//            evaluate and submit refused.
+//   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window.
 // After training, each split run predicts: every rank gets its block of the undecomposed outputs.
 //   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute;
 //            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
@@ -26,8 +25,6 @@
 
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
-#include "core/runtime/evaluation.h"
-#include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
@@ -250,32 +247,6 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
       EXPECT_LE(diff, 1e-5f * scale) << name << " after step " << s + 1;
     }
   }
-}
-
-// What takes whole samples is refused on a split, on every rank, naming the call (sample routing by block is not
-// built); the trainer stays usable.
-TEST(DomainTrainerTest, WholeSampleCallsAreRefusedOnASplit) {
-  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
-  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
-  trainer.start();
-  const std::vector<float> in = batch(0, 0, 4, trainer.parts().domain->box());
-  const std::vector<float> target = batch(1, 0, 4, trainer.parts().domain->box());
-  for (const char* call : {"sluice_evaluate", "sluice_submit_samples"}) {
-    try {
-      if (std::string(call) == "sluice_evaluate") {
-        runtime::evaluate(trainer, in.data(), target.data(), 4);
-      } else {
-        runtime::submit_samples(trainer, in.data(), target.data(), 4);
-      }
-      ADD_FAILURE() << call << " ran on a split";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
-      EXPECT_NE(std::string(e.what()).find(std::string(call) + " is not supported with a pipeline.domain split"),
-                std::string::npos)
-          << e.what();
-    }
-  }
-  EXPECT_GT(trainer.train_step(in.data(), target.data(), 4).loss, 0.0);
 }
 
 // The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
