@@ -27,6 +27,7 @@
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/runtime/evaluation.h"
+#include "core/runtime/run_report.h"
 #include "core/runtime/submitted_samples.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
@@ -276,6 +277,15 @@ TEST(DomainTrainerTest, WholeSampleCallsAreRefusedOnASplit) {
     }
   }
   EXPECT_GT(trainer.train_step(in.data(), target.data(), 4).loss, 0.0);
+  // The start report names the blocks and each rank's.
+  const std::string report = runtime::layout_description(trainer);
+  if (world_rank() == 0) {
+    EXPECT_NE(report.find("4 ranks = 1 data-parallel x 1 pipeline ranks x 4 domain blocks"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("rank 3: replica 0, pipeline rank 0, domain block 3 (offset [4, 4], extent [4, 4])"),
+              std::string::npos)
+        << report;
+  }
 }
 
 // The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
