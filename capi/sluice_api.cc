@@ -2,11 +2,13 @@
 // runtime::Trainer inside capi::guarded, which turns exceptions into status codes.
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "capi/callback_layer.h"
 #include "capi/callback_loss.h"
+#include "capi/domain_arguments.h"
 #include "capi/sample_shape_out.h"
 #include "capi/sized_struct.h"
 #include "capi/include/sluice/sluice.h"
@@ -39,6 +41,7 @@ struct sluice_trainer {
   // sluice_register_state's arrays; RunControl and the explicit save/load calls borrow it.
   sluice::runtime::ApplicationState application;
   sluice::model::CustomLoss custom_loss;  // sluice_trainer_register_loss (loss: custom)
+  std::optional<sluice::runtime::DeclaredDomain> declared_domain;  // sluice_trainer_set_domain
 };
 
 namespace {
@@ -199,12 +202,23 @@ sluice_status sluice_trainer_register_loss(sluice_trainer* t, const sluice_loss_
   });
 }
 
+sluice_status sluice_trainer_set_domain(sluice_trainer* t, int ndims, const int64_t* global_extent,
+                                        const int64_t* block_offset, const int64_t* block_extent) {
+  return sluice::capi::guarded("sluice_trainer_set_domain", [&] {
+    require_live(t);
+    if (t->trainer) throw Error(ErrorCode::kState, "declare the domain before sluice_trainer_start");
+    t->declared_domain =
+        sluice::capi::read_declared_domain(t->config, ndims, global_extent, block_offset, block_extent);
+  });
+}
+
 sluice_status sluice_trainer_start(sluice_trainer* t) {
   return sluice::capi::guarded("sluice_trainer_start", [&] {
     require_live(t);
     if (t->trainer) throw Error(ErrorCode::kState, "trainer is already started");
     auto trainer = std::make_unique<sluice::runtime::Trainer>(t->comm, t->config, t->custom_layers);
     trainer->set_custom_loss(t->custom_loss);
+    trainer->set_declared_domain(t->declared_domain);
     trainer->start();
     t->control = std::make_unique<sluice::runtime::RunControl>(*trainer, nullptr, sluice::runtime::StepLimit::kIfGiven);
     t->control->set_application_state(&t->application);

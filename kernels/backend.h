@@ -130,6 +130,13 @@ class Backend {
   // per-sample stream (dropout_stream) must draw rows of the tensor's width, so row r's mask is its sample's.
   void dropout_forward(const Tensor& x, float p, const RngStream& stream, Tensor& y);
   void dropout_backward(const Tensor& dy, float p, const RngStream& stream, Tensor& dx);
+  // The same on one block of each sample's field (a domain-split field): element f of row r is kept when the
+  // per-sample stream's draw for the WHOLE field's feature of f is >= p (block_uniform_floats), so the block's mask
+  // is the corresponding part of dropout_forward's over the whole field (on the whole field as one block, the same
+  // bits). x has key.block_features() columns; `stream` must draw rows of key.field_features() (dropout_stream).
+  void dropout_block_forward(const Tensor& x, float p, const RngStream& stream, const FieldBlockKey& key, Tensor& y);
+  void dropout_block_backward(const Tensor& dy, float p, const RngStream& stream, const FieldBlockKey& key,
+                              Tensor& dx);
 
   void fill(float value, Tensor& x);
   void fill_uniform(const RngStream& stream, float low, float high, Tensor& x);
@@ -336,6 +343,9 @@ class Backend {
                                  int64_t destination_col, int64_t count, bool add);
   virtual void pad_forward_impl(const PadGeometry& geometry, const Tensor& x, Tensor& y);
   virtual void pad_backward_impl(const PadGeometry& geometry, const Tensor& dy, Tensor& dx);
+  // out = in masked and scaled as dropout_block_forward describes (forward and backward alike).
+  virtual void dropout_block_impl(const Tensor& in, float p, const RngStream& stream, const FieldBlockKey& key,
+                                  Tensor& out);
   virtual double channel_softmax_cross_entropy_impl(int64_t channels, const Tensor& logits, const Tensor& target,
                                                     float grad_scale, Tensor& grad);
   // Normalizations of fields; the defaults throw Error(kUnsupported) as the field ops' do.

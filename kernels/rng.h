@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace sluice::kernels {
 
@@ -37,5 +38,25 @@ RngStream init_stream(uint64_t seed, int layer, int parameter);
 
 // Uniform floats in [0, 1) for elements [first, first + count) of `stream`.
 void uniform_floats(const RngStream& stream, uint64_t first, uint64_t count, float* out);
+
+// Where a per-sample stream's rows are one block of each sample's field (a domain-split field, docs/DOMAIN.md): a
+// row holds the block [channels][extent..] (C order) at `offset` of the whole field [channels][global..], and the
+// stream draws rows of the whole field's channels · Π global features. A block element is keyed by its feature in
+// the whole field (channel · Π global + the point's global row-major index), so a block's dropout mask is the
+// corresponding part of the whole field's, whatever the split. Plain extents: the caller's domain, not core's.
+struct FieldBlockKey {
+  int64_t channels = 0;
+  std::vector<int64_t> global;  // the whole field's spatial extents
+  std::vector<int64_t> offset;  // the block's, per dimension
+  std::vector<int64_t> extent;
+
+  int64_t block_features() const;  // channels · Π extent: a row of the block
+  int64_t field_features() const;  // channels · Π global: the stream's row width
+};
+
+// Uniform floats in [0, 1) for the key.block_features() elements of row `row` of a block (sample
+// stream.first_sample + row): element f is the whole field's element at the global feature of f, as
+// uniform_floats(stream, row · field_features() + that feature, 1) draws it. The key is trusted (Backend checks it).
+void block_uniform_floats(const RngStream& stream, const FieldBlockKey& key, uint64_t row, float* out);
 
 }  // namespace sluice::kernels

@@ -184,4 +184,28 @@ std::vector<TilePartial> tiled_group_norm_param_grad_partials(Backend& backend, 
   return partials;
 }
 
+std::vector<TilePartial> tiled_channel_layernorm_param_grad_partials(Backend& backend, const TiledGroupNorm& tiled,
+                                                                     const Tensor& dy, const Tensor& x,
+                                                                     const Tensor& mean, const Tensor& rstd) {
+  check_tiled_group_norm(tiled);
+  const int64_t samples = x.rows();
+  require_block("mean", mean, samples, tiled.grid.block_points());
+  require_block("rstd", rstd, samples, tiled.grid.block_points());
+  const NormGeometry tile = with_points(tiled, tiled.grid.tile_points());
+  Tensor tile_mean = backend.empty(samples, tile.points);
+  Tensor tile_rstd = backend.empty(samples, tile.points);
+  std::vector<TilePartial> partials;
+  for_each_tile(backend, tiled, {&dy, &x}, [&](int64_t local, const std::vector<Tensor>& tiles) {
+    const FieldBox box = box_out_of(1, tiled.grid.block_extent, tiled.grid.tile_origin(local), tiled.grid.tile);
+    copy_field_box(backend, box, mean, tile_mean);
+    copy_field_box(backend, box, rstd, tile_rstd);
+    TilePartial p{tiled.grid.global_index(local), backend.zeros(1, tiled.norm.channels),
+                  backend.zeros(1, tiled.norm.channels)};
+    backend.channel_layernorm_accumulate_param_grads(tile, tiles[0], tiles[1], tile_mean, tile_rstd, p.weight_grad,
+                                                     p.bias_grad);
+    partials.push_back(std::move(p));
+  });
+  return partials;
+}
+
 }  // namespace sluice::kernels

@@ -75,4 +75,13 @@ std::vector<TilePartial> tiled_group_norm_param_grad_partials(Backend& backend, 
                                                               const Tensor& dy, const Tensor& x,
                                                               const GroupNormStatistics& stats);
 
+// layernorm over the channels at each point (Backend::channel_layernorm_*) on a block: its statistics are per point,
+// so the plain ops on the block give the whole field's y and dx; its weight and bias gradients are sums over the
+// field, formed here per tile: Backend::channel_layernorm_accumulate_param_grads of the tile's dy, x, mean and rstd
+// (mean and rstd [samples][Π block], the block forward's) into zeros, for add_tile_partials. `tiled.norm` is the
+// whole field's (its groups unused); checked as check_tiled_group_norm checks.
+std::vector<TilePartial> tiled_channel_layernorm_param_grad_partials(Backend& backend, const TiledGroupNorm& tiled,
+                                                                     const Tensor& dy, const Tensor& x,
+                                                                     const Tensor& mean, const Tensor& rstd);
+
 }  // namespace sluice::kernels

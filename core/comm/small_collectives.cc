@@ -10,19 +10,33 @@ namespace sluice::comm {
 
 // Each buffer MPI writes into lives on the heap: after a timeout it is leaked, not freed (wait_for_keeping).
 
-std::vector<int> all_gather_ints(MPI_Comm comm, const std::vector<int>& mine, const std::string& what) {
+namespace {
+
+// Every rank's `mine` (the same count on every rank) on every rank, bounded.
+template <typename T>
+std::vector<T> all_gather(MPI_Comm comm, const std::vector<T>& mine, MPI_Datatype type, const std::string& what) {
   int size = 1;
   check_mpi(MPI_Comm_size(comm, &size), ("MPI_Comm_size (" + what + ")").c_str());
   const int count = static_cast<int>(mine.size());
   struct Buffers {
-    std::vector<int> sent, all;
+    std::vector<T> sent, all;
   };
-  auto buffers = std::make_unique<Buffers>(Buffers{mine, std::vector<int>(mine.size() * static_cast<size_t>(size))});
+  auto buffers = std::make_unique<Buffers>(Buffers{mine, std::vector<T>(mine.size() * static_cast<size_t>(size))});
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallgather(buffers->sent.data(), count, MPI_INT, buffers->all.data(), count, MPI_INT, comm, &request),
+  check_mpi(MPI_Iallgather(buffers->sent.data(), count, type, buffers->all.data(), count, type, comm, &request),
             ("MPI_Iallgather (" + what + ")").c_str());
   wait_for_keeping(request, buffers, what + " from " + peers_text(comm));
   return buffers->all;
+}
+
+}  // namespace
+
+std::vector<int> all_gather_ints(MPI_Comm comm, const std::vector<int>& mine, const std::string& what) {
+  return all_gather(comm, mine, MPI_INT, what);
+}
+
+std::vector<int64_t> all_gather_int64s(MPI_Comm comm, const std::vector<int64_t>& mine, const std::string& what) {
+  return all_gather(comm, mine, MPI_INT64_T, what);
 }
 
 namespace {

@@ -14,6 +14,8 @@ namespace sluice::comm {
 
 // Every rank's `mine` (the same count on every rank) on every rank: out[r * mine.size() + i].
 std::vector<int> all_gather_ints(MPI_Comm comm, const std::vector<int>& mine, const std::string& what);
+// The same for 64-bit integers (a field's extents and offsets).
+std::vector<int64_t> all_gather_int64s(MPI_Comm comm, const std::vector<int64_t>& mine, const std::string& what);
 
 // The smallest `value` over the ranks of `comm`.
 int all_min(MPI_Comm comm, int value, const std::string& what);

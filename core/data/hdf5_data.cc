@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "core/common/error.h"
-#include "core/common/non_finite.h"
-#include "core/common/message_text.h"
 #include "core/common/hdf5_lock.h"
+#include "core/common/message_text.h"
+#include "core/common/non_finite.h"
+#include "core/data/batch_arguments.h"
+#include "core/data/field_box.h"
 #include "core/data/hdf5_support.h"
 
 namespace sluice::data {
@@ -118,6 +120,8 @@ Hdf5Data::Dataset Hdf5Data::open_dataset(const std::string& name) const {
     H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     dataset.rows = static_cast<int64_t>(dims[0]);
     dataset.extents.assign(dims.begin() + 1, dims.end());
+    dataset.start.assign(dataset.extents.size(), 0);
+    dataset.count = dataset.extents;
     dataset.features = 1;
     for (hsize_t extent : dataset.extents) dataset.features *= static_cast<int64_t>(extent);
     if (dataset.rows == 0 || dataset.features == 0) {
@@ -131,9 +135,10 @@ Hdf5Data::Dataset Hdf5Data::open_dataset(const std::string& name) const {
 }
 
 void Hdf5Data::read_rows(const Dataset& dataset, int64_t file_row, int64_t count, float* destination) const {
-  std::vector<hsize_t> start(dataset.extents.size() + 1, 0), shape{static_cast<hsize_t>(count)};
-  start[0] = static_cast<hsize_t>(file_row);
-  shape.insert(shape.end(), dataset.extents.begin(), dataset.extents.end());
+  // Rows file_row.. of the dataset, each only its selected hyperslab (the whole sample unless select_blocks).
+  std::vector<hsize_t> start{static_cast<hsize_t>(file_row)}, shape{static_cast<hsize_t>(count)};
+  start.insert(start.end(), dataset.start.begin(), dataset.start.end());
+  shape.insert(shape.end(), dataset.count.begin(), dataset.count.end());
   const int rank = static_cast<int>(shape.size());
   ScopedHid memory(H5Screate_simple(rank, shape.data(), nullptr), H5Sclose);
   ScopedHid file_space(H5Dget_space(dataset.id), H5Sclose);
@@ -147,15 +152,54 @@ void Hdf5Data::read_rows(const Dataset& dataset, int64_t file_row, int64_t count
   }
   // A NaN/Inf sample (or a float64 value beyond the float range, which the conversion makes inf) is refused here,
   // naming where it is in the file, rather than failing a later step with only a batch index.
-  int64_t features = 1;
-  for (hsize_t e : dataset.extents) features *= static_cast<int64_t>(e);
-  const int64_t i = first_non_finite_index(destination, count * features);
+  const int64_t i = first_non_finite_index(destination, count * dataset.features);
   if (i >= 0) {
     throw Error(ErrorCode::kIo, "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name +
-                                    "\": non-finite value (" + non_finite_text(destination[i]) + ") in sample (row) " +
-                                    std::to_string(file_row + i / features) + ", feature " +
-                                    std::to_string(i % features));
+                                    "\": non-finite value (" + non_finite_text(destination[i]) + ") in " +
+                                    non_finite_place(dataset, file_row, i));
   }
+}
+
+// "sample (row) 3, feature 2" for rows; "sample (row) 3, channel 1, point [4, 7]" for a field, the point's
+// coordinates in the whole sample (a block's own are no use to whoever has to fix the file).
+std::string Hdf5Data::non_finite_place(const Dataset& dataset, int64_t file_row, int64_t index) const {
+  const std::string sample = "sample (row) " + std::to_string(file_row + index / dataset.features);
+  int64_t rest = index % dataset.features;
+  if (dataset.extents.size() < 2) return sample + ", feature " + std::to_string(rest);
+  std::vector<hsize_t> at(dataset.count.size());
+  for (size_t d = at.size(); d-- > 0;) {
+    at[d] = dataset.start[d] + static_cast<hsize_t>(rest) % dataset.count[d];
+    rest /= static_cast<int64_t>(dataset.count[d]);
+  }
+  return sample + ", channel " + std::to_string(at[0]) + ", point " +
+         extents_text(std::vector<hsize_t>(at.begin() + 1, at.end()));
+}
+
+void Hdf5Data::select_block(Dataset& dataset, const config::DomainBox& box, const char* role) const {
+  const std::string where = "hdf5 data \"" + shorten_for_message(path_) + "\", dataset \"" + dataset.name + "\"";
+  if (dataset.extents.size() < 2) {
+    throw Error(ErrorCode::kConfig, where + " is stored as [rows][features] (" + extents_text(dataset.extents) +
+                                        " per sample); reading one block of each sample needs the samples' field "
+                                        "shape: store it as [rows, channels, extents..]");
+  }
+  const config::SampleShape field(dataset.extents.begin(), dataset.extents.end());
+  check_box(box, field, where + ", " + role + " block");
+  dataset.start.assign(1, 0);
+  dataset.count.assign(1, dataset.extents[0]);
+  dataset.start.insert(dataset.start.end(), box.offset.begin(), box.offset.end());
+  dataset.count.insert(dataset.count.end(), box.extent.begin(), box.extent.end());
+  dataset.features = field[0] * box_points(box);
+}
+
+void Hdf5Data::select_blocks(const config::DomainBox& input_box, const config::DomainBox& target_box) {
+  // Both checked before either changes: a refused target box leaves the source as it was.
+  Dataset inputs = inputs_, targets = targets_;
+  select_block(inputs, input_box, "input");
+  select_block(targets, target_box, "target");
+  inputs_ = inputs;
+  targets_ = targets;
+  input_features_ = inputs_.features;
+  target_features_ = targets_.features;
 }
 
 void Hdf5Data::require_sample_shapes(const std::vector<int64_t>& input_shape,
@@ -174,15 +218,7 @@ void Hdf5Data::require_sample_shapes(const std::vector<int64_t>& input_shape,
 }
 
 void Hdf5Data::batch(int64_t step, int64_t first_row, int64_t rows, float* inputs, float* targets) {
-  if (step < 0 || first_row < 0 || rows < 0) {
-    throw Error(ErrorCode::kInvalidArgument, "Hdf5Data::batch: step, first_row and rows must be >= 0, got " +
-                                                 std::to_string(step) + ", " + std::to_string(first_row) + ", " +
-                                                 std::to_string(rows));
-  }
-  if (rows == 0) return;
-  if (inputs == nullptr || targets == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument, "Hdf5Data::batch: inputs and targets must not be null");
-  }
+  if (!check_batch_arguments("Hdf5Data::batch", step, first_row, rows, inputs, targets)) return;
   const Hdf5Lock lock;
   const int64_t n = rows_in_file_;
   // (step * batch + first_row) mod N without overflowing for large step counts.

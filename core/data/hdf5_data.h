@@ -2,7 +2,8 @@
 // [N, C, D1[, D2[, D3]]] for fields (C order, the layout of the model's field samples).
 // Step k, row r of the global batch reads file row (k * global_batch + r) mod N, so epochs wrap around the
 // file and any rank can read any slice. Each rank opens the file independently with serial (default) access;
-// the parallel HDF5 build needs no MPI_Init for that.
+// the parallel HDF5 build needs no MPI_Init for that. A source may read one block of every field sample instead of the
+// whole sample (select_blocks): a hyperslab of the N-D dataset, so no rank reads or holds more than its block.
 #pragma once
 
 #include <hdf5.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/domain_layout.h"
 #include "core/data/data_source.h"
 
 namespace sluice::data {
@@ -34,6 +36,12 @@ class Hdf5Data : public DataSource {
   // field; rows [F] accept any dataset of F values per sample). An empty shape or one with an unknown (negative)
   // extent checks nothing. Throws Error(kConfig) naming the dataset and both shapes.
   void require_sample_shapes(const std::vector<int64_t>& input_shape, const std::vector<int64_t>& target_shape);
+  // From now on reads only `input_box` of every input sample and `target_box` of every target sample (all channels;
+  // per spatial dimension offset and extent in the dataset's own field, core/data/field_box.h): batch() then fills
+  // rows of [C][box extents], and input_features() / target_features() are the blocks' values. Non-finite values are
+  // named at their GLOBAL point. Throws Error(kConfig) naming the dataset when it is stored as [rows][features] (a
+  // block needs [rows, C, D..]), Error(kInvalidArgument) when a box does not fit the dataset's field.
+  void select_blocks(const config::DomainBox& input_box, const config::DomainBox& target_box);
 
  private:
   struct Dataset {
@@ -42,7 +50,11 @@ class Hdf5Data : public DataSource {
     int64_t rows = 0;
     int64_t features = 0;
     std::vector<hsize_t> extents;  // per sample: the dimensions after the first
+    std::vector<hsize_t> start;    // per sample, the hyperslab read: from `start`, `count` (all of it by default)
+    std::vector<hsize_t> count;
   };
+  void select_block(Dataset& dataset, const config::DomainBox& box, const char* role) const;
+  std::string non_finite_place(const Dataset& dataset, int64_t file_row, int64_t index) const;
   Dataset open_dataset(const std::string& name) const;
   void close();
   void read_rows(const Dataset& dataset, int64_t file_row, int64_t count, float* destination) const;

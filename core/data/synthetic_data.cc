@@ -1,9 +1,7 @@
 #include "core/data/synthetic_data.h"
 
-#include <Random123/philox.h>
 #include <cblas.h>
 
-#include <Random123/uniform.hpp>
 #include <algorithm>
 #include <cmath>
 #include <new>
@@ -11,6 +9,8 @@
 
 #include "core/common/checked_math.h"
 #include "core/common/error.h"
+#include "core/data/batch_arguments.h"
+#include "core/data/philox_uniform.h"
 
 namespace sluice::data {
 
@@ -20,18 +20,9 @@ namespace {
 constexpr uint64_t kInputStream = 1;
 constexpr uint64_t kTargetMapStream = 2;
 
-using Philox = r123::Philox4x64;
-
-// Fills values[0, count) with uniform [-1, 1] numbers drawn from counters (a, b, block) under `key`.
+// Fills values[0, count) with uniform [-1, 1] numbers drawn from counters (a, b, block, 0) under `key`.
 void fill_uniform(const Philox::key_type& key, uint64_t a, uint64_t b, int64_t count, float* values) {
-  Philox generate;
-  for (int64_t block = 0; block * 4 < count; ++block) {
-    const Philox::ctr_type counter = {{a, b, static_cast<uint64_t>(block), 0}};
-    const Philox::ctr_type random = generate(counter, key);
-    for (int64_t lane = 0; lane < 4 && block * 4 + lane < count; ++lane) {
-      values[block * 4 + lane] = r123::uneg11<float>(random.v[lane]);
-    }
-  }
+  fill_uniform_run(key, a, b, 0, 0, count, values);
 }
 
 }  // namespace
@@ -83,15 +74,7 @@ void SyntheticData::fill_inputs(int64_t step, int64_t first_row, int64_t rows, f
 }
 
 void SyntheticData::batch(int64_t step, int64_t first_row, int64_t rows, float* inputs, float* targets) {
-  if (step < 0 || first_row < 0 || rows < 0) {
-    throw Error(ErrorCode::kInvalidArgument, "SyntheticData::batch: step, first_row and rows must be >= 0, got " +
-                                                 std::to_string(step) + ", " + std::to_string(first_row) + ", " +
-                                                 std::to_string(rows));
-  }
-  if (rows == 0) return;
-  if (inputs == nullptr || targets == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument, "SyntheticData::batch: inputs and targets must not be null");
-  }
+  if (!check_batch_arguments("SyntheticData::batch", step, first_row, rows, inputs, targets)) return;
   fill_inputs(step, first_row, rows, inputs);
 
   // targets[r] = W * inputs[r], one GEMV per row: a GEMM over the slice could round differently depending on

@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "core/data/data_source.h"
+#include "core/data/target_kind.h"
 
 namespace sluice::data {
-
-enum class TargetKind { kRegression, kOneHot };
 
 class SyntheticData : public DataSource {
  public:

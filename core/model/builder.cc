@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/config/layer_spec.h"
 #include "core/model/activation_layer.h"
 #include "core/model/conv_layer.h"
 #include "core/model/conv_transpose_layer.h"
@@ -96,29 +97,14 @@ int64_t width_of(const config::SampleShape& in, const FieldDomain* level) {
   return level != nullptr ? in[0] * level->block_points() : config::features_of(in);
 }
 
-bool runs_on_a_block(config::LayerType type) {
-  using config::LayerType;
-  switch (type) {
-    case LayerType::kConv:
-    case LayerType::kConvTranspose:
-    case LayerType::kPool:
-    case LayerType::kUpsample:
-    case LayerType::kRelu:
-    case LayerType::kGelu:
-    case LayerType::kTanh:
-    case LayerType::kConcat:
-    case LayerType::kAdd: return true;
-    default: return false;
-  }
-}
-
 // The level layer `index` runs on (null without a domain); kUnsupported naming it when it cannot run on a block.
 FieldDomain* block_level(size_t index, const config::LayerSpec& layer, const config::SampleShape& in,
                          FieldDomain* domain) {
   if (domain == nullptr) return nullptr;
-  if (!runs_on_a_block(layer.type)) {
+  if (!config::runs_split(layer.type)) {  // the layer table's column: every type it marks is built on a block
     throw Error(ErrorCode::kUnsupported, where(index, layer) + ": a " + config::layer_type_name(layer.type) +
-                                             " layer cannot run on a block of a split field yet");
+                                             " layer needs the whole sample and cannot run on a block of a split "
+                                             "field");
   }
   return level_of(domain, in, where(index, layer));
 }
@@ -133,19 +119,20 @@ std::unique_ptr<Layer> build_conv(const config::LayerSpec& layer, const config::
   return std::make_unique<ConvLayer>(backend, config::conv_geometry(layer, in), layer.bias, explicit_padding, level);
 }
 
-// group_norm and instance_norm on a field, and layernorm on a field or on rows (its existing layer).
+// group_norm, instance_norm and layernorm on a field (on `level`'s block when not null), and layernorm on rows (its
+// existing layer).
 std::unique_ptr<Layer> build_norm(const config::LayerSpec& layer, const config::SampleShape& in,
-                                  kernels::Backend& backend) {
+                                  kernels::Backend& backend, FieldDomain* level) {
   const std::string type = config::layer_type_name(layer.type);
   if (layer.type == config::LayerType::kLayerNorm) {
     if (!config::is_field(in)) {
       return std::make_unique<LayerNormLayer>(backend, config::features_of(in), static_cast<float>(layer.eps));
     }
     return std::make_unique<FieldNormLayer>(backend, type, FieldNormLayer::Over::kChannelsAtEachPoint,
-                                            config::norm_geometry(layer, in));
+                                            config::norm_geometry(layer, in), level);
   }
   return std::make_unique<FieldNormLayer>(backend, type, FieldNormLayer::Over::kGroups,
-                                          config::norm_geometry(layer, in));
+                                          config::norm_geometry(layer, in), level);
 }
 
 // spectral_conv and fno_block on input field `in`.
@@ -200,8 +187,9 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
       return std::make_unique<ActivationLayer>(backend, config::activation_of(layer.type), width);
     case LayerType::kLayerNorm:
     case LayerType::kGroupNorm:
-    case LayerType::kInstanceNorm: return build_norm(layer, in, backend);
-    case LayerType::kDropout: return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p));
+    case LayerType::kInstanceNorm: return build_norm(layer, in, backend, level);
+    case LayerType::kDropout:
+      return std::make_unique<DropoutLayer>(backend, width, static_cast<float>(layer.p), level);
     case LayerType::kResidualMlp:
       return std::make_unique<ResidualMlpLayer>(backend, width, layer.hidden, layer.activation);
     case LayerType::kConv: return build_conv(layer, in, backend, level);

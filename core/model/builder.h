@@ -36,8 +36,8 @@ std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, 
 // The same layers on this rank's block of a domain-split field (core/model/field_domain.h; docs/DOMAIN.md "The
 // model's layers on a block"). `domain` is the block at the MODEL INPUT's level (null: build_layers above); each
 // layer gets the level of its input (the input's extents divided by the pools and strides before it, multiplied by
-// the upsamplings) and the block's widths. A layer type that cannot run on a block yet is refused (kUnsupported,
-// naming the layer): only conv, conv_transpose, pool, upsample, relu / gelu / tanh, concat and add can.
+// the upsamplings) and the block's widths. A layer type the layer table (config::runs_split) marks as needing the
+// whole sample is refused (kUnsupported, naming the layer); every other type is built on the block.
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers, int first, int last,
                                                  const config::SampleShape& in_shape, FieldDomain* domain);

@@ -16,7 +16,9 @@
 #include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/tensor.h"
+#include "kernels/norm_geometry.h"
 #include "kernels/tiled_loss.h"
+#include "kernels/tiled_norm.h"
 
 namespace sluice::model {
 
@@ -56,6 +58,39 @@ class DomainUpsampleOps {
   virtual kernels::Tensor backward_data(const kernels::Tensor& dy) const = 0;
 };
 
+// Group norm (instance norm: groups = channels) on the block (core/runtime's DomainGroupNorm): the statistics' and
+// the backward's sums per canonical tile, gathered across the domain group (messages) and added in tile order; no
+// halo. The layer keeps the forward's statistics (in its stash) for the backward passes.
+class DomainGroupNormOps {
+ public:
+  virtual ~DomainGroupNormOps() = default;
+  // Collective: y of the block and the field's statistics.
+  virtual kernels::Tensor forward(const kernels::Tensor& x, const kernels::Tensor& weight, const kernels::Tensor& bias,
+                                  kernels::GroupNormStatistics& stats) const = 0;
+  // Collective: dx of the block.
+  virtual kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& x,
+                                        const kernels::Tensor& weight,
+                                        const kernels::GroupNormStatistics& stats) const = 0;
+  // Per-tile partials into this rank's accumulators (no message); only a backward calls it.
+  virtual void accumulate_param_grads(const kernels::Tensor& dy, const kernels::Tensor& x,
+                                      const kernels::GroupNormStatistics& stats) = 0;
+  // Collective, once per step: grads += every tile's accumulator in global tile order.
+  virtual void finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad) = 0;
+};
+
+// layernorm over the channels at each point on the block (core/runtime's DomainChannelLayerNorm). Its statistics are
+// per point, so the layer runs the plain ops on the block for y and dx (no message); only its weight and bias
+// gradients, sums over the field, are formed per canonical tile here.
+class DomainChannelLayerNormOps {
+ public:
+  virtual ~DomainChannelLayerNormOps() = default;
+  // Per-tile partials into this rank's accumulators (no message); mean and rstd are the block forward's.
+  virtual void accumulate_param_grads(const kernels::Tensor& dy, const kernels::Tensor& x, const kernels::Tensor& mean,
+                                      const kernels::Tensor& rstd) = 0;
+  // Collective, once per step: grads += every tile's accumulator in global tile order.
+  virtual void finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad) = 0;
+};
+
 // One rank's block at one resolution level. Levels are owned by the domain they were derived from (at() below) and
 // live as long as it does; a layer keeps a reference to its level and the ops it made from it.
 class FieldDomain {
@@ -81,6 +116,15 @@ class FieldDomain {
                                                   bool with_bias, const std::string& name) = 0;
   virtual std::unique_ptr<DomainUpsampleOps> linear_upsample(kernels::Backend& backend, int64_t channels,
                                                              const std::vector<int64_t>& factor) = 0;
+
+  // Group norm over the WHOLE field at this level (norm.points = Π global_extent()); `name` names the layer.
+  virtual std::unique_ptr<DomainGroupNormOps> group_norm(kernels::Backend& backend, const kernels::NormGeometry& norm,
+                                                         const std::string& name) = 0;
+
+  // layernorm over the channels of the WHOLE field at this level (norm.points = Π global_extent()).
+  virtual std::unique_ptr<DomainChannelLayerNormOps> channel_layernorm(kernels::Backend& backend,
+                                                                       const kernels::NormGeometry& norm,
+                                                                       const std::string& name) = 0;
 
   // Collective over the domain group: the loss op on this block's tiles, the tiles' sums gathered and added in
   // global tile order (the same double on every rank); `grad` [samples][channels · Π block] is overwritten.

@@ -5,6 +5,7 @@
 #include "core/runtime/domain_conv.h"
 #include "core/runtime/domain_deconv.h"
 #include "core/runtime/domain_loss.h"
+#include "core/runtime/domain_norm.h"
 #include "core/runtime/domain_sampling.h"
 
 namespace sluice::runtime {
@@ -37,6 +38,18 @@ std::unique_ptr<model::DomainDeconvOps> BlockDomain::deconv(kernels::Backend& ba
 std::unique_ptr<model::DomainUpsampleOps> BlockDomain::linear_upsample(kernels::Backend& backend, int64_t channels,
                                                                        const std::vector<int64_t>& factor) {
   return std::make_unique<DomainLinearUpsample>(backend, field_, channels, factor);
+}
+
+std::unique_ptr<model::DomainGroupNormOps> BlockDomain::group_norm(kernels::Backend& backend,
+                                                                   const kernels::NormGeometry& norm,
+                                                                   const std::string& name) {
+  return std::make_unique<DomainGroupNorm>(backend, field_, norm, name);
+}
+
+std::unique_ptr<model::DomainChannelLayerNormOps> BlockDomain::channel_layernorm(kernels::Backend& backend,
+                                                                                 const kernels::NormGeometry& norm,
+                                                                                 const std::string& name) {
+  return std::make_unique<DomainChannelLayerNorm>(backend, field_, norm, name);
 }
 
 double BlockDomain::field_loss(kernels::Backend& backend, kernels::FieldLoss loss, int64_t channels,

@@ -1,8 +1,8 @@
 // The model's FieldDomain (core/model/field_domain.h) on one rank's block: the layers' domain ops
-// (core/model/conv_layer.h etc.) run as core/runtime's DomainConv, DomainDeconv, DomainLinearUpsample and
-// domain_field_loss over a DomainField (docs/DOMAIN.md "Domain-parallel ops"). The levels a model reaches
-// (coarsened after pools, refined after upsamplings) are made once and owned here, so a layer's reference to its
-// level lives as long as this object.
+// (core/model/conv_layer.h etc.) run as core/runtime's DomainConv, DomainDeconv, DomainLinearUpsample,
+// DomainGroupNorm and domain_field_loss over a DomainField (docs/DOMAIN.md "Domain-parallel ops"). The levels a
+// model reaches (coarsened after pools, refined after upsamplings) are made once and owned here, so a layer's
+// reference to its level lives as long as this object.
 #pragma once
 
 #include <map>
@@ -37,6 +37,11 @@ class BlockDomain : public model::FieldDomain {
                                                  bool with_bias, const std::string& name) override;
   std::unique_ptr<model::DomainUpsampleOps> linear_upsample(kernels::Backend& backend, int64_t channels,
                                                             const std::vector<int64_t>& factor) override;
+  std::unique_ptr<model::DomainGroupNormOps> group_norm(kernels::Backend& backend, const kernels::NormGeometry& norm,
+                                                        const std::string& name) override;
+  std::unique_ptr<model::DomainChannelLayerNormOps> channel_layernorm(kernels::Backend& backend,
+                                                                      const kernels::NormGeometry& norm,
+                                                                      const std::string& name) override;
   double field_loss(kernels::Backend& backend, kernels::FieldLoss loss, int64_t channels,
                     const kernels::Tensor& pred, const kernels::Tensor& target, float grad_scale,
                     kernels::Tensor& grad, const std::string& what) override;

@@ -48,4 +48,20 @@ void DomainGroupNorm::finish_step(kernels::Tensor& weight_grad, kernels::Tensor&
   grads_.finish_step(backend_, field_.gather(), tiled_.grid.global_tiles(), weight_grad, &bias_grad);
 }
 
+DomainChannelLayerNorm::DomainChannelLayerNorm(kernels::Backend& backend, const DomainField& field,
+                                               const kernels::NormGeometry& norm, const std::string& name)
+    : backend_(backend), field_(field), tiled_{norm, field.grid()}, grads_(name + " parameter gradients") {
+  kernels::check_tiled_group_norm(tiled_);
+}
+
+void DomainChannelLayerNorm::accumulate_param_grads(const kernels::Tensor& dy, const kernels::Tensor& x,
+                                                    const kernels::Tensor& mean, const kernels::Tensor& rstd) {
+  grads_.accumulate(backend_,
+                    kernels::tiled_channel_layernorm_param_grad_partials(backend_, tiled_, dy, x, mean, rstd));
+}
+
+void DomainChannelLayerNorm::finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad) {
+  grads_.finish_step(backend_, field_.gather(), tiled_.grid.global_tiles(), weight_grad, &bias_grad);
+}
+
 }  // namespace sluice::runtime

@@ -9,10 +9,15 @@
 // - backward_data: one tile gather of samples · groups · 2 doubles per tile (Σ dy · weight and Σ dy · weight · x̂);
 // - accumulate_param_grads: none (per-tile partials into per-tile accumulators);
 // - finish_step: one tile gather of every rank's accumulators (weight and bias), once per step.
+//
+// layernorm over the channels at each point (DomainChannelLayerNorm) needs no message for y and dx (its statistics
+// are per point: the layer runs the plain ops on the block); its parameter gradients are per-tile partials finished
+// like group norm's, one tile gather per step.
 #pragma once
 
 #include <string>
 
+#include "core/model/field_domain.h"
 #include "core/runtime/domain_field.h"
 #include "core/runtime/tile_grad_sum.h"
 #include "kernels/backend.h"
@@ -20,7 +25,7 @@
 
 namespace sluice::runtime {
 
-class DomainGroupNorm {
+class DomainGroupNorm : public model::DomainGroupNormOps {
  public:
   // `norm`: the layer's group norm over the WHOLE field at the field's level (norm.points = Π field.grid().global);
   // refused as check_tiled_group_norm refuses. `name` names the layer in errors. The field must outlive this object.
@@ -30,16 +35,16 @@ class DomainGroupNorm {
   // Collective over the domain group. y [samples][channels · Π block] (allocated here) and the field's statistics
   // (keep them for the backward passes, as the layer keeps mean and rstd).
   kernels::Tensor forward(const kernels::Tensor& x, const kernels::Tensor& weight, const kernels::Tensor& bias,
-                          kernels::GroupNormStatistics& stats) const;
+                          kernels::GroupNormStatistics& stats) const override;
   // Collective over the domain group. dx [samples][channels · Π block] (allocated here).
   kernels::Tensor backward_data(const kernels::Tensor& dy, const kernels::Tensor& x, const kernels::Tensor& weight,
-                                const kernels::GroupNormStatistics& stats) const;
+                                const kernels::GroupNormStatistics& stats) const override;
   // One micro-batch's parameter-gradient partials, added to this rank's per-tile accumulators.
   void accumulate_param_grads(const kernels::Tensor& dy, const kernels::Tensor& x,
-                              const kernels::GroupNormStatistics& stats);
+                              const kernels::GroupNormStatistics& stats) override;
   // Collective over the domain group, once per step: weight_grad and bias_grad += every tile's accumulated partial
   // in global tile order (TileGradSum).
-  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad);
+  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad) override;
 
   const kernels::TiledGroupNorm& tiled() const { return tiled_; }
 
@@ -51,6 +56,27 @@ class DomainGroupNorm {
   const DomainField& field_;
   kernels::TiledGroupNorm tiled_;
   std::string name_;
+  TileGradSum grads_;
+};
+
+class DomainChannelLayerNorm : public model::DomainChannelLayerNormOps {
+ public:
+  // `norm`: the layer's over the WHOLE field at the field's level (norm.points = Π field.grid().global). The field
+  // must outlive this object.
+  DomainChannelLayerNorm(kernels::Backend& backend, const DomainField& field, const kernels::NormGeometry& norm,
+                         const std::string& name);
+
+  // One micro-batch's partials (mean and rstd [samples][Π block], the block forward's), added to this rank's
+  // per-tile accumulators.
+  void accumulate_param_grads(const kernels::Tensor& dy, const kernels::Tensor& x, const kernels::Tensor& mean,
+                              const kernels::Tensor& rstd) override;
+  // Collective over the domain group, once per step (TileGradSum).
+  void finish_step(kernels::Tensor& weight_grad, kernels::Tensor& bias_grad) override;
+
+ private:
+  kernels::Backend& backend_;
+  const DomainField& field_;
+  kernels::TiledGroupNorm tiled_;
   TileGradSum grads_;
 };
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "core/config/layout.h"
 #include "core/runtime/accumulation_window.h"
 #include "core/runtime/data_position.h"
+#include "core/runtime/declared_domain.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/normalization.h"
 #include "core/runtime/sample_store.h"
@@ -140,6 +142,11 @@ class Trainer {
   // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
   void set_custom_loss(model::CustomLoss loss) { parts_.custom_loss = std::move(loss); }
 
+  // Local, before start(): this rank's block of a split field (sluice_trainer_set_domain). start() is to gather
+  // every rank's with gather_declared_domain (declared_domain.h); not wired yet (docs/DOMAIN.md).
+  void set_declared_domain(std::optional<DeclaredDomain> declared) { declared_domain_ = std::move(declared); }
+  const std::optional<DeclaredDomain>& declared_domain() const { return declared_domain_; }
+
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -189,6 +196,7 @@ class Trainer {
   SampleStore submitted_samples_;
   double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
   Normalization normalization_;
+  std::optional<DeclaredDomain> declared_domain_;  // set_declared_domain
 };
 
 }  // namespace sluice::runtime

@@ -38,6 +38,8 @@ class CpuBackend : public Backend {
 
   void dropout_forward_impl(const Tensor& x, float p, const RngStream& stream, Tensor& y) override;
   void dropout_backward_impl(const Tensor& dy, float p, const RngStream& stream, Tensor& dx) override;
+  void dropout_block_impl(const Tensor& in, float p, const RngStream& stream, const FieldBlockKey& key,
+                          Tensor& out) override;
 
   void fill_impl(float value, Tensor& x) override;
   void fill_uniform_impl(const RngStream& stream, float low, float high, Tensor& x) override;

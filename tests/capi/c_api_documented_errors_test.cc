@@ -313,6 +313,16 @@ std::vector<Case> state_and_loop_cases() {
          int64_t first = 0, count = 0;
          return sluice_trainer_batch_share(s.created(), 8, &first, &count);
        }},
+      {"sluice_trainer_set_domain", SLUICE_ERROR_INVALID_ARGUMENT, "not a field",
+       [](Scratch& s) {
+         const int64_t extents[1] = {kFeatures}, offsets[1] = {0};
+         return sluice_trainer_set_domain(s.created(), 1, extents, offsets, extents);
+       }},
+      {"sluice_trainer_set_domain", SLUICE_ERROR_STATE, "before sluice_trainer_start",
+       [](Scratch& s) {
+         const int64_t extents[1] = {kFeatures}, offsets[1] = {0};
+         return sluice_trainer_set_domain(s.started(), 1, extents, offsets, extents);
+       }},
       {"sluice_trainer_features", SLUICE_ERROR_INVALID_ARGUMENT, "output pointer is NULL",
        [](Scratch& s) { return sluice_trainer_features(s.created(), nullptr, nullptr); }},
       {"sluice_trainer_features", SLUICE_ERROR_CONFIG, "not registered yet",

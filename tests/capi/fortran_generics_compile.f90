@@ -220,6 +220,10 @@ program fortran_generics_compile
   s = s + sluice_trainer_batch_share(t, 32, a32, b32)
   s = s + sluice_trainer_batch_share(t, n64, a64, b64)
 
+  ! The host's block in the array's own order, default integers (literals too) or integer(int64).
+  s = s + sluice_trainer_set_domain(t, [12, 16], [0, 8], [12, 8])
+  s = s + sluice_trainer_set_domain(t, [12_int64, 16_int64], [0_int64, 8_int64], [12_int64, 8_int64])
+
   ! Parameters and the learning rate in either real kind.
   s = s + sluice_get_layer_params(t, 0, p32)
   s = s + sluice_set_layer_params(t, 0, p32)

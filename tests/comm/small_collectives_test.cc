@@ -29,6 +29,14 @@ TEST(SmallCollectives, GatherMinSumAndOrGiveEveryRankTheSameAnswer) {
     EXPECT_EQ(all[2 * i], i);
     EXPECT_EQ(all[2 * i + 1], 10 * i);
   }
+  // 64-bit values keep their high bits (a field's extents may pass 2^31 points)
+  const int64_t big = (int64_t{1} << 40) + 3;
+  const std::vector<int64_t> wide = all_gather_int64s(MPI_COMM_WORLD, {big * r, -r}, "test gather int64");
+  ASSERT_EQ(wide.size(), 2u * static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(wide[2 * i], big * i);
+    EXPECT_EQ(wide[2 * i + 1], -i);
+  }
   EXPECT_EQ(all_min(MPI_COMM_WORLD, 5 + r, "test min"), 5);
   double sums[2] = {1.0, 0.5 * r};
   all_sum(MPI_COMM_WORLD, sums, 2, "test sum");

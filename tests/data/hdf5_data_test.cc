@@ -3,35 +3,24 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
-#include <cstdlib>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/common/error.h"
+#include "tests/data/hdf5_test_file.h"
 
 namespace sluice::data {
 namespace {
 
+using test_hdf5::temp_path;
+using test_hdf5::write_dataset;
+
 constexpr int64_t kRows = 5;
 constexpr int64_t kInputs = 3;
 constexpr int64_t kTargets = 2;
-
-std::string temp_path(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
-
-void write_dataset(hid_t file, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
-                   const void* values) {
-  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const hid_t dataset = H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(dataset, 0) << name;
-  ASSERT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), 0) << name;
-  H5Dclose(dataset);
-  H5Sclose(space);
-}
 
 // Row r of "inputs" holds 100r + j, row r of "targets" holds -(100r + j): every value says which file row it
 // came from.

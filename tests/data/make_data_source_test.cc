@@ -86,6 +86,27 @@ TEST(MakeDataSource, CrossEntropyOnAFieldGetsOneHotTargetsAtEachPoint) {
   for (int c = 0; c < 3; ++c) EXPECT_GT(classes_seen[c], 0) << "class " << c;
 }
 
+// A field model's synthetic data is keyed by the global point (SyntheticFieldData): no dense map of the whole field,
+// which for this field would be [2^23][2^23] floats, and any block of it can be generated alone.
+TEST(MakeDataSource, FieldModelsOfAnySizeGetPointKeyedSyntheticData) {
+  config::Config config;
+  config.model.input_shape = {2, 2048, 2048};
+  config.model.inputs = 2 * 2048 * 2048;
+  config::LayerSpec conv = layer("conv");
+  conv.channels = 2;
+  conv.kernel = {1};
+  config.model.layers = {conv};
+  config.data.type = config::DataType::kSynthetic;
+  const auto whole = make_data_source(config);
+  EXPECT_EQ(whole->target_features(), 2 * 2048 * 2048);
+  config.pipeline.domain = {64, 64};
+  const auto block = make_data_source_for_block(config, 64 * 64 - 1);
+  ASSERT_EQ(block->input_features(), 2 * 32 * 32);
+  std::vector<float> inputs(2 * 32 * 32), targets(2 * 32 * 32);
+  block->batch(0, 0, 1, inputs.data(), targets.data());
+  EXPECT_NE(targets[0], targets[1]);
+}
+
 TEST(MakeDataSource, ExternalDataHasNoSource) {
   config::Config config = mlp_config();
   config.data.type = config::DataType::kExternal;

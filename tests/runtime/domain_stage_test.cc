@@ -279,19 +279,19 @@ TEST(DomainStageTest, BuilderGivesTheBlocksLayers) {
                    whole_cut, "built vs hand-built, one block");
   expect_same_step(run_step(backend, &runs.domain, built, model::RecomputeMode::kNone, block_cut), whole, block_cut,
                    "built, split vs one block");
-  // A layer that cannot run on a block yet is refused by name.
-  config::Config with_dropout = cfg;
-  config::LayerSpec dropout;
-  dropout.type = config::LayerType::kDropout;
-  dropout.p = 0.1;
-  with_dropout.model.layers.insert(with_dropout.model.layers.begin() + 1, dropout);
+  // A layer that needs the whole sample is refused by name.
+  config::Config with_flatten = cfg;
+  config::LayerSpec flatten;
+  flatten.type = config::LayerType::kFlatten;
+  with_flatten.model.layers.insert(with_flatten.model.layers.begin() + 1, flatten);
   BlockDomain domain(runs.domain.field());
   try {
-    model::build_layers(with_dropout.model, backend, {}, 0, 2, config::input_shape_of(cfg.model), &domain);
-    ADD_FAILURE() << "a dropout layer was built on a block";
+    model::build_layers(with_flatten.model, backend, {}, 0, 2, config::input_shape_of(cfg.model), &domain);
+    ADD_FAILURE() << "a flatten layer was built on a block";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("model.layers[1]: a dropout layer cannot run on a block of a split field"),
+    EXPECT_NE(std::string(e.what()).find("model.layers[1]: a flatten layer needs the whole sample and cannot run on "
+                                         "a block of a split field"),
               std::string::npos)
         << e.what();
   }
