@@ -5,8 +5,8 @@
 // (ranks 0-3 are replica 0 with stages = 4); stages_across_nodes gives replica = rank % data_parallel,
 // stage_rank = rank / data_parallel (ranks 0-1 are stage 0's replicas with data_parallel = 2).
 // With a domain split, a stage's blocks are consecutive ranks (block = rank % blocks; they exchange halos at every
-// layer, the most frequent messages) and the order above places rank / blocks. The runtime does not run a split yet
-// (core/runtime/domain_support.h); this is the rule it is to take.
+// layer, the most frequent messages) and the order above places rank / blocks; the runtime's communicators follow it
+// (core/comm/mpi_context.h).
 #pragma once
 
 #include "core/config/config.h"
