@@ -7,8 +7,7 @@
 // gives replica = rank % data_parallel, stage_rank = rank / data_parallel (ranks 0-1 are stage 0's replicas with
 // data_parallel = 2). With a split those two keep a stage's blocks consecutive (block = rank % blocks) and place
 // rank / blocks as above; the other four orders put stages or replicas innermost. This struct is the one place
-// stage_rank, replica and block come from. The runtime does not run a split yet (core/runtime/domain_support.h);
-// this is the rule it is to take.
+// stage_rank, replica and block come from; the runtime's communicators follow it (core/comm/mpi_context.h).
 #pragma once
 
 #include "core/config/config.h"

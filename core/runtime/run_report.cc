@@ -6,6 +6,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
@@ -39,11 +41,22 @@ std::string host_name() {
 }
 
 // This rank's line of the layout print.
+std::string list_text(const std::vector<int64_t>& values) {
+  std::string text;
+  for (const int64_t v : values) text += (text.empty() ? "[" : ", ") + std::to_string(v);
+  return text + "]";
+}
+
 std::string my_layout_line(Trainer& trainer) {
   const config::Layout& layout = trainer.layout();
   std::ostringstream mine;
-  mine << "rank " << layout.rank << ": replica " << layout.replica << ", pipeline rank " << layout.stage_rank
-       << ", stages";
+  mine << "rank " << layout.rank << ": replica " << layout.replica << ", pipeline rank " << layout.stage_rank;
+  if (layout.blocks > 1 && trainer.parts().domain) {
+    const config::DomainBox box = trainer.parts().domain->box();
+    mine << ", domain block " << layout.block << " (offset " << list_text(box.offset) << ", extent "
+         << list_text(box.extent) << ")";
+  }
+  mine << ", stages";
   for (auto& [index, stage] : trainer.parts().stages) {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
@@ -62,7 +75,8 @@ std::string layout_description(Trainer& trainer) {
   const std::vector<std::string> lines = trainer.parts().mpi->world_group().gather_text(my_layout_line(trainer), 0);
   std::ostringstream out;
   out << "sluice: " << layout.world << " ranks = " << layout.data_parallel << " data-parallel x " << layout.stages
-      << " pipeline ranks, schedule " << config::schedule_setting_name(cfg.pipeline.schedule) << ", "
+      << " pipeline ranks" << (layout.blocks > 1 ? " x " + std::to_string(layout.blocks) + " domain blocks" : "")
+      << ", schedule " << config::schedule_setting_name(cfg.pipeline.schedule) << ", "
       << cfg.pipeline.chunks << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
       << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.parts().transport_summary();
   if (!trainer.parts().gradient_sum_name().empty()) out << ", gradient sum " << trainer.parts().gradient_sum_name();

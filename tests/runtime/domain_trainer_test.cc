@@ -25,6 +25,7 @@
 
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
+#include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
@@ -49,6 +50,8 @@ struct RunSpec {
   bool split = true;   // pipeline.domain [2, 2]; else [1, 1]
   bool plain = false;  // no pipeline.domain at all: the plain layers
   int accumulate = 1;  // optimizer.accumulate: calls of 4 / accumulate rows a replica per step
+  int tile = 4;        // pipeline.domain_tile [tile, tile]
+  bool declared = false;  // every rank declares its block of kDeclared (sluice_trainer_set_domain) before start
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -65,7 +68,7 @@ config::Config make_config(const RunSpec& r) {
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
       ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
       ", microbatches: 2, recompute: " + r.recompute +
-      (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]") +
+      (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [" + std::to_string(r.tile) + ", " + std::to_string(r.tile) + "]") +
       "}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
       "}\n"
@@ -99,7 +102,13 @@ struct History {
   std::vector<double> losses;
   std::vector<Params> params;  // after each step: every parameter this rank holds
   std::vector<float> prediction;  // this rank's block of the outputs of samples 100..103 after training
+  config::DomainBox box;          // this rank's block (empty: the whole field)
 };
+
+// An uneven 2 x 2 split a host declares (rows cut at 2, columns at 6; whole tiles of 2 at every level): block b is
+// world rank b.
+const std::vector<config::DomainBox> kDeclared = {
+    {{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
 
 Params params_of(const runtime::Trainer& trainer) {
   Params p;
@@ -130,14 +139,21 @@ std::string temp_path(const std::string& name) {
 // `sluice train` feed it), this rank's block of each sample; the loss and parameters after every call.
 History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
   runtime::Trainer trainer(comm, make_config(r));
+  if (r.declared) trainer.set_declared_domain(runtime::DeclaredDomain{{kSide, kSide}, kDeclared.at(world_rank())});
   trainer.start();
   if (!span.load.empty()) runtime::load_checkpoint(trainer, span.load);
   const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
   const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
-  EXPECT_EQ(trainer.parts().input_features, kChannels * (split ? kPoints / 4 : kPoints));
+  if (r.declared) {  // the step takes the declared block, not the even split's
+    EXPECT_EQ(box.offset, kDeclared.at(world_rank()).offset);
+    EXPECT_EQ(box.extent, kDeclared.at(world_rank()).extent);
+  }
+  const int64_t block_points = split ? box.extent[0] * box.extent[1] : kPoints;
+  EXPECT_EQ(trainer.parts().input_features, kChannels * block_points);
   const int K = r.accumulate;
   const int64_t rows = 4 / K;
   History h;
+  h.box = box;
   for (int call = span.first_call; call < (span.last_call < 0 ? kSteps * K : span.last_call); ++call) {
     const int64_t first =
         (call / K) * 4 * r.replicas + (call % K) * rows * r.replicas + trainer.layout().replica * rows;
@@ -203,9 +219,8 @@ void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm re
     EXPECT_FALSE(got.params[s].empty()) << at;
     EXPECT_EQ(differing_params(got.params[s], want.params[s]), 0) << at << ": parameters differ";
   }
-  // Then a prediction: this rank's block of the undecomposed outputs (a stage's blocks are consecutive ranks).
-  const config::DomainLayout layout = config::even_domain_layout({kSide, kSide}, {2, 2}, {4, 4});
-  const std::vector<float> block = cut(want.prediction, layout.box(world_rank() % 4));
+  // Then a prediction: this rank's block of the undecomposed outputs.
+  const std::vector<float> block = cut(want.prediction, got.box);
   EXPECT_EQ(got.prediction.size(), block.size()) << what;
   if (got.prediction.size() == block.size()) {
     EXPECT_EQ(std::memcmp(got.prediction.data(), block.data(), block.size() * sizeof(float)), 0)
@@ -226,6 +241,19 @@ TEST(DomainTrainerTest, OneStageOnFourBlocksIsTheUndecomposedRun) {
 // The anchor: the undecomposed run (one block, the tiled code) is the plain layers' run within rounding, so the
 // bitwise comparisons above compare a run that trains (a domain whose gradients never reach the parameters would
 // still equal itself on every split).
+// The host's layout (sluice_trainer_set_domain, gathered at start): an uneven 2 x 2 split is the undecomposed run's
+// bits too, and the blocks the step takes are the declared ones.
+TEST(DomainTrainerTest, AnUnevenDeclaredSplitIsTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.tile = 2;
+  split.declared = true;
+  RunSpec whole = split;
+  whole.split = false;
+  whole.declared = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "declared uneven 2 x 2 blocks");
+}
+
 TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
   RunSpec one;
@@ -246,6 +274,21 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
       }
       EXPECT_LE(diff, 1e-5f * scale) << name << " after step " << s + 1;
     }
+  }
+}
+
+// The start report names the blocks and each rank's.
+TEST(DomainTrainerTest, StartReportNamesTheBlocks) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
+  trainer.start();
+  const std::string report = runtime::layout_description(trainer);
+  if (world_rank() == 0) {
+    EXPECT_NE(report.find("4 ranks = 1 data-parallel x 1 pipeline ranks x 4 domain blocks"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("rank 3: replica 0, pipeline rank 0, domain block 3 (offset [4, 4], extent [4, 4])"),
+              std::string::npos)
+        << report;
   }
 }
 
