@@ -96,12 +96,13 @@ int64_t RankOrderChoice::bytes_of(RankOrder wanted) const {
 }
 
 RankOrderChoice choose_rank_order(RankOrder requested, const std::vector<int>& node_of_rank, int stages,
-                                  const StepTraffic& traffic) {
+                                  const StepTraffic& traffic, bool blocks_consecutive) {
   RankOrderChoice choice;
   choice.blocks = traffic.blocks;
-  // Without a split the last four orders are the first two's layouts: nothing to compare.
+  // Without a split the last four orders are the first two's layouts: nothing to compare. The first two keep a
+  // stage's blocks consecutive.
   const std::vector<RankOrder>& orders = resolved_rank_orders();
-  const size_t compared = traffic.blocks > 1 ? orders.size() : 2;
+  const size_t compared = traffic.blocks > 1 && !blocks_consecutive ? orders.size() : 2;
   RankOrder best = orders.front();
   int64_t best_bytes = -1;
   for (size_t i = 0; i < compared; ++i) {

@@ -60,8 +60,10 @@ struct RankOrderChoice {
 };
 
 // `requested` kept unless it is auto; auto takes the smallest byte count (ties: the earlier in auto's tie order,
-// rank_order.h).
+// rank_order.h). `blocks_consecutive`: auto compares only the two orders that keep a stage's blocks on consecutive
+// ranks (block = rank % blocks), the rule a host declaring its blocks (sluice_trainer_set_domain) relies on before
+// start, when it cannot know the order auto would pick.
 RankOrderChoice choose_rank_order(RankOrder requested, const std::vector<int>& node_of_rank, int stages,
-                                  const StepTraffic& traffic);
+                                  const StepTraffic& traffic, bool blocks_consecutive = false);
 
 }  // namespace sluice::config

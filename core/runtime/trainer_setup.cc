@@ -45,8 +45,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
         model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * cfg.pipeline.chunks);
     const schedule::Schedule order = schedule::make_schedule(config::resolved_schedule_name(cfg.pipeline.schedule), P,
                                                              cfg.pipeline.microbatches, cfg.pipeline.chunks);
+    // A host that declared its blocks placed them as block = rank % blocks (decided on rank 0; a rank without a
+    // declaration while others have one is refused by the gather after the layout).
     return config::choose_rank_order(requested, nodes, P,
-                                     step_traffic(cfg, shapes, split, order.stage_to_rank, replicas));
+                                     step_traffic(cfg, shapes, split, order.stage_to_rank, replicas),
+                                     parts.declaration.has_value());
   });
 }
 

@@ -303,6 +303,10 @@ TEST(InterNodeTraffic, AutoKeepsABlocksStagesInsideANodeWhenActivationsOutweighH
   EXPECT_EQ(c.bytes_of(RankOrder::kStagesBlocksReplicas), 2 * 8 * 10);
   EXPECT_EQ(c.bytes_of(RankOrder::kStagesWithinNode), 4 * 1000 + 2 * 4 * 10);
   EXPECT_EQ(rank_nesting_text(c.order), "stages, blocks, replicas");
+  // A host that declared its blocks expects block = rank % blocks: auto compares only the two orders keeping them.
+  const RankOrderChoice declared = choose_rank_order(RankOrder::kAuto, {0, 0, 1, 1, 2, 2, 3, 3}, 2, t, true);
+  EXPECT_EQ(declared.order, RankOrder::kStagesWithinNode);
+  EXPECT_EQ(declared.compared.size(), 2u);
   // A requested order is kept, and its bytes reported, even when auto would choose another.
   const RankOrderChoice kept = choose_rank_order(RankOrder::kStagesWithinNode, {0, 0, 1, 1, 2, 2, 3, 3}, 2, t);
   EXPECT_EQ(kept.order, RankOrder::kStagesWithinNode);
