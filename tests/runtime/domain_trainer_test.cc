@@ -6,7 +6,8 @@
 // parameter this rank holds are the reference's bits.
 //   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window.
 // After training, each split run predicts: every rank gets its block of the undecomposed outputs.
-//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute;
+//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute (halos
+//            re-exchanged, and stashed: as many halo messages as without recompute);
 //            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
 // And the one-block run is the plain layers' run (no pipeline.domain) within rounding: without the trainer's
 // finish_domain_step the convolutions' gradients never reach the parameters, and that comparison fails.
@@ -52,6 +53,7 @@ struct RunSpec {
   int accumulate = 1;  // optimizer.accumulate: calls of 4 / accumulate rows a replica per step
   int tile = 4;        // pipeline.domain_tile [tile, tile]
   bool declared = false;  // every rank declares its block of kDeclared (sluice_trainer_set_domain) before start
+  std::string halos = "exchange";  // pipeline.recompute_halos
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -67,7 +69,7 @@ config::Config make_config(const RunSpec& r) {
       "    - {type: conv, channels: 2, kernel: 1}\n"
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
       ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
-      ", microbatches: 2, recompute: " + r.recompute +
+      ", microbatches: 2, recompute: " + r.recompute + ", recompute_halos: " + r.halos +
       (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [" + std::to_string(r.tile) + ", " + std::to_string(r.tile) + "]") +
       "}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
@@ -103,6 +105,7 @@ struct History {
   std::vector<Params> params;  // after each step: every parameter this rank holds
   std::vector<float> prediction;  // this rank's block of the outputs of samples 100..103 after training
   config::DomainBox box;          // this rank's block (empty: the whole field)
+  int64_t halo_messages = -1;     // halo messages this rank sent over the training calls (split runs)
 };
 
 // An uneven 2 x 2 split a host declares (rows cut at 2, columns at 6; whole tiles of 2 at every level): block b is
@@ -161,6 +164,7 @@ History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
     h.losses.push_back(trainer.train_step(in.data(), target.data(), rows).loss);
     h.params.push_back(params_of(trainer));
   }
+  if (split) h.halo_messages = trainer.parts().domain->channel->totals().messages_sent;
   if (!span.save.empty()) runtime::save_checkpoint(trainer, span.save);
   const std::vector<float> in = batch(0, 100, rows, box);
   h.prediction.resize(static_cast<size_t>(rows * trainer.parts().output_features));
@@ -206,12 +210,12 @@ const History& undecomposed(const RunSpec& r) {
 
 // The split run on the world against `reference` (the undecomposed run on `reference_comm`; MPI_COMM_SELF: made
 // once per config), bit for bit, then a prediction after training.
-void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm reference_comm,
+History expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm reference_comm,
                         const std::string& what) {
   const History got = train(MPI_COMM_WORLD, split);
   const History want = reference_comm == MPI_COMM_SELF ? undecomposed(reference) : train(reference_comm, reference);
   EXPECT_EQ(got.losses.size(), want.losses.size()) << what;
-  if (got.losses.size() != want.losses.size()) return;
+  if (got.losses.size() != want.losses.size()) return got;
   for (size_t s = 0; s < got.losses.size(); ++s) {
     const std::string at = what + ", call " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
     EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0)
@@ -228,6 +232,7 @@ void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm re
   }
   if (world_rank() == 0) std::printf("%s: losses %.9g %.9g %.9g\n", what.c_str(), got.losses[0], got.losses[1], got.losses[2]);
   EXPECT_LT(got.losses.back(), got.losses.front()) << what << ": the model does not learn";
+  return got;
 }
 
 TEST(DomainTrainerTest, OneStageOnFourBlocksIsTheUndecomposedRun) {
@@ -340,12 +345,21 @@ TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
   if (world_size() != 8) GTEST_SKIP() << "8 ranks";
   RunSpec whole;
   whole.split = false;
+  RunSpec stashed{2, 1, "1f1b", 1, "full"};
+  stashed.halos = "stash";  // the recomputed forwards reuse their padded inputs: no halo messages, the same bits
+  std::map<std::string, int64_t> halo_messages;  // by recompute and halos setting, under 1f1b
   for (const RunSpec& run : {RunSpec{2, 1, "gpipe"}, RunSpec{2, 1, "1f1b"}, RunSpec{2, 1, "interleaved", 2},
-                         RunSpec{2, 1, "1f1b", 1, "full"}}) {
-    expect_same_run(run, whole, MPI_COMM_SELF,
-                    "2 stages x 4 blocks, " + run.schedule + ", chunks " + std::to_string(run.chunks) +
-                        ", recompute " + run.recompute);
+                         RunSpec{2, 1, "1f1b", 1, "full"}, stashed}) {
+    const History got = expect_same_run(run, whole, MPI_COMM_SELF,
+                                        "2 stages x 4 blocks, " + run.schedule + ", chunks " +
+                                            std::to_string(run.chunks) + ", recompute " + run.recompute +
+                                            ", halos " + run.halos);
+    if (run.schedule == "1f1b") halo_messages[run.recompute + " " + run.halos] = got.halo_messages;
   }
+  // The trainer honours pipeline.recompute_halos: a recompute that re-exchanges sends more halo messages than the
+  // run without recompute; one that stashes the padded inputs sends exactly as many.
+  EXPECT_GT(halo_messages.at("full exchange"), halo_messages.at("none exchange"));
+  EXPECT_EQ(halo_messages.at("full stash"), halo_messages.at("none exchange"));
 }
 
 TEST(DomainTrainerTest, TwoReplicasOnFourBlocksAreTwoUndecomposedReplicas) {
