@@ -15,9 +15,6 @@ namespace sluice::runtime {
 // sample), a cuda stage (the halo exchange reads host memory). Nothing otherwise.
 void refuse_unbuilt_domain_split(const config::Config& cfg);
 
-// `sluice train` with a split: Error(kUnsupported) until its data sources give each rank its block of a sample.
-void refuse_domain_split_data(const config::Config& cfg);
-
 // Error(kUnsupported) naming `function` when `blocks` > 1: submitted samples and evaluation take whole samples
 // (sample routing by block is not built).
 void refuse_whole_samples_on_split(int blocks, const std::string& function);

@@ -41,9 +41,6 @@ TEST(DomainSupportTest, ASplitRefusesWhatItCannotRunYetByName) {
             std::string::npos);
   EXPECT_NE(start("loss: custom\n").find("with loss: custom is not supported"), std::string::npos);
   EXPECT_NE(start("device: [cpu, cuda]\n").find("on device cuda (stage 1) is not supported yet"), std::string::npos);
-  const config::Config cfg = config::parse_config(config_text(split, ""));
-  EXPECT_NE(refusal([&] { refuse_domain_split_data(cfg); }).find("sluice train cannot train on a split yet"),
-            std::string::npos);
   EXPECT_NE(refusal([&] { refuse_whole_samples_on_split(4, "sluice_evaluate"); })
                 .find("sluice_evaluate is not supported with a pipeline.domain split (4 blocks)"),
             std::string::npos);
@@ -53,7 +50,6 @@ TEST(DomainSupportTest, NoSplitIsNeverRefused) {
   for (const std::string& domain : {std::string(), std::string(", domain: [1, 1]")}) {
     const config::Config cfg = config::parse_config(config_text(domain, "normalization: {inputs: auto}\nloss: custom\n"));
     EXPECT_EQ(refusal([&] { refuse_unbuilt_domain_split(cfg); }), "") << domain;
-    EXPECT_EQ(refusal([&] { refuse_domain_split_data(cfg); }), "") << domain;
   }
   EXPECT_EQ(refusal([] { refuse_whole_samples_on_split(1, "sluice_evaluate"); }), "");
 }
