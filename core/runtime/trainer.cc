@@ -32,6 +32,7 @@ void Trainer::start() {
                              config::field_points(parts_.output_shape));
   };
   hooks.stage_done = [this](int stage) { start_reduction(stage); };
+  parts_.declaration = declared_domain_;  // gathered from every rank by the set-up
   start_run_parts(parts_, cfg_, world_in_, hooks);
   // Submitted samples go where the step reads them: inputs to the first stage's ranks, targets to the last's.
   submitted_samples_.configure(parts_.input_features, parts_.output_features, parts_.holds_first_stage(),

@@ -142,8 +142,9 @@ class Trainer {
   // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
   void set_custom_loss(model::CustomLoss loss) { parts_.custom_loss = std::move(loss); }
 
-  // Local, before start(): this rank's block of a split field (sluice_trainer_set_domain). start() is to gather
-  // every rank's with gather_declared_domain (declared_domain.h); not wired yet (docs/DOMAIN.md).
+  // Local, before start(): this rank's block of a split field (sluice_trainer_set_domain). start() gathers every
+  // rank's with gather_declared_domain (declared_domain.h) when the config gives pipeline.domain and runs on that
+  // layout; every rank declares or none does; a declaration without pipeline.domain fails start (docs/DOMAIN.md).
   void set_declared_domain(std::optional<DeclaredDomain> declared) { declared_domain_ = std::move(declared); }
   const std::optional<DeclaredDomain>& declared_domain() const { return declared_domain_; }
 

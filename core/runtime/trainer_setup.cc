@@ -205,18 +205,35 @@ void connect_stages(RunParts& parts, const config::Config& cfg, const std::funct
   build_executors(parts, cfg, stage_done);
 }
 
+// The block layout the stages run on (none: the plain layers on whole samples). Collective over `world` when the
+// config gives pipeline.domain (a pure function of the config, so every rank makes the same calls): every rank's
+// declaration is gathered and checked against the layout (gather_declared_domain); the verdict, the layout or the
+// error, is computed from the same values on every rank. Without pipeline.domain a declared block has no grid to be
+// a block of: refused where it was declared, and agreed with the set-up's other local failures
+// (refuse_declaration_without_domain).
+std::optional<config::DomainLayout> block_layout(RunParts& parts, const config::Config& cfg, MPI_Comm world) {
+  if (cfg.pipeline.domain.empty()) return std::nullopt;
+  parts.declared_domain = gather_declared_domain(world, cfg, parts.layout.block, parts.declaration);
+  if (!runs_on_domain(cfg)) return std::nullopt;
+  return domain_layout_for(cfg, parts.declared_domain);
+}
+
+void refuse_declaration_without_domain(const RunParts& parts, const config::Config& cfg) {
+  if (!parts.declaration || !cfg.pipeline.domain.empty()) return;
+  throw Error(ErrorCode::kInvalidArgument,
+              "declared domain (sluice_trainer_set_domain): rank " + std::to_string(parts.layout.rank) +
+                  " declared a block, but the config has no pipeline.domain: give pipeline.domain the grid of the "
+                  "declared blocks (all 1 for a rank holding the whole field)");
+}
+
 }  // namespace
 
 void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const SetupHooks& hooks) {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(host, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(host, &rank), "MPI_Comm_rank");
-  // Pure functions of the config (and the host's declared layout), identical on every rank: they may throw before
-  // any collective call.
+  // A pure function of the config, identical on every rank: it may throw before any collective call.
   refuse_unbuilt_domain_split(cfg);
-  const bool on_domain = runs_on_domain(cfg);
-  const std::optional<config::DomainLayout> domain_layout =
-      on_domain ? std::optional<config::DomainLayout>(domain_layout_for(cfg, parts.declared_domain)) : std::nullopt;
   // Collective: Sluice never sends on the host's communicator (its messages could match the host's own), so every
   // message from here on travels on this duplicate or on communicators made from it.
   if (!parts.world) parts.world = std::make_unique<comm::DuplicateComm>(host, "trainer");
@@ -234,6 +251,8 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).
   parts.rank_order = choose_rank_order(parts, cfg, world_size);
   parts.layout = config::make_layout(cfg, world_size, rank, parts.rank_order.order);
+  // Collective, then identical on every rank: the blocks the host declared, checked against the layout's blocks.
+  const std::optional<config::DomainLayout> domain_layout = block_layout(parts, cfg, world);
   parts.mpi = std::make_unique<comm::MpiContext>(world, cfg.pipeline.stages, parts.layout.stage_rank,
                                                  parts.layout.replica, parts.layout.blocks, parts.layout.block);
   // Collective over the domain group: this rank's block, before the stages built on it.
@@ -252,6 +271,7 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   try {
     // Collective before it can throw (it counts the node's ranks first), so every rank makes the same calls.
     parts.blas_threads = apply_cpu_threads(cfg, parts.mpi->world(), !drives_gpu);
+    refuse_declaration_without_domain(parts, cfg);
     build_local_state(parts, cfg);
     if (hooks.local_checks) hooks.local_checks();
   } catch (...) {

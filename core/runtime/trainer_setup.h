@@ -27,6 +27,7 @@
 #include "core/model/optimizer.h"
 #include "core/model/stage_module.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/declared_domain.h"
 #include "core/runtime/gradient_reducer.h"
 #include "core/runtime/pipeline_transport.h"
 #include "core/runtime/trainer_domain.h"
@@ -41,11 +42,14 @@ struct RunParts {
   // Given before start().
   model::CustomLayerRegistry custom_layers;  // resolves `{type: custom, name: ...}` (layer_params.h sizes by it)
   model::CustomLoss custom_loss;             // loss: custom (sluice_trainer_register_loss)
-  // The host's block layout (sluice_trainer_set_domain); empty: the even split of pipeline.domain
-  // (domain_layout_for in trainer_domain.h).
-  std::optional<config::DomainLayout> declared_domain;
+  // This rank's block as the host declared it (sluice_trainer_set_domain, Trainer::set_declared_domain); none: not
+  // declared.
+  std::optional<DeclaredDomain> declaration;
 
   // Made by start().
+  // The block layout every rank's `declaration` makes (gather_declared_domain, when the config gives
+  // pipeline.domain); empty: none declared, the even split of pipeline.domain (domain_layout_for, trainer_domain.h).
+  std::optional<config::DomainLayout> declared_domain;
   std::unique_ptr<comm::DuplicateComm> world;  // the host's communicator duplicated: outlives everything below
   config::Layout layout{};
   config::RankOrderChoice rank_order{};  // how pipeline.rank_order was resolved, with each option's bytes
