@@ -2,6 +2,7 @@
 // - an uneven 2 x 2 declaration (rows cut at 6 of 16, columns at 4 of 12), each rank passing its own block of the
 //   same global samples, trains bit for bit like the undecomposed run (pipeline.domain [1, 1], the whole field
 //   declared, on each rank alone): the same loss after every step and the same parameters of every layer;
+//   after start sluice_trainer_features and the sample shapes are the rank's block;
 // - a bad declaration (ranks 1 and 2 swap their blocks) fails start on every rank with the gather's message;
 // - a declaration without pipeline.domain fails start on every rank, naming the rank that declared.
 #include <gtest/gtest.h>
@@ -80,6 +81,17 @@ Trained train(MPI_Comm comm, const std::string& yaml, const Box& box) {
   const int64_t global[2] = {kRows, kCols};
   EXPECT_EQ(sluice_trainer_set_domain(t, 2, global, box.offset, box.extent), SLUICE_OK) << sluice_last_error();
   EXPECT_EQ(sluice_trainer_start(t), SLUICE_OK) << sluice_last_error();
+  // After start the trainer's sample is the rank's block: what the calls take (the Fortran module checks arrays
+  // against it).
+  int64_t in_features = 0, out_features = 0, dims[SLUICE_MAX_SAMPLE_DIMS] = {};
+  int rank = 0;
+  EXPECT_EQ(sluice_trainer_features(t, &in_features, &out_features), SLUICE_OK) << sluice_last_error();
+  EXPECT_EQ(in_features, box.extent[0] * box.extent[1]);
+  EXPECT_EQ(out_features, box.extent[0] * box.extent[1]);
+  EXPECT_EQ(sluice_trainer_input_shape(t, dims, &rank), SLUICE_OK) << sluice_last_error();
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + rank), (std::vector<int64_t>{1, box.extent[0], box.extent[1]}));
+  EXPECT_EQ(sluice_trainer_output_shape(t, dims, &rank), SLUICE_OK) << sluice_last_error();
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + rank), (std::vector<int64_t>{1, box.extent[0], box.extent[1]}));
   for (int64_t step = 0; step < kSteps; ++step) {
     const std::vector<float> x = cut(input_at, step, box), y = cut(target_at, step, box);
     float loss = 0.0f;
