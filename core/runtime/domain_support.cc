@@ -37,12 +37,4 @@ void refuse_unbuilt_domain_split(const config::Config& cfg) {
   }
 }
 
-void refuse_domain_split_data(const config::Config& cfg) {
-  if (config::domain_block_count(cfg.pipeline.domain) <= 1) return;
-  throw Error(ErrorCode::kUnsupported,
-              split_text(cfg) + ": sluice train cannot train on a split yet (its data sources give whole samples, "
-                                "not each rank's block); the C API trains on blocks (docs/DOMAIN.md); sluice plan "
-                                "prints the split");
-}
-
 }  // namespace sluice::runtime

@@ -15,7 +15,5 @@ namespace sluice::runtime {
 // sample), a cuda stage (the halo exchange reads host memory). Nothing otherwise.
 void refuse_unbuilt_domain_split(const config::Config& cfg);
 
-// `sluice train` with a split: Error(kUnsupported) until its data sources give each rank its block of a sample.
-void refuse_domain_split_data(const config::Config& cfg);
 
 }  // namespace sluice::runtime

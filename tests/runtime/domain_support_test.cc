@@ -41,16 +41,12 @@ TEST(DomainSupportTest, ASplitRefusesWhatItCannotRunYetByName) {
             std::string::npos);
   EXPECT_NE(start("loss: custom\n").find("with loss: custom is not supported"), std::string::npos);
   EXPECT_NE(start("device: [cpu, cuda]\n").find("on device cuda (stage 1) is not supported yet"), std::string::npos);
-  const config::Config cfg = config::parse_config(config_text(split, ""));
-  EXPECT_NE(refusal([&] { refuse_domain_split_data(cfg); }).find("sluice train cannot train on a split yet"),
-            std::string::npos);
 }
 
 TEST(DomainSupportTest, NoSplitIsNeverRefused) {
   for (const std::string& domain : {std::string(), std::string(", domain: [1, 1]")}) {
     const config::Config cfg = config::parse_config(config_text(domain, "normalization: {inputs: auto}\nloss: custom\n"));
     EXPECT_EQ(refusal([&] { refuse_unbuilt_domain_split(cfg); }), "") << domain;
-    EXPECT_EQ(refusal([&] { refuse_domain_split_data(cfg); }), "") << domain;
   }
 }
 

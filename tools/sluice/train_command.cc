@@ -15,9 +15,9 @@
 #include "core/common/checked_math.h"
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
+#include "core/config/domain_layout.h"
 #include "core/config/layout.h"
 #include "core/data/make_data_source.h"
-#include "core/runtime/domain_support.h"
 #include "core/runtime/preemption.h"
 #include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
@@ -62,8 +62,21 @@ std::ostream& log_stream(const TrainOptions& options) { return options.json ? st
 // (a data file one node cannot read fails there only).
 struct Setup {
   config::Config cfg;
+  int block = 0;  // this rank's domain block (0 without a split), the one `source` gives
   std::unique_ptr<data::DataSource> source;
 };
+
+// --profile measures a whole sample's costs per stage (pipeline.costs, plan --costs); a split's ranks each time a
+// block plus its halo exchanges, which no cost model here takes yet. Refused before anything runs.
+void refuse_profile_on_split(const config::Config& cfg, const TrainOptions& options) {
+  const int64_t blocks = config::domain_block_count(cfg.pipeline.domain);
+  if (options.profile.empty() || blocks <= 1) return;
+  throw Error(ErrorCode::kUnsupported,
+              "sluice train --profile with pipeline.domain (" + std::to_string(blocks) +
+                  " blocks) is not supported: the cost profile is a whole sample's per stage, and a split's ranks "
+                  "time a block and its halo exchanges; profile the run without the split (pipeline.domain all 1 or "
+                  "absent)");
+}
 
 Setup set_up(const TrainOptions& options, int world, int rank) {
   Setup s;
@@ -78,16 +91,33 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
                          if (s.cfg.cpu_threads.mode == config::Config::CpuThreads::Mode::kDefault) {
                            s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
                          }
-                         // before the rank count (a split's, which it cannot train anyway) and the data source
-                         runtime::refuse_domain_split_data(s.cfg);
-                         config::make_layout(s.cfg, world, rank);
+                         refuse_profile_on_split(s.cfg, options);
+                         s.block = config::make_layout(s.cfg, world, rank).block;
                          if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,
                                        "data.type external is for the C API; sluice train needs synthetic or hdf5");
                          }
-                         s.source = data::make_data_source(s.cfg);
+                         // With a split each rank generates or reads its own block of every sample, never a whole
+                         // field (docs/DOMAIN.md "Data on blocks").
+                         s.source = config::domain_block_count(s.cfg.pipeline.domain) > 1
+                                        ? data::make_data_source_for_block(s.cfg, s.block)
+                                        : data::make_data_source(s.cfg);
                        }));
   return s;
+}
+
+// The source was cut for the block the set-up's layout gave this rank; the trainer places the blocks itself at
+// start (pipeline.rank_order, auto resolved from the node map). Were they ever to differ, the rank would train on
+// another block's data silently: an internal error, agreed, naming both.
+void check_source_block(const runtime::Trainer& trainer, const Setup& setup) {
+  comm::agree_or_throw(MPI_COMM_WORLD, "sluice train block check", comm::capture_failure([&] {
+                         if (trainer.layout().block == setup.block) return;
+                         throw Error(ErrorCode::kInternal,
+                                     "sluice train: rank " + std::to_string(trainer.layout().rank) +
+                                         " read the data of domain block " + std::to_string(setup.block) +
+                                         " (the set-up's layout) but the trainer gave it block " +
+                                         std::to_string(trainer.layout().block));
+                       }));
 }
 
 // Trains after start-up; returns the exit code. Every error in here is agreed across ranks by the library.
@@ -133,11 +163,13 @@ int train(runtime::Trainer& trainer, data::DataSource& source, const TrainOption
 Error out_of_memory(const runtime::Trainer& trainer) {
   const config::Config& cfg = trainer.config();
   const int64_t rows = cfg.data.batch / trainer.layout().data_parallel;
-  const int64_t floats = checked_mul(rows, cfg.model.inputs + trainer.parts().output_features, "batch buffers");
+  // The rank's own widths: a domain block's, not the whole field's, under a split.
+  const int64_t inputs = trainer.parts().input_features, outputs = trainer.parts().output_features;
+  const int64_t floats = checked_mul(rows, inputs + outputs, "batch buffers");
   return Error(ErrorCode::kInvalidArgument,
                "out of memory: data.batch " + std::to_string(cfg.data.batch) + " gives " + std::to_string(rows) +
-                   " rows per replica; with model.inputs " + std::to_string(cfg.model.inputs) + " and " +
-                   std::to_string(trainer.parts().output_features) + " outputs the batch buffers alone need " +
+                   " rows per replica; with " + std::to_string(inputs) + " inputs and " + std::to_string(outputs) +
+                   " outputs per row the batch buffers alone need " +
                    std::to_string(checked_float_bytes(floats, "batch buffer bytes")) +
                    " bytes (besides the activations); use a smaller data.batch");
 }
@@ -166,6 +198,7 @@ void run_training(const TrainOptions& options) {
     if (setup.cfg.comm.arrival_timeout < 0) setup.cfg.comm.arrival_timeout = setup.cfg.comm.timeout;
     runtime::Trainer trainer(MPI_COMM_WORLD, setup.cfg);
     trainer.start();
+    check_source_block(trainer, setup);
     try {
       code = train(trainer, *setup.source, options, rank);
     } catch (const std::bad_alloc&) {
