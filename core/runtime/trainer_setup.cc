@@ -31,8 +31,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
   const int P = cfg.pipeline.stages;
   const config::RankOrder requested = cfg.pipeline.rank_order;
   return agree_rank_order(parts.world->get(), requested, [&](const std::vector<int>& nodes) {
-    const int replicas = world_size / P / static_cast<int>(config::domain_block_count(cfg.pipeline.domain));
-    if (P == 1 || replicas == 1) {  // one pipeline or one stage: every order is the same layout
+    const int blocks = static_cast<int>(config::domain_block_count(cfg.pipeline.domain));
+    const int replicas = world_size / P / blocks;
+    // With at most one of the three dimensions above 1 every order is the same layout; with a split and one stage
+    // (or one replica) the orders still differ in where the blocks sit.
+    if ((P > 1) + (replicas > 1) + (blocks > 1) <= 1) {
       config::StepTraffic none;
       none.gradient_floats.resize(P);
       return config::choose_rank_order(requested, nodes, P, none);
@@ -102,7 +105,8 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   parts.input_shape = widths.front().in_shape;
   parts.output_shape = widths.back().out_shape;
   const model::RecomputePolicy recompute =
-      model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
+      model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers,
+                              cfg.pipeline.recompute_halos);
   parts.stages.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (parts.lowered.stage_to_rank[stage] != parts.layout.stage_rank) continue;

@@ -7,7 +7,8 @@
 //   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window;
 //            evaluate and submit refused.
 // After training, each split run predicts: every rank gets its block of the undecomposed outputs.
-//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute;
+//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks), 1f1b with full recompute and 1f1b
+//            with a block's stages on consecutive ranks (rank_order stages_blocks_replicas);
 //            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
 // And the one-block run is the plain layers' run (no pipeline.domain) within rounding: without the trainer's
 // finish_domain_step the convolutions' gradients never reach the parameters, and that comparison fails.
@@ -55,6 +56,7 @@ struct RunSpec {
   int accumulate = 1;  // optimizer.accumulate: calls of 4 / accumulate rows a replica per step
   int tile = 4;        // pipeline.domain_tile [tile, tile]
   bool declared = false;  // every rank declares its block of kDeclared (sluice_trainer_set_domain) before start
+  std::string rank_order = "stages_within_node";  // a stage's blocks consecutive (block = world rank % 4)
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -70,7 +72,7 @@ config::Config make_config(const RunSpec& r) {
       "    - {type: conv, channels: 2, kernel: 1}\n"
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
       ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
-      ", microbatches: 2, recompute: " + r.recompute +
+      ", microbatches: 2, recompute: " + r.recompute + ", rank_order: " + r.rank_order +
       (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [" + std::to_string(r.tile) + ", " + std::to_string(r.tile) + "]") +
       "}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
@@ -363,11 +365,15 @@ TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
   if (world_size() != 8) GTEST_SKIP() << "8 ranks";
   RunSpec whole;
   whole.split = false;
+  // The last: a block's stages on consecutive ranks, a stage's blocks 2 ranks apart (the communicators follow the
+  // layout's stage, replica and block, whatever the order).
+  RunSpec stages_inside{2, 1, "1f1b"};
+  stages_inside.rank_order = "stages_blocks_replicas";
   for (const RunSpec& run : {RunSpec{2, 1, "gpipe"}, RunSpec{2, 1, "1f1b"}, RunSpec{2, 1, "interleaved", 2},
-                         RunSpec{2, 1, "1f1b", 1, "full"}}) {
+                             RunSpec{2, 1, "1f1b", 1, "full"}, stages_inside}) {
     expect_same_run(run, whole, MPI_COMM_SELF,
                     "2 stages x 4 blocks, " + run.schedule + ", chunks " + std::to_string(run.chunks) +
-                        ", recompute " + run.recompute);
+                        ", recompute " + run.recompute + ", rank_order " + run.rank_order);
   }
 }
 
