@@ -50,6 +50,14 @@ std::unique_ptr<RunDomain> make_run_domain(const config::DomainLayout& layout, M
   return run;
 }
 
+config::RankOrderChoice keep_blocks_innermost(config::RankOrderChoice choice) {
+  const int64_t within = choice.bytes_of(config::RankOrder::kStagesWithinNode);
+  const int64_t across = choice.bytes_of(config::RankOrder::kStagesAcrossNodes);
+  const bool across_cheaper = across >= 0 && (within < 0 || across < within);
+  choice.order = across_cheaper ? config::RankOrder::kStagesAcrossNodes : config::RankOrder::kStagesWithinNode;
+  return choice;
+}
+
 config::ModelSpec block_model(const config::ModelSpec& spec, const config::DomainBox& box) {
   config::ModelSpec block = spec;
   const config::SampleShape whole = config::input_shape_of(spec);

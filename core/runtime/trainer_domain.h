@@ -16,6 +16,7 @@
 #include "core/comm/tile_gather.h"
 #include "core/config/config.h"
 #include "core/config/domain_layout.h"
+#include "core/config/inter_node_traffic.h"
 #include "core/runtime/block_domain.h"
 #include "core/runtime/domain_field.h"
 
@@ -46,6 +47,12 @@ config::DomainLayout domain_layout_for(const config::Config& cfg, const std::opt
 // Collective over `domain_comm` (its ranks are the blocks, by block number; MPI_COMM_SELF with one block): the
 // channel, gather, field and domain of block `block` of `layout`.
 std::unique_ptr<RunDomain> make_run_domain(const config::DomainLayout& layout, MPI_Comm domain_comm, int block);
+
+// rank_order auto's choice for a host that declared its blocks (declared_domain.h): a rank declares the block of
+// its place among its stage's consecutive ranks, so only the two orders with the blocks innermost (stages_within_node,
+// stages_across_nodes) keep each rank on its declared block; the cheaper of them by `choice.compared` (ties and
+// orders not compared: stages_within_node), `compared` kept for the report.
+config::RankOrderChoice keep_blocks_innermost(config::RankOrderChoice choice);
 
 // `spec` with its input cut to the block `box` ([C, box extents]): its model_shape gives every layer's widths on
 // the block (the partition still weighs the whole field's).

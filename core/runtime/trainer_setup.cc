@@ -45,8 +45,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
         model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * cfg.pipeline.chunks);
     const schedule::Schedule order = schedule::make_schedule(config::resolved_schedule_name(cfg.pipeline.schedule), P,
                                                              cfg.pipeline.microbatches, cfg.pipeline.chunks);
-    return config::choose_rank_order(requested, nodes, P,
-                                     step_traffic(cfg, shapes, split, order.stage_to_rank, replicas));
+    const config::RankOrderChoice choice = config::choose_rank_order(
+        requested, nodes, P, step_traffic(cfg, shapes, split, order.stage_to_rank, replicas));
+    // Rank 0 decides for all: its declaration stands for every rank's (start refuses a mix of declared and not).
+    const bool declared = requested == config::RankOrder::kAuto && parts.declaration.has_value();
+    return declared ? keep_blocks_innermost(choice) : choice;
   });
 }
 

@@ -79,5 +79,21 @@ TEST(DomainSupportTest, TheEvenLayoutUnlessOneIsDeclared) {
   EXPECT_EQ(domain_layout_for(cfg, declared).box(3).extent, (std::vector<int64_t>{6, 2}));
 }
 
+// rank_order auto with declared blocks: only the orders with the blocks innermost keep each rank on its block.
+TEST(DomainSupportTest, DeclaredBlocksKeepTheBlocksInnermost) {
+  using config::RankOrder;
+  config::RankOrderChoice choice;
+  choice.order = RankOrder::kStagesBlocksReplicas;  // the cheapest, but it moves a stage's blocks apart
+  choice.compared = {{RankOrder::kStagesWithinNode, 300}, {RankOrder::kStagesAcrossNodes, 200},
+                     {RankOrder::kStagesBlocksReplicas, 100}};
+  const config::RankOrderChoice kept = keep_blocks_innermost(choice);
+  EXPECT_EQ(kept.order, RankOrder::kStagesAcrossNodes);
+  EXPECT_EQ(kept.compared.size(), 3u);
+  choice.compared[1].second = 300;  // a tie: stages_within_node
+  EXPECT_EQ(keep_blocks_innermost(choice).order, RankOrder::kStagesWithinNode);
+  choice.compared.clear();  // nothing compared (one node): stages_within_node
+  EXPECT_EQ(keep_blocks_innermost(choice).order, RankOrder::kStagesWithinNode);
+}
+
 }  // namespace
 }  // namespace sluice::runtime
