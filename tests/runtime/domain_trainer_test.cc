@@ -6,8 +6,9 @@
 // parameter this rank holds are the reference's bits.
 //   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window.
 // After training, each split run predicts: every rank gets its block of the undecomposed outputs.
-//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute (halos
-//            re-exchanged, and stashed: as many halo messages as without recompute);
+//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks), 1f1b with full recompute (halos
+//            re-exchanged, and stashed: as many halo messages as without recompute) and 1f1b with a block's stages
+//            on consecutive ranks (rank_order stages_blocks_replicas);
 //            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
 // And the one-block run is the plain layers' run (no pipeline.domain) within rounding: without the trainer's
 // finish_domain_step the convolutions' gradients never reach the parameters, and that comparison fails.
@@ -54,6 +55,7 @@ struct RunSpec {
   int tile = 4;        // pipeline.domain_tile [tile, tile]
   bool declared = false;  // every rank declares its block of kDeclared (sluice_trainer_set_domain) before start
   std::string halos = "exchange";  // pipeline.recompute_halos
+  std::string rank_order = "stages_within_node";  // a stage's blocks consecutive (block = world rank % 4)
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -70,6 +72,7 @@ config::Config make_config(const RunSpec& r) {
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
       ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
       ", microbatches: 2, recompute: " + r.recompute + ", recompute_halos: " + r.halos +
+      ", rank_order: " + r.rank_order +
       (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [" + std::to_string(r.tile) + ", " + std::to_string(r.tile) + "]") +
       "}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
@@ -347,14 +350,20 @@ TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
   whole.split = false;
   RunSpec stashed{2, 1, "1f1b", 1, "full"};
   stashed.halos = "stash";  // the recomputed forwards reuse their padded inputs: no halo messages, the same bits
+  // The last: a block's stages on consecutive ranks, a stage's blocks 2 ranks apart (the communicators follow the
+  // layout's stage, replica and block, whatever the order).
+  RunSpec stages_inside{2, 1, "1f1b"};
+  stages_inside.rank_order = "stages_blocks_replicas";
   std::map<std::string, int64_t> halo_messages;  // by recompute and halos setting, under 1f1b
   for (const RunSpec& run : {RunSpec{2, 1, "gpipe"}, RunSpec{2, 1, "1f1b"}, RunSpec{2, 1, "interleaved", 2},
-                         RunSpec{2, 1, "1f1b", 1, "full"}, stashed}) {
+                             RunSpec{2, 1, "1f1b", 1, "full"}, stashed, stages_inside}) {
     const History got = expect_same_run(run, whole, MPI_COMM_SELF,
                                         "2 stages x 4 blocks, " + run.schedule + ", chunks " +
                                             std::to_string(run.chunks) + ", recompute " + run.recompute +
-                                            ", halos " + run.halos);
-    if (run.schedule == "1f1b") halo_messages[run.recompute + " " + run.halos] = got.halo_messages;
+                                            ", halos " + run.halos + ", rank_order " + run.rank_order);
+    if (run.schedule == "1f1b" && run.rank_order == "stages_within_node") {
+      halo_messages[run.recompute + " " + run.halos] = got.halo_messages;
+    }
   }
   // The trainer honours pipeline.recompute_halos: a recompute that re-exchanges sends more halo messages than the
   // run without recompute; one that stashes the padded inputs sends exactly as many.
