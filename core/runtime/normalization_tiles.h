@@ -7,6 +7,8 @@
 //   a partial P[r][t][c] is the double sum over tile t's points of channel c of sample r, in the tile's row-major
 //   point order; a channel's total is Σ over samples r (in global sample order) of Σ over tiles t (in global tile
 //   order) of P[r][t][c]. The std's squares (x − mean)² are added the same way, with mean = total / (n · points).
+// Cost: the partials are samples × global tiles × channels doubles, and the world's ordered double sum gathers them
+// from every rank (core/comm/collectives.h), twice, once per training run: coarse tiles keep it small.
 // The plain run (no pipeline.domain) keeps statistics_of's sample-then-point order (normalization.h): its bits may
 // differ in the last place from a domain run's; a checkpoint carries either as [C].
 #pragma once
