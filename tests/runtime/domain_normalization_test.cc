@@ -5,7 +5,8 @@
 // MPI_COMM_SELF) bit for bit, and 3 steps give its losses, parameters and predictions (its block) bit for bit.
 // The statistics are read back from each run's checkpoint, and the split run's checkpoint, loaded by the
 // undecomposed trainer, predicts the undecomposed outputs. With each block's own statistics (the block's mean and
-// std instead of the field's) every one of these comparisons fails.
+// std instead of the field's) every one of these comparisons fails. Given per-channel statistics (applied per point)
+// give the [1, 1] run's losses and predictions too.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -36,14 +37,16 @@ constexpr int64_t kChannels = 2;
 constexpr int64_t kSide = 8;
 constexpr int64_t kPoints = kSide * kSide;
 
-config::Config make_config(bool split) {
+constexpr const char* kAuto = "normalization: {inputs: auto, targets: auto}\n";
+
+config::Config make_config(bool split, const std::string& normalization = kAuto) {
   return config::parse_config(
       "model:\n  inputs: [2, 8, 8]\n  layers:\n"
       "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
       "    - {type: gelu}\n"
       "    - {type: conv, channels: 2, kernel: 1}\n"
       "pipeline: {stages: 1, domain: " + std::string(split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [2, 2]}\n"
-      "normalization: {inputs: auto, targets: auto}\n"
+      + normalization +
       "loss: mse\noptimizer: {type: adamw, lr: 0.01}\ndata: {type: external, batch: 4}\nseed: 5\n");
 }
 
@@ -101,8 +104,8 @@ config::DomainBox box_of(const runtime::Trainer& trainer) {
   return trainer.layout().blocks > 1 ? trainer.parts().domain->box() : config::DomainBox{{0, 0}, {kSide, kSide}};
 }
 
-History train(MPI_Comm comm, bool split, const std::string& save) {
-  runtime::Trainer trainer(comm, make_config(split));
+History train(MPI_Comm comm, bool split, const std::string& save, const std::string& normalization = kAuto) {
+  runtime::Trainer trainer(comm, make_config(split, normalization));
   trainer.start();
   History h;
   h.box = box_of(trainer);
@@ -176,6 +179,22 @@ TEST(DomainNormalizationTest, FourBlocksGiveTheUndecomposedStatisticsAndRun) {
   resumed.start();
   runtime::load_checkpoint(resumed, split_path);
   EXPECT_TRUE(same_bits(predict(resumed, box_of(resumed)), want.prediction)) << at << ": prediction after resume";
+}
+
+// Given statistics (one per channel) are applied per point: a split needs nothing more to give the [1, 1] run's bits.
+TEST(DomainNormalizationTest, GivenPerChannelStatisticsOnFourBlocks) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  const std::string given =
+      "normalization: {inputs: given, inputs_mean: [10, 20], inputs_std: [3, 5], targets: given, "
+      "targets_mean: [0, 10], targets_std: [4, 6]}\n";
+  const History got = train(MPI_COMM_WORLD, true, temp_path("domain_norm_given.h5"), given);
+  const History want =
+      train(MPI_COMM_SELF, false, temp_path("domain_norm_given_" + std::to_string(world_rank()) + ".h5"), given);
+  ASSERT_EQ(got.losses.size(), want.losses.size());
+  for (size_t s = 0; s < got.losses.size(); ++s) {
+    EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0) << "step " << s + 1;
+  }
+  EXPECT_TRUE(same_bits(got.prediction, cut(want.prediction, got.box))) << "world rank " << world_rank();
 }
 
 }  // namespace
