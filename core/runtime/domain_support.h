@@ -11,8 +11,8 @@ namespace sluice::runtime {
 
 // At trainer start, on every rank alike (a pure function of the config): Error(kUnsupported) naming the setting
 // when pipeline.domain splits a sample into more than one block and the config asks for what a split cannot run
-// yet: normalization (its statistics are over whole samples), loss: custom (the host's callback sees a whole
-// sample), a cuda stage (the halo exchange reads host memory). Nothing otherwise.
+// yet: loss: custom (the host's callback sees a whole sample), a cuda stage (the halo exchange reads host memory).
+// Nothing otherwise.
 void refuse_unbuilt_domain_split(const config::Config& cfg);
 
 
