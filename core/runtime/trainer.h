@@ -165,6 +165,13 @@ class Trainer {
   void agree_on_call(const StepOutcome& outcome, bool window_start);
   // Collective: the call's loss over the world, its time and the step statistics.
   StepResult finish_call(StepResult result, double loss_sum, int64_t rows, std::chrono::steady_clock::time_point t0);
+  // On a domain split: the halo channel's and tile gather's totals so far (zeros without one); the call's share
+  // goes into the step counters.
+  struct DomainSent {
+    int64_t halo_bytes = 0, halo_messages = 0, gather_bytes = 0;
+  };
+  DomainSent domain_sent() const;
+  void count_domain_sent(const DomainSent& before);
   // Prediction (trainer_predict.cc): one forward-only pass of `microbatches` micro-batches into `outputs`.
   void predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches);
   void start_reduction(int stage);

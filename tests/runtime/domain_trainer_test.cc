@@ -300,6 +300,39 @@ TEST(DomainTrainerTest, StartReportNamesTheBlocks) {
   }
 }
 
+// The halo bytes one call of a block sends, measured by the channel (StepCounters), equal the start report's paper
+// number (domain_step_traffic). By hand for a 4 x 4 block of this model (4 rows, 2 micro-batches, each dimension
+// sending both strips, the second spanning the first's filled halos): conv 0 forward 2 channels x 4 bytes x
+// (1 x 4 + 1 x 4 + 1 x 6 + 1 x 6) = 160 (no backward: the model input's gradient is not computed); conv 3 on the
+// pooled 2 x 2 block, 4 channels, forward and backward 16 x (2 + 2 + 4 + 4) = 192 each; pool, transposed conv
+// (kernel = stride) and the 1 x 1 conv read no halo: 544 bytes a sample, 2176 a call, in 3 fills x 4 messages x
+// 2 micro-batches = 24 messages.
+TEST(DomainTrainerTest, StartReportHaloBytesAreTheMeasuredOnes) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
+  trainer.start();
+  const std::string report = runtime::layout_description(trainer);
+  const config::DomainBox box = trainer.parts().domain->box();
+  const std::vector<float> in = batch(0, 0, 4, box), target = batch(1, 0, 4, box);
+  trainer.train_step(in.data(), target.data(), 4);
+  const runtime::StepCounters& sent = trainer.stats().counters;
+  EXPECT_EQ(sent.halo_bytes_sent, 2176);
+  EXPECT_EQ(sent.halo_messages_sent, 24);
+  EXPECT_GT(sent.gather_bytes_sent, 0);  // the gradients' tile partials, the loss
+  const runtime::PipelineStats all = runtime::gather_stats(trainer);
+  ASSERT_EQ(all.halo_bytes_sent.size(), 4u);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(all.halo_bytes_sent[static_cast<size_t>(r)], 2176.0) << "rank " << r;
+  if (world_rank() == 0) {
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_NE(report.find("domain block " + std::to_string(r)), std::string::npos) << report;
+    }
+    EXPECT_NE(report.find("halo bytes per call on paper 2176 (24 messages)"), std::string::npos) << report;
+    EXPECT_NE(report.find("for 4 rows in 2 micro-batches (excluding the halos a recompute re-exchanges)"),
+              std::string::npos)
+        << report;
+  }
+}
+
 // The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
 void expect_resumed(const History& got, const History& whole, size_t skipped, const std::string& what) {
   ASSERT_EQ(got.losses.size() + skipped, whole.losses.size()) << what;
