@@ -23,6 +23,7 @@
 #include "core/runtime/normalization_checkpoint.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
+#include "tests/runtime/domain_trainer_runs.h"
 #include "tests/mpi_world.h"
 
 namespace sluice {
@@ -59,39 +60,19 @@ float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
 }
 
 std::vector<float> batch(int kind, int64_t first, const config::DomainBox& box) {
-  std::vector<float> out;
-  for (int64_t s = first; s < first + kRows; ++s) {
-    for (int64_t c = 0; c < kChannels; ++c) {
-      for (int64_t y = box.offset[0]; y < box.offset[0] + box.extent[0]; ++y) {
-        for (int64_t x = box.offset[1]; x < box.offset[1] + box.extent[1]; ++x) out.push_back(value(kind, s, c, y, x));
-      }
-    }
-  }
-  return out;
+  const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
+  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, kRows, box);
 }
 
-using Params = std::map<std::string, std::vector<float>>;
+using runtime::domain_runs::Params;
+using runtime::domain_runs::params_of;
+using runtime::domain_runs::temp_path;
 struct History {
   std::vector<double> losses;
   std::vector<Params> params;
   std::vector<float> prediction;  // this rank's block of the outputs of samples 100..103
   config::DomainBox box;
 };
-
-Params params_of(const runtime::Trainer& trainer) {
-  Params p;
-  for (const auto& [index, stage] : trainer.parts().stages) {
-    for (model::Parameter* param : stage->parameters()) {
-      p[param->qualified_name()].assign(param->value.data(), param->value.data() + param->value.size());
-    }
-  }
-  return p;
-}
-
-std::string temp_path(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
 std::vector<float> predict(runtime::Trainer& trainer, const config::DomainBox& box) {
   const std::vector<float> in = batch(0, 100, box);
@@ -130,17 +111,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 std::vector<float> cut(const std::vector<float>& whole, const config::DomainBox& box) {
-  std::vector<float> out;
-  for (size_t s = 0; s < whole.size() / (kChannels * kPoints); ++s) {
-    for (int64_t c = 0; c < kChannels; ++c) {
-      for (int64_t y = box.offset[0]; y < box.offset[0] + box.extent[0]; ++y) {
-        for (int64_t x = box.offset[1]; x < box.offset[1] + box.extent[1]; ++x) {
-          out.push_back(whole[(s * kChannels + c) * kPoints + y * kSide + x]);
-        }
-      }
-    }
-  }
-  return out;
+  return runtime::domain_runs::cut_field(whole, kChannels, kSide, box);
 }
 
 TEST(DomainNormalizationTest, FourBlocksGiveTheUndecomposedStatisticsAndRun) {

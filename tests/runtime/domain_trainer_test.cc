@@ -30,6 +30,7 @@
 #include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
+#include "tests/runtime/domain_trainer_runs.h"
 #include "tests/mpi_world.h"
 
 namespace sluice {
@@ -89,20 +90,14 @@ float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
 
 // Samples [first, first + rows) of one side, cut to the block of `box` (the whole field when box is empty).
 std::vector<float> batch(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
-  const int64_t y0 = box.offset.empty() ? 0 : box.offset[0], ny = box.extent.empty() ? kSide : box.extent[0];
-  const int64_t x0 = box.offset.empty() ? 0 : box.offset[1], nx = box.extent.empty() ? kSide : box.extent[1];
-  std::vector<float> out;
-  for (int64_t s = first; s < first + rows; ++s) {
-    for (int64_t c = 0; c < kChannels; ++c) {
-      for (int64_t y = y0; y < y0 + ny; ++y) {
-        for (int64_t x = x0; x < x0 + nx; ++x) out.push_back(value(kind, s, c, y, x));
-      }
-    }
-  }
-  return out;
+  const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
+  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, rows, box);
 }
 
-using Params = std::map<std::string, std::vector<float>>;
+using runtime::domain_runs::differing_params;
+using runtime::domain_runs::Params;
+using runtime::domain_runs::params_of;
+using runtime::domain_runs::temp_path;
 struct History {
   std::vector<double> losses;
   std::vector<Params> params;  // after each step: every parameter this rank holds
@@ -116,16 +111,6 @@ struct History {
 const std::vector<config::DomainBox> kDeclared = {
     {{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
 
-Params params_of(const runtime::Trainer& trainer) {
-  Params p;
-  for (const auto& [index, stage] : trainer.parts().stages) {
-    for (model::Parameter* param : stage->parameters()) {
-      p[param->qualified_name()].assign(param->value.data(), param->value.data() + param->value.size());
-    }
-  }
-  return p;
-}
-
 // Where a run starts and what it leaves: calls [first_call, last_call) (-1: all of kSteps steps) after loading
 // `load` (unless empty), then a checkpoint at `save` (unless empty).
 struct Span {
@@ -134,12 +119,6 @@ struct Span {
   std::string load;
   std::string save;
 };
-
-// A path every rank agrees on (TEST_TMPDIR is the same for all ranks of one mpirun).
-std::string temp_path(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
 // Steps of 4 samples a replica each in `accumulate` calls (each call's global batch replica-major, as the API and
 // `sluice train` feed it), this rank's block of each sample; the loss and parameters after every call.
@@ -177,29 +156,7 @@ History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
 
 // The reference's prediction cut to `box` ([rows][C][8][8] -> [rows][C][box]).
 std::vector<float> cut(const std::vector<float>& whole, const config::DomainBox& box) {
-  std::vector<float> out;
-  for (size_t s = 0; s < whole.size() / (kChannels * kPoints); ++s) {
-    for (int64_t c = 0; c < kChannels; ++c) {
-      for (int64_t y = box.offset[0]; y < box.offset[0] + box.extent[0]; ++y) {
-        for (int64_t x = box.offset[1]; x < box.offset[1] + box.extent[1]; ++x) {
-          out.push_back(whole[(s * kChannels + c) * kPoints + y * kSide + x]);
-        }
-      }
-    }
-  }
-  return out;
-}
-
-int differing_params(const Params& got, const Params& want) {
-  int differing = 0;
-  for (const auto& [name, values] : got) {
-    const auto it = want.find(name);
-    if (it == want.end() || it->second.size() != values.size() ||
-        std::memcmp(values.data(), it->second.data(), values.size() * sizeof(float)) != 0) {
-      ++differing;
-    }
-  }
-  return differing;
+  return runtime::domain_runs::cut_field(whole, kChannels, kSide, box);
 }
 
 // The whole run of `r` on MPI_COMM_SELF, made once per config (every rank makes its own).
