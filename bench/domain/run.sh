@@ -98,6 +98,7 @@ train() {
   dir="$work/$name.$n"
   mkdir -p "$dir"
   private_tmp="$(mktemp -d /tmp/domain_bench_mpi.XXXXXX)"
+  # shellcheck disable=SC2016  # $OMPI_COMM_WORLD_RANK is expanded by each rank's sh, not here
   TMPDIR="$private_tmp" OMPI_MCA_orte_tmpdir_base="$private_tmp" OMPI_MCA_btl_vader_backing_directory="$private_tmp" \
     mpirun --allow-run-as-root --oversubscribe -np "$np" --bind-to none --mca btl self,vader \
     --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 --mca pml_monitoring_filename "$dir/prof" \
