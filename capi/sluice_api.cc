@@ -487,6 +487,8 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
     require(input_features != nullptr && output_features != nullptr, "output pointer is NULL");
     *input_features = t->config.model.inputs;
     if (t->trainer) {
+      // Under pipeline.domain the rank's block is what the calls take and give (the whole sample otherwise).
+      if (t->trainer->parts().domain) *input_features = t->trainer->parts().input_features;
       *output_features = t->trainer->parts().output_features;
       return;
     }
@@ -498,6 +500,10 @@ sluice_status sluice_trainer_features(const sluice_trainer* t, int64_t* input_fe
 sluice_status sluice_trainer_input_shape(const sluice_trainer* t, int64_t* dims, int* rank) {
   return sluice::capi::guarded("sluice_trainer_input_shape", [&] {
     require_live(t);
+    if (t->trainer && t->trainer->parts().domain) {  // started on a domain: the rank's block [C, block extents]
+      sluice::capi::write_sample_shape(t->trainer->parts().input_shape, dims, rank);
+      return;
+    }
     sluice::capi::write_sample_shape(sluice::config::input_shape_of(t->config.model), dims, rank);
   });
 }
@@ -506,6 +512,10 @@ sluice_status sluice_trainer_output_shape(const sluice_trainer* t, int64_t* dims
   return sluice::capi::guarded("sluice_trainer_output_shape", [&] {
     require_live(t);
     require(dims != nullptr && rank != nullptr, "dims or rank is NULL");
+    if (t->trainer && t->trainer->parts().domain) {  // started on a domain: the rank's block of the output field
+      sluice::capi::write_sample_shape(t->trainer->parts().output_shape, dims, rank);
+      return;
+    }
     const sluice::config::ModelSpec& model = t->config.model;
     const int64_t features = t->trainer ? t->trainer->parts().output_features
                                         : sluice::config::output_features(model, registered_widths(t));

@@ -17,6 +17,7 @@
 #include "core/config/lr_schedule_spec.h"
 #include "core/config/normalization_spec.h"
 #include "core/config/rank_order.h"
+#include "core/config/recompute_halos.h"
 #include "core/config/sample_shape.h"
 #include "core/config/schedule_setting.h"
 #include "core/config/transport_kind.h"
@@ -75,6 +76,10 @@ struct PipelineSpec {
   int microbatches = 1;              // M per optimizer step (per data-parallel replica)
   model::RecomputeMode recompute = model::RecomputeMode::kNone;  // none | full | selective
   std::vector<int> recompute_layers; // selective: global layer indices whose activations are recomputed
+  // With a domain split, what a recomputed forward does with its layers' halos (core/config/recompute_halos.h):
+  // exchange (fill them again: more messages) | stash (keep each halo layer's padded input: more memory).
+  // No effect without recompute or without a split.
+  RecomputeHalos recompute_halos = RecomputeHalos::kExchange;
   std::vector<int> split;            // optional explicit partition: number of layers in each of P*V chunks
   // What the balanced partition weighs (core/model/partition.h): a chunk's FLOPs ÷ flop_rate plus the bytes of
   // the activations and gradients crossing its two cuts ÷ bandwidth. A wide field at a cut (a U-Net's upper levels,

@@ -212,9 +212,9 @@ void check_schedule_chunks(const ConfigNode& node, const PipelineSpec& pipeline)
 
 PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   node.require_map_with_keys(
-      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "split", "data_parallel",
-       "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate", "domain",
-       "domain_tile"},
+      {"stages", "schedule", "chunks", "microbatches", "recompute", "recompute_layers", "recompute_halos", "split",
+       "data_parallel", "transport", "gradient_sum", "rank_order", "memory_budget", "costs", "bandwidth", "flop_rate",
+       "domain", "domain_tile"},
       "pipeline");
   PipelineSpec pipeline;
   if (node.has("stages")) pipeline.stages = positive_int(node.child("stages"));
@@ -236,13 +236,16 @@ PipelineSpec parse_pipeline(const ConfigNode& node, std::size_t layer_count) {
   if (node.has("recompute")) {
     pipeline.recompute = as_enum<model::RecomputeMode>(node.child("recompute"), model::recompute_mode_names());
   }
+  if (node.has("recompute_halos")) {
+    pipeline.recompute_halos = node.child("recompute_halos").as_choice(recompute_halos_choices());
+  }
   if (node.has("transport")) {
     pipeline.transport = node.child("transport").as_choice(transport_kinds());
   }
   if (node.has("gradient_sum")) {
     pipeline.gradient_sum = node.child("gradient_sum").as_choice(gradient_sum_kinds());
   }
-  if (node.has("rank_order")) pipeline.rank_order = as_enum<RankOrder>(node.child("rank_order"), rank_order_names());
+  if (node.has("rank_order")) pipeline.rank_order = node.child("rank_order").as_choice(rank_order_choices());
   check_schedule_chunks(node, pipeline);
   parse_recompute_layers(node, layer_count, pipeline);
   if (node.has("split")) parse_split(node.child("split"), layer_count, pipeline);

@@ -390,6 +390,25 @@ std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const
   return {bytes.begin(), bytes.end()};
 }
 
+HaloSend halo_sends(const SplitLayer& s, const DomainLayout& layout, int64_t block, HaloPass pass) {
+  const PassHalo h = pass_halo(s, pass);
+  const std::vector<int64_t> extents = extents_at(layout.box(block), h.scale);
+  HaloSend sent;
+  for (size_t d = 0; d < extents.size(); ++d) {
+    if (layout.blocks[d] == 1) continue;  // its own neighbour: a local copy
+    int64_t across = h.channels * 4;      // the strip's bytes per point along dimension d
+    for (size_t j = 0; j < extents.size(); ++j) {
+      if (j != d) across *= j < d ? h.low[j] + extents[j] + h.high[j] : extents[j];
+    }
+    for (const int64_t width : {h.low[d], h.high[d]}) {  // to the high neighbour its low halo, to the low its high
+      if (width == 0) continue;
+      sent.bytes_per_sample += width * across;
+      sent.messages += 1;
+    }
+  }
+  return sent;
+}
+
 std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& layers, const SampleShape& input,
                                                 const DomainLayout& layout) {
   const std::vector<SplitLayer> walked = split_layers(layers, input);

@@ -121,4 +121,15 @@ enum class HaloPass { kForward, kBackward };
 std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& layer, const DomainLayout& layout,
                                                       int64_t block, HaloPass pass);
 
+// What `block` sends in one halo fill at a layer (as core/comm's halo_fill moves it: one dimension after the other,
+// the strips of a later dimension spanning the earlier dimensions' filled halos, so corners travel in two hops; a
+// dimension of one block wraps locally and sends nothing): bytes per sample and messages. halo_sources counts the
+// halo by where its points lie; summed over all blocks the two agree when every dimension has two blocks or more
+// (with one block in a dimension the corners beyond it arrive in the other dimensions' strips and a local copy).
+struct HaloSend {
+  int64_t bytes_per_sample = 0;
+  int64_t messages = 0;
+};
+HaloSend halo_sends(const SplitLayer& layer, const DomainLayout& layout, int64_t block, HaloPass pass);
+
 }  // namespace sluice::config

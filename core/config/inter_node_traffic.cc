@@ -88,19 +88,37 @@ int64_t inter_node_bytes(RankOrder order, const std::vector<int>& node_of_rank, 
   return pipeline_bytes(placement, node_of_rank, traffic) + gradient_sum_bytes(placement, node_of_rank, traffic);
 }
 
+int64_t RankOrderChoice::bytes_of(RankOrder wanted) const {
+  for (const auto& [order, bytes] : compared) {
+    if (order == wanted) return bytes;
+  }
+  return -1;
+}
+
 RankOrderChoice choose_rank_order(RankOrder requested, const std::vector<int>& node_of_rank, int stages,
-                                  const StepTraffic& traffic) {
+                                  const StepTraffic& traffic, bool blocks_consecutive) {
   RankOrderChoice choice;
-  choice.across_nodes_bytes = inter_node_bytes(RankOrder::kStagesAcrossNodes, node_of_rank, stages, traffic);
-  choice.within_node_bytes = inter_node_bytes(RankOrder::kStagesWithinNode, node_of_rank, stages, traffic);
+  choice.blocks = traffic.blocks;
+  // Without a split the last four orders are the first two's layouts: nothing to compare. The first two keep a
+  // stage's blocks consecutive.
+  const std::vector<RankOrder>& orders = resolved_rank_orders();
+  const size_t compared = traffic.blocks > 1 && !blocks_consecutive ? orders.size() : 2;
+  RankOrder best = orders.front();
+  int64_t best_bytes = -1;
+  for (size_t i = 0; i < compared; ++i) {
+    const int64_t bytes = inter_node_bytes(orders[i], node_of_rank, stages, traffic);
+    choice.compared.emplace_back(orders[i], bytes);
+    if (best_bytes < 0 || bytes < best_bytes) {
+      best = orders[i];
+      best_bytes = bytes;
+    }
+  }
+  if (requested != RankOrder::kAuto && choice.bytes_of(requested) < 0) {  // one of the four, without a split
+    choice.compared.emplace_back(requested, inter_node_bytes(requested, node_of_rank, stages, traffic));
+  }
   choice.nodes = static_cast<int>(std::set<int>(node_of_rank.begin(), node_of_rank.end()).size());
   choice.node_of_rank = node_of_rank;
-  if (requested != RankOrder::kAuto) {
-    choice.order = requested;
-  } else {
-    choice.order = choice.across_nodes_bytes < choice.within_node_bytes ? RankOrder::kStagesAcrossNodes
-                                                                        : RankOrder::kStagesWithinNode;
-  }
+  choice.order = requested != RankOrder::kAuto ? requested : best;
   return choice;
 }
 

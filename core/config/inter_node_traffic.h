@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/config/rank_order.h"
@@ -33,8 +34,8 @@ struct StepTraffic {
   // the estimate takes it as one such sum over the replicas x blocks that hold the chunk (the domain group's
   // exact reduction may move the bytes differently; its design is not settled here).
   std::vector<std::vector<int64_t>> gradient_floats;
-  // Domain blocks per sample (pipeline.domain; 1: not split). A stage's blocks are consecutive world ranks and the
-  // order places their groups (rank_order.h: rank_at with a block); the world is stages x replicas x blocks.
+  // Domain blocks per sample (pipeline.domain; 1: not split); the world is stages x replicas x blocks and the order
+  // places all three (rank_order.h: rank_at with a block).
   int blocks = 1;
 };
 
@@ -46,14 +47,23 @@ int64_t inter_node_bytes(RankOrder order, const std::vector<int>& node_of_rank, 
 
 struct RankOrderChoice {
   RankOrder order = RankOrder::kStagesWithinNode;  // resolved: never kAuto
-  int64_t across_nodes_bytes = 0;  // what stages_across_nodes would put between nodes per optimizer step
-  int64_t within_node_bytes = 0;   // what stages_within_node would
+  // What each compared order would put between nodes per optimizer step, in auto's tie order
+  // (resolved_rank_orders()): with a split all six, without one stages_within_node and stages_across_nodes (the
+  // other four are then the same layouts).
+  std::vector<std::pair<RankOrder, int64_t>> compared;
+  int blocks = 1;  // the traffic's domain blocks
   int nodes = 1;
   std::vector<int> node_of_rank;  // the node map it was chosen on (world rank -> node 0, 1, ...), for reports
+
+  // `order`'s bytes among `compared`; -1 when it was not compared.
+  int64_t bytes_of(RankOrder order) const;
 };
 
-// `requested` kept unless it is auto; auto takes the smaller byte count (ties: stages_within_node).
+// `requested` kept unless it is auto; auto takes the smallest byte count (ties: the earlier in auto's tie order,
+// rank_order.h). `blocks_consecutive`: auto compares only the two orders that keep a stage's blocks on consecutive
+// ranks (block = rank % blocks), the rule a host declaring its blocks (sluice_trainer_set_domain) relies on before
+// start, when it cannot know the order auto would pick.
 RankOrderChoice choose_rank_order(RankOrder requested, const std::vector<int>& node_of_rank, int stages,
-                                  const StepTraffic& traffic);
+                                  const StepTraffic& traffic, bool blocks_consecutive = false);
 
 }  // namespace sluice::config

@@ -124,8 +124,8 @@ Layout make_layout(const Config& config, int world_size, int rank, RankOrder ord
   layout.data_parallel = data_parallel;
   layout.blocks = blocks;
   layout.rank = rank;
-  layout.block = rank % blocks;  // a stage's blocks are consecutive ranks (layout.h)
-  const RankPlace place = place_of(order, rank / blocks, stages, data_parallel);
+  const RankPlace place = place_of(order, rank, stages, data_parallel, blocks);
+  layout.block = place.block;
   layout.stage_rank = place.stage;
   layout.replica = place.replica;
   layout.order = order;

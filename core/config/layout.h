@@ -1,12 +1,13 @@
 // How MPI ranks map onto pipeline stages and data-parallel replicas.
 //
-// Rule: world = data_parallel x stages x blocks (blocks: the pipeline.domain split, 1 without one). Which ranks form one pipeline is `pipeline.rank_order`
-// (core/config/rank_order.h): stages_within_node gives stage_rank = rank % stages, replica = rank / stages
-// (ranks 0-3 are replica 0 with stages = 4); stages_across_nodes gives replica = rank % data_parallel,
-// stage_rank = rank / data_parallel (ranks 0-1 are stage 0's replicas with data_parallel = 2).
-// With a domain split, a stage's blocks are consecutive ranks (block = rank % blocks; they exchange halos at every
-// layer, the most frequent messages) and the order above places rank / blocks. The runtime does not run a split yet
-// (core/runtime/domain_support.h); this is the rule it is to take.
+// Rule: world = data_parallel x stages x blocks (blocks: the pipeline.domain split, 1 without one). Which ranks form
+// one pipeline, a stage's replicas and a stage's blocks is `pipeline.rank_order` (core/config/rank_order.h: the
+// order the world ranks run through the three dimensions). Without a split, stages_within_node gives
+// stage_rank = rank % stages, replica = rank / stages (ranks 0-3 are replica 0 with stages = 4); stages_across_nodes
+// gives replica = rank % data_parallel, stage_rank = rank / data_parallel (ranks 0-1 are stage 0's replicas with
+// data_parallel = 2). With a split those two keep a stage's blocks consecutive (block = rank % blocks) and place
+// rank / blocks as above; the other four orders put stages or replicas innermost. This struct is the one place
+// stage_rank, replica and block come from; the runtime's communicators follow it (core/comm/mpi_context.h).
 #pragma once
 
 #include "core/config/config.h"

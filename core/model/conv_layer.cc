@@ -73,9 +73,11 @@ Tensor ConvLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& s
   (void)context;
   saved.tensors.clear();
   if (domain_) {
-    Tensor padded = domain_->pad_input(x);  // the halo fill: a recompute exchanges it again
+    // The halo fill, unless a recompute was handed the first forward's (pipeline.recompute_halos: stash).
+    Tensor padded = saved.take_halo_input();
+    if (padded.empty()) padded = domain_->pad_input(x);
     Tensor y = domain_->forward(padded, params_.weight.value, params_.bias_value());
-    saved.tensors.push_back(std::move(padded));  // the parameter gradients read the padded block
+    saved.halo_input = std::move(padded);  // the parameter gradients read the padded block
     return y;
   }
   if (pad_) {
@@ -102,7 +104,7 @@ Tensor ConvLayer::backward_input(const Tensor& dy, LayerSaved& saved) {
 
 void ConvLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
   if (domain_) {
-    domain_->accumulate_param_grads(saved.tensors[0], dy);  // into the per-tile accumulators: finish_domain_step
+    domain_->accumulate_param_grads(saved.halo_input, dy);  // into the per-tile accumulators: finish_domain_step
     return;
   }
   backend_.conv_accumulate_param_grads(computed_, saved.tensors[0], dy, params_.weight.grad, params_.bias_grad());

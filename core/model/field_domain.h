@@ -56,6 +56,10 @@ class DomainUpsampleOps {
   virtual ~DomainUpsampleOps() = default;
   virtual kernels::Tensor forward(const kernels::Tensor& x) const = 0;
   virtual kernels::Tensor backward_data(const kernels::Tensor& dy) const = 0;
+  // forward(x) in two: x padded by its halo (a halo fill: messages), then y from the padded x (no message), so a
+  // recompute can reuse the padded x (pipeline.recompute_halos: stash). The same bits as forward(x).
+  virtual kernels::Tensor pad_input(const kernels::Tensor& x) const = 0;
+  virtual kernels::Tensor forward_padded(const kernels::Tensor& x_padded) const = 0;
 };
 
 // Group norm (instance norm: groups = channels) on the block (core/runtime's DomainGroupNorm): the statistics' and

@@ -13,7 +13,12 @@ size_t LayerSaved::bytes() const {
   size_t total = 0;
   for (const auto& tensor : tensors) total += tensor.bytes();
   for (const auto& tensor : weight_grad_inputs) total += tensor.bytes();
-  return total;
+  return total + halo_input.bytes();
+}
+
+kernels::Tensor LayerSaved::take_halo_input() {
+  kernels::Tensor taken = std::move(halo_input);  // leaves halo_input empty (kernels/tensor.h)
+  return taken;
 }
 
 kernels::Tensor Layer::backward(const kernels::Tensor& dy, LayerSaved& saved) {

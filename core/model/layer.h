@@ -49,8 +49,17 @@ struct LayerSaved {
   ForwardContext context;                           // layers whose backward needs the context copy it here
   std::vector<kernels::Tensor> tensors;             // written by forward, read by backward_input/backward_weight
   std::vector<kernels::Tensor> weight_grad_inputs;  // written by backward_input, read by backward_weight
+  // A layer on a block of a domain-split field (core/model/field_domain.h): its input as its forward's halo fill
+  // left it (padded by the neighbours' points: what the messages brought). A conv keeps it here for its parameter
+  // gradients; other halo layers leave it here only when `keep_halos` asks. A forward that finds it here already
+  // (handed back for a recompute under pipeline.recompute_halos: stash) uses it instead and sends no message.
+  kernels::Tensor halo_input;
+  // Set by the caller before the forward: it will keep halo_input for the recompute of this forward.
+  bool keep_halos = false;
 
   size_t bytes() const;
+  // halo_input, moved out (empty when there is none: the forward fills the halo itself).
+  kernels::Tensor take_halo_input();
 };
 
 class Layer {

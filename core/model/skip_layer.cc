@@ -122,6 +122,22 @@ void SkipLayer::backward_weight(const Tensor& dy, LayerSaved& saved) {
   if (inner_) inner_->backward_weight(main_gradient(dy), saved);
 }
 
+void SkipLayer::backward_input_without_dx(const Tensor& dy, LayerSaved& saved) {
+  if (inner_ && carry_.in.empty()) {
+    inner_->backward_input_without_dx(main_gradient(dy), saved);
+  } else {
+    (void)backward_input(dy, saved);
+  }
+}
+
+void SkipLayer::backward_without_dx(const Tensor& dy, LayerSaved& saved) {
+  if (inner_ && carry_.in.empty()) {
+    inner_->backward_without_dx(main_gradient(dy), saved);
+  } else {
+    Layer::backward_without_dx(dy, saved);
+  }
+}
+
 void SkipLayer::finish_domain_step() {
   if (inner_) inner_->finish_domain_step();
 }

@@ -37,6 +37,10 @@ class SkipLayer : public Layer {
   kernels::Tensor forward(kernels::Tensor x, const ForwardContext& context, LayerSaved& saved) override;
   kernels::Tensor backward_input(const kernels::Tensor& dy, LayerSaved& saved) override;
   void backward_weight(const kernels::Tensor& dy, LayerSaved& saved) override;
+  // The model's first layer (nothing carried in): the inner layer's own without-dx pass, so a named layer 0 skips
+  // dL/d(model input) like an unnamed one (on a split: no backward halo fill).
+  void backward_input_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
+  void backward_without_dx(const kernels::Tensor& dy, LayerSaved& saved) override;
   void finish_domain_step() override;
 
  private:

@@ -18,9 +18,10 @@ RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>&
   throw Error(ErrorCode::kConfig, "pipeline.recompute must be none, full or selective, got '" + mode + "'");
 }
 
-RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers) {
+RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers, config::RecomputeHalos halos) {
   RecomputePolicy policy;
   policy.mode = mode;
+  policy.halos = halos;
   if (mode == RecomputeMode::kSelective) policy.layers.insert(layers.begin(), layers.end());
   return policy;
 }
@@ -31,6 +32,7 @@ size_t StageModule::Stash::bytes() const {
     if (layer_saved) total += layer_saved->bytes();
   }
   for (const auto& entry : run_inputs) total += entry.second.bytes();
+  for (const auto& entry : halo_inputs) total += entry.second.bytes();
   for (const auto& tensor : weight_grad_outputs) total += tensor.bytes();
   return total;
 }
@@ -41,7 +43,8 @@ StageModule::StageModule(kernels::Backend& backend, int first, std::vector<std::
       first_(first),
       layers_(std::move(layers)),
       fuse_layers_(fuse_layers),
-      skip_model_input_grad_(skip_model_input_grad) {
+      skip_model_input_grad_(skip_model_input_grad),
+      stash_halos_(recompute.halos == config::RecomputeHalos::kStash) {
   if (layers_.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "stage starting at layer " + std::to_string(first) + " has no layers");
   }
@@ -127,16 +130,34 @@ Tensor StageModule::run_forward(int microbatch, Stash& stash, size_t begin, size
   const auto keeps_run_input = [&](size_t local) {
     return !recomputing && dropped(local) && (local == 0 || !dropped(local - 1));
   };
+  // Under kStash a dropped layer's halo-filled input outlives the rest of its saved state, and its recompute gets
+  // it back instead of filling the halo again.
+  const auto prepare_saved = [&](size_t local, LayerSaved& saved) {
+    if (!recomputing) {
+      saved.keep_halos = stash_halos_ && dropped(local);
+      return;
+    }
+    const auto kept = stash.halo_inputs.find(local);
+    if (kept == stash.halo_inputs.end()) return;
+    saved.halo_input = std::move(kept->second);
+    stash.halo_inputs.erase(kept);
+  };
   const auto keep_saved = [&](size_t local, LayerSaved& saved) {
-    if (recomputing || !dropped(local)) stash.saved[local] = std::move(saved);
+    if (recomputing || !dropped(local)) {
+      stash.saved[local] = std::move(saved);
+    } else if (saved.keep_halos && !saved.halo_input.empty()) {
+      stash.halo_inputs.emplace(local, saved.take_halo_input());
+    }
   };
   size_t local = begin;
   while (local < end) {
     const ForwardContext context = context_for(stash, microbatch, local);
     if (keeps_run_input(local)) stash.run_inputs.emplace(local, activation);
     LayerSaved saved;
+    prepare_saved(local, saved);
     if (fuse_layers_ && local + 1 < end) {
       LayerSaved next_saved;
+      prepare_saved(local + 1, next_saved);
       Tensor between;
       Tensor output;
       if (layers_[local]->forward_with_next(*layers_[local + 1], activation, context, saved, next_saved,
@@ -148,6 +169,8 @@ Tensor StageModule::run_forward(int microbatch, Stash& stash, size_t begin, size
         local += 2;
         continue;
       }
+      // Not fused: next's own forward takes its halo back on the next turn.
+      if (!next_saved.halo_input.empty()) stash.halo_inputs.emplace(local + 1, next_saved.take_halo_input());
     }
     // Moved in: the layer keeps its input without a copy if it needs it, and nothing here needs it any more.
     activation = layers_[local]->forward(std::move(activation), context, saved);

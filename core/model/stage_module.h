@@ -8,6 +8,9 @@
 //   full:      only the stage input is kept; the forward is re-run right before the micro-batch's backward.
 //   selective: the listed global layers drop their saved state after F; each run of consecutive dropped layers
 //              keeps only its input and is re-run right before the backward.
+// On a domain-split field a dropped layer that fills halos (LayerSaved::halo_input) either fills them again on the
+// recompute (RecomputeHalos::kExchange: the messages again) or keeps its halo-filled input from F to the recompute,
+// which reuses it (kStash: no message, the padded input counted in the stash bytes). The same bits either way.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/recompute_halos.h"
 #include "core/model/layer.h"
 #include "core/model/recompute_mode.h"
 #include "kernels/backend.h"
@@ -28,12 +32,15 @@ namespace sluice::model {
 struct RecomputePolicy {
   RecomputeMode mode = RecomputeMode::kNone;
   std::set<int> layers;  // selective: global layer indices; indices outside this stage are ignored
+  config::RecomputeHalos halos = config::RecomputeHalos::kExchange;  // what a dropped halo layer keeps
 };
 
 // "none" | "full" | "selective" (config's pipeline.recompute) -> policy; unknown names throw Error(kConfig).
 RecomputePolicy parse_recompute(const std::string& mode, const std::vector<int>& layers);
-// The policy of the parsed config's pipeline.recompute and recompute_layers (used only for kSelective).
-RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers);
+// The policy of the parsed config's pipeline.recompute, recompute_layers (used only for kSelective) and
+// recompute_halos.
+RecomputePolicy recompute_policy(RecomputeMode mode, const std::vector<int>& layers,
+                                 config::RecomputeHalos halos = config::RecomputeHalos::kExchange);
 
 // What a micro-batch's forward needs besides its input: what varies per optimizer step, and where the
 // micro-batch's rows sit in the stream of samples (stashed with it, so a recompute sees the same).
@@ -99,6 +106,7 @@ class StageModule {
     StepInfo step;
     std::vector<std::optional<LayerSaved>> saved;  // by local layer; empty while dropped for recompute
     std::map<size_t, kernels::Tensor> run_inputs;  // local index of a dropped run's first layer -> its input
+    std::map<size_t, kernels::Tensor> halo_inputs;  // kStash: local index of a dropped halo layer -> its halo_input
     std::vector<kernels::Tensor> weight_grad_outputs;  // by local layer, dL/dy kept from I for W
     bool input_grad_done = false;
     size_t bytes() const;
@@ -121,6 +129,7 @@ class StageModule {
   bool fuse_layers_;
   bool skip_model_input_grad_;
   std::vector<bool> dropped_;  // by local layer
+  bool stash_halos_;           // RecomputeHalos::kStash
   std::map<int, Stash> stashes_;
   size_t peak_microbatches_ = 0;
   size_t peak_bytes_ = 0;

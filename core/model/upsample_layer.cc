@@ -24,7 +24,15 @@ double UpsampleLayer::flops_per_sample() const { return resample_flops(geometry_
 Tensor UpsampleLayer::forward(Tensor x, const ForwardContext& context, LayerSaved& saved) {
   (void)context;
   saved.tensors.clear();  // the backward is linear in dy alone
-  if (linear_) return linear_->forward(x);
+  if (linear_) {
+    // The halo fill, unless a recompute was handed the first forward's (pipeline.recompute_halos: stash); kept
+    // only for a caller that will hand it back: the backward does not read it.
+    Tensor padded = saved.take_halo_input();
+    if (padded.empty()) padded = linear_->pad_input(x);
+    Tensor y = linear_->forward_padded(padded);
+    if (saved.keep_halos) saved.halo_input = std::move(padded);
+    return y;
+  }
   Tensor y = backend_.empty(x.rows(), block_.out_features());
   backend_.resample_forward(block_, x, y);
   return y;

@@ -43,10 +43,15 @@ DomainLinearUpsample::DomainLinearUpsample(kernels::Backend& backend, const Doma
                                            const std::vector<int64_t>& factor)
     : backend_(backend), field_(field), out_field_(field.refined(factor)), tiled_(tiled_of(field, channels, factor)) {}
 
-kernels::Tensor DomainLinearUpsample::forward(const kernels::Tensor& x) const {
+kernels::Tensor DomainLinearUpsample::forward(const kernels::Tensor& x) const { return forward_padded(pad_input(x)); }
+
+kernels::Tensor DomainLinearUpsample::pad_input(const kernels::Tensor& x) const {
   const std::vector<int64_t> one(field_.grid().dims(), 1);
-  const kernels::Tensor x_padded = field_.padded(x, tiled_.resample.channels, one, one);
-  kernels::Tensor y = backend_.empty(x.rows(), tiled_.resample.channels * out_field_.grid().block_points());
+  return field_.padded(x, tiled_.resample.channels, one, one);
+}
+
+kernels::Tensor DomainLinearUpsample::forward_padded(const kernels::Tensor& x_padded) const {
+  kernels::Tensor y = backend_.empty(x_padded.rows(), tiled_.resample.channels * out_field_.grid().block_points());
   kernels::tiled_upsample_forward(backend_, tiled_, x_padded, y);
   return y;
 }

@@ -32,6 +32,9 @@ class DomainLinearUpsample final : public model::DomainUpsampleOps {
                        const std::vector<int64_t>& factor);
   // y [samples][channels · Π block · factor] from x [samples][channels · Π block] (one halo fill of x).
   kernels::Tensor forward(const kernels::Tensor& x) const override;
+  // x padded by 1 point per side (the one halo fill of forward), and y from it.
+  kernels::Tensor pad_input(const kernels::Tensor& x) const override;
+  kernels::Tensor forward_padded(const kernels::Tensor& x_padded) const override;
   // dx [samples][channels · Π block] from dy at the output's level (one halo fill of dy).
   kernels::Tensor backward_data(const kernels::Tensor& dy) const override;
 

@@ -20,10 +20,6 @@ std::string split_text(const config::Config& cfg) {
 void refuse_unbuilt_domain_split(const config::Config& cfg) {
   if (config::domain_block_count(cfg.pipeline.domain) <= 1) return;
   const std::string split = split_text(cfg);
-  if (cfg.normalization.any()) {
-    throw Error(ErrorCode::kUnsupported, split + " with normalization is not supported yet: its statistics are "
-                                                 "taken over whole samples; set normalization to none (docs/DOMAIN.md)");
-  }
   if (cfg.loss == model::LossKind::kCustom) {
     throw Error(ErrorCode::kUnsupported, split + " with loss: custom is not supported: the host's loss function "
                                                  "sees a whole sample; use mse or cross_entropy (docs/DOMAIN.md)");
@@ -35,13 +31,6 @@ void refuse_unbuilt_domain_split(const config::Config& cfg) {
                                                "device: cpu (docs/DOMAIN.md)");
     }
   }
-}
-
-void refuse_whole_samples_on_split(int blocks, const std::string& function) {
-  if (blocks <= 1) return;
-  throw Error(ErrorCode::kUnsupported,
-              function + " is not supported with a pipeline.domain split (" + std::to_string(blocks) +
-                  " blocks) yet: it takes whole samples, and routing samples by block is not built (docs/DOMAIN.md)");
 }
 
 }  // namespace sluice::runtime

@@ -11,12 +11,9 @@ namespace sluice::runtime {
 
 // At trainer start, on every rank alike (a pure function of the config): Error(kUnsupported) naming the setting
 // when pipeline.domain splits a sample into more than one block and the config asks for what a split cannot run
-// yet: normalization (its statistics are over whole samples), loss: custom (the host's callback sees a whole
-// sample), a cuda stage (the halo exchange reads host memory). Nothing otherwise.
+// yet: loss: custom (the host's callback sees a whole sample), a cuda stage (the halo exchange reads host memory).
+// Nothing otherwise.
 void refuse_unbuilt_domain_split(const config::Config& cfg);
 
-// Error(kUnsupported) naming `function` when `blocks` > 1: submitted samples and evaluation take whole samples
-// (sample routing by block is not built).
-void refuse_whole_samples_on_split(int blocks, const std::string& function);
 
 }  // namespace sluice::runtime

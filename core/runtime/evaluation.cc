@@ -12,7 +12,6 @@
 #include "core/config/sample_shape.h"
 #include "core/model/loss.h"
 #include "core/runtime/class_targets.h"
-#include "core/runtime/domain_support.h"
 #include "core/runtime/microbatch_rows.h"
 
 namespace sluice::runtime {
@@ -47,6 +46,21 @@ void check_arguments(Trainer& trainer, const float* targets, int64_t rows) {
                        comm::arrival_deadline());
 }
 
+// One micro-batch's loss sum, as the training step's last stage forms it: on a domain (core/runtime/trainer_domain.h)
+// per canonical tile, the tiles added in global tile order over the domain group (collective there: every block's
+// last stage runs the same micro-batches in the same order), so every block gets the whole samples' sum.
+double microbatch_loss(Trainer& trainer, const kernels::Tensor& output, const kernels::Tensor& target, int64_t rows) {
+  const RunParts& parts = trainer.parts();
+  if (parts.domain) {
+    return model::compute_domain_loss(*parts.backend, *parts.domain->domain, trainer.config().loss,
+                                      parts.output_shape.front(), output, target, rows)
+        .sum;
+  }
+  return model::compute_loss(*parts.backend, trainer.config().loss, output, target, rows, &parts.custom_loss,
+                             config::field_points(parts.output_shape))
+      .sum;
+}
+
 // This rank's sum of per-sample losses: its micro-batches in order, cut and added as the training step's last
 // stage cuts and adds them.
 double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const float* targets, int64_t rows) {
@@ -60,9 +74,7 @@ double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const
     const int64_t offset = part.first * width;
     kernels::Tensor output = backend.from_host(part.count, width, outputs.data() + offset);
     kernels::Tensor target = backend.from_host(part.count, width, targets + offset);
-    sum += model::compute_loss(backend, trainer.config().loss, output, target, rows, &trainer.parts().custom_loss,
-                               config::field_points(trainer.parts().output_shape))
-               .sum;
+    sum += microbatch_loss(trainer, output, target, rows);
   }
   return sum;
 }
@@ -71,7 +83,6 @@ double local_loss_sum(Trainer& trainer, const std::vector<float>& outputs, const
 
 double evaluate(Trainer& trainer, const float* inputs, const float* targets, int64_t rows) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
-  refuse_whole_samples_on_split(trainer.layout().blocks, "sluice_evaluate");  // the same on every rank
   check_arguments(trainer, targets, rows);
   // predict fills the outputs on every rank of the replica; only the last stage's ranks have targets to use.
   // In the model's units: the loss compares them with normalized targets, as train_step's does.
@@ -90,6 +101,8 @@ double evaluate(Trainer& trainer, const float* inputs, const float* targets, int
     error = std::current_exception();
   }
   comm::agree_or_throw(trainer.parts().mpi->world(), "sluice_evaluate loss", error);
+  // On a split every block's last stage holds the whole samples' sum: block 0's alone enters the world sum.
+  if (trainer.layout().block != 0) sum = 0.0;
   trainer.parts().mpi->world_group().ordered_sum(&sum, 1);
   return sum / static_cast<double>(rows * trainer.layout().data_parallel);
 }

@@ -15,6 +15,9 @@
 // sample order, then point order), a given list of C values is per channel, and each statistic applies to the
 // channel's ΠD consecutive values of a sample. Rows (and a given list of one value per feature) stay per feature,
 // bit for bit as before. A checkpoint stores [C] or [features] (docs/CHECKPOINT_FORMAT.md).
+//
+// On a domain run (pipeline.domain) a field side's `auto` is formed per canonical tile instead, so that every split
+// gives the same bits (normalization_tiles.h); a scaling's `points` are then the rank's block's points per channel.
 #pragma once
 
 #include <cstdint>

@@ -95,17 +95,24 @@ config::RankOrderChoice agree_rank_order(
       // The build after this reports the same problem, agreed across ranks; keep the default here.
     }
     comm::Decision d;
-    d.numbers = {static_cast<int64_t>(choice.order), choice.across_nodes_bytes, choice.within_node_bytes,
-                 choice.nodes};
+    d.numbers = {static_cast<int64_t>(choice.order), choice.nodes, choice.blocks};
+    for (const auto& [order, bytes] : choice.compared) {
+      d.numbers.push_back(static_cast<int64_t>(order));
+      d.numbers.push_back(bytes);
+    }
     return d;
   });
   const std::vector<int64_t>& wire = decision.numbers;
-  if (wire.size() != 4) throw Error(ErrorCode::kInternal, "rank order: malformed decision from rank 0");
+  if (wire.size() < 3 || wire.size() % 2 != 1) {
+    throw Error(ErrorCode::kInternal, "rank order: malformed decision from rank 0");
+  }
   config::RankOrderChoice choice;
   choice.order = static_cast<config::RankOrder>(wire[0]);
-  choice.across_nodes_bytes = wire[1];
-  choice.within_node_bytes = wire[2];
-  choice.nodes = static_cast<int>(wire[3]);
+  choice.nodes = static_cast<int>(wire[1]);
+  choice.blocks = static_cast<int>(wire[2]);
+  for (size_t i = 3; i < wire.size(); i += 2) {
+    choice.compared.emplace_back(static_cast<config::RankOrder>(wire[i]), wire[i + 1]);
+  }
   choice.node_of_rank = nodes;  // gathered by every rank: the same everywhere
   return choice;
 }
@@ -121,12 +128,25 @@ std::string megabytes(int64_t bytes) {
 }  // namespace
 
 std::string describe(const config::RankOrderChoice& choice, config::RankOrder requested) {
+  // stages_across_nodes first, then the rest in the tie order (the order reports have always listed the two in).
+  std::vector<std::pair<config::RankOrder, int64_t>> listed;
+  for (const auto& entry : choice.compared) {
+    if (entry.first == config::RankOrder::kStagesAcrossNodes) listed.insert(listed.begin(), entry);
+    else listed.push_back(entry);
+  }
+  std::string options, payload;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    options += (i ? ", " : "") + config::rank_order_name(listed[i].first) + " " + megabytes(listed[i].second);
+    payload += (i == 0 ? "" : i + 1 == listed.size() ? " and " : ", ") + std::to_string(listed[i].second);
+  }
   std::string line = "rank order " + config::rank_order_name(choice.order) + " (" +
                      (requested == config::RankOrder::kAuto ? "auto" : "set in the config") + ", " +
-                     std::to_string(choice.nodes) + " node(s)); inter-node bytes per optimizer step: " +
-                     "stages_across_nodes " + megabytes(choice.across_nodes_bytes) + ", stages_within_node " +
-                     megabytes(choice.within_node_bytes) + " (" + std::to_string(choice.across_nodes_bytes) +
-                     " and " + std::to_string(choice.within_node_bytes) + " bytes of MPI payload)";
+                     std::to_string(choice.nodes) + " node(s)); inter-node bytes per optimizer step: " + options +
+                     " (" + payload + " bytes of MPI payload)";
+  // The old names do not say where a split's blocks go: spell the nesting out with a split.
+  if (choice.blocks > 1) {
+    line += "; world ranks run through " + config::rank_nesting_text(choice.order) + " (innermost first)";
+  }
   return line;
 }
 

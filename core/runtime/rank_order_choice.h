@@ -30,7 +30,8 @@ config::RankOrderChoice agree_rank_order(
     MPI_Comm world, config::RankOrder requested,
     const std::function<config::RankOrderChoice(const std::vector<int>& node_of_rank)>& decide);
 
-// One line for the run report: the order, how it was chosen and the inter-node bytes of each option.
+// One line for the run report: the order, how it was chosen and the inter-node bytes of each option compared; with a
+// split also the order's nesting of blocks, stages and replicas (the two old names do not say where blocks go).
 std::string describe(const config::RankOrderChoice& choice, config::RankOrder requested);
 
 }  // namespace sluice::runtime

@@ -6,10 +6,13 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
 #include "core/model/recompute_mode.h"
+#include "core/runtime/domain_step_traffic.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/chrome_trace.h"
 
@@ -39,11 +42,41 @@ std::string host_name() {
 }
 
 // This rank's line of the layout print.
+std::string list_text(const std::vector<int64_t>& values) {
+  std::string text;
+  for (const int64_t v : values) text += (text.empty() ? "[" : ", ") + std::to_string(v);
+  return text + "]";
+}
+
+// The rows one call of `sluice train` trains on per replica (0 when data.batch is not configured: the C API's
+// calls bring their own).
+int64_t rows_per_call(const Trainer& trainer) {
+  return trainer.config().data.batch / trainer.layout().data_parallel;
+}
+
+// ", halo bytes per call on paper N (M messages)" for a block of a split when the call's rows are known.
+std::string paper_halo_text(Trainer& trainer) {
+  const RunDomain& domain = *trainer.parts().domain;
+  const int64_t rows = rows_per_call(trainer);
+  if (rows <= 0) return "";
+  std::vector<std::pair<int, int>> ranges;
+  for (auto& [index, stage] : trainer.parts().stages) ranges.emplace_back(stage->first_layer(), stage->last_layer());
+  const DomainStepTraffic t =
+      domain_step_traffic(trainer.config(), domain.layout, domain.block, ranges, rows, trainer.config().pipeline.microbatches);
+  return ", halo bytes per call on paper " + std::to_string(t.halo_bytes) + " (" + std::to_string(t.halo_messages) +
+         " messages)";
+}
+
 std::string my_layout_line(Trainer& trainer) {
   const config::Layout& layout = trainer.layout();
   std::ostringstream mine;
-  mine << "rank " << layout.rank << ": replica " << layout.replica << ", pipeline rank " << layout.stage_rank
-       << ", stages";
+  mine << "rank " << layout.rank << ": replica " << layout.replica << ", pipeline rank " << layout.stage_rank;
+  if (layout.blocks > 1 && trainer.parts().domain) {
+    const config::DomainBox box = trainer.parts().domain->box();
+    mine << ", domain block " << layout.block << " (offset " << list_text(box.offset) << ", extent "
+         << list_text(box.extent) << ")" << paper_halo_text(trainer);
+  }
+  mine << ", stages";
   for (auto& [index, stage] : trainer.parts().stages) {
     mine << " " << index << " (layers " << stage->first_layer() << "-" << stage->last_layer() - 1 << ")";
   }
@@ -62,22 +95,32 @@ std::string layout_description(Trainer& trainer) {
   const std::vector<std::string> lines = trainer.parts().mpi->world_group().gather_text(my_layout_line(trainer), 0);
   std::ostringstream out;
   out << "sluice: " << layout.world << " ranks = " << layout.data_parallel << " data-parallel x " << layout.stages
-      << " pipeline ranks, schedule " << config::schedule_setting_name(cfg.pipeline.schedule) << ", "
+      << " pipeline ranks" << (layout.blocks > 1 ? " x " + std::to_string(layout.blocks) + " domain blocks" : "")
+      << ", schedule " << config::schedule_setting_name(cfg.pipeline.schedule) << ", "
       << cfg.pipeline.chunks << " chunk(s)/rank, " << cfg.pipeline.microbatches << " micro-batches, recompute "
       << model::recompute_mode_name(cfg.pipeline.recompute) << ", transport " << trainer.parts().transport_summary();
   if (!trainer.parts().gradient_sum_name().empty()) out << ", gradient sum " << trainer.parts().gradient_sum_name();
   out << "\n  " << describe(trainer.parts().rank_order, cfg.pipeline.rank_order) << "\n";
   if (!trainer.parts().schedule_choice_report.empty()) out << trainer.parts().schedule_choice_report;
+  if (layout.blocks > 1 && trainer.parts().domain && rows_per_call(trainer) > 0) {
+    out << "  halo bytes per call on paper: what each block sends, the forward and backward halos of its stages' "
+           "layers for "
+        << rows_per_call(trainer) << " rows in " << cfg.pipeline.microbatches
+        << " micro-batches (excluding the halos a recompute re-exchanges); measured, with the tile gathers, in the "
+           "summary\n";
+  }
   for (const std::string& line : lines) out << "  " << line << "\n";
   return out.str();
 }
 
 PipelineStats gather_stats(Trainer& trainer) {
   const StepCounters& c = trainer.stats().counters;
-  constexpr int kFields = 6 + kNumComputeKinds;
+  constexpr int kFields = 9 + kNumComputeKinds;
   double mine[kFields] = {c.busy_total(), c.step_seconds, static_cast<double>(trainer.stats().peak_stash_bytes),
-                          static_cast<double>(c.peak_stash_microbatches), c.wait_seconds, c.pipeline_seconds};
-  for (int k = 0; k < kNumComputeKinds; ++k) mine[6 + k] = c.busy_seconds[k];
+                          static_cast<double>(c.peak_stash_microbatches), c.wait_seconds, c.pipeline_seconds,
+                          static_cast<double>(c.halo_bytes_sent), static_cast<double>(c.halo_messages_sent),
+                          static_cast<double>(c.gather_bytes_sent)};
+  for (int k = 0; k < kNumComputeKinds; ++k) mine[9 + k] = c.busy_seconds[k];
   const std::vector<double> all = trainer.parts().mpi->world_group().all_gather(mine, kFields);
   PipelineStats s;
   s.bubble_fraction = trainer.stats().bubble_fraction;
@@ -89,8 +132,11 @@ PipelineStats gather_stats(Trainer& trainer) {
     s.peak_stash_microbatches.push_back(row[3]);
     s.wait_seconds.push_back(row[4]);
     s.idle_fraction.push_back(row[5] > 0.0 ? 1.0 - row[0] / row[5] : 0.0);
+    s.halo_bytes_sent.push_back(row[6]);
+    s.halo_messages_sent.push_back(row[7]);
+    s.gather_bytes_sent.push_back(row[8]);
     std::array<double, kNumComputeKinds> kinds{};
-    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[6 + k];
+    for (int k = 0; k < kNumComputeKinds; ++k) kinds[k] = row[9 + k];
     s.busy_by_kind.push_back(kinds);
   }
   return s;

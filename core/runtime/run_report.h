@@ -23,6 +23,11 @@ struct PipelineStats {
   std::vector<double> step_seconds;       // per world rank
   std::vector<double> peak_stash_bytes;   // per world rank
   std::vector<double> peak_stash_microbatches;  // per world rank
+  // Per world rank, the last call on a domain split (zeros without one): halo bytes and messages sent to the other
+  // blocks, tile-gather bytes sent (StepCounters).
+  std::vector<double> halo_bytes_sent;
+  std::vector<double> halo_messages_sent;
+  std::vector<double> gather_bytes_sent;
 };
 
 // Human-readable rank -> (stage, replica, layers, host, device) map. The whole text on world rank 0; the

@@ -21,9 +21,12 @@ namespace sluice::runtime {
 // `input_shape` and `output_shape` are one sample's shape (config/sample_shape.h): a field side is stored as
 // [held, C, D..] (format_version 3), a side of rows (or of an unknown shape) as [held, features].
 // With `choice` drop (config checkpoint.samples) the entries record none held and no sample dataset is written.
+// With a pipeline.domain split (`blocks` > 1) the store holds this rank's block of each sample, and saving blocks as
+// hyperslabs of the whole field's dataset is not built: Error(kUnsupported) when samples are held and kept (the same
+// on every rank: every rank holds the same count).
 void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
                         const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {},
-                        config::CheckpointSamples choice = config::CheckpointSamples::kKeep);
+                        config::CheckpointSamples choice = config::CheckpointSamples::kKeep, int blocks = 1);
 
 // What a load will put into the store, read and checked but not applied yet (Trainer::restore applies it).
 using StagedSamples = SampleStoreContents;
@@ -32,9 +35,11 @@ using StagedSamples = SampleStoreContents;
 // Error(kCheckpoint) naming the file and dataset when a dataset is missing or has another shape, or when the file
 // holds more samples than the configured replay buffer can (data.replay.capacity).
 // A side may be stored as [held, features] (versions 1 and 2, and rows) or [held, C, D..] (a field, version 3).
+// On a pipeline.domain split (`blocks` > 1) a file that holds samples is refused with Error(kUnsupported): reading
+// this rank's block out of the stored whole samples is not built (the same on every rank).
 StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
                             const std::vector<int64_t>& input_shape = {},
-                            const std::vector<int64_t>& output_shape = {});
+                            const std::vector<int64_t>& output_shape = {}, int blocks = 1);
 
 // After a load under checkpoint.samples drop that restored no samples: world rank 0 says in the log that the run
 // resumes with an empty sample store, and why (the checkpoints of this run do not carry them).

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct StepCounters {
   double start_steady_us = 0.0;
   int peak_stash_microbatches = 0;
   size_t peak_stash_bytes = 0;
+  // On a domain split, what this rank sent in the call (the channel's and tile gather's totals, before and after):
+  // halo messages and bytes to the other blocks, and the tile partials it contributed to the gathers (gradients,
+  // norm statistics, the loss). Zero without pipeline.domain. The halo bytes match domain_step_traffic on paper.
+  int64_t halo_bytes_sent = 0;
+  int64_t halo_messages_sent = 0;
+  int64_t gather_bytes_sent = 0;
   std::vector<TimedAction> timeline;  // filled only when tracing is on
 
   double busy_total() const {

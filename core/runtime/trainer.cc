@@ -32,6 +32,7 @@ void Trainer::start() {
                              config::field_points(parts_.output_shape));
   };
   hooks.stage_done = [this](int stage) { start_reduction(stage); };
+  parts_.declaration = declared_domain_;  // gathered across the ranks by the set-up
   start_run_parts(parts_, cfg_, world_in_, hooks);
   // Submitted samples go where the step reads them: inputs to the first stage's ranks, targets to the last's.
   submitted_samples_.configure(parts_.input_features, parts_.output_features, parts_.holds_first_stage(),
@@ -243,6 +244,7 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
   auto t0 = std::chrono::steady_clock::now();
   const StepData data = training_step_data(batch.in_ptr, batch.target_ptr, rows);
   stats_.counters = StepCounters{};
+  const DomainSent sent_before = domain_sent();
   const StepOutcome outcome = run_call(data, t0);
   agree_on_call(outcome, window_start);
   data_position_.advance(rows * layout().data_parallel);
@@ -259,7 +261,21 @@ StepResult Trainer::train_step(const float* inputs, const float* targets, int64_
     result.stepped = false;
     result.pending_calls = window_.position();
   }
+  count_domain_sent(sent_before);
   return finish_call(result, outcome.loss_sum, rows, t0);
+}
+
+Trainer::DomainSent Trainer::domain_sent() const {
+  if (!parts_.domain) return {};
+  const comm::HaloTraffic& halo = parts_.domain->channel->totals();
+  return {halo.bytes_sent, halo.messages_sent, parts_.domain->gather->totals().bytes_sent};
+}
+
+void Trainer::count_domain_sent(const DomainSent& before) {
+  const DomainSent now = domain_sent();
+  stats_.counters.halo_bytes_sent = now.halo_bytes - before.halo_bytes;
+  stats_.counters.halo_messages_sent = now.halo_messages - before.halo_messages;
+  stats_.counters.gather_bytes_sent = now.gather_bytes - before.gather_bytes;
 }
 
 StepResult Trainer::finish_call(StepResult result, double loss_sum, int64_t rows,

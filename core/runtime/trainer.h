@@ -142,8 +142,8 @@ class Trainer {
   // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
   void set_custom_loss(model::CustomLoss loss) { parts_.custom_loss = std::move(loss); }
 
-  // Local, before start(): this rank's block of a split field (sluice_trainer_set_domain). start() is to gather
-  // every rank's with gather_declared_domain (declared_domain.h); not wired yet (docs/DOMAIN.md).
+  // Local, before start(): this rank's block of a split field (sluice_trainer_set_domain). start() gathers every
+  // rank's with gather_declared_domain (declared_domain.h) into the layout the run trains on (docs/DOMAIN.md).
   void set_declared_domain(std::optional<DeclaredDomain> declared) { declared_domain_ = std::move(declared); }
   const std::optional<DeclaredDomain>& declared_domain() const { return declared_domain_; }
 
@@ -165,6 +165,13 @@ class Trainer {
   void agree_on_call(const StepOutcome& outcome, bool window_start);
   // Collective: the call's loss over the world, its time and the step statistics.
   StepResult finish_call(StepResult result, double loss_sum, int64_t rows, std::chrono::steady_clock::time_point t0);
+  // On a domain split: the halo channel's and tile gather's totals so far (zeros without one); the call's share
+  // goes into the step counters.
+  struct DomainSent {
+    int64_t halo_bytes = 0, halo_messages = 0, gather_bytes = 0;
+  };
+  DomainSent domain_sent() const;
+  void count_domain_sent(const DomainSent& before);
   // Prediction (trainer_predict.cc): one forward-only pass of `microbatches` micro-batches into `outputs`.
   void predict_pass(const float* inputs, float* outputs, int64_t microbatch_rows, int microbatches);
   void start_reduction(int stage);

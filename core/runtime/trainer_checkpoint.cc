@@ -216,7 +216,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, parts.input_shape,
-                     parts.output_shape, trainer.config().checkpoint.samples);
+                     parts.output_shape, trainer.config().checkpoint.samples, trainer.layout().blocks);
   add_normalization_entries(state.normalization, trainer.layout().rank, snapshot);
   // Replicas hold identical state, and so do a stage's domain blocks (finish_domain_step adds every block's partials
   // alike): block 0 of replica 0 alone writes, so every dataset has exactly one writer and the file is the same
@@ -310,7 +310,8 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
-    staged_samples = stage_samples(reader, trainer.submitted_samples(), parts.input_shape, parts.output_shape);
+    staged_samples = stage_samples(reader, trainer.submitted_samples(), parts.input_shape, parts.output_shape,
+                                   trainer.layout().blocks);
     lr_override = lr_override_of(reader);
     data_position = data_position_of(reader);
     normalization = read_normalization(reader, parts.input_features, parts.output_features,

@@ -31,8 +31,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
   const int P = cfg.pipeline.stages;
   const config::RankOrder requested = cfg.pipeline.rank_order;
   return agree_rank_order(parts.world->get(), requested, [&](const std::vector<int>& nodes) {
-    const int replicas = world_size / P / static_cast<int>(config::domain_block_count(cfg.pipeline.domain));
-    if (P == 1 || replicas == 1) {  // one pipeline or one stage: every order is the same layout
+    const int blocks = static_cast<int>(config::domain_block_count(cfg.pipeline.domain));
+    const int replicas = world_size / P / blocks;
+    // With at most one of the three dimensions above 1 every order is the same layout; with a split and one stage
+    // (or one replica) the orders still differ in where the blocks sit.
+    if ((P > 1) + (replicas > 1) + (blocks > 1) <= 1) {
       config::StepTraffic none;
       none.gradient_floats.resize(P);
       return config::choose_rank_order(requested, nodes, P, none);
@@ -42,8 +45,11 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
         model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * cfg.pipeline.chunks);
     const schedule::Schedule order = schedule::make_schedule(config::resolved_schedule_name(cfg.pipeline.schedule), P,
                                                              cfg.pipeline.microbatches, cfg.pipeline.chunks);
+    // A host that declared its blocks placed them as block = rank % blocks (decided on rank 0; a rank without a
+    // declaration while others have one is refused by the gather after the layout).
     return config::choose_rank_order(requested, nodes, P,
-                                     step_traffic(cfg, shapes, split, order.stage_to_rank, replicas));
+                                     step_traffic(cfg, shapes, split, order.stage_to_rank, replicas),
+                                     parts.declaration.has_value());
   });
 }
 
@@ -102,7 +108,8 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   parts.input_shape = widths.front().in_shape;
   parts.output_shape = widths.back().out_shape;
   const model::RecomputePolicy recompute =
-      model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
+      model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers,
+                              cfg.pipeline.recompute_halos);
   parts.stages.clear();
   for (int stage = 0; stage < P * V; ++stage) {
     if (parts.lowered.stage_to_rank[stage] != parts.layout.stage_rank) continue;
@@ -205,18 +212,32 @@ void connect_stages(RunParts& parts, const config::Config& cfg, const std::funct
   build_executors(parts, cfg, stage_done);
 }
 
+// The layout the model runs on (none: the plain layers). Collective over `world` for a field model: every rank's
+// declaration (sluice_trainer_set_domain) is gathered and checked against the layout's blocks (declared_domain.h),
+// declared or not; without declarations the even split. A declaration for a run that is not on a domain is refused.
+std::optional<config::DomainLayout> run_domain_layout(const RunParts& parts, const config::Config& cfg,
+                                                      MPI_Comm world) {
+  if (!config::is_field(config::input_shape_of(cfg.model))) return std::nullopt;
+  const std::optional<config::DomainLayout> declared =
+      gather_declared_domain(world, cfg, parts.layout.block, parts.declaration);
+  if (!runs_on_domain(cfg)) {
+    if (!declared) return std::nullopt;
+    throw Error(ErrorCode::kInvalidArgument,
+                "sluice_trainer_set_domain declared the ranks' blocks, but this run does not train on blocks: give "
+                "pipeline.domain (its grid the declared one), a loss other than custom and cpu stages, and layers "
+                "that run on a block (docs/DOMAIN.md)");
+  }
+  return domain_layout_for(cfg, declared);
+}
+
 }  // namespace
 
 void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const SetupHooks& hooks) {
   int world_size = 1, rank = 0;
   comm::check_mpi(MPI_Comm_size(host, &world_size), "MPI_Comm_size");
   comm::check_mpi(MPI_Comm_rank(host, &rank), "MPI_Comm_rank");
-  // Pure functions of the config (and the host's declared layout), identical on every rank: they may throw before
-  // any collective call.
+  // A pure function of the config, identical on every rank: it may throw before any collective call.
   refuse_unbuilt_domain_split(cfg);
-  const bool on_domain = runs_on_domain(cfg);
-  const std::optional<config::DomainLayout> domain_layout =
-      on_domain ? std::optional<config::DomainLayout>(domain_layout_for(cfg, parts.declared_domain)) : std::nullopt;
   // Collective: Sluice never sends on the host's communicator (its messages could match the host's own), so every
   // message from here on travels on this duplicate or on communicators made from it.
   if (!parts.world) parts.world = std::make_unique<comm::DuplicateComm>(host, "trainer");
@@ -234,6 +255,8 @@ void start_run_parts(RunParts& parts, config::Config& cfg, MPI_Comm host, const 
   // Collective: which ranks form a pipeline depends on the node map (rank 0 decides).
   parts.rank_order = choose_rank_order(parts, cfg, world_size);
   parts.layout = config::make_layout(cfg, world_size, rank, parts.rank_order.order);
+  // Collective (a field model): the host's declared blocks; the same layout or the same error on every rank.
+  const std::optional<config::DomainLayout> domain_layout = run_domain_layout(parts, cfg, world);
   parts.mpi = std::make_unique<comm::MpiContext>(world, cfg.pipeline.stages, parts.layout.stage_rank,
                                                  parts.layout.replica, parts.layout.blocks, parts.layout.block);
   // Collective over the domain group: this rank's block, before the stages built on it.

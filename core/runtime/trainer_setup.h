@@ -26,6 +26,7 @@
 #include "core/model/loss.h"
 #include "core/model/optimizer.h"
 #include "core/model/stage_module.h"
+#include "core/runtime/declared_domain.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/gradient_reducer.h"
 #include "core/runtime/pipeline_transport.h"
@@ -41,9 +42,9 @@ struct RunParts {
   // Given before start().
   model::CustomLayerRegistry custom_layers;  // resolves `{type: custom, name: ...}` (layer_params.h sizes by it)
   model::CustomLoss custom_loss;             // loss: custom (sluice_trainer_register_loss)
-  // The host's block layout (sluice_trainer_set_domain); empty: the even split of pipeline.domain
-  // (domain_layout_for in trainer_domain.h).
-  std::optional<config::DomainLayout> declared_domain;
+  // This rank's declared block (sluice_trainer_set_domain, Trainer::set_declared_domain); start gathers every rank's
+  // (gather_declared_domain) into the layout it runs (domain_layout_for in trainer_domain.h). None: the even split.
+  std::optional<DeclaredDomain> declaration;
 
   // Made by start().
   std::unique_ptr<comm::DuplicateComm> world;  // the host's communicator duplicated: outlives everything below

@@ -101,16 +101,16 @@ TEST_F(Layout, MisuseIsRefusedNamingTheProblem) {
 }
 
 // A domain split trains through the C API (tests/runtime:domain_trainer_test), but what it cannot run yet is
-// refused at start on every rank, naming it: here normalization, whose statistics are over whole samples.
-TEST_F(Layout, ADomainSplitRefusesNormalizationAtStart) {
+// refused at start on every rank, naming it: here loss: custom, whose host callback sees a whole sample.
+TEST_F(Layout, ADomainSplitRefusesACustomLossAtStart) {
   const std::string text =
       "model:\n  inputs: [1, 8, 8]\n  layers:\n    - {type: conv, channels: 2, kernel: 3, padding: periodic}\n"
       "pipeline: {domain: [2, 2]}\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: external}\n"
-      "normalization: {inputs: auto}\n";
+      "loss: custom\n";
   ASSERT_SLUICE_OK(sluice_trainer_create(MPI_COMM_WORLD, text.c_str(), &t_));
   EXPECT_EQ(sluice_trainer_start(t_), SLUICE_ERROR_UNSUPPORTED);
-  EXPECT_NE(std::string(sluice_last_error()).find("pipeline.domain [2, 2] (4 blocks) with normalization is not "
-                                                  "supported yet"),
+  EXPECT_NE(std::string(sluice_last_error()).find("pipeline.domain [2, 2] (4 blocks) with loss: custom is not "
+                                                  "supported"),
             std::string::npos)
       << sluice_last_error();
 }

@@ -19,7 +19,7 @@ program fortran_set_domain
       '    - {type: pool, kernel: 2, mode: max}' // new_line('a') // &
       '    - {type: upsample, factor: 2}' // new_line('a') // &
       '    - {type: conv, channels: 1, kernel: 1}' // new_line('a') // &
-      'pipeline: {stages: 2, microbatches: 2}' // new_line('a') // &
+      'pipeline: {stages: 2, microbatches: 2, domain: [1, 1]}' // new_line('a') // &
       'data: {type: external, batch: 2}' // new_line('a')
 
   type(sluice_trainer) :: trainer
@@ -45,6 +45,8 @@ program fortran_set_domain
       SLUICE_ERROR_INVALID_ARGUMENT, 'sluice_trainer_set_domain: global_extent has 2 entries, block_offset 1 ' // &
       'and block_extent 2')
 
+  ! Start gathers the declarations: one block (pipeline.domain [1, 1]) is the whole field, on both stages' ranks.
+  call expect_ok(sluice_trainer_set_domain(trainer, [nx, ny], [0, 0], [nx, ny]), 'set_domain, whole field again')
   call expect_ok(sluice_trainer_start(trainer), 'sluice_trainer_start')
   call expect_rejected(sluice_trainer_set_domain(trainer, [nx, ny], [0, 0], [nx, ny]), 'after start', &
       SLUICE_ERROR_STATE, 'declare the domain before sluice_trainer_start')

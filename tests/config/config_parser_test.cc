@@ -322,9 +322,14 @@ TEST(ConfigParser, PipelineRankOrder) {
             RankOrder::kStagesAcrossNodes);
   EXPECT_EQ(parse_config(kValid, {"pipeline.rank_order=stages_within_node"}).pipeline.rank_order,
             RankOrder::kStagesWithinNode);
+  EXPECT_EQ(parse_config(kValid, {"pipeline.rank_order=stages_blocks_replicas"}).pipeline.rank_order,
+            RankOrder::kStagesBlocksReplicas);
+  EXPECT_EQ(parse_config(kValid, {"pipeline.rank_order=replicas_stages_blocks"}).pipeline.rank_order,
+            RankOrder::kReplicasStagesBlocks);
   const std::string message = config_error(kValid, {"pipeline.rank_order=placement"});
   EXPECT_NE(message.find("pipeline.rank_order"), std::string::npos) << message;
   EXPECT_NE(message.find("stages_across_nodes"), std::string::npos) << message;  // lists the choices
+  EXPECT_NE(message.find("replicas_blocks_stages"), std::string::npos) << message;
 }
 
 // The C API passes each call's batch: a config needs no data section (it reads as external data with no batch), and

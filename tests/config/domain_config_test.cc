@@ -119,5 +119,21 @@ TEST(DomainConfig, ALayerThatCannotRunOnABlockIsRefusedAtItsEntry) {
   expect_mentions(config_error(valid_conv), {"model.layers.6", "layer 6 (conv)", "padding none shrinks the field"});
 }
 
+// pipeline.recompute_halos (core/config/recompute_halos.h): exchange by default, stash when asked, anything else
+// refused naming the key, its line and the valid values.
+TEST(DomainConfig, RecomputeHalosIsExchangeOrStash) {
+  EXPECT_EQ(parse_config(kUnet).pipeline.recompute_halos, RecomputeHalos::kExchange);
+  const std::string full = "pipeline: {stages: 1, domain: [2, 2], recompute: full";
+  EXPECT_EQ(parse_config(replace(kUnet, "pipeline: {stages: 1, domain: [2, 2]", full + ", recompute_halos: stash"))
+                .pipeline.recompute_halos,
+            RecomputeHalos::kStash);
+  EXPECT_EQ(parse_config(replace(kUnet, "pipeline: {stages: 1, domain: [2, 2]", full + ", recompute_halos: exchange"))
+                .pipeline.recompute_halos,
+            RecomputeHalos::kExchange);
+  expect_mentions(
+      config_error(replace(kUnet, "pipeline: {stages: 1, domain: [2, 2]", full + ", recompute_halos: keep")),
+      {"pipeline.recompute_halos (line 11)", "exchange, stash", "keep"});
+}
+
 }  // namespace
 }  // namespace sluice::config

@@ -200,6 +200,32 @@ TEST(DomainLayout, TheBackwardHaloIsTheOutputGradients) {
   EXPECT_EQ(costs[0].halo_bytes_backward, 2 * 4 * 4);
 }
 
+// What a block sends as halo_fill moves it (the start report's paper number): on a grid of two blocks or more in
+// every dimension, every halo point once, so the blocks' sends add up to what halo_sources says they receive.
+TEST(DomainLayout, HaloSendsAreWhatTheFillMoves) {
+  const std::vector<DomainBox> boxes = {{{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
+  const DomainLayout uneven = declared_domain_layout({8, 8}, {2, 2}, {2, 2}, boxes);
+  const SplitLayer layer = split_layers({conv(5, 3)}, {3, 8, 8})[0];
+  for (const HaloPass pass : {HaloPass::kForward, HaloPass::kBackward}) {
+    int64_t sent = 0, received = 0;
+    for (int64_t b = 0; b < 4; ++b) {
+      const HaloSend s = halo_sends(layer, uneven, b, pass);
+      EXPECT_EQ(s.messages, 4) << "block " << b;  // both strips in both dimensions
+      sent += s.bytes_per_sample;
+      for (const auto& [from, bytes] : halo_sources(layer, uneven, b, pass)) received += bytes;
+    }
+    EXPECT_EQ(sent, received);
+  }
+  // Block 0 (2 x 6), forward, 3 channels: rows 1 + 1 of 6 points, then columns 1 + 1 of 2 + 1 + 1 points.
+  EXPECT_EQ(halo_sends(layer, uneven, 0, HaloPass::kForward).bytes_per_sample, 3 * 4 * (2 * 6 + 2 * 4));
+  // Slabs: one block along dimension 2 wraps locally; the strips of dimension 1 are 8 points wide, 2 messages. The
+  // corners then come by the local wrap: halo_sources counts 10-point strips from block 0.
+  const DomainLayout slabs = even_domain_layout({8, 8}, {2, 1}, {1, 1});
+  const HaloSend slab = halo_sends(layer, slabs, 1, HaloPass::kForward);
+  EXPECT_EQ(slab.bytes_per_sample, 2 * 8 * 3 * 4);
+  EXPECT_EQ(slab.messages, 2);
+}
+
 TEST(DomainLayout, TheDefaultTileIsTheModelsAndTheFieldsAndTileProblemsNameTheLayer) {
   // Downsampling 8: 256 / 8 = 32 is a multiple of 8; for 96 the multiples of 8 up to 12 dividing it: 8.
   EXPECT_EQ(default_domain_tile({conv(2, 3), pool(2), pool(4)}, {1, 256, 96}), (std::vector<int64_t>{32, 8}));

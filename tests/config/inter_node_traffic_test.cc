@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -105,7 +107,9 @@ TEST(InterNodeTraffic, MatchesABruteForceCountOverSyntheticNodeMaps) {
             ++cases;
           }
           const RankOrderChoice choice = choose_rank_order(RankOrder::kAuto, node, stages, t);
-          const int64_t best = std::min(choice.across_nodes_bytes, choice.within_node_bytes);
+          ASSERT_EQ(choice.compared.size(), 2u);  // without a split the other four are these two's layouts
+          const int64_t best = std::min(choice.bytes_of(RankOrder::kStagesAcrossNodes),
+                                        choice.bytes_of(RankOrder::kStagesWithinNode));
           EXPECT_EQ(inter_node_bytes(choice.order, node, stages, t), best);
           EXPECT_EQ(choice.nodes, nodes);
         }
@@ -124,8 +128,9 @@ TEST(InterNodeTraffic, AutoPutsStagesAcrossNodesWhenGradientsOutweighActivations
   t.gradient_floats = {{500000}, {500000}};
   const RankOrderChoice automatic = choose_rank_order(RankOrder::kAuto, node, 2, t);
   EXPECT_EQ(automatic.order, RankOrder::kStagesAcrossNodes);
-  EXPECT_EQ(automatic.across_nodes_bytes, 2 * 1000);           // each replica's one boundary crosses
-  EXPECT_EQ(automatic.within_node_bytes, 2 * 2 * 2 * 250000 * 4);  // 2 stages x 2 directions x 2 slices
+  EXPECT_EQ(automatic.bytes_of(RankOrder::kStagesAcrossNodes), 2 * 1000);  // each replica's one boundary crosses
+  // 2 stages x 2 directions x 2 slices
+  EXPECT_EQ(automatic.bytes_of(RankOrder::kStagesWithinNode), 2 * 2 * 2 * 250000 * 4);
   const RankOrderChoice kept = choose_rank_order(RankOrder::kStagesWithinNode, node, 2, t);
   EXPECT_EQ(kept.order, RankOrder::kStagesWithinNode);
 }
@@ -136,8 +141,8 @@ TEST(InterNodeTraffic, OneNodeKeepsStagesWithinNode) {
   t.gradient_floats = {{10}, {10}};
   const RankOrderChoice c = choose_rank_order(RankOrder::kAuto, {0, 0, 0, 0}, 2, t);
   EXPECT_EQ(c.order, RankOrder::kStagesWithinNode);
-  EXPECT_EQ(c.across_nodes_bytes, 0);
-  EXPECT_EQ(c.within_node_bytes, 0);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesAcrossNodes), 0);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesWithinNode), 0);
 }
 
 TEST(InterNodeTraffic, RefusesAutoAndMismatchedSizes) {
@@ -177,6 +182,143 @@ TEST(InterNodeTraffic, DomainBlocksAreConsecutiveRanksAndTheirHalosCount) {
   EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0, 1, 1}, 1, halos), Error);
   // 6 ranks are no world of 2 stages x 2 blocks (they would be without the blocks).
   EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, {0, 0, 0, 1, 1, 1}, 2, t), Error);
+}
+
+// With a split, every order against a brute-force count: each rank's messages from its own place (place_of with
+// blocks; partners searched), halos between its stage's blocks, boundaries to the same block of the next stage,
+// and the gradient sum over the replicas x blocks holding its stage (member = replica x blocks + block).
+int find_rank(RankOrder order, RankPlace want, int stages, int replicas, int blocks) {
+  for (int r = 0; r < stages * replicas * blocks; ++r) {
+    const RankPlace p = place_of(order, r, stages, replicas, blocks);
+    if (p.stage == want.stage && p.replica == want.replica && p.block == want.block) return r;
+  }
+  ADD_FAILURE() << "no rank holds stage " << want.stage << " replica " << want.replica << " block " << want.block;
+  return -1;
+}
+
+int64_t brute_force_split(RankOrder order, const std::vector<int>& node, int stages, const StepTraffic& t) {
+  const int blocks = t.blocks, replicas = static_cast<int>(node.size()) / stages / blocks, members = replicas * blocks;
+  int64_t bytes = 0;
+  const auto send = [&](int from, int to, int64_t b) { bytes += node[from] != node[to] ? b : 0; };
+  for (int a = 0; a < static_cast<int>(node.size()); ++a) {
+    const RankPlace p = place_of(order, a, stages, replicas, blocks);
+    for (const StepTraffic::Boundary& b : t.boundaries) {
+      if (b.from_stage == p.stage && b.block == p.block) {
+        send(a, find_rank(order, {b.to_stage, p.replica, p.block}, stages, replicas, blocks), b.bytes);
+      }
+    }
+    for (const StepTraffic::Halo& h : t.halos) {
+      if (h.stage == p.stage && h.from_block == p.block) {
+        send(a, find_rank(order, {p.stage, p.replica, h.to_block}, stages, replicas, blocks), h.bytes);
+      }
+    }
+    const int me = p.replica * blocks + p.block;
+    for (const int64_t count : t.gradient_floats[p.stage]) {
+      const std::vector<int64_t> slices = slices_by_hand(count, members);
+      for (int other = 0; other < members; ++other) {
+        if (other == me) continue;
+        const int to = find_rank(order, {p.stage, other / blocks, other % blocks}, stages, replicas, blocks);
+        send(a, to, 4 * (slices[other] + slices[me]));
+      }
+    }
+  }
+  return bytes;
+}
+
+TEST(InterNodeTraffic, EveryOrderOfASplitMatchesABruteForceCount) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int64_t> size(0, 100000);
+  int cases = 0;
+  for (const auto& [stages, replicas, blocks] : {std::array<int, 3>{2, 2, 2}, {2, 1, 4}, {3, 2, 2}, {1, 3, 4}}) {
+    StepTraffic t = random_traffic(rng, stages);
+    t.blocks = blocks;
+    std::vector<StepTraffic::Boundary> per_block;
+    for (const StepTraffic::Boundary& b : t.boundaries) {
+      for (int k = 0; k < blocks; ++k) per_block.push_back({b.from_stage, b.to_stage, size(rng), k});
+    }
+    t.boundaries = per_block;
+    for (int s = 0; s < stages; ++s) {
+      for (int k = 0; k + 1 < blocks; ++k) {
+        t.halos.push_back({s, k, k + 1, size(rng)});
+        t.halos.push_back({s, k + 1, k, size(rng)});
+      }
+    }
+    const int world = stages * replicas * blocks;
+    for (const int per_node : {2, 4}) {
+      if (world % per_node != 0) continue;
+      for (const bool round_robin : {false, true}) {
+        const std::vector<int> node = node_map(world / per_node, per_node, round_robin);
+        for (const RankOrder order : resolved_rank_orders()) {
+          ASSERT_EQ(inter_node_bytes(order, node, stages, t), brute_force_split(order, node, stages, t))
+              << "P=" << stages << " DP=" << replicas << " B=" << blocks << ", " << per_node << " per node, "
+              << rank_order_name(order) << (round_robin ? ", round robin" : ", block");
+          ++cases;
+        }
+        const RankOrderChoice choice = choose_rank_order(RankOrder::kAuto, node, stages, t);
+        ASSERT_EQ(choice.compared.size(), 6u);
+        for (const auto& [order, bytes] : choice.compared) EXPECT_LE(choice.bytes_of(choice.order), bytes);
+      }
+    }
+  }
+  EXPECT_GT(cases, 50);
+}
+
+// A stage's 4 blocks of a 2 x 2 grid exchange a halo with each grid neighbour (both directions): `halo` bytes each.
+StepTraffic two_stages_of_four_blocks(int64_t halo, int64_t boundary) {
+  StepTraffic t;
+  t.blocks = 4;
+  t.gradient_floats = {{0}, {0}};
+  for (int b = 0; b < 4; ++b) t.boundaries.push_back({0, 1, boundary, b});
+  for (int s = 0; s < 2; ++s) {
+    for (const auto& [a, b] : {std::pair<int, int>{0, 1}, {2, 3}, {0, 2}, {1, 3}}) {
+      t.halos.push_back({s, a, b, halo});
+      t.halos.push_back({s, b, a, halo});
+    }
+  }
+  return t;
+}
+
+// Two nodes of four ranks, 2 stages x 4 blocks, halos heavier than activations: a stage's blocks belong inside a
+// node and the stages across. With blocks innermost (stages_within_node; one replica: stages_across_nodes is the
+// same layout and the tie keeps the earlier) only the 4 block boundaries cross; stages innermost puts blocks 0, 1
+// on node 0 and 2, 3 on node 1: the 4 halos between them cross on both stages.
+TEST(InterNodeTraffic, AutoKeepsAStagesBlocksInsideANodeWhenHalosOutweighActivations) {
+  const StepTraffic t = two_stages_of_four_blocks(1000, 10);
+  const RankOrderChoice c = choose_rank_order(RankOrder::kAuto, {0, 0, 0, 0, 1, 1, 1, 1}, 2, t);
+  EXPECT_EQ(c.order, RankOrder::kStagesWithinNode);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesWithinNode), 4 * 10);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesAcrossNodes), 4 * 10);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesBlocksReplicas), 2 * 4 * 1000);
+  EXPECT_EQ(c.bytes_of(RankOrder::kReplicasStagesBlocks), 2 * 4 * 1000);
+  EXPECT_EQ(rank_nesting_text(c.order), "blocks, stages, replicas");
+}
+
+// The opposite: four nodes of two ranks, activations heavier than halos. Stages innermost gives each node one
+// block's two stages: no boundary crosses, every halo does (8 per stage); blocks innermost puts each stage's blocks
+// on two nodes: all 4 boundaries cross, and the 4 halos between blocks 0, 1 and 2, 3 on each stage.
+TEST(InterNodeTraffic, AutoKeepsABlocksStagesInsideANodeWhenActivationsOutweighHalos) {
+  const StepTraffic t = two_stages_of_four_blocks(10, 1000);
+  const RankOrderChoice c = choose_rank_order(RankOrder::kAuto, {0, 0, 1, 1, 2, 2, 3, 3}, 2, t);
+  EXPECT_EQ(c.order, RankOrder::kStagesBlocksReplicas);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesBlocksReplicas), 2 * 8 * 10);
+  EXPECT_EQ(c.bytes_of(RankOrder::kStagesWithinNode), 4 * 1000 + 2 * 4 * 10);
+  EXPECT_EQ(rank_nesting_text(c.order), "stages, blocks, replicas");
+  // A host that declared its blocks expects block = rank % blocks: auto compares only the two orders keeping them.
+  const RankOrderChoice declared = choose_rank_order(RankOrder::kAuto, {0, 0, 1, 1, 2, 2, 3, 3}, 2, t, true);
+  EXPECT_EQ(declared.order, RankOrder::kStagesWithinNode);
+  EXPECT_EQ(declared.compared.size(), 2u);
+  // A requested order is kept, and its bytes reported, even when auto would choose another.
+  const RankOrderChoice kept = choose_rank_order(RankOrder::kStagesWithinNode, {0, 0, 1, 1, 2, 2, 3, 3}, 2, t);
+  EXPECT_EQ(kept.order, RankOrder::kStagesWithinNode);
+  EXPECT_EQ(kept.compared.size(), 6u);
+  // Without a split only the two old orders are compared; a new one asked for is added to the report.
+  StepTraffic plain;
+  plain.boundaries = {{0, 1, 10}};
+  plain.gradient_floats = {{10}, {10}};
+  const RankOrderChoice asked = choose_rank_order(RankOrder::kReplicasStagesBlocks, {0, 0, 1, 1}, 2, plain);
+  EXPECT_EQ(asked.order, RankOrder::kReplicasStagesBlocks);
+  ASSERT_EQ(asked.compared.size(), 3u);
+  EXPECT_EQ(asked.bytes_of(RankOrder::kReplicasStagesBlocks), asked.bytes_of(RankOrder::kStagesAcrossNodes));
 }
 
 }  // namespace

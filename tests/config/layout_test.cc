@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <set>
 #include <string>
 #include <utility>
@@ -161,6 +162,48 @@ TEST(Layout, ADomainSplitIsTheThirdFactorOfTheWorld) {
   EXPECT_EQ(make_layout(config, 4, 3).blocks, 1);
   EXPECT_EQ(make_layout(config, 4, 3).block, 0);
   EXPECT_EQ(make_layout(config, 4, 3).data_parallel, 2);
+}
+
+// Every resolved order places the 2 stages x 2 replicas x 4 blocks of a 16-rank world one to one, as its nesting
+// says (the innermost dimension's index changes from rank to rank), and rank_at inverts it.
+TEST(Layout, EveryOrderPlacesTheThreeDimensionsAsItsNestingSays) {
+  Config config = config_with(2, 1, 4);
+  config.pipeline.domain = {2, 2};
+  // (stage, replica, block) of rank r written out per order, innermost first.
+  const auto expected = [](RankOrder order, int r) -> std::array<int, 3> {
+    switch (order) {
+      case RankOrder::kStagesWithinNode: return {r / 4 % 2, r / 8, r % 4};      // blocks, stages, replicas
+      case RankOrder::kStagesAcrossNodes: return {r / 8, r / 4 % 2, r % 4};     // blocks, replicas, stages
+      case RankOrder::kStagesBlocksReplicas: return {r % 2, r / 8, r / 2 % 4};  // stages, blocks, replicas
+      case RankOrder::kStagesReplicasBlocks: return {r % 2, r / 2 % 2, r / 4};  // stages, replicas, blocks
+      case RankOrder::kReplicasBlocksStages: return {r / 8, r % 2, r / 2 % 4};  // replicas, blocks, stages
+      case RankOrder::kReplicasStagesBlocks: return {r / 2 % 2, r % 2, r / 4};  // replicas, stages, blocks
+      default: return {-1, -1, -1};
+    }
+  };
+  for (const RankOrder order : resolved_rank_orders()) {
+    std::set<std::array<int, 3>> seen;
+    for (int rank = 0; rank < 16; ++rank) {
+      const Layout layout = make_layout(config, 16, rank, order);
+      const std::array<int, 3> place = {layout.stage_rank, layout.replica, layout.block};
+      EXPECT_EQ(place, expected(order, rank)) << rank_order_name(order) << ", rank " << rank;
+      EXPECT_EQ(rank_at(order, layout.stage_rank, layout.replica, layout.block, 2, 2, 4), rank);
+      seen.insert(place);
+    }
+    EXPECT_EQ(seen.size(), 16u) << rank_order_name(order);
+  }
+  // Without a split each of the four new orders is one of the two old layouts.
+  config.pipeline.domain = {};
+  for (int rank = 0; rank < 4; ++rank) {
+    const Layout within = make_layout(config, 4, rank, RankOrder::kStagesWithinNode);
+    const Layout across = make_layout(config, 4, rank, RankOrder::kStagesAcrossNodes);
+    const Layout stages_first = make_layout(config, 4, rank, RankOrder::kStagesBlocksReplicas);
+    const Layout replicas_first = make_layout(config, 4, rank, RankOrder::kReplicasStagesBlocks);
+    EXPECT_EQ(std::make_pair(stages_first.stage_rank, stages_first.replica),
+              std::make_pair(within.stage_rank, within.replica));
+    EXPECT_EQ(std::make_pair(replicas_first.stage_rank, replicas_first.replica),
+              std::make_pair(across.stage_rank, across.replica));
+  }
 }
 
 }  // namespace

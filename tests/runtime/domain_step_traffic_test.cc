@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/config/config_parser.h"
@@ -54,6 +55,35 @@ TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
   EXPECT_TRUE(plain.halos.empty());
   ASSERT_EQ(plain.boundaries.size(), 1u);
   EXPECT_EQ(plain.boundaries[0].bytes, 20480);
+}
+
+// The start report's rank-order line: with a split it compares all six orders and spells out the chosen nesting;
+// without one it reads as it always has (two orders).
+TEST(DomainStepTraffic, TheReportNamesTheChosenOrderAndItsNesting) {
+  const config::Config cfg = config::parse_config(kUnet);
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  // 2 stages x 4 blocks on four nodes of two ranks: which order wins is the model's business; the line must name
+  // it, every option's bytes, and the nesting.
+  const config::StepTraffic t = step_traffic(cfg, shapes, {3, 4}, {0, 1}, 1);
+  const config::RankOrderChoice choice =
+      config::choose_rank_order(config::RankOrder::kAuto, {0, 0, 1, 1, 2, 2, 3, 3}, 2, t);
+  const std::string line = describe(choice, config::RankOrder::kAuto);
+  EXPECT_EQ(line.find("rank order " + config::rank_order_name(choice.order) + " (auto, 4 node(s)); inter-node bytes "
+                      "per optimizer step: stages_across_nodes "),
+            0u)
+      << line;
+  for (const config::RankOrder order : config::resolved_rank_orders()) {
+    EXPECT_NE(line.find(config::rank_order_name(order) + " "), std::string::npos) << line;
+  }
+  EXPECT_NE(line.find("; world ranks run through " + config::rank_nesting_text(choice.order) + " (innermost first)"),
+            std::string::npos)
+      << line;
+  config::StepTraffic none;
+  none.gradient_floats.resize(2);
+  EXPECT_EQ(describe(config::choose_rank_order(config::RankOrder::kAuto, {0, 0, 0, 0}, 2, none),
+                     config::RankOrder::kAuto),
+            "rank order stages_within_node (auto, 1 node(s)); inter-node bytes per optimizer step: stages_across_nodes "
+            "0 MB, stages_within_node 0 MB (0 and 0 bytes of MPI payload)");
 }
 
 }  // namespace

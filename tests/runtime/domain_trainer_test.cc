@@ -4,10 +4,11 @@
 // sample and target). Against the undecomposed run, the same config with pipeline.domain [1, 1] on ONE rank
 // (MPI_COMM_SELF, in the same process; one stage, one replica unless said): after every step the loss and every
 // parameter this rank holds are the reference's bits.
-//   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window;
-//            evaluate and submit refused.
+//   4 ranks: 1 stage x 4 blocks; checkpoints across splits; accumulate 2 with a checkpoint inside a window.
 // After training, each split run predicts: every rank gets its block of the undecomposed outputs.
-//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks) and 1f1b with full recompute;
+//   8 ranks: 2 stages x 4 blocks under gpipe, 1f1b, interleaved (2 chunks), 1f1b with full recompute (halos
+//            re-exchanged, and stashed: as many halo messages as without recompute) and 1f1b with a block's stages
+//            on consecutive ranks (rank_order stages_blocks_replicas);
 //            2 replicas x 1 stage x 4 blocks against 2 replicas undecomposed (on 2 ranks).
 // And the one-block run is the plain layers' run (no pipeline.domain) within rounding: without the trainer's
 // finish_domain_step the convolutions' gradients never reach the parameters, and that comparison fails.
@@ -26,8 +27,7 @@
 
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
-#include "core/runtime/evaluation.h"
-#include "core/runtime/submitted_samples.h"
+#include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
@@ -52,6 +52,10 @@ struct RunSpec {
   bool split = true;   // pipeline.domain [2, 2]; else [1, 1]
   bool plain = false;  // no pipeline.domain at all: the plain layers
   int accumulate = 1;  // optimizer.accumulate: calls of 4 / accumulate rows a replica per step
+  int tile = 4;        // pipeline.domain_tile [tile, tile]
+  bool declared = false;  // every rank declares its block of kDeclared (sluice_trainer_set_domain) before start
+  std::string halos = "exchange";  // pipeline.recompute_halos
+  std::string rank_order = "stages_within_node";  // a stage's blocks consecutive (block = world rank % 4)
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -67,8 +71,9 @@ config::Config make_config(const RunSpec& r) {
       "    - {type: conv, channels: 2, kernel: 1}\n"
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
       ", schedule: " + r.schedule + ", chunks: " + std::to_string(r.chunks) +
-      ", microbatches: 2, recompute: " + r.recompute +
-      (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]") +
+      ", microbatches: 2, recompute: " + r.recompute + ", recompute_halos: " + r.halos +
+      ", rank_order: " + r.rank_order +
+      (r.plain ? std::string() : std::string(", domain: ") + (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [" + std::to_string(r.tile) + ", " + std::to_string(r.tile) + "]") +
       "}\n"
       "loss: mse\noptimizer: {type: adamw, lr: 0.01, weight_decay: 0.01, accumulate: " + std::to_string(r.accumulate) +
       "}\n"
@@ -102,7 +107,14 @@ struct History {
   std::vector<double> losses;
   std::vector<Params> params;  // after each step: every parameter this rank holds
   std::vector<float> prediction;  // this rank's block of the outputs of samples 100..103 after training
+  config::DomainBox box;          // this rank's block (empty: the whole field)
+  int64_t halo_messages = -1;     // halo messages this rank sent over the training calls (split runs)
 };
+
+// An uneven 2 x 2 split a host declares (rows cut at 2, columns at 6; whole tiles of 2 at every level): block b is
+// world rank b.
+const std::vector<config::DomainBox> kDeclared = {
+    {{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
 
 Params params_of(const runtime::Trainer& trainer) {
   Params p;
@@ -133,14 +145,21 @@ std::string temp_path(const std::string& name) {
 // `sluice train` feed it), this rank's block of each sample; the loss and parameters after every call.
 History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
   runtime::Trainer trainer(comm, make_config(r));
+  if (r.declared) trainer.set_declared_domain(runtime::DeclaredDomain{{kSide, kSide}, kDeclared.at(world_rank())});
   trainer.start();
   if (!span.load.empty()) runtime::load_checkpoint(trainer, span.load);
   const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
   const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
-  EXPECT_EQ(trainer.parts().input_features, kChannels * (split ? kPoints / 4 : kPoints));
+  if (r.declared) {  // the step takes the declared block, not the even split's
+    EXPECT_EQ(box.offset, kDeclared.at(world_rank()).offset);
+    EXPECT_EQ(box.extent, kDeclared.at(world_rank()).extent);
+  }
+  const int64_t block_points = split ? box.extent[0] * box.extent[1] : kPoints;
+  EXPECT_EQ(trainer.parts().input_features, kChannels * block_points);
   const int K = r.accumulate;
   const int64_t rows = 4 / K;
   History h;
+  h.box = box;
   for (int call = span.first_call; call < (span.last_call < 0 ? kSteps * K : span.last_call); ++call) {
     const int64_t first =
         (call / K) * 4 * r.replicas + (call % K) * rows * r.replicas + trainer.layout().replica * rows;
@@ -148,6 +167,7 @@ History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
     h.losses.push_back(trainer.train_step(in.data(), target.data(), rows).loss);
     h.params.push_back(params_of(trainer));
   }
+  if (split) h.halo_messages = trainer.parts().domain->channel->totals().messages_sent;
   if (!span.save.empty()) runtime::save_checkpoint(trainer, span.save);
   const std::vector<float> in = batch(0, 100, rows, box);
   h.prediction.resize(static_cast<size_t>(rows * trainer.parts().output_features));
@@ -193,12 +213,12 @@ const History& undecomposed(const RunSpec& r) {
 
 // The split run on the world against `reference` (the undecomposed run on `reference_comm`; MPI_COMM_SELF: made
 // once per config), bit for bit, then a prediction after training.
-void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm reference_comm,
+History expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm reference_comm,
                         const std::string& what) {
   const History got = train(MPI_COMM_WORLD, split);
   const History want = reference_comm == MPI_COMM_SELF ? undecomposed(reference) : train(reference_comm, reference);
   EXPECT_EQ(got.losses.size(), want.losses.size()) << what;
-  if (got.losses.size() != want.losses.size()) return;
+  if (got.losses.size() != want.losses.size()) return got;
   for (size_t s = 0; s < got.losses.size(); ++s) {
     const std::string at = what + ", call " + std::to_string(s + 1) + ", world rank " + std::to_string(world_rank());
     EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0)
@@ -206,9 +226,8 @@ void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm re
     EXPECT_FALSE(got.params[s].empty()) << at;
     EXPECT_EQ(differing_params(got.params[s], want.params[s]), 0) << at << ": parameters differ";
   }
-  // Then a prediction: this rank's block of the undecomposed outputs (a stage's blocks are consecutive ranks).
-  const config::DomainLayout layout = config::even_domain_layout({kSide, kSide}, {2, 2}, {4, 4});
-  const std::vector<float> block = cut(want.prediction, layout.box(world_rank() % 4));
+  // Then a prediction: this rank's block of the undecomposed outputs.
+  const std::vector<float> block = cut(want.prediction, got.box);
   EXPECT_EQ(got.prediction.size(), block.size()) << what;
   if (got.prediction.size() == block.size()) {
     EXPECT_EQ(std::memcmp(got.prediction.data(), block.data(), block.size() * sizeof(float)), 0)
@@ -216,6 +235,7 @@ void expect_same_run(const RunSpec& split, const RunSpec& reference, MPI_Comm re
   }
   if (world_rank() == 0) std::printf("%s: losses %.9g %.9g %.9g\n", what.c_str(), got.losses[0], got.losses[1], got.losses[2]);
   EXPECT_LT(got.losses.back(), got.losses.front()) << what << ": the model does not learn";
+  return got;
 }
 
 TEST(DomainTrainerTest, OneStageOnFourBlocksIsTheUndecomposedRun) {
@@ -229,6 +249,19 @@ TEST(DomainTrainerTest, OneStageOnFourBlocksIsTheUndecomposedRun) {
 // The anchor: the undecomposed run (one block, the tiled code) is the plain layers' run within rounding, so the
 // bitwise comparisons above compare a run that trains (a domain whose gradients never reach the parameters would
 // still equal itself on every split).
+// The host's layout (sluice_trainer_set_domain, gathered at start): an uneven 2 x 2 split is the undecomposed run's
+// bits too, and the blocks the step takes are the declared ones.
+TEST(DomainTrainerTest, AnUnevenDeclaredSplitIsTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.tile = 2;
+  split.declared = true;
+  RunSpec whole = split;
+  whole.split = false;
+  whole.declared = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "declared uneven 2 x 2 blocks");
+}
+
 TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
   RunSpec one;
@@ -252,30 +285,52 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
   }
 }
 
-// What takes whole samples is refused on a split, on every rank, naming the call (sample routing by block is not
-// built); the trainer stays usable.
-TEST(DomainTrainerTest, WholeSampleCallsAreRefusedOnASplit) {
+// The start report names the blocks and each rank's.
+TEST(DomainTrainerTest, StartReportNamesTheBlocks) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
   trainer.start();
-  const std::vector<float> in = batch(0, 0, 4, trainer.parts().domain->box());
-  const std::vector<float> target = batch(1, 0, 4, trainer.parts().domain->box());
-  for (const char* call : {"sluice_evaluate", "sluice_submit_samples"}) {
-    try {
-      if (std::string(call) == "sluice_evaluate") {
-        runtime::evaluate(trainer, in.data(), target.data(), 4);
-      } else {
-        runtime::submit_samples(trainer, in.data(), target.data(), 4);
-      }
-      ADD_FAILURE() << call << " ran on a split";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
-      EXPECT_NE(std::string(e.what()).find(std::string(call) + " is not supported with a pipeline.domain split"),
-                std::string::npos)
-          << e.what();
-    }
+  const std::string report = runtime::layout_description(trainer);
+  if (world_rank() == 0) {
+    EXPECT_NE(report.find("4 ranks = 1 data-parallel x 1 pipeline ranks x 4 domain blocks"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("rank 3: replica 0, pipeline rank 0, domain block 3 (offset [4, 4], extent [4, 4])"),
+              std::string::npos)
+        << report;
   }
-  EXPECT_GT(trainer.train_step(in.data(), target.data(), 4).loss, 0.0);
+}
+
+// The halo bytes one call of a block sends, measured by the channel (StepCounters), equal the start report's paper
+// number (domain_step_traffic). By hand for a 4 x 4 block of this model (4 rows, 2 micro-batches, each dimension
+// sending both strips, the second spanning the first's filled halos): conv 0 forward 2 channels x 4 bytes x
+// (1 x 4 + 1 x 4 + 1 x 6 + 1 x 6) = 160 (no backward: the model input's gradient is not computed); conv 3 on the
+// pooled 2 x 2 block, 4 channels, forward and backward 16 x (2 + 2 + 4 + 4) = 192 each; pool, transposed conv
+// (kernel = stride) and the 1 x 1 conv read no halo: 544 bytes a sample, 2176 a call, in 3 fills x 4 messages x
+// 2 micro-batches = 24 messages.
+TEST(DomainTrainerTest, StartReportHaloBytesAreTheMeasuredOnes) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
+  trainer.start();
+  const std::string report = runtime::layout_description(trainer);
+  const config::DomainBox box = trainer.parts().domain->box();
+  const std::vector<float> in = batch(0, 0, 4, box), target = batch(1, 0, 4, box);
+  trainer.train_step(in.data(), target.data(), 4);
+  const runtime::StepCounters& sent = trainer.stats().counters;
+  EXPECT_EQ(sent.halo_bytes_sent, 2176);
+  EXPECT_EQ(sent.halo_messages_sent, 24);
+  EXPECT_GT(sent.gather_bytes_sent, 0);  // the gradients' tile partials, the loss
+  const runtime::PipelineStats all = runtime::gather_stats(trainer);
+  ASSERT_EQ(all.halo_bytes_sent.size(), 4u);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(all.halo_bytes_sent[static_cast<size_t>(r)], 2176.0) << "rank " << r;
+  if (world_rank() == 0) {
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_NE(report.find("domain block " + std::to_string(r)), std::string::npos) << report;
+    }
+    EXPECT_NE(report.find("halo bytes per call on paper 2176 (24 messages)"), std::string::npos) << report;
+    EXPECT_NE(report.find("for 4 rows in 2 micro-batches (excluding the halos a recompute re-exchanges)"),
+              std::string::npos)
+        << report;
+  }
 }
 
 // The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.
@@ -326,12 +381,27 @@ TEST(DomainTrainerTest, TwoStagesOnFourBlocksAreTheUndecomposedRun) {
   if (world_size() != 8) GTEST_SKIP() << "8 ranks";
   RunSpec whole;
   whole.split = false;
+  RunSpec stashed{2, 1, "1f1b", 1, "full"};
+  stashed.halos = "stash";  // the recomputed forwards reuse their padded inputs: no halo messages, the same bits
+  // The last: a block's stages on consecutive ranks, a stage's blocks 2 ranks apart (the communicators follow the
+  // layout's stage, replica and block, whatever the order).
+  RunSpec stages_inside{2, 1, "1f1b"};
+  stages_inside.rank_order = "stages_blocks_replicas";
+  std::map<std::string, int64_t> halo_messages;  // by recompute and halos setting, under 1f1b
   for (const RunSpec& run : {RunSpec{2, 1, "gpipe"}, RunSpec{2, 1, "1f1b"}, RunSpec{2, 1, "interleaved", 2},
-                         RunSpec{2, 1, "1f1b", 1, "full"}}) {
-    expect_same_run(run, whole, MPI_COMM_SELF,
-                    "2 stages x 4 blocks, " + run.schedule + ", chunks " + std::to_string(run.chunks) +
-                        ", recompute " + run.recompute);
+                             RunSpec{2, 1, "1f1b", 1, "full"}, stashed, stages_inside}) {
+    const History got = expect_same_run(run, whole, MPI_COMM_SELF,
+                                        "2 stages x 4 blocks, " + run.schedule + ", chunks " +
+                                            std::to_string(run.chunks) + ", recompute " + run.recompute +
+                                            ", halos " + run.halos + ", rank_order " + run.rank_order);
+    if (run.schedule == "1f1b" && run.rank_order == "stages_within_node") {
+      halo_messages[run.recompute + " " + run.halos] = got.halo_messages;
+    }
   }
+  // The trainer honours pipeline.recompute_halos: a recompute that re-exchanges sends more halo messages than the
+  // run without recompute; one that stashes the padded inputs sends exactly as many.
+  EXPECT_GT(halo_messages.at("full exchange"), halo_messages.at("none exchange"));
+  EXPECT_EQ(halo_messages.at("full stash"), halo_messages.at("none exchange"));
 }
 
 TEST(DomainTrainerTest, TwoReplicasOnFourBlocksAreTwoUndecomposedReplicas) {

@@ -97,6 +97,12 @@ split_vs_whole() {  # NAME EXTRA_SETTINGS..: trains split and whole, compares
     fail "$name: the split run's checkpoint differs from the undecomposed run's"
 }
 split_vs_whole synthetic
+# The start report's halo bytes per call on paper are what every rank sent in the last call (the summary).
+paper="$(grep -o 'halo bytes per call on paper [0-9]* ([0-9]* messages)' "$work/synthetic-split.log" | sort -u)"
+[ "$(echo "$paper" | wc -l)" -eq 1 ] || fail "the blocks' paper halo bytes: $paper"
+bytes="$(echo "$paper" | awk '{print $7}')" messages="$(echo "$paper" | awk '{print $8}' | tr -d '(')"
+grep -qF "halo bytes sent per rank (last call) [$bytes, $bytes, $bytes, $bytes] in [$messages, $messages, $messages, $messages] messages" \
+  "$work/synthetic-split.log" || fail "measured halo bytes are not the paper's $bytes in $messages: $(grep '^done' "$work/synthetic-split.log")"
 # The comparison can fail: another seed gives other parameters.
 "${MPIRUN[@]}" -np 1 "$SLUICE" train "$work/unet.yaml" "${TRAIN[@]}" --set 'pipeline.domain=[1, 1]' --set seed=2 \
   --set checkpoint.dir="$work/seed2" >/dev/null 2>&1 || fail "seed 2 run failed"

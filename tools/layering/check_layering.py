@@ -41,6 +41,7 @@ ALLOWED = {
 VOCABULARY = {"kernels/activation", "core/model/loss_kind", "core/model/recompute_mode", "core/schedule/schedule_kinds",
               "core/config/choice_table", "core/config/transport_kind", "core/config/gradient_sum_kind",
               "core/config/wait_policy", "core/config/isolated_reads", "core/config/checkpoint_samples",
+              "core/config/recompute_halos",
               "core/config/device_kind",
               "core/config/gemm_precision", "kernels/conv_geometry", "kernels/norm_geometry",
               "kernels/spectral_geometry"}
@@ -95,7 +96,7 @@ def mpi_call_problems(rel, text):
 # never the YAML spelling. Refused in every checked layer: `<x>.transport == "nccl"`, `"auto" != cfg.comm.wait`, for
 # each field below (whatever the variable is called).
 CONFIG_CHOICES = ["schedule", "transport", "gradient_sum", "isolated_reads", "wait", "devices", "gemm_precision",
-                  "samples"]
+                  "samples", "recompute_halos", "rank_order"]
 # ... and the Config helpers that hand one out: device_for_stage(s), gemm_precision_for_stage(s), any_stage_on("cuda").
 _CHOICE_FIELD = r"(?:\.(?:" + "|".join(CONFIG_CHOICES) + r")\b|\b(?:device_for_stage|gemm_precision_for_stage)\([^()]*\))"
 CONFIG_STRING_COMPARISON = re.compile(_CHOICE_FIELD + r'\s*[!=]=\s*"|"\s*[!=]=\s*[\w:>().-]*' + _CHOICE_FIELD +

@@ -74,8 +74,8 @@ void refuse_profile_on_split(const config::Config& cfg, const TrainOptions& opti
   throw Error(ErrorCode::kUnsupported,
               "sluice train --profile with pipeline.domain (" + std::to_string(blocks) +
                   " blocks) is not supported: the cost profile is a whole sample's per stage, and a split's ranks "
-                  "time a block and its halo exchanges; profile the run without the split "
-                  "(--set 'pipeline.domain=[1, ..]')");
+                  "time a block and its halo exchanges; profile the run without the split (pipeline.domain all 1 or "
+                  "absent)");
 }
 
 Setup set_up(const TrainOptions& options, int world, int rank) {

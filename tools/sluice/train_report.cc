@@ -1,5 +1,7 @@
 #include "tools/sluice/train_report.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <sstream>
 
@@ -66,7 +68,10 @@ std::string summary_json(const runtime::PipelineStats& stats, uint64_t steps, do
       << ", \"peak_stash_microbatches\": " << json_array(stats.peak_stash_microbatches, "%.0f")
       << ", \"busy_seconds\": " << json_array(stats.busy_seconds, "%.6g")
       << ", \"busy_seconds_by_kind\": " << by_kind(stats) << ", \"wait_seconds\": " << json_array(stats.wait_seconds, "%.6g")
-      << ", \"step_seconds\": " << json_array(stats.step_seconds, "%.6g") << "}";
+      << ", \"step_seconds\": " << json_array(stats.step_seconds, "%.6g")
+      << ", \"halo_bytes_sent\": " << json_array(stats.halo_bytes_sent, "%.0f")
+      << ", \"halo_messages_sent\": " << json_array(stats.halo_messages_sent, "%.0f")
+      << ", \"gather_bytes_sent\": " << json_array(stats.gather_bytes_sent, "%.0f") << "}";
   return out.str();
 }
 
@@ -74,6 +79,13 @@ std::string summary_line(const runtime::PipelineStats& stats, uint64_t steps, do
   std::ostringstream out;
   out << "done: " << steps << " steps in " << format("%.3f", seconds) << " s, measured bubble (last step) "
       << format("%.3f", stats.bubble_fraction) << ", peak stash bytes per rank " << json_array(stats.peak_stash_bytes, "%.0f");
+  // On a domain split: what each rank sent to the other blocks in the last call (the start report's paper number).
+  const bool split = std::any_of(stats.halo_bytes_sent.begin(), stats.halo_bytes_sent.end(), [](double b) { return b > 0; });
+  if (split) {
+    out << ", halo bytes sent per rank (last call) " << json_array(stats.halo_bytes_sent, "%.0f") << " in "
+        << json_array(stats.halo_messages_sent, "%.0f") << " messages, tile-gather bytes sent "
+        << json_array(stats.gather_bytes_sent, "%.0f");
+  }
   return out.str();
 }
 
