@@ -8,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/schedule/cost_profile.h"
 #include "core/schedule/generators.h"
+#include "core/runtime/trainer_domain.h"
 
 namespace sluice::runtime {
 namespace {
@@ -22,22 +23,24 @@ double optimizer_state(const config::Config& cfg) {
 }
 
 // The stages of the balanced partition (the one a run without pipeline.split uses) into ranks x chunks pieces.
+// `rank_shapes`: the same layers' widths on one rank (one block's with a domain) for the stash; the partition and
+// the FLOPs stay the whole field's, as the trainer's partition weighs them.
 std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
-                                              int chunks) {
+                                              const std::vector<model::LayerShape>& rank_shapes, int chunks) {
   const int stages = cfg.pipeline.stages * chunks;
   if (static_cast<int>(shapes.size()) < stages) return {};
   const double state_floats = 2.0 + optimizer_state(cfg);  // parameter + gradient + optimizer state
   std::vector<schedule::StageSizes> sizes;
   for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::partition_costs(shapes, cfg.pipeline), stages))) {
     schedule::StageSizes stage;
-    stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(shapes[range.first].in);
+    stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(rank_shapes[range.first].in);
     for (int layer = range.first; layer < range.last; ++layer) {
       stage.forward_time_per_sample += shapes[layer].flops / 3.0 / kFlopsPerTimeUnit;  // flops counts F + B, B = 2F
       stage.static_bytes += kBytesPerFloat * state_floats * static_cast<double>(shapes[layer].params);
       // each layer's input, or what a custom layer declares it keeps
-      stage.stash_bytes_per_sample += shapes[layer].stash_bytes > 0.0
-                                          ? shapes[layer].stash_bytes
-                                          : kBytesPerFloat * static_cast<double>(shapes[layer].in);
+      stage.stash_bytes_per_sample += rank_shapes[layer].stash_bytes > 0.0
+                                          ? rank_shapes[layer].stash_bytes
+                                          : kBytesPerFloat * static_cast<double>(rank_shapes[layer].in);
     }
     sizes.push_back(stage);
   }
@@ -81,13 +84,28 @@ std::string cost_basis(const config::Config& cfg, const schedule::SearchModel& m
 
 }  // namespace
 
+std::vector<model::LayerShape> rank_shapes(const config::Config& cfg, const model::CustomLayerRegistry& custom_layers) {
+  if (!runs_on_domain(cfg)) return model::model_shape(cfg.model, custom_layers);
+  const config::DomainLayout layout = domain_layout_for(cfg, std::nullopt);
+  int64_t largest = 0;
+  int64_t largest_points = -1;
+  for (int64_t block = 0; block < layout.block_count(); ++block) {
+    int64_t points = 1;
+    for (int64_t extent : layout.box(block).extent) points *= extent;
+    if (points > largest_points) largest = block, largest_points = points;
+  }
+  return model::model_shape(block_model(cfg.model, layout.box(largest)), custom_layers);
+}
+
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
-                                   int data_parallel) {
+                                   const std::vector<model::LayerShape>& rank_shapes, int data_parallel) {
+  if (rank_shapes.size() != shapes.size())
+    throw Error(ErrorCode::kInternal, "pipeline.schedule auto: the block's layers differ from the field's");
   schedule::SearchModel m;
   m.ranks = cfg.pipeline.stages;
   const int replicas = std::max(1, data_parallel);
   m.batch = cfg.data.batch > 0 ? static_cast<int>(cfg.data.batch / replicas) : cfg.pipeline.microbatches;
-  m.stages = [cfg, shapes](int chunks) { return stage_sizes(cfg, shapes, chunks); };
+  m.stages = [cfg, shapes, rank_shapes](int chunks) { return stage_sizes(cfg, shapes, rank_shapes, chunks); };
   m.budget_bytes = cfg.pipeline.memory_budget;
   m.max_chunks = 4;
   if (!cfg.pipeline.costs.empty()) use_measured_costs(schedule::load_cost_profile(cfg.pipeline.costs), shapes, m);
@@ -95,8 +113,8 @@ schedule::SearchModel search_model(const config::Config& cfg, const std::vector<
 }
 
 ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
-                               int data_parallel) {
-  const schedule::SearchModel model = search_model(cfg, shapes, data_parallel);
+                               const std::vector<model::LayerShape>& rank_shapes, int data_parallel) {
+  const schedule::SearchModel model = search_model(cfg, shapes, rank_shapes, data_parallel);
   if (cfg.data.batch > 0 && model.batch < 1)
     throw Error(ErrorCode::kConfig, "pipeline.schedule auto: data.batch is smaller than the replicas");
   ScheduleChoice choice;
@@ -135,7 +153,8 @@ std::string agree_schedule(MPI_Comm world, config::Config& cfg, const model::Cus
     comm::Decision d;
     d.numbers = {0, 0, 0, 0, 0};
     try {
-      const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, custom_layers), data_parallel);
+      const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, custom_layers),
+                                                    rank_shapes(cfg, custom_layers), data_parallel);
       const schedule::Candidate& c = choice.candidates[choice.chosen];
       const std::vector<std::string>& names = schedule::schedule_names();
       d.numbers = {1, static_cast<int64_t>(std::find(names.begin(), names.end(), c.schedule) - names.begin()),

@@ -22,16 +22,20 @@ struct ScheduleChoice {
   std::string report;  // the candidate table, chosen one marked, and the cost basis
 };
 
+// Every layer's widths on one rank: the largest block's of the even split `sluice train` runs when cfg runs on a
+// domain (runs_on_domain), else the whole field's. What a rank stashes; the partition keeps the whole field's costs.
+std::vector<model::LayerShape> rank_shapes(const config::Config& cfg, const model::CustomLayerRegistry& custom_layers);
+
 // Stages of the balanced FLOP partition for each chunk count. Costs from the FLOP estimate (time unit: MFLOP);
 // memory: 4-byte parameters, gradients and optimizer state (AdamW 2, SGD with momentum 1) of the rank's layers, and
-// a stash of every layer's input per sample (each stage's input alone with full recompute). The batch per replica is data.batch / data_parallel; without
+// a stash of every layer's input per sample (each stage's input alone with full recompute) at `rank_shapes`' widths. The batch per replica is data.batch / data_parallel; without
 // data.batch (the API passes batches in) only pipeline.microbatches is tried.
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
-                                   int data_parallel);
+                                   const std::vector<model::LayerShape>& rank_shapes, int data_parallel);
 
 // Throws Error(kConfig) when no candidate fits the budget.
 ScheduleChoice choose_schedule(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
-                               int data_parallel);
+                               const std::vector<model::LayerShape>& rank_shapes, int data_parallel);
 
 // The per-action costs of cfg.pipeline's layout from its measured profile (pipeline.costs), which the trainer lowers
 // its schedule with, as `sluice plan` does; nullopt without a profile (then the unit-cost lowering). Rows per

@@ -1,6 +1,7 @@
 #include "core/schedule/schedule_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -110,10 +111,12 @@ size_t choose_candidate(const std::vector<Candidate>& candidates, double budget_
   }
   if (best == candidates.size())
     throw Error(ErrorCode::kInvalidArgument,
-                "pipeline.schedule auto: no schedule fits pipeline.memory_budget " + std::to_string(budget_bytes) +
+                "pipeline.schedule auto: no schedule fits pipeline.memory_budget " +
+                    std::to_string(static_cast<long long>(budget_bytes)) +
                     " bytes per rank" +
                     (candidates.empty() ? std::string()
-                                        : "; the smallest needs " + std::to_string(candidates[smallest].peak_bytes) +
+                                        : "; the smallest needs " +
+                                              std::to_string(static_cast<long long>(std::ceil(candidates[smallest].peak_bytes))) +
                                               " (" + candidates[smallest].schedule + ")"));
   return best;
 }

@@ -6,11 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
 #include "core/schedule/cost_profile.h"
@@ -65,7 +67,7 @@ Outcome choose_with(const std::string& profile_text) {
   const std::string path = ::testing::TempDir() + "/schedule_choice_test_profile.txt";
   std::ofstream(path) << profile_text;
   const config::Config cfg = config::parse_config(config_text(path));
-  const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, {}), 1);
+  const ScheduleChoice choice = choose_schedule(cfg, model::model_shape(cfg.model, {}), model::model_shape(cfg.model, {}), 1);
   const schedule::CostProfile p = schedule::parse_cost_profile(profile_text);
   size_t best = 0;
   for (size_t i = 0; i < choice.candidates.size(); ++i) {
@@ -94,6 +96,45 @@ TEST(ScheduleChoiceWithProfile, VersionOneProfileStillChoosesLinearlyInRows) {
       "backward_weight_seconds_per_sample 5e-5\nmessage_seconds 0\n");
   EXPECT_EQ(outcome.chosen.microbatches, outcome.expected.microbatches);
   EXPECT_EQ(outcome.chosen.microbatches, kBatch);
+}
+
+// pipeline.domain: a rank stashes its block's activations, so a budget between one block's need and the whole
+// field's refuses the undecomposed run and accepts the 2 x 2 split (the partition keeps the field's costs).
+std::string domain_text(const std::string& domain, const std::string& budget) {
+  std::string text = "model:\n  inputs: [2, 16, 16]\n  layers:\n";
+  for (int i = 0; i < 4; ++i) text += "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n";
+  return text + "pipeline: {stages: 2, schedule: auto, domain: " + domain + budget +
+         "}\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\ndata: {type: synthetic, batch: 4}\n";
+}
+
+ScheduleChoice choose_domain(const std::string& domain, const std::string& budget) {
+  const config::Config cfg = config::parse_config(domain_text(domain, budget));
+  return choose_schedule(cfg, model::model_shape(cfg.model, {}), rank_shapes(cfg, {}), 1);
+}
+
+double smallest_need(const ScheduleChoice& choice) {
+  double smallest = choice.candidates.at(0).peak_bytes;
+  for (const schedule::Candidate& c : choice.candidates) smallest = std::min(smallest, c.peak_bytes);
+  return smallest;
+}
+
+TEST(ScheduleChoiceOnDomain, BudgetSizesTheStashFromOneBlock) {
+  const double field = smallest_need(choose_domain("[1, 1]", ""));
+  const double block = smallest_need(choose_domain("[2, 2]", ""));
+  ASSERT_LT(block, field) << "the split's stash is sized from the whole field";
+  const long long budget = static_cast<long long>((field + block) / 2);
+  const std::string setting = ", memory_budget: " + std::to_string(budget);
+  try {
+    choose_domain("[1, 1]", setting);
+    ADD_FAILURE() << "the undecomposed field fits a budget below its smallest need";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConfig);
+    const std::string text = e.what();
+    EXPECT_NE(text.find("memory_budget " + std::to_string(budget) + " bytes per rank"), std::string::npos) << text;
+    EXPECT_EQ(text.find(".000000"), std::string::npos) << text;
+  }
+  const ScheduleChoice split = choose_domain("[2, 2]", setting);
+  EXPECT_LE(split.candidates[split.chosen].peak_bytes, static_cast<double>(budget));
 }
 
 }  // namespace

@@ -59,6 +59,23 @@ PY
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --format json | grep -q '"domain"' &&
   fail "an unsplit plan's JSON has a domain"
 
+# pipeline.schedule auto sizes a rank's stash from its block: a budget between the split's smallest need and the
+# undecomposed field's refuses the field and accepts the split (the budget printed in whole bytes).
+need() {  # the smallest candidate's bytes per rank, from the refusal of a 1-byte budget
+  "$SLUICE" plan "$work/unet.yaml" --set "pipeline.domain=$1" --set pipeline.schedule=auto \
+    --set pipeline.memory_budget=1 2>&1 | grep -o 'the smallest needs [0-9]*' | grep -o '[0-9]*$'
+}
+field_need="$(need '[1, 1]')"; block_need="$(need '[2, 2]')"
+[ -n "$field_need" ] && [ -n "$block_need" ] && [ "$block_need" -lt "$field_need" ] ||
+  fail "auto's smallest need per rank: split '$block_need', undecomposed '$field_need'"
+budget=$(( (field_need + block_need) / 2 ))
+refused="$("$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --set pipeline.schedule=auto \
+  --set "pipeline.memory_budget=$budget" 2>&1)" && fail "the undecomposed field fits $budget: $refused"
+echo "$refused" | grep -qF "no schedule fits pipeline.memory_budget $budget bytes per rank; the smallest needs $field_need" ||
+  fail "the refusal: $refused"
+"$SLUICE" plan "$work/unet.yaml" --set pipeline.schedule=auto --set "pipeline.memory_budget=$budget" >/dev/null 2>&1 ||
+  fail "the 2 x 2 split does not fit $budget (one block needs $block_need)"
+
 # A split off the pool's factor: 3 blocks of 16 points are 6, 5, 5 — refused naming the layer and the dimension.
 bad="$("$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[3, 2]' 2>&1)" && fail "plan accepted [3, 2]"
 echo "$bad" | grep -qF 'layer 2 (pool "down") downsamples spatial dimension 1 by a cumulative factor 2' ||

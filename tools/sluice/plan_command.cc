@@ -202,8 +202,10 @@ ModelPlan plan_model(const config::Config& cfg, const Schedule& compute, CostMod
 // pipeline.schedule auto in the config (and no --schedule): the trainer's choice, made the same way, replaces it in
 // the config and the options; returns the candidate table that explains it.
 std::string resolve_auto(config::Config& cfg, PlanOptions& options) {
-  const runtime::ScheduleChoice choice = runtime::choose_schedule(
-      cfg, model::model_shape(cfg.model, declared_layers(cfg.model)), cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
+  const model::CustomLayerRegistry custom = declared_layers(cfg.model);
+  const runtime::ScheduleChoice choice =
+      runtime::choose_schedule(cfg, model::model_shape(cfg.model, custom), runtime::rank_shapes(cfg, custom),
+                               cfg.pipeline.data_parallel > 0 ? cfg.pipeline.data_parallel : 1);
   runtime::apply(choice.candidates[choice.chosen], cfg);
   // auto chooses all three, so they replace what the flags said
   options.schedule = config::schedule_setting_name(cfg.pipeline.schedule);
