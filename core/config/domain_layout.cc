@@ -390,21 +390,33 @@ std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const
   return {bytes.begin(), bytes.end()};
 }
 
-HaloSend halo_sends(const SplitLayer& s, const DomainLayout& layout, int64_t block, HaloPass pass) {
+std::vector<HaloLink> halo_send_links(const SplitLayer& s, const DomainLayout& layout, int64_t block, HaloPass pass) {
   const PassHalo h = pass_halo(s, pass);
   const std::vector<int64_t> extents = extents_at(layout.box(block), h.scale);
-  HaloSend sent;
+  const std::vector<int> coords = layout.coords_of(block);
+  std::vector<HaloLink> links;
   for (size_t d = 0; d < extents.size(); ++d) {
     if (layout.blocks[d] == 1) continue;  // its own neighbour: a local copy
     int64_t across = h.channels * 4;      // the strip's bytes per point along dimension d
     for (size_t j = 0; j < extents.size(); ++j) {
       if (j != d) across *= j < d ? h.low[j] + extents[j] + h.high[j] : extents[j];
     }
-    for (const int64_t width : {h.low[d], h.high[d]}) {  // to the high neighbour its low halo, to the low its high
+    // to the high neighbour its low halo (width low), to the low neighbour its high halo (width high)
+    for (const auto& [width, step] : {std::pair<int64_t, int>{h.low[d], 1}, {h.high[d], -1}}) {
       if (width == 0) continue;
-      sent.bytes_per_sample += width * across;
-      sent.messages += 1;
+      std::vector<int> to = coords;
+      to[d] = (coords[d] + step + layout.blocks[d]) % layout.blocks[d];
+      links.push_back({layout.block_at(to), width * across});
     }
+  }
+  return links;
+}
+
+HaloSend halo_sends(const SplitLayer& s, const DomainLayout& layout, int64_t block, HaloPass pass) {
+  HaloSend sent;
+  for (const HaloLink& link : halo_send_links(s, layout, block, pass)) {
+    sent.bytes_per_sample += link.bytes_per_sample;
+    sent.messages += 1;
   }
   return sent;
 }
@@ -421,10 +433,9 @@ std::vector<DomainLayerCost> domain_layer_costs(const std::vector<LayerSpec>& la
     check_halo_fits(layout, s, label);
     DomainLayerCost cost{s.halo_low, s.halo_high, 0, 0, 0};
     for (int64_t b = 0; b < layout.block_count(); ++b) {
-      for (const auto& [from, bytes] : halo_sources(s, layout, b, HaloPass::kForward)) cost.halo_bytes += bytes;
-      for (const auto& [from, bytes] : halo_sources(s, layout, b, HaloPass::kBackward)) {
-        cost.halo_bytes_backward += bytes;
-      }
+      cost.halo_bytes += halo_sends(s, layout, b, HaloPass::kForward).bytes_per_sample;
+      // the model's first layer computes no input gradient: nothing fills its output gradient's halo
+      if (i > 0) cost.halo_bytes_backward += halo_sends(s, layout, b, HaloPass::kBackward).bytes_per_sample;
       int64_t points = 1;
       for (int64_t e : extents_at(layout.box(b), s.out_scale)) points *= e;
       cost.block_bytes = std::max(cost.block_bytes, field_channels(s.out) * points * 4);

@@ -101,9 +101,9 @@ std::string domain_tile_problem(const std::vector<LayerSpec>& layers, const Samp
 struct DomainLayerCost {
   std::vector<int64_t> halo_low;  // as SplitLayer
   std::vector<int64_t> halo_high;
-  int64_t halo_bytes = 0;          // forward halo bytes per sample, all blocks (the input's channels)
+  int64_t halo_bytes = 0;          // forward halo bytes per sample all blocks send (halo_sends; the input's channels)
   int64_t block_bytes = 0;         // the layer's output on the largest block, bytes per sample
-  int64_t halo_bytes_backward = 0; // backward halo bytes per sample, all blocks (the output gradient's channels)
+  int64_t halo_bytes_backward = 0; // backward, the output gradient's channels (halo_sends; 0 at the model's layer 0)
 };
 
 // Checks that every layer can run on the blocks of `layout` and prices its halos. Throws Error(kConfig) naming the
@@ -131,5 +131,15 @@ struct HaloSend {
   int64_t messages = 0;
 };
 HaloSend halo_sends(const SplitLayer& layer, const DomainLayout& layout, int64_t block, HaloPass pass);
+
+// The messages halo_sends counts, one per message in halo_fill's order, each with the neighbour it goes to (a
+// block adjacent in one dimension: corners travel via the neighbours, never on the diagonal link). The one source
+// of halo bytes for the start report, `sluice plan` (domain_layer_costs) and the rank-order estimate.
+struct HaloLink {
+  int64_t to = 0;
+  int64_t bytes_per_sample = 0;
+};
+std::vector<HaloLink> halo_send_links(const SplitLayer& layer, const DomainLayout& layout, int64_t block,
+                                      HaloPass pass);
 
 }  // namespace sluice::config

@@ -31,10 +31,12 @@ void add_domain_traffic(const config::Config& cfg, const std::vector<int>& layer
   const std::vector<config::SplitLayer> layers = config::split_layers(cfg.model.layers, input);
   traffic.blocks = static_cast<int>(layout.block_count());
   for (size_t l = 0; l < layers.size(); ++l) {
-    for (int to = 0; to < traffic.blocks; ++to) {
+    for (int from = 0; from < traffic.blocks; ++from) {
       for (const config::HaloPass pass : {config::HaloPass::kForward, config::HaloPass::kBackward}) {
-        for (const auto& [from, bytes] : config::halo_sources(layers[l], layout, to, pass)) {
-          traffic.halos.push_back({layer_stage[l], static_cast<int>(from), to, rows * bytes});
+        if (pass == config::HaloPass::kBackward && l == 0) continue;  // layer 0 computes no input gradient
+        // what halo_fill sends on each link (as the start report counts it), corners relayed via the neighbours
+        for (const config::HaloLink& link : config::halo_send_links(layers[l], layout, from, pass)) {
+          traffic.halos.push_back({layer_stage[l], from, static_cast<int>(link.to), rows * link.bytes_per_sample});
         }
       }
     }

@@ -145,6 +145,15 @@ TEST(DomainLayout, AHaloWiderThanABlockIsRefused) {
   EXPECT_NO_THROW(domain_layer_costs(layers, {1, 8}, even_domain_layout({8}, {4}, {1})));
 }
 
+// The backward halo bytes per sample all blocks send at layer 0 of `layers` (halo_sends): domain_layer_costs
+// reports none there, since the model's first layer computes no input gradient, so the tests read the fill itself.
+int64_t backward_sent(const std::vector<LayerSpec>& layers, const SampleShape& input, const DomainLayout& layout) {
+  const SplitLayer layer = split_layers(layers, input)[0];
+  int64_t bytes = 0;
+  for (int64_t b = 0; b < layout.block_count(); ++b) bytes += halo_sends(layer, layout, b, HaloPass::kBackward).bytes_per_sample;
+  return bytes;
+}
+
 // A 3x3 conv (halo 1 each side) on a [3, 8, 8] field in 2 x 2 blocks of 4 x 4: each block receives the ring
 // around it, 6·6 − 4·4 = 20 points of 3 channels, 240 bytes; its side neighbours send 4 + 4 points each (both
 // sides wrap to the same block), the diagonal one the 4 corners.
@@ -156,7 +165,10 @@ TEST(DomainLayout, HaloBytesOfA3x3ConvOn2x2BlocksByHand) {
   EXPECT_EQ(costs[0].halo_high, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(costs[0].halo_bytes, 4 * 240);
   // The backward's halo is the output gradient's, 5 channels: 20 points · 5 · 4 bytes per block.
-  EXPECT_EQ(costs[0].halo_bytes_backward, 4 * 400);
+  EXPECT_EQ(backward_sent({conv(5, 3)}, {3, 8, 8}, layout), 4 * 400);
+  EXPECT_EQ(costs[0].halo_bytes_backward, 0);  // the model's first layer: no backward fill
+  // As the second layer the conv's backward halo counts.
+  EXPECT_EQ(domain_layer_costs({conv(3, 1), conv(5, 3)}, {3, 8, 8}, layout)[1].halo_bytes_backward, 4 * 400);
   EXPECT_EQ(halo_sources(split_layers({conv(5, 3)}, {3, 8, 8})[0], layout, 0, HaloPass::kForward),
             (Received{{1, 8 * 3 * 4}, {2, 8 * 3 * 4}, {3, 4 * 3 * 4}}));
   EXPECT_EQ(costs[0].block_bytes, 5 * 16 * 4);  // 5 output channels on 4 x 4 points
@@ -174,7 +186,7 @@ TEST(DomainLayout, UnevenBlocksAndLowerLevelsAreCountedAtTheirOwnResolution) {
   const DomainLayout layout = even_domain_layout({10}, {3}, {1});
   const std::vector<DomainLayerCost> costs = domain_layer_costs({conv(2, 3)}, {1, 10}, layout);
   EXPECT_EQ(costs[0].halo_bytes, 3 * 2 * 4);
-  EXPECT_EQ(costs[0].halo_bytes_backward, 3 * 2 * 2 * 4);  // the output gradient has 2 channels
+  EXPECT_EQ(backward_sent({conv(2, 3)}, {1, 10}, layout), 3 * 2 * 2 * 4);  // the output gradient has 2 channels
   EXPECT_EQ(costs[0].block_bytes, 2 * 4 * 4);  // the largest block: 4 points, 2 channels
   // After a pool of 2 the blocks are 4 and 4 points of [2, 16]: the 3x conv there reads 2 points per block.
   const std::vector<DomainLayerCost> pooled =
@@ -197,7 +209,7 @@ TEST(DomainLayout, TheBackwardHaloIsTheOutputGradients) {
   const std::vector<DomainLayerCost> costs = domain_layer_costs({linear}, {1, 8}, even_domain_layout({8}, {2}, {1}));
   EXPECT_EQ(costs[0].halo_low, (std::vector<int64_t>{1}));
   EXPECT_EQ(costs[0].halo_bytes, 2 * 2 * 4);
-  EXPECT_EQ(costs[0].halo_bytes_backward, 2 * 4 * 4);
+  EXPECT_EQ(backward_sent({linear}, {1, 8}, even_domain_layout({8}, {2}, {1})), 2 * 4 * 4);
 }
 
 // What a block sends as halo_fill moves it (the start report's paper number): on a grid of two blocks or more in

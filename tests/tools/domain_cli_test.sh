@@ -30,17 +30,18 @@ expect "domain [2, 2]: 4 blocks of the field [2, 16, 16] (the even split sluice 
 # Blocks row-major, the last dimension fastest: block 1 is the second along dimension 2.
 expect "1      [0, 1]          [0, 8]          [8, 8]"
 expect "3      [1, 1]          [8, 8]          [8, 8]"
-# Layer 0, a 3x3 conv on 2 channels of 8 x 8 blocks: each block receives the ring 10·10 − 8·8 = 36 points,
-# 36 · 2 channels · 4 bytes = 288, four blocks 1152; backward the ring of the output gradient's 4 channels, 2304;
+# Layer 0, a 3x3 conv on 2 channels of 8 x 8 blocks: what halo_fill sends, dimension 1 first: two strips 1 x 8,
+# then dimension 2 two strips 10 x 1 spanning the filled halos (the corners): 36 points · 2 channels · 4 bytes = 288
+# per block, four blocks 1152; no backward halo (the model's first layer computes no input gradient);
 # its output on a block: 4 channels · 64 points · 4 = 1024.
-expect "0      conv            [1, 1]/[1, 1]       1152          2304          1024"
+expect "0      conv            [1, 1]/[1, 1]       1152          0             1024"
 # Layer 3, after the pool: 4 x 4 blocks of 4 channels: (6·6 − 16) · 4 · 4 = 320 per block, 1280; backward 8
 # channels, 2560; 8·16·4 = 512 out.
 expect "3      conv            [1, 1]/[1, 1]       1280          2560          512"
 # Layer 4, nearest upsample: no halo; output 8 channels on 8 x 8 = 2048.
 expect "4      upsample        [0, 0]/[0, 0]       0             0             2048"
-# Forward 1152 + 1280 = 2432, backward 2304 + 2560 = 4864; 2 rows per step: 2 · 7296.
-expect "halo bytes per sample: 2432 forward, 4864 backward; 14592 per optimizer step of one replica (2 rows)"
+# Forward 1152 + 1280 = 2432, backward 2560; 2 rows per step: 2 · 4992.
+expect "halo bytes per sample: 2432 forward, 2560 backward; 9984 per optimizer step of one replica (2 rows)"
 
 # The same numbers in JSON, every block listed.
 json="$("$SLUICE" plan "$work/unet.yaml" --format json)" || fail "plan --format json exited $?"
@@ -51,10 +52,10 @@ assert domain["blocks"] == [2, 2] and domain["tile"] == [2, 2], domain
 assert domain["block_offsets"] == [[0, 0], [0, 8], [8, 0], [8, 8]], domain["block_offsets"]
 assert domain["block_extents"] == [[8, 8]] * 4, domain["block_extents"]
 assert domain["halo_bytes_per_sample"] == [1152, 0, 0, 1280, 0, 0, 0], domain["halo_bytes_per_sample"]
-assert domain["halo_bytes_backward_per_sample"] == [2304, 0, 0, 2560, 0, 0, 0], domain
+assert domain["halo_bytes_backward_per_sample"] == [0, 0, 0, 2560, 0, 0, 0], domain
 
 assert domain["block_output_bytes"] == [1024, 1024, 256, 512, 2048, 3072, 256], domain["block_output_bytes"]
-assert domain["halo_bytes_per_step"] == 14592, domain["halo_bytes_per_step"]
+assert domain["halo_bytes_per_step"] == 9984, domain["halo_bytes_per_step"]
 PY
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --format json | grep -q '"domain"' &&
   fail "an unsplit plan's JSON has a domain"
@@ -120,6 +121,12 @@ paper="$(grep -o 'halo bytes per call on paper [0-9]* ([0-9]* messages)' "$work/
 bytes="$(echo "$paper" | awk '{print $7}')" messages="$(echo "$paper" | awk '{print $8}' | tr -d '(')"
 grep -qF "halo bytes sent per rank (last call) [$bytes, $bytes, $bytes, $bytes] in [$messages, $messages, $messages, $messages] messages" \
   "$work/synthetic-split.log" || fail "measured halo bytes are not the paper's $bytes in $messages: $(grep '^done' "$work/synthetic-split.log")"
+# sluice plan counts the same bytes (config::halo_sends): its step's halo over the 4 equal blocks is each block's
+# paper number (one call per step here: batch 2, no accumulation).
+plan_step="$("$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=periodic --format json |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["domain"]["halo_bytes_per_step"])')"
+[ -n "$plan_step" ] && [ $((plan_step / 4)) -eq "$bytes" ] && [ $((plan_step % 4)) -eq 0 ] ||
+  fail "plan's halo bytes per step $plan_step are not 4 blocks x the start report's $bytes"
 # The comparison can fail: another seed gives other parameters.
 "${MPIRUN[@]}" -np 1 "$SLUICE" train "$work/unet.yaml" "${TRAIN[@]}" --set 'pipeline.domain=[1, 1]' --set seed=2 \
   --set checkpoint.dir="$work/seed2" >/dev/null 2>&1 || fail "seed 2 run failed"
