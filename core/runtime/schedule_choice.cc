@@ -85,16 +85,7 @@ std::string cost_basis(const config::Config& cfg, const schedule::SearchModel& m
 }  // namespace
 
 std::vector<model::LayerShape> rank_shapes(const config::Config& cfg, const model::CustomLayerRegistry& custom_layers) {
-  if (!runs_on_domain(cfg)) return model::model_shape(cfg.model, custom_layers);
-  const config::DomainLayout layout = domain_layout_for(cfg, std::nullopt);
-  int64_t largest = 0;
-  int64_t largest_points = -1;
-  for (int64_t block = 0; block < layout.block_count(); ++block) {
-    int64_t points = 1;
-    for (int64_t extent : layout.box(block).extent) points *= extent;
-    if (points > largest_points) largest = block, largest_points = points;
-  }
-  return model::model_shape(block_model(cfg.model, layout.box(largest)), custom_layers);
+  return model::model_shape(rank_model(cfg), custom_layers);
 }
 
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,

@@ -62,4 +62,17 @@ config::ModelSpec block_model(const config::ModelSpec& spec, const config::Domai
   return block;
 }
 
+config::ModelSpec rank_model(const config::Config& cfg) {
+  if (!runs_on_domain(cfg)) return cfg.model;
+  const config::DomainLayout layout = domain_layout_for(cfg, std::nullopt);
+  int64_t largest = 0;
+  int64_t largest_points = -1;
+  for (int64_t block = 0; block < layout.block_count(); ++block) {
+    int64_t points = 1;
+    for (int64_t extent : layout.box(block).extent) points *= extent;
+    if (points > largest_points) largest = block, largest_points = points;
+  }
+  return block_model(cfg.model, layout.box(largest));
+}
+
 }  // namespace sluice::runtime

@@ -51,4 +51,8 @@ std::unique_ptr<RunDomain> make_run_domain(const config::DomainLayout& layout, M
 // the block (the partition still weighs the whole field's).
 config::ModelSpec block_model(const config::ModelSpec& spec, const config::DomainBox& box);
 
+// What one rank's layers see: block_model of the largest block of the even split when cfg runs on a domain (a
+// declared layout is not known before start), else cfg.model. The planners size a rank's activations from it.
+config::ModelSpec rank_model(const config::Config& cfg);
+
 }  // namespace sluice::runtime

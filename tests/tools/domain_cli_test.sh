@@ -59,6 +59,13 @@ assert domain["halo_bytes_per_step"] == 9984, domain["halo_bytes_per_step"]
 PY
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --format json | grep -q '"domain"' &&
   fail "an unsplit plan's JSON has a domain"
+# The stash per rank is one block's: on 2 x 2 equal blocks about a quarter of the undecomposed field's (the plain
+# layers built on an 8 x 8 block; a few hundred bytes of what they keep do not scale with the points).
+stash() { "$SLUICE" plan "$work/unet.yaml" --format json "$@" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["peak_stash_bytes"][0])'; }
+split_stash="$(stash)"; whole_stash="$(stash --set 'pipeline.domain=[1, 1]')"
+[ -n "$split_stash" ] && [ -n "$whole_stash" ] && [ "$(python3 -c "print($whole_stash <= 4 * $split_stash <= 1.05 * $whole_stash)")" = True ] ||
+  fail "plan's peak stash per rank: split $split_stash, undecomposed $whole_stash"
 
 # pipeline.schedule auto sizes a rank's stash from its block: a budget between the split's smallest need and the
 # undecomposed field's refuses the field and accepts the split (the budget printed in whole bytes).

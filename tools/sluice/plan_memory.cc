@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/model/builder.h"
 #include "core/model/model_shape.h"
+#include "core/runtime/trainer_domain.h"
 #include "core/model/partition.h"
 #include "core/model/stage_module.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -101,12 +102,16 @@ StageMemory stage_memory(const config::Config& cfg, int stages, int chunks, int 
   int64_t parameters = 0;
   for (const model::LayerShape& shape : shapes) parameters += shape.params;
   memory.estimated = always_estimate || parameters > kLargestMeasuredModel;
+  // A rank's activations are its block's with pipeline.domain (the split above weighs the whole field's costs).
+  config::Config rank_cfg = cfg;
+  rank_cfg.model = runtime::rank_model(cfg);
   if (!memory.estimated) {
-    memory.stash_bytes = measured_stash(cfg, split, policy, memory.rows);
+    memory.stash_bytes = measured_stash(rank_cfg, split, policy, memory.rows);
     return memory;
   }
+  const std::vector<model::LayerShape> rank_shapes = model::model_shape(rank_cfg.model, declared_layers(cfg.model));
   for (const model::LayerRange& range : model::split_to_ranges(split)) {
-    memory.stash_bytes.push_back(estimated_stash(shapes, range, policy, memory.rows));
+    memory.stash_bytes.push_back(estimated_stash(rank_shapes, range, policy, memory.rows));
   }
   return memory;
 }
