@@ -218,8 +218,7 @@ sluice_status sluice_trainer_start(sluice_trainer* t) {
     if (t->trainer) throw Error(ErrorCode::kState, "trainer is already started");
     auto trainer = std::make_unique<sluice::runtime::Trainer>(t->comm, t->config, t->custom_layers);
     trainer->set_custom_loss(t->custom_loss);
-    trainer->set_declared_domain(t->declared_domain);
-    trainer->start();
+    trainer->start(t->declared_domain);
     t->control = std::make_unique<sluice::runtime::RunControl>(*trainer, nullptr, sluice::runtime::StepLimit::kIfGiven);
     t->control->set_application_state(&t->application);
     t->trainer = std::move(trainer);

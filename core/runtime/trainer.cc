@@ -21,7 +21,7 @@ Trainer::Trainer(MPI_Comm world, config::Config cfg, model::CustomLayerRegistry 
 
 Trainer::~Trainer() = default;
 
-void Trainer::start() {
+void Trainer::start(std::optional<DeclaredDomain> declared) {
   if (started_) throw Error(ErrorCode::kState, "trainer is already started");
   SetupHooks hooks;
   // The output width is known once the stages are built, even with a custom last layer: given statistics must
@@ -32,7 +32,7 @@ void Trainer::start() {
                              config::field_points(parts_.output_shape));
   };
   hooks.stage_done = [this](int stage) { start_reduction(stage); };
-  parts_.declaration = declared_domain_;  // gathered across the ranks by the set-up
+  parts_.declaration = std::move(declared);  // gathered across the ranks by the set-up
   start_run_parts(parts_, cfg_, world_in_, hooks);
   // Submitted samples go where the step reads them: inputs to the first stage's ranks, targets to the last's.
   submitted_samples_.configure(parts_.input_features, parts_.output_features, parts_.holds_first_stage(),

@@ -60,8 +60,10 @@ class Trainer {
   ~Trainer();
 
   // Collective. Makes the set-up (trainer_setup.h: layout, partition, build and initialize parameters, schedule,
-  // communicators, executors) and configures the run's state (normalization, submitted samples).
-  void start();
+  // communicators, executors) and configures the run's state (normalization, submitted samples). `declared`: this
+  // rank's block of a split field as the host declared it (sluice_trainer_set_domain); start gathers every rank's
+  // with gather_declared_domain (declared_domain.h) into the layout the run trains on (docs/DOMAIN.md).
+  void start(std::optional<DeclaredDomain> declared = std::nullopt);
   bool started() const { return started_; }
 
   // Collective. Forward and backward of this replica's `rows` samples (row-major [rows][features]); ranks
@@ -142,11 +144,6 @@ class Trainer {
   // loss: custom without one (kConfig, agreed), and a registered loss under another `loss`.
   void set_custom_loss(model::CustomLoss loss) { parts_.custom_loss = std::move(loss); }
 
-  // Local, before start(): this rank's block of a split field (sluice_trainer_set_domain). start() gathers every
-  // rank's with gather_declared_domain (declared_domain.h) into the layout the run trains on (docs/DOMAIN.md).
-  void set_declared_domain(std::optional<DeclaredDomain> declared) { declared_domain_ = std::move(declared); }
-  const std::optional<DeclaredDomain>& declared_domain() const { return declared_domain_; }
-
   // Records each step's measured timeline (core/runtime/run_report.h: write_trace).
   void set_tracing(bool on) { tracing_ = on; }
 
@@ -203,7 +200,6 @@ class Trainer {
   SampleStore submitted_samples_;
   double lr_override_ = 0.0;  // sluice_set_learning_rate; 0: follow optimizer.lr_schedule
   Normalization normalization_;
-  std::optional<DeclaredDomain> declared_domain_;  // set_declared_domain
 };
 
 }  // namespace sluice::runtime

@@ -42,7 +42,7 @@ struct RunParts {
   // Given before start().
   model::CustomLayerRegistry custom_layers;  // resolves `{type: custom, name: ...}` (layer_params.h sizes by it)
   model::CustomLoss custom_loss;             // loss: custom (sluice_trainer_register_loss)
-  // This rank's declared block (sluice_trainer_set_domain, Trainer::set_declared_domain); start gathers every rank's
+  // This rank's declared block (sluice_trainer_set_domain, handed to Trainer::start); start gathers every rank's
   // (gather_declared_domain) into the layout it runs (domain_layout_for in trainer_domain.h). None: the even split.
   std::optional<DeclaredDomain> declaration;
 

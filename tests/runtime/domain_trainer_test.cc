@@ -124,8 +124,11 @@ struct Span {
 // `sluice train` feed it), this rank's block of each sample; the loss and parameters after every call.
 History train(MPI_Comm comm, const RunSpec& r, const Span& span = {}) {
   runtime::Trainer trainer(comm, make_config(r));
-  if (r.declared) trainer.set_declared_domain(runtime::DeclaredDomain{{kSide, kSide}, kDeclared.at(world_rank())});
-  trainer.start();
+  if (r.declared) {
+    trainer.start(runtime::DeclaredDomain{{kSide, kSide}, kDeclared.at(world_rank())});
+  } else {
+    trainer.start();
+  }
   if (!span.load.empty()) runtime::load_checkpoint(trainer, span.load);
   const bool split = trainer.parts().domain != nullptr && trainer.layout().blocks > 1;
   const config::DomainBox box = split ? trainer.parts().domain->box() : config::DomainBox{};
