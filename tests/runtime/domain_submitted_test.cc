@@ -30,6 +30,7 @@
 #include "core/runtime/trainer_checkpoint.h"
 #include "core/runtime/trainer.h"
 #include "tests/mpi_world.h"
+#include "tests/runtime/domain_trainer_runs.h"
 
 namespace sluice {
 namespace {
@@ -76,34 +77,17 @@ float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
 
 // Samples [first, first + rows) of one side, cut to `box` (the whole field when box is empty).
 std::vector<float> samples(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
-  const int64_t y0 = box.offset.empty() ? 0 : box.offset[0], ny = box.extent.empty() ? kSide : box.extent[0];
-  const int64_t x0 = box.offset.empty() ? 0 : box.offset[1], nx = box.extent.empty() ? kSide : box.extent[1];
-  std::vector<float> out;
-  for (int64_t s = first; s < first + rows; ++s) {
-    for (int64_t c = 0; c < kChannels; ++c) {
-      for (int64_t y = y0; y < y0 + ny; ++y) {
-        for (int64_t x = x0; x < x0 + nx; ++x) out.push_back(value(kind, s, c, y, x));
-      }
-    }
-  }
-  return out;
+  const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
+  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, rows, box);
 }
 
-using Params = std::map<std::string, std::vector<float>>;
+using runtime::domain_runs::differing_params;
+using runtime::domain_runs::Params;
+using runtime::domain_runs::params_of;
 struct History {
   std::vector<double> losses;
   std::vector<Params> params;
 };
-
-Params params_of(const runtime::Trainer& trainer) {
-  Params p;
-  for (const auto& [index, stage] : trainer.parts().stages) {
-    for (model::Parameter* param : stage->parameters()) {
-      p[param->qualified_name()].assign(param->value.data(), param->value.data() + param->value.size());
-    }
-  }
-  return p;
-}
 
 // Each step first submits 6 samples per submitting group, group g taking samples [base + 6g, base + 6g + 6) where
 // base = 6 * groups * step (rank_order stages_within_node: a stage's blocks are world ranks 4g .. 4g + 3, so group g
@@ -124,18 +108,6 @@ History train(MPI_Comm comm, const RunSpec& r, int groups, int group, int share)
     h.params.push_back(params_of(trainer));
   }
   return h;
-}
-
-int differing_params(const Params& got, const Params& want) {
-  int differing = 0;
-  for (const auto& [name, values] : got) {
-    const auto it = want.find(name);
-    if (it == want.end() || it->second.size() != values.size() ||
-        std::memcmp(values.data(), it->second.data(), values.size() * sizeof(float)) != 0) {
-      ++differing;
-    }
-  }
-  return differing;
 }
 
 // The split run on the world against the undecomposed one: on ONE rank submitting every group's whole samples at
