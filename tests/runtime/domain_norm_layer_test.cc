@@ -34,6 +34,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/random_tensor.h"
 #include "tests/runtime/domain_runs.h"
+#include "tests/runtime/domain_stage_step.h"
 
 namespace sluice::runtime {
 namespace {
@@ -92,11 +93,7 @@ std::vector<std::unique_ptr<Layer>> norm_stage(kernels::Backend& backend, model:
   return layers;
 }
 
-struct StepResults {
-  std::vector<Tensor> y, dx;
-  std::vector<double> losses;
-  std::vector<Tensor> grads;  // every parameter's, in the stage's order
-};
+using StepResults = StageStepResults;
 
 using Build = std::function<std::vector<std::unique_ptr<Layer>>(model::FieldDomain*)>;
 
@@ -109,28 +106,8 @@ StepResults run_step(kernels::Backend& backend, const Runs& runs, const FieldRun
   stage.zero_grad();
   const bool split = run == &runs.domain;
   const auto cut = [&](const Tensor& t, int64_t channels) { return split ? runs.cut(t, channels) : t; };
-  const int64_t points = points_of(kSplit.global);
-  StepResults r;
-  std::vector<Tensor> grads;
-  for (int m = 0; m < 2; ++m) {
-    const unsigned seed = static_cast<unsigned>(m);
-    const model::StepInfo step{3, 0, true, static_cast<uint64_t>(m * kSamples)};
-    r.y.push_back(stage.forward(m, cut(random_tensor(kSamples, kIn * points, 10 + seed), kIn), step));
-    const Tensor target = cut(random_tensor(kSamples, kOut * points, 20 + seed), kOut);
-    model::LossResult loss =
-        domain != nullptr
-            ? model::compute_domain_loss(backend, *domain, model::LossKind::kMse, kOut, r.y.back(), target,
-                                         2 * kSamples)
-            : model::compute_loss(backend, model::LossKind::kMse, r.y.back(), target, 2 * kSamples);
-    r.losses.push_back(loss.sum);
-    grads.push_back(std::move(loss.grad));
-  }
-  r.dx.push_back(stage.backward(0, grads[0]));
-  r.dx.push_back(stage.backward_input(1, grads[1]));
-  stage.backward_weight(1);
-  stage.finish_domain_step();
-  for (model::Parameter* p : stage.parameters()) r.grads.push_back(p->grad);
-  return r;
+  return run_stage_step(backend, stage, domain.get(), cut, kSamples, kIn, kOut, points_of(kSplit.global),
+                        [](int m) { return model::StepInfo{3, 0, true, static_cast<uint64_t>(m * kSamples)}; });
 }
 
 // Within rounding (the tiled statistics' sums differ from the plain op's in order only); a mask keyed by another

@@ -35,6 +35,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/random_tensor.h"
 #include "tests/runtime/domain_runs.h"
+#include "tests/runtime/domain_stage_step.h"
 
 namespace sluice::runtime {
 namespace {
@@ -120,11 +121,8 @@ std::vector<std::unique_ptr<Layer>> unet_layers(kernels::Backend& backend, model
   return layers;
 }
 
-struct StepResults {
-  std::vector<Tensor> y, dx;
-  std::vector<double> losses;
-  std::vector<Tensor> grads;  // every parameter's, in the stage's order
-  int64_t halo_bytes = 0;     // this run's halo fills, as the channel counts them
+struct StepResults : StageStepResults {
+  int64_t halo_bytes = 0;  // this run's halo fills, as the channel counts them
 };
 
 // One optimizer step of 2 micro-batches: F0, F1, B0, then I1 and W1; then finish_domain_step. On `run`'s block,
@@ -138,26 +136,8 @@ StepResults run_step(kernels::Backend& backend, FieldRun* run, const Build& buil
   model::StageModule stage(backend, 0, build(domain.get()), model::recompute_policy(recompute, {}), true, false);
   stage.zero_grad();
   const int64_t before = run != nullptr ? run->channel().totals().bytes_sent : 0;
-  const int64_t points = points_of(kUneven2d.global);
-  StepResults r;
-  std::vector<Tensor> grads;
-  for (int m = 0; m < 2; ++m) {
-    const unsigned seed = static_cast<unsigned>(m);
-    r.y.push_back(stage.forward(m, cut(random_tensor(kSamples, kIn * points, 10 + seed), kIn), {3, 0, true, 0}));
-    const Tensor target = cut(random_tensor(kSamples, kOut * points, 20 + seed), kOut);
-    model::LossResult loss =
-        domain != nullptr
-            ? model::compute_domain_loss(backend, *domain, model::LossKind::kMse, kOut, r.y.back(), target,
-                                         2 * kSamples)
-            : model::compute_loss(backend, model::LossKind::kMse, r.y.back(), target, 2 * kSamples);
-    r.losses.push_back(loss.sum);
-    grads.push_back(std::move(loss.grad));
-  }
-  r.dx.push_back(stage.backward(0, grads[0]));
-  r.dx.push_back(stage.backward_input(1, grads[1]));
-  stage.backward_weight(1);
-  stage.finish_domain_step();
-  for (model::Parameter* p : stage.parameters()) r.grads.push_back(p->grad);
+  StepResults r{run_stage_step(backend, stage, domain.get(), cut, kSamples, kIn, kOut, points_of(kUneven2d.global),
+                               [](int) { return model::StepInfo{3, 0, true, 0}; })};
   if (run != nullptr) r.halo_bytes = run->channel().totals().bytes_sent - before;
   return r;
 }
