@@ -16,6 +16,7 @@
 #                                            [--nice N] [--python PATH]
 #   --nice N   run every benchmark process at nice N; when started under `setsid` (its own session), the session's
 #              autogroup gets nice N too (plain nice does nothing against other sessions' autogroups)
+#   OPENBLAS_CORETYPE=SKYLAKEX (in the environment) picks OpenBLAS's kernels where it does not recognise the CPU
 #   SLUICE=path/to/sluice uses that binary (default: the -c opt build of //tools/sluice:sluice, built if missing)
 # Absolute times on a shared machine are noisy: read the ratios of one run, and the load averages it prints.
 set -euo pipefail
@@ -57,7 +58,7 @@ niced=()
 if [ "$nice_level" != 0 ]; then
   niced=(nice -n "$nice_level")
   # Our own session (setsid) has its own autogroup: give it the same priority, else it competes as one equal group.
-  [ "$(ps -o sid= $$ | tr -d ' ')" = "$$" ] && echo "$nice_level" >/proc/self/autogroup 2>/dev/null || true
+  if [ "$(ps -o sid= $$ | tr -d ' ')" = "$$" ]; then echo "$nice_level" >/proc/self/autogroup 2>/dev/null || true; fi
 fi
 
 work="$(mktemp -d /tmp/operators_side_by_side.XXXXXX)"
@@ -116,6 +117,9 @@ torch_side() {
 
 echo "command: bench/operators/side_by_side.sh --model $model --rounds $rounds --steps $steps --warmup $warmup --nice $nice_level"
 echo "sluice: $SLUICE ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo ', modified'))"
+# Sluice's products that stay on OpenBLAS run on the kernels of the core OpenBLAS recognises (bench/README.md,
+# "Machines"): OPENBLAS_CORETYPE in the environment overrides it for both sides.
+echo "openblas core: $(python3 -c "import ctypes; l = ctypes.CDLL('libopenblas.so.0'); l.openblas_get_corename.restype = ctypes.c_char_p; print(l.openblas_get_corename().decode())" 2>/dev/null || echo unknown) (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); torch $("$python" -c 'import torch; print(torch.__version__)')"
 # Parameter counts, so a reader can see both sides build the same model.
 for config in vit fno; do
