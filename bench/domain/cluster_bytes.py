@@ -190,6 +190,8 @@ def parse_args():
     p.add_argument("--rows", type=int, default=2, help="samples per step (data.batch)")
     p.add_argument("--microbatches", type=int, default=2)
     p.add_argument("--auto", help="out.0 of the rank_order auto run: its choice")
+    p.add_argument("--check", type=float, help="exit 1 unless the MPI payload crossing and each node's veth payload "
+                   "are within this many percent of the paper")
     return p.parse_args()
 
 
@@ -212,6 +214,7 @@ def main():
     m_sum, p_sum = sum(m_all.values()), sum(p_all.values())
     print(f"  {'total':9s} measured {m_sum:>12,}  paper {p_sum:>12,}  measured/paper {m_sum / p_sum:.4f}"
           f"  (runtime's prediction for {order}: {predicted.get(order, 0):,})")
+    off = {"MPI payload crossing (monitoring)": m_sum}
     link = link_counters(a.short, a.long)
     print(f"the veths per step (frames; payload = frames - packets x {a.header_bytes} header bytes):")
     for node_name, (rx, tx, rxp, txp) in sorted(link.items()):
@@ -219,6 +222,7 @@ def main():
         sent = sum(crossing(measured, places, node).values())
         frames, packets = rx + tx, rxp + txp
         payload = frames - packets * a.header_bytes
+        off[f"{node_name}'s veth payload"] = payload
         print(f"  {node_name}: tx {tx:>12,} ({txp:,} frames) rx {rx:>12,} ({rxp:,} frames); rx+tx {frames:,}"
               f" = payload {payload:,} + headers; MPI payload it sent {sent:,}")
         print(f"    rx+tx / paper: frames {frames / p_sum:.4f}, payload {payload / p_sum:.4f};"
@@ -234,6 +238,12 @@ def main():
         pick = min((o for o in ties if o in predicted), key=lambda o: (predicted[o], ties.index(o)))
         print(f"rank_order auto would choose {pick} (the smallest of this run's start report's predictions, "
               "ties to auto's order; no auto run reported)")
+    if a.check is not None:
+        bad = [f"{what} {value:,} is {100 * (value / p_sum - 1):+.2f} % off the paper's {p_sum:,}"
+               for what, value in off.items() if abs(value / p_sum - 1) * 100 > a.check]
+        for line in bad:
+            print(f"CHECK FAILED ({order}, bound {a.check} %): {line}")
+        return 1 if bad else 0
     return 0
 
 
