@@ -8,13 +8,17 @@
 # stages_blocks_replicas (a block's two stages on one node, blocks {0, 1} on node 1 and {2, 3} on node 2: the
 # halos of the first split dimension and the stage's tile gathers cross) -- two `sluice train` runs with S and
 # S + 1 steps. Around each run: each node's eth0 rx/tx bytes and packets (read inside the node, as
-# tests/slurm/multinode_placement_test.sh does) and Open MPI's pml monitoring of every rank (the bytes each rank
-# posted to each peer). The difference of the two runs is one step (the start and the end cancel).
-# Then rank_order auto once (1 step): its choice and the bytes it predicted for each order (start report).
+# tests/slurm/multinode_placement_test.sh does), its TCP segments and retransmits, and Open MPI's pml monitoring
+# of every rank (the bytes each rank posted to each peer). The difference of the two runs is one step (the start
+# and the end cancel). Then rank_order auto once (1 step): its choice (start report); at 03434ce `sluice train`
+# fails when auto picks an order whose blocks are not rank % 4 (bench/README.md "Across two nodes").
 # bench/domain/cluster_bytes.py prints, per order: frames on the veth, their payload (frames minus Ethernet/IP/TCP
-# headers), the MPI payload that crossed (monitoring, pairs on different nodes) and the paper's, per kind.
+# headers), the retransmits, the MPI payload that crossed (monitoring, pairs on different nodes) and the paper's,
+# per kind. --check PERCENT: exit 1 unless both orders' bytes are within PERCENT of the paper and auto ran and
+# chose the order that measured smaller (about 30 s at --field 32,32,8 --tile 16,16,8).
 #
-# Usage: bench/domain/cluster.sh [--field D1,D2,D3] [--tile T1,T2,T3] [--steps S] [--gso] [--keep DIR]
+# Usage: bench/domain/cluster.sh [--field D1,D2,D3] [--tile T1,T2,T3] [--steps S] [--gso] [--check PERCENT]
+#                                [--keep DIR]
 #   defaults: --field 64,64,16 --tile 32,32,16 --steps 1; --gso: keep the veths' segmentation offload (the
 #   counters then count 64 KiB buffers, not wire frames); --keep DIR: copy the runs' files there. Needs root (namespaces), slurmd slurmctld munge,
 #   util-linux, iproute2, Open MPI. SLUICE=path/to/sluice uses that binary (default: the -c opt build of
@@ -79,14 +83,23 @@ source "$cluster/env.sh"
 export OMPI_MCA_pml=ob1,monitoring
 
 in_node() { local node="$1"; shift; nsenter --target "$(cat "$cluster/pids/$node.init")" --net --mount -- "$@"; }
-# "NODE rx_bytes tx_bytes rx_packets tx_packets" of NODE's eth0, appended to FILE.
+# "NODE rx_bytes tx_bytes rx_packets tx_packets InSegs OutSegs RetransSegs" of NODE (its eth0's counters, then
+# the TCP segments of its network namespace from /proc/net/snmp: a retransmitted segment is counted again on the
+# veth), appended to FILE.
 counters() {
   local node
   for node in node1 node2; do
     # shellcheck disable=SC2016  # expanded by the node's sh
     echo "$node $(in_node "$node" sh -c 'cd /sys/class/net/eth0/statistics &&
-      echo $(cat rx_bytes) $(cat tx_bytes) $(cat rx_packets) $(cat tx_packets)')" >>"$1"
+      echo $(cat rx_bytes) $(cat tx_bytes) $(cat rx_packets) $(cat tx_packets)') $(tcp_segments "$node")" >>"$1"
   done
+}
+# "InSegs OutSegs RetransSegs" of NODE's network namespace (read through its PID 1's /proc entry: inside the node
+# /proc is its PID namespace's, where an entered process has no /proc/self).
+tcp_segments() {
+  awk '/^Tcp:/ { if (!seen) { for (i = 2; i <= NF; ++i) name[i] = $i; seen = 1 }
+                 else for (i = 2; i <= NF; ++i) v[name[i]] = $i }
+       END { print v["InSegs"], v["OutSegs"], v["RetransSegs"] }' "/proc/$(cat "$cluster/pids/$1.init")/net/snmp"
 }
 header_bytes=$((14 + 20 + 20 + 12 * $(in_node node1 cat /proc/sys/net/ipv4/tcp_timestamps)))
 # A veth hands whole TCP segmentation-offload buffers (up to 64 KiB) to its peer and counts each as one packet;

@@ -57,12 +57,13 @@ def read_counters(path):
 
 
 def link_counters(short, long):
-    """Per node per step: [rx_bytes, tx_bytes, rx_packets, tx_packets] of its eth0."""
+    """Per node per step: [rx_bytes, tx_bytes, rx_packets, tx_packets] of its eth0, then its TCP InSegs, OutSegs,
+    RetransSegs."""
     result = {}
     runs = [(read_counters(f"{d}/counters.before"), read_counters(f"{d}/counters.after")) for d in (short, long)]
     for node in runs[0][0]:
         (sb, sa), (lb, la) = [(b[node], a[node]) for b, a in runs]
-        result[node] = [(la[i] - lb[i]) - (sa[i] - sb[i]) for i in range(4)]
+        result[node] = [(la[i] - lb[i]) - (sa[i] - sb[i]) for i in range(len(la))]
     return result
 
 
@@ -217,7 +218,10 @@ def main():
     off = {"MPI payload crossing (monitoring)": m_sum}
     link = link_counters(a.short, a.long)
     print(f"the veths per step (frames; payload = frames - packets x {a.header_bytes} header bytes):")
-    for node_name, (rx, tx, rxp, txp) in sorted(link.items()):
+    # Both nodes' retransmitted segments cross the link (each at most one MSS: 1500 - 40 - the TCP options).
+    retransmitted = sum(v[6] for v in link.values() if len(v) > 6)
+    mss = 1500 - 40 - (a.header_bytes - 54)
+    for node_name, (rx, tx, rxp, txp, *segs) in sorted(link.items()):
         node = int(node_name.replace("node", "")) - 1
         sent = sum(crossing(measured, places, node).values())
         frames, packets = rx + tx, rxp + txp
@@ -225,6 +229,11 @@ def main():
         off[f"{node_name}'s veth payload"] = payload
         print(f"  {node_name}: tx {tx:>12,} ({txp:,} frames) rx {rx:>12,} ({rxp:,} frames); rx+tx {frames:,}"
               f" = payload {payload:,} + headers; MPI payload it sent {sent:,}")
+        if segs:
+            print(f"    TCP segments in {segs[0]:,} out {segs[1]:,}, retransmitted {segs[2]:,} (S+1-step run minus"
+                  f" S-step run); payload less both nodes' {retransmitted:,} retransmitted x {mss} (an upper bound"
+                  f" on their bytes): {payload - retransmitted * mss:,} = {(payload - retransmitted * mss) / p_sum:.4f}"
+                  " x paper")
         print(f"    rx+tx / paper: frames {frames / p_sum:.4f}, payload {payload / p_sum:.4f};"
               f" / MPI payload measured: frames {frames / m_sum:.4f}, payload {payload / m_sum:.4f}")
     if a.auto:
