@@ -20,8 +20,8 @@
 # Usage: bench/domain/cluster.sh [--field D1,D2,D3] [--tile T1,T2,T3] [--steps S] [--gso] [--check PERCENT]
 #                                [--keep DIR]
 #   defaults: --field 64,64,16 --tile 32,32,16 --steps 1; --gso: keep the veths' segmentation offload (the
-#   counters then count 64 KiB buffers, not wire frames); --keep DIR: copy the runs' files there. Needs root (namespaces), slurmd slurmctld munge,
-#   util-linux, iproute2, Open MPI. SLUICE=path/to/sluice uses that binary (default: the -c opt build of
+#   counters then count 64 KiB buffers, not wire frames); --keep DIR: copy the runs' files there.
+#   Needs root (namespaces), slurmd slurmctld munge, util-linux, iproute2, Open MPI. SLUICE=path/to/sluice uses that binary (default: the -c opt build of
 #   //tools/sluice:sluice, built if missing).
 set -euo pipefail
 
