@@ -38,19 +38,33 @@ int64_t pipeline_bytes(const Placement& p, const std::vector<int>& node, const S
   return bytes;
 }
 
-// Each chunk's ordered sum over the replicas x blocks holding it; member m is replica m / blocks, block m % blocks.
+// Each chunk's ordered sum over the replicas holding it, once per block (every block of a replica holds the same
+// gradient after the tile gathers and sums it with its own block's replicas).
 int64_t gradient_sum_bytes(const Placement& p, const std::vector<int>& node, const StepTraffic& traffic) {
-  const int members = p.replicas * p.blocks;
-  auto node_of = [&](int stage, int m) { return node[p.rank(stage, m / p.blocks, m % p.blocks)]; };
   int64_t bytes = 0;
   for (int stage = 0; stage < p.stages; ++stage) {
     for (const int64_t count : traffic.gradient_floats[stage]) {
-      for (int i = 0; i < members; ++i) {
-        for (int j = 0; j < members; ++j) {
-          if (i == j || node_of(stage, i) == node_of(stage, j)) continue;
-          // i -> j: j's slice of i's gradients (phase 1), then i's summed slice (phase 2).
-          bytes += 4 * (slice_floats(count, members, j) + slice_floats(count, members, i));
+      for (int block = 0; block < p.blocks; ++block) {
+        for (int i = 0; i < p.replicas; ++i) {
+          for (int j = 0; j < p.replicas; ++j) {
+            if (i == j || node[p.rank(stage, i, block)] == node[p.rank(stage, j, block)]) continue;
+            // i -> j: j's slice of i's gradients (phase 1), then i's summed slice (phase 2).
+            bytes += 4 * (slice_floats(count, p.replicas, j) + slice_floats(count, p.replicas, i));
+          }
         }
+      }
+    }
+  }
+  return bytes;
+}
+
+// The domain groups' tile gathers: each block's bytes to every other block of its stage and replica.
+int64_t tile_gather_bytes(const Placement& p, const std::vector<int>& node, const StepTraffic& traffic) {
+  int64_t bytes = 0;
+  for (int r = 0; r < p.replicas; ++r) {
+    for (const StepTraffic::Gather& g : traffic.gathers) {
+      for (int other = 0; other < p.blocks; ++other) {
+        if (other != g.block && node[p.rank(g.stage, r, g.block)] != node[p.rank(g.stage, r, other)]) bytes += g.bytes;
       }
     }
   }
@@ -63,10 +77,11 @@ void check_blocks(const StepTraffic& traffic) {
   for (const StepTraffic::Halo& h : traffic.halos) {
     fits = fits && h.from_block >= 0 && h.from_block < traffic.blocks && h.to_block >= 0 && h.to_block < traffic.blocks;
   }
+  for (const StepTraffic::Gather& g : traffic.gathers) fits = fits && g.block >= 0 && g.block < traffic.blocks;
   if (!fits) {
     throw Error(ErrorCode::kInvalidArgument,
-                "inter_node_bytes: a boundary or halo names a block outside the " + std::to_string(traffic.blocks) +
-                    " blocks");
+                "inter_node_bytes: a boundary, halo or tile gather names a block outside the " +
+                    std::to_string(traffic.blocks) + " blocks");
   }
 }
 
@@ -85,7 +100,8 @@ int64_t inter_node_bytes(RankOrder order, const std::vector<int>& node_of_rank, 
                     " per-stage gradient lists do not fit");
   }
   const Placement placement{order, stages, static_cast<int>(world / group), traffic.blocks};
-  return pipeline_bytes(placement, node_of_rank, traffic) + gradient_sum_bytes(placement, node_of_rank, traffic);
+  return pipeline_bytes(placement, node_of_rank, traffic) + gradient_sum_bytes(placement, node_of_rank, traffic) +
+         tile_gather_bytes(placement, node_of_rank, traffic);
 }
 
 int64_t RankOrderChoice::bytes_of(RankOrder wanted) const {

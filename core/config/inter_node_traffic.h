@@ -31,9 +31,19 @@ struct StepTraffic {
   // Per pipeline stage: the floats of each model chunk it holds. Each chunk is one ordered gradient sum
   // (core/comm/ordered_sum.cc): cut into `replicas` near-equal slices, every replica sends each other replica
   // that one's slice (reduce-scatter), then its own summed slice to every other replica (all-gather). With a split
-  // the estimate takes it as one such sum over the replicas x blocks that hold the chunk (the domain group's
-  // exact reduction may move the bytes differently; its design is not settled here).
+  // every block runs that sum over the replicas holding the same block (MpiContext's data-parallel group: equal
+  // stage and block); the blocks of one replica agree on the gradient beforehand through the tile gathers below.
   std::vector<std::vector<int64_t>> gradient_floats;
+  // With a split: the tile gathers of a stage's domain group (core/comm/tile_gather.h, the blocks of one stage and
+  // replica): every block sends its held tiles' values to each other block of the group (the parameter gradients'
+  // tile partials, norm statistics, the field loss). `bytes` is what `block` of `stage` sends to EACH other block
+  // per replica per optimizer step.
+  struct Gather {
+    int stage = 0;
+    int block = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Gather> gathers;
   // Domain blocks per sample (pipeline.domain; 1: not split); the world is stages x replicas x blocks and the order
   // places all three (rank_order.h: rank_at with a block).
   int blocks = 1;

@@ -156,8 +156,8 @@ TEST(InterNodeTraffic, RefusesAutoAndMismatchedSizes) {
 
 // A domain split of 2 blocks, P = 2, DP = 2 on two nodes of four ranks; a stage's blocks are consecutive ranks.
 // stages_within_node: replica 0 is ranks 0-3 (stage 0: 0, 1; stage 1: 2, 3), replica 1 ranks 4-7: the boundaries
-// and halos stay inside a node, and each stage's sum over 4 members (2 replicas x 2 blocks) of 8 floats crosses
-// between the 2 members on each node: 8 ordered pairs x 4 · (2 + 2) bytes = 128 per stage.
+// and halos stay inside a node, and each block's sum over its 2 replicas of 8 floats crosses: 2 ordered pairs x
+// 4 · (4 + 4) bytes = 64 per block, 128 per stage.
 // stages_across_nodes: stage 0 is ranks 0-3 (replica 0: 0, 1; replica 1: 2, 3), stage 1 ranks 4-7: each replica's
 // per-block boundaries cross (100 + 60), the sums stay inside a node.
 TEST(InterNodeTraffic, DomainBlocksAreConsecutiveRanksAndTheirHalosCount) {
@@ -169,7 +169,10 @@ TEST(InterNodeTraffic, DomainBlocksAreConsecutiveRanksAndTheirHalosCount) {
   t.gradient_floats = {{8}, {8}};
   EXPECT_EQ(inter_node_bytes(RankOrder::kStagesWithinNode, node, 2, t), 2 * 128);
   EXPECT_EQ(inter_node_bytes(RankOrder::kStagesAcrossNodes, node, 2, t), 2 * (100 + 60));
-  EXPECT_EQ(choose_rank_order(RankOrder::kAuto, node, 2, t).order, RankOrder::kStagesWithinNode);
+  // stages_replicas_blocks puts block 0 of both stages and replicas on node 0, block 1 on node 1: only the halos
+  // cross (10 + 10 + 20 + 20 per replica), and each block's sum over its replicas stays inside a node.
+  EXPECT_EQ(inter_node_bytes(RankOrder::kStagesReplicasBlocks, node, 2, t), 2 * 60);
+  EXPECT_EQ(choose_rank_order(RankOrder::kAuto, node, 2, t).order, RankOrder::kStagesReplicasBlocks);
   // One stage, one replica, 4 blocks on two nodes of two ranks: the halos between blocks 0-1 | 2-3 cross.
   StepTraffic halos;
   halos.blocks = 4;
@@ -186,7 +189,8 @@ TEST(InterNodeTraffic, DomainBlocksAreConsecutiveRanksAndTheirHalosCount) {
 
 // With a split, every order against a brute-force count: each rank's messages from its own place (place_of with
 // blocks; partners searched), halos between its stage's blocks, boundaries to the same block of the next stage,
-// and the gradient sum over the replicas x blocks holding its stage (member = replica x blocks + block).
+// its tile gathers to every other block of its stage and replica (the domain group), and the gradient sum over the
+// replicas holding its stage and block (MpiContext's data-parallel group).
 int find_rank(RankOrder order, RankPlace want, int stages, int replicas, int blocks) {
   for (int r = 0; r < stages * replicas * blocks; ++r) {
     const RankPlace p = place_of(order, r, stages, replicas, blocks);
@@ -197,7 +201,7 @@ int find_rank(RankOrder order, RankPlace want, int stages, int replicas, int blo
 }
 
 int64_t brute_force_split(RankOrder order, const std::vector<int>& node, int stages, const StepTraffic& t) {
-  const int blocks = t.blocks, replicas = static_cast<int>(node.size()) / stages / blocks, members = replicas * blocks;
+  const int blocks = t.blocks, replicas = static_cast<int>(node.size()) / stages / blocks;
   int64_t bytes = 0;
   const auto send = [&](int from, int to, int64_t b) { bytes += node[from] != node[to] ? b : 0; };
   for (int a = 0; a < static_cast<int>(node.size()); ++a) {
@@ -212,13 +216,18 @@ int64_t brute_force_split(RankOrder order, const std::vector<int>& node, int sta
         send(a, find_rank(order, {p.stage, p.replica, h.to_block}, stages, replicas, blocks), h.bytes);
       }
     }
-    const int me = p.replica * blocks + p.block;
+    for (const StepTraffic::Gather& g : t.gathers) {
+      if (g.stage != p.stage || g.block != p.block) continue;
+      for (int other = 0; other < blocks; ++other) {
+        if (other != p.block) send(a, find_rank(order, {p.stage, p.replica, other}, stages, replicas, blocks), g.bytes);
+      }
+    }
     for (const int64_t count : t.gradient_floats[p.stage]) {
-      const std::vector<int64_t> slices = slices_by_hand(count, members);
-      for (int other = 0; other < members; ++other) {
-        if (other == me) continue;
-        const int to = find_rank(order, {p.stage, other / blocks, other % blocks}, stages, replicas, blocks);
-        send(a, to, 4 * (slices[other] + slices[me]));
+      const std::vector<int64_t> slices = slices_by_hand(count, replicas);
+      for (int other = 0; other < replicas; ++other) {
+        if (other == p.replica) continue;
+        const int to = find_rank(order, {p.stage, other, p.block}, stages, replicas, blocks);
+        send(a, to, 4 * (slices[other] + slices[p.replica]));
       }
     }
   }
@@ -242,6 +251,7 @@ TEST(InterNodeTraffic, EveryOrderOfASplitMatchesABruteForceCount) {
         t.halos.push_back({s, k, k + 1, size(rng)});
         t.halos.push_back({s, k + 1, k, size(rng)});
       }
+      for (int k = 0; k < blocks; ++k) t.gathers.push_back({s, k, size(rng)});  // uneven blocks: each its own
     }
     const int world = stages * replicas * blocks;
     for (const int per_node : {2, 4}) {
@@ -319,6 +329,29 @@ TEST(InterNodeTraffic, AutoKeepsABlocksStagesInsideANodeWhenActivationsOutweighH
   EXPECT_EQ(asked.order, RankOrder::kReplicasStagesBlocks);
   ASSERT_EQ(asked.compared.size(), 3u);
   EXPECT_EQ(asked.bytes_of(RankOrder::kReplicasStagesBlocks), asked.bytes_of(RankOrder::kStagesAcrossNodes));
+}
+
+// The domain group's tile gathers count: every block sends its tiles to each other block of its stage (issue 32's
+// 40 x 40 x 8 bench, where leaving them out chose the order that moved more). Two nodes of four ranks, 2 stages x 4
+// blocks, boundaries of 1000 bytes per block, no halos, `gather` bytes from each block to each other one.
+// Blocks innermost keep every gather inside a node and cross the 4 boundaries: 4000. Stages innermost put blocks
+// 0, 1 on node 0 and 2, 3 on node 1: per stage each block's gathers to the 2 blocks on the other node, 2 x 4 x 2.
+TEST(InterNodeTraffic, TileGathersCountBetweenTheBlocksOfAStage) {
+  const std::vector<int> node = {0, 0, 0, 0, 1, 1, 1, 1};
+  for (const auto& [gather, chosen] : {std::pair<int64_t, RankOrder>{300, RankOrder::kStagesWithinNode},
+                                       {100, RankOrder::kStagesBlocksReplicas}}) {
+    StepTraffic t = two_stages_of_four_blocks(0, 1000);
+    for (int s = 0; s < 2; ++s) {
+      for (int b = 0; b < 4; ++b) t.gathers.push_back({s, b, gather});
+    }
+    const RankOrderChoice c = choose_rank_order(RankOrder::kAuto, node, 2, t);
+    EXPECT_EQ(c.bytes_of(RankOrder::kStagesWithinNode), 4 * 1000);
+    EXPECT_EQ(c.bytes_of(RankOrder::kStagesBlocksReplicas), 2 * 4 * 2 * gather);
+    EXPECT_EQ(c.order, chosen) << "gather " << gather;
+  }
+  StepTraffic outside = two_stages_of_four_blocks(0, 1000);
+  outside.gathers.push_back({0, 4, 1});  // no block 4
+  EXPECT_THROW(inter_node_bytes(RankOrder::kStagesWithinNode, node, 2, outside), Error);
 }
 
 }  // namespace

@@ -67,6 +67,38 @@ TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
   EXPECT_EQ(plain.boundaries[0].bytes, 20480);
 }
 
+// Each block's tile gathers per step, to each other block of its stage (hand count, docs/DOMAIN.md "Messages per op
+// and their bytes"): the default tile [2, 2] gives every 8 x 8 block 16 tiles; per tile and layer with parameters
+// 8 bytes of index + 4 per parameter, once per call; the loss 16 bytes per tile and micro-batch on the last stage.
+// Stage 0: conv 2 -> 4, 3 x 3: 76 parameters, 8 + 304 = 312. Stage 1: conv 4 -> 8, 3 x 3: 296 parameters, 1192;
+// the 1 x 1 conv on 8 + 4 channels: 13, 60; the loss in 2 micro-batches, 32: 1284.
+TEST(DomainStepTraffic, TileGathersPerBlockAndStage) {
+  const config::Config cfg = config::parse_config(kUnet, {"pipeline.microbatches=2"});
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  const config::StepTraffic t = step_traffic(cfg, shapes, {3, 4}, {0, 1}, 1);
+  std::map<std::pair<int, int>, int64_t> sent;
+  for (const config::StepTraffic::Gather& g : t.gathers) sent[{g.stage, g.block}] += g.bytes;
+  ASSERT_EQ(sent.size(), 8u);
+  for (int block = 0; block < 4; ++block) {
+    EXPECT_EQ((sent[{0, block}]), 16 * 312) << "block " << block;
+    EXPECT_EQ((sent[{1, block}]), 16 * 1284) << "block " << block;
+  }
+  // optimizer.accumulate 2: two calls per step, each gathering the parameters' partials and the loss.
+  const config::Config twice = config::parse_config(kUnet, {"pipeline.microbatches=2", "optimizer={type: adamw, lr: 0.001, accumulate: 2}"});
+  for (const config::StepTraffic::Gather& g : step_traffic(twice, shapes, {3, 4}, {0, 1}, 1).gathers) {
+    EXPECT_EQ(g.bytes, 2 * 16 * (g.stage == 0 ? 312 : 1284));
+  }
+  // A group norm in place of the relu on stage 0 (4 channels in 2 groups): its parameters 8 floats, 8 + 32, and per
+  // micro-batch forward and backward 8 + 16 x rows x groups, summed over the 2 micro-batches of 1 row: 2 x (2 x 8 +
+  // 16 x 2 x 2) = 160.
+  const config::Config norm =
+      config::parse_config(kUnet, {"pipeline.microbatches=2", "model.layers.1={type: group_norm, groups: 2}"});
+  const std::vector<model::LayerShape> norm_shapes = model::model_shape(norm.model, {});
+  for (const config::StepTraffic::Gather& g : step_traffic(norm, norm_shapes, {3, 4}, {0, 1}, 1).gathers) {
+    EXPECT_EQ(g.bytes, 16 * (g.stage == 0 ? 312 + 40 + 160 : 1284));
+  }
+}
+
 // The start report's rank-order line: with a split it compares all six orders and spells out the chosen nesting;
 // without one it reads as it always has (two orders).
 TEST(DomainStepTraffic, TheReportNamesTheChosenOrderAndItsNesting) {

@@ -27,6 +27,8 @@
 
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
+#include "core/model/model_shape.h"
+#include "core/runtime/rank_order_choice.h"
 #include "core/runtime/run_report.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/trainer_checkpoint.h"
@@ -278,7 +280,16 @@ TEST(DomainTrainerTest, StartReportHaloBytesAreTheMeasuredOnes) {
   const runtime::StepCounters& sent = trainer.stats().counters;
   EXPECT_EQ(sent.halo_bytes_sent, 2176);
   EXPECT_EQ(sent.halo_messages_sent, 24);
-  EXPECT_GT(sent.gather_bytes_sent, 0);  // the gradients' tile partials, the loss
+  // The tile gathers (TileGather::totals), to each of the 3 other blocks: the rank-order estimate's number
+  // (step_traffic) and by hand, one 4 x 4 tile per block: per layer with parameters 8 bytes of index + 4 per
+  // parameter (conv 76, conv 148, conv_transpose 68, 1 x 1 conv 18: 1272), the loss 16 per micro-batch (32).
+  const config::Config& cfg = trainer.config();
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  const config::StepTraffic paper = runtime::step_traffic(cfg, shapes, {8}, {0}, 1);
+  int64_t mine = -1;
+  for (const config::StepTraffic::Gather& g : paper.gathers) mine = g.block == trainer.layout().block ? g.bytes : mine;
+  EXPECT_EQ(mine, 1272 + 32);
+  EXPECT_EQ(sent.gather_bytes_sent, 3 * mine);
   const runtime::PipelineStats all = runtime::gather_stats(trainer);
   ASSERT_EQ(all.halo_bytes_sent.size(), 4u);
   for (int r = 0; r < 4; ++r) EXPECT_EQ(all.halo_bytes_sent[static_cast<size_t>(r)], 2176.0) << "rank " << r;
