@@ -143,6 +143,26 @@ same_state "$work/synthetic-split/ckpt_00000003.h5" "$work/seed2/ckpt_00000003.h
 "$MAKE_HDF5" "$work/fields.h5" 8 512 256 2,16,16 1,16,16 || fail "make_hdf5_data failed"
 split_vs_whole hdf5 --set data.type=hdf5 --set data.path="$work/fields.h5"
 
+# rank_order auto picking an order whose blocks are not rank % blocks: 2 stages x [2, 1] blocks on 2 "nodes" of 2
+# ranks (SLUICE_NODE_ID). The stage boundary (the pool's output and the skip, 20480 bytes a step) outweighs the
+# halos of the one split dimension (4096) and the tile gathers (one tile per block), so auto keeps a block's two
+# stages on one node (stages innermost: block = rank / 2). Each rank must read the block the trainer gave it
+# (before the fix sluice train cut its data from the layout before start, block = rank % 2, and stopped at its
+# block check); the run ends with the undecomposed 2-stage run's parameters and losses bit for bit.
+AUTO=(--set pipeline.stages=2 --set 'pipeline.split=[3, 4]' --set 'pipeline.domain=[2, 1]'
+      --set 'pipeline.domain_tile=[8, 16]' --set pipeline.rank_order=auto)
+"${MPIRUN[@]}" -np 2 env SLUICE_NODE_ID=0 "$SLUICE" train "$work/unet.yaml" "${TRAIN[@]}" "${AUTO[@]}"   --set checkpoint.dir="$work/auto-split" :   -np 2 env SLUICE_NODE_ID=1 "$SLUICE" train "$work/unet.yaml" "${TRAIN[@]}" "${AUTO[@]}"   --set checkpoint.dir="$work/auto-split" >"$work/auto-split.log" 2>&1 || fail "auto split run: $(cat "$work/auto-split.log")"
+grep -qE "rank order (stages_blocks_replicas|replicas_stages_blocks) \(auto, 2 node\(s\)\)" "$work/auto-split.log" ||
+  fail "auto did not keep a block's stages on one node: $(grep 'rank order' "$work/auto-split.log")"
+grep -qF "rank 1: replica 0, pipeline rank 1, domain block 0" "$work/auto-split.log" ||
+  fail "rank 1 does not hold stage 1 of block 0: $(cat "$work/auto-split.log")"
+"${MPIRUN[@]}" -np 2 "$SLUICE" train "$work/unet.yaml" "${TRAIN[@]}" "${AUTO[@]}" --set 'pipeline.domain=[1, 1]'   --set checkpoint.dir="$work/auto-whole" >"$work/auto-whole.log" 2>&1 || fail "auto whole run: $(cat "$work/auto-whole.log")"
+[ "$(losses "$work/auto-split.log" | wc -l)" -eq 3 ] || fail "auto: the split run logged no 3 steps"
+[ "$(losses "$work/auto-split.log")" = "$(losses "$work/auto-whole.log")" ] ||
+  fail "auto: losses differ: $(losses "$work/auto-split.log") vs $(losses "$work/auto-whole.log")"
+same_state "$work/auto-split/ckpt_00000003.h5" "$work/auto-whole/ckpt_00000003.h5" ||
+  fail "auto: the split run's checkpoint differs from the undecomposed run's"
+
 # --profile measures a whole sample's costs per stage: refused with a split, before anything runs.
 bad="$("${MPIRUN[@]}" -np 1 "$SLUICE" train "$work/unet.yaml" "${TRAIN[@]}" --set checkpoint.dir="$work/p" \
   --profile "$work/p.json" 2>&1)" &&

@@ -62,9 +62,11 @@ std::ostream& log_stream(const TrainOptions& options) { return options.json ? st
 // (a data file one node cannot read fails there only).
 struct Setup {
   config::Config cfg;
-  int block = 0;  // this rank's domain block (0 without a split), the one `source` gives
+  // The samples, whole; null with a split, whose block the trainer's layout decides at start (block_source).
   std::unique_ptr<data::DataSource> source;
 };
+
+bool split(const config::Config& cfg) { return config::domain_block_count(cfg.pipeline.domain) > 1; }
 
 // --profile measures a whole sample's costs per stage (pipeline.costs, plan --costs); a split's ranks each time a
 // block plus its halo exchanges, which no cost model here takes yet. Refused before anything runs.
@@ -92,32 +94,52 @@ Setup set_up(const TrainOptions& options, int world, int rank) {
                            s.cfg.cpu_threads.mode = config::Config::CpuThreads::Mode::kAuto;
                          }
                          refuse_profile_on_split(s.cfg, options);
-                         s.block = config::make_layout(s.cfg, world, rank).block;
+                         config::make_layout(s.cfg, world, rank);  // a world that does not fit, refused here
                          if (s.cfg.data.type == config::DataType::kExternal) {
                            throw Error(ErrorCode::kConfig,
                                        "data.type external is for the C API; sluice train needs synthetic or hdf5");
                          }
-                         // With a split each rank generates or reads its own block of every sample, never a whole
-                         // field (docs/DOMAIN.md "Data on blocks").
-                         s.source = config::domain_block_count(s.cfg.pipeline.domain) > 1
-                                        ? data::make_data_source_for_block(s.cfg, s.block)
-                                        : data::make_data_source(s.cfg);
+                         if (!split(s.cfg)) s.source = data::make_data_source(s.cfg);
                        }));
   return s;
 }
 
-// The source was cut for the block the set-up's layout gave this rank; the trainer places the blocks itself at
-// start (pipeline.rank_order, auto resolved from the node map). Were they ever to differ, the rank would train on
-// another block's data silently: an internal error, agreed, naming both.
-void check_source_block(const runtime::Trainer& trainer, const Setup& setup) {
-  comm::agree_or_throw(MPI_COMM_WORLD, "sluice train block check", comm::capture_failure([&] {
-                         if (trainer.layout().block == setup.block) return;
-                         throw Error(ErrorCode::kInternal,
-                                     "sluice train: rank " + std::to_string(trainer.layout().rank) +
-                                         " read the data of domain block " + std::to_string(setup.block) +
-                                         " (the set-up's layout) but the trainer gave it block " +
-                                         std::to_string(trainer.layout().block));
+std::string box_text(const config::DomainBox& box) {
+  std::string text = "offset [";
+  for (size_t d = 0; d < box.offset.size(); ++d) text += (d ? ", " : "") + std::to_string(box.offset[d]);
+  text += "], extent [";
+  for (size_t d = 0; d < box.extent.size(); ++d) text += (d ? ", " : "") + std::to_string(box.extent[d]);
+  return text + "]";
+}
+
+// With a split each rank generates or reads its own block of every sample, never a whole field (docs/DOMAIN.md
+// "Data on blocks"): the block the trainer gave it at start, which pipeline.rank_order decides (auto from the node
+// map, so no layout before start can know it). The source is the even split's block (make_data_source_for_block,
+// the split `sluice train` runs); were the trainer ever to run another box for that block, the rank would train on
+// the wrong points silently: refused, naming both. Agreed: a data file one node cannot read fails on every rank.
+std::unique_ptr<data::DataSource> block_source(const runtime::Trainer& trainer, const config::Config& cfg) {
+  std::unique_ptr<data::DataSource> source;
+  comm::agree_or_throw(MPI_COMM_WORLD, "sluice train data on blocks", comm::capture_failure([&] {
+                         const int block = trainer.layout().block;
+                         const config::SampleShape input = config::input_shape_of(cfg.model);
+                         const config::DomainBox even =
+                             config::even_domain_layout({input.begin() + 1, input.end()}, cfg.pipeline.domain,
+                                                        cfg.pipeline.domain_tile)
+                                 .box(block);
+                         if (!trainer.parts().domain) {
+                           throw Error(ErrorCode::kInternal, "sluice train: the trainer runs no domain blocks");
+                         }
+                         const config::DomainBox ran = trainer.parts().domain->box();
+                         if (even.offset != ran.offset || even.extent != ran.extent) {
+                           throw Error(ErrorCode::kInternal,
+                                       "sluice train: rank " + std::to_string(trainer.layout().rank) +
+                                           " holds domain block " + std::to_string(block) + " at " + box_text(ran) +
+                                           " but the even split's block " + std::to_string(block) + ", which its "
+                                           "data would be cut to, is at " + box_text(even));
+                         }
+                         source = data::make_data_source_for_block(cfg, block);
                        }));
+  return source;
 }
 
 // Trains after start-up; returns the exit code. Every error in here is agreed across ranks by the library.
@@ -198,7 +220,7 @@ void run_training(const TrainOptions& options) {
     if (setup.cfg.comm.arrival_timeout < 0) setup.cfg.comm.arrival_timeout = setup.cfg.comm.timeout;
     runtime::Trainer trainer(MPI_COMM_WORLD, setup.cfg);
     trainer.start();
-    check_source_block(trainer, setup);
+    if (split(setup.cfg)) setup.source = block_source(trainer, setup.cfg);
     try {
       code = train(trainer, *setup.source, options, rank);
     } catch (const std::bad_alloc&) {
