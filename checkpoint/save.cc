@@ -76,6 +76,11 @@ ManifestItem describe_block(const Entry& entry) {
                                                  std::to_string(entry.box_offset.size()) + " box offsets and " +
                                                  std::to_string(entry.global_dims.size()) + " global dims");
   }
+  if (entry.dims.size() > kMaxBoxDims) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint block entry '" + path + "' has " +
+                                                 std::to_string(entry.dims.size()) + " dims; a block dataset has at most " +
+                                                 std::to_string(kMaxBoxDims));
+  }
   element_count(entry.global_dims, entry.path);
   const Box whole{std::vector<int64_t>(entry.dims.size(), 0), entry.global_dims};
   if (!box_contains(whole, {entry.box_offset, entry.dims})) {
