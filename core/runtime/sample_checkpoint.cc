@@ -46,7 +46,8 @@ std::vector<float> read_side(const checkpoint::Reader& reader, const char* name,
   return values;
 }
 
-// Held samples on a split are blocks: neither written nor read yet (docs/DOMAIN.md, what is left).
+// Held samples on a split are blocks: saved as boxes of the whole samples, but not yet read back onto a split
+// (docs/DOMAIN.md, what is left).
 void refuse_held_blocks(int blocks, int64_t held, const std::string& what) {
   if (blocks <= 1 || held == 0) return;
   throw Error(ErrorCode::kUnsupported,
