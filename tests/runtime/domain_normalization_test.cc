@@ -193,12 +193,12 @@ TEST(DomainNormalizationTest, GivenPerChannelStatisticsOnFourBlocks) {
   EXPECT_TRUE(same_bits(got.prediction, cut(want.prediction, got.box))) << "world rank " << world_rank();
 }
 
-// 8 ranks (oversubscribed). 2 stages x 4 blocks (the inputs' partials come from the first stage's ranks, the
-// targets' from the last's) against the undecomposed run on one rank (one stage: a stage count changes no bit).
-// 2 replicas x 4 blocks (each replica holds its rows of the first call's global batch) against 2 undecomposed
-// replicas on world ranks b and b + 4 (the split's replica of a rank is world rank / 4), and its statistics against
-// one undecomposed process fed the whole global batch of 8 samples per step (a reference that shares no replica
-// bookkeeping with the run it checks).
+// 8 ranks (oversubscribed), against one undecomposed process fed each step's whole global batch of 8 samples
+// (`single`: one stage, one replica). 2 stages x 4 blocks (the inputs' partials come from the first stage's ranks,
+// the targets' from the last's) taking the 8 samples per step: the single run's statistics and run (a stage count
+// changes no bit). 2 replicas x 4 blocks (each replica holds its 4 rows of the first call's global batch): the
+// single run's statistics (a reference that shares no replica bookkeeping with the run it checks), and the run of 2
+// undecomposed replicas on world ranks b and b + 4 (the split's replica of a rank is world rank / 4).
 TEST(DomainNormalizationTest, StagesAndReplicasOnFourBlocksGiveTheUndecomposedRun) {
   if (world_size() != 8) GTEST_SKIP() << "8 ranks";
   const std::string me = std::to_string(world_rank());
@@ -206,12 +206,10 @@ TEST(DomainNormalizationTest, StagesAndReplicasOnFourBlocksGiveTheUndecomposedRu
   const History single = train(MPI_COMM_SELF, false, single_path, kAuto, Shape{1, 1, 2 * kRows});
 
   const std::string staged_path = temp_path("domain_norm8_stages.h5");
-  const History staged = train(MPI_COMM_WORLD, true, staged_path, kAuto, Shape{2, 1});
-  const std::string whole_path = temp_path("domain_norm8_whole_" + me + ".h5");
-  const History whole = train(MPI_COMM_SELF, false, whole_path);
+  const History staged = train(MPI_COMM_WORLD, true, staged_path, kAuto, Shape{2, 1, 2 * kRows});
   MPI_Barrier(MPI_COMM_WORLD);  // the split run's checkpoint is written before any rank reads it
-  expect_same_statistics(staged_path, whole_path, "2 stages x 4 blocks, world rank " + me);
-  expect_same_run(staged, whole, "2 stages x 4 blocks, world rank " + me);
+  expect_same_statistics(staged_path, single_path, "2 stages x 4 blocks, world rank " + me);
+  expect_same_run(staged, single, "2 stages x 4 blocks, world rank " + me);
 
   MPI_Comm pair = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 4, world_rank() / 4, &pair);
