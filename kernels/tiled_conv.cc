@@ -32,6 +32,12 @@ void require_cols(const char* op, const char* operand, const Tensor& tensor, int
   }
 }
 
+// A block of one tile (the split's usual case: pipeline.domain_tile = one block): the tile's window is the whole
+// padded block and its result the whole block, so the calls read and write the block's own tensors instead of
+// copies of them. The same call on the same values, so the same bits; it saves a window and a result per call,
+// which on such a block are as large as the padded input and the output themselves (issue 32: a split rank's RSS).
+bool one_tile_block(const TiledConv& t) { return t.grid.block_tiles() == 1; }
+
 }  // namespace
 
 void check_tiled_conv(const TiledConv& t) {
@@ -79,6 +85,10 @@ void tiled_conv_forward(Backend& backend, const TiledConv& t, const Tensor& x_pa
   const std::vector<int64_t> padded = forward_padded_extents(t);
   require_cols("forward", "x_padded", x_padded, samples, g.in_channels * extent_product(padded));
   require_cols("forward", "y", y, samples, g.out_channels * t.grid.block_points());
+  if (one_tile_block(t)) {
+    backend.conv_forward(g, x_padded, weight, bias, y);
+    return;
+  }
   Tensor window = backend.empty(samples, g.in_features());
   Tensor out = backend.empty(samples, g.out_features());
   for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
@@ -97,6 +107,10 @@ void tiled_conv_backward_data(Backend& backend, const TiledConv& t, const Tensor
   const std::vector<int64_t> padded = backward_padded_extents(t);
   require_cols("backward data", "dy_padded", dy_padded, samples, g.out_channels * extent_product(padded));
   require_cols("backward data", "dx", dx, samples, g.in_channels * t.grid.block_points());
+  if (one_tile_block(t)) {
+    backend.conv_backward_data(g, dy_padded, weight, dx);
+    return;
+  }
   Tensor window = backend.empty(samples, g.out_features());
   Tensor tile_dx = backend.empty(samples, g.in_features());
   for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
@@ -116,21 +130,29 @@ std::vector<TilePartial> tiled_conv_param_grad_partials(Backend& backend, const 
   const std::vector<int64_t> padded = forward_padded_extents(t);
   require_cols("param grads", "x_padded", x_padded, samples, g.in_channels * extent_product(padded));
   require_cols("param grads", "dy", dy, samples, g.out_channels * t.grid.block_points());
-  Tensor window = backend.empty(samples, g.in_features());
-  Tensor tile_dy = backend.empty(samples, g.out_features());
-  std::vector<TilePartial> partials;
-  partials.reserve(static_cast<size_t>(t.grid.block_tiles()));
-  for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
-    const std::vector<int64_t> origin = t.grid.tile_origin(local);
-    copy_field_box(backend, box_out_of(g.in_channels, padded, origin, g.in), x_padded, window);
-    copy_field_box(backend, box_out_of(g.out_channels, t.grid.block_extent, origin, t.grid.tile), dy, tile_dy);
+  // The partial of the block's `local`-th tile from its window of x and its dy.
+  auto partial_of = [&](int64_t local, const Tensor& window, const Tensor& tile_dy) {
     TilePartial partial;
     partial.tile = t.grid.global_index(local);
     partial.weight_grad = backend.zeros(g.out_channels, g.weight_cols());
     if (with_bias) partial.bias_grad = backend.zeros(1, g.out_channels);
     backend.conv_accumulate_param_grads(g, window, tile_dy, partial.weight_grad,
                                         with_bias ? &partial.bias_grad : nullptr);
-    partials.push_back(std::move(partial));
+    return partial;
+  };
+  std::vector<TilePartial> partials;
+  partials.reserve(static_cast<size_t>(t.grid.block_tiles()));
+  if (one_tile_block(t)) {
+    partials.push_back(partial_of(0, x_padded, dy));
+    return partials;
+  }
+  Tensor window = backend.empty(samples, g.in_features());
+  Tensor tile_dy = backend.empty(samples, g.out_features());
+  for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
+    const std::vector<int64_t> origin = t.grid.tile_origin(local);
+    copy_field_box(backend, box_out_of(g.in_channels, padded, origin, g.in), x_padded, window);
+    copy_field_box(backend, box_out_of(g.out_channels, t.grid.block_extent, origin, t.grid.tile), dy, tile_dy);
+    partials.push_back(partial_of(local, window, tile_dy));
   }
   return partials;
 }

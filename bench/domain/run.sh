@@ -12,8 +12,12 @@
 # 8 ranks on this 2-core machine are oversubscribed: the script reports bytes and RSS, never time.
 #
 # Usage (from anywhere): bench/domain/run.sh [--field D1,D2,D3] [--tile T1,T2,T3] [--steps S] [--budget BYTES]
-#                                            [--plan-only] [--keep DIR]
+#                                            [--plan-only] [--keep DIR] [--mmap-threshold BYTES]
 #   defaults: --field 128,128,32 --tile 64,64,32 --steps 1 --budget (none: only the plans' tables)
+#   --mmap-threshold: the trained runs with glibc's malloc mmap threshold fixed at BYTES (GLIBC_TUNABLES), so
+#   freed tensors above it go back to the system; by default glibc raises the threshold to each freed mmapped
+#   chunk's size (up to 32 MiB), and block-sized tensors then live in the heap, which keeps its high-water mark
+#   (bench/README.md "Domain blocks": most of a split rank's RSS above its share).
 #   SLUICE=path/to/sluice uses that binary (default: the -c opt build of //tools/sluice:sluice, built if missing)
 set -euo pipefail
 
@@ -23,6 +27,7 @@ steps=1
 budget=
 plan_only=0
 keep=
+mmap_threshold=
 while [ $# -gt 0 ]; do
   case "$1" in
     --field) field="$2"; shift 2 ;;
@@ -31,12 +36,15 @@ while [ $# -gt 0 ]; do
     --budget) budget="$2"; shift 2 ;;
     --plan-only) plan_only=1; shift ;;
     --keep) keep="$2"; shift 2 ;;
+    --mmap-threshold) mmap_threshold="$2"; shift 2 ;;
     *) echo "run.sh: unknown option '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
 done
 [[ "$field" =~ ^[0-9]+,[0-9]+,[0-9]+$ && "$tile" =~ ^[0-9]+,[0-9]+,[0-9]+$ ]] ||
   { echo "run.sh: --field and --tile take three whole numbers, e.g. 128,128,32" >&2; exit 2; }
 [[ "$steps" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --steps must be a whole number >= 1" >&2; exit 2; }
+[ -z "$mmap_threshold" ] || [[ "$mmap_threshold" =~ ^[0-9]+$ ]] ||
+  { echo "run.sh: --mmap-threshold takes whole bytes, e.g. 1048576" >&2; exit 2; }
 [ -z "$budget" ] || [[ "$budget" =~ ^[0-9.e+]+$ ]] || { echo "run.sh: --budget takes bytes, e.g. 2.0e9" >&2; exit 2; }
 
 repo_root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -53,7 +61,8 @@ config=bench/domain/unet3d.yaml
 common=(--set "model.inputs=[2,$field]" --set "pipeline.domain_tile=[$tile]")
 split=(--set "pipeline.domain=[2,2,1]")
 whole=(--set "pipeline.domain=[1,1,1]")
-echo "domain bench: field [2,$field], tile [$tile], $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(git rev-parse --short HEAD)"
+[ -z "$mmap_threshold" ] || export GLIBC_TUNABLES="glibc.malloc.mmap_threshold=$mmap_threshold"
+echo "domain bench: field [2,$field], tile [$tile], malloc mmap threshold ${mmap_threshold:-dynamic}, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(git rev-parse --short HEAD)"
 
 # plan NAME OVERRIDES...: the text plan and its JSON twin into $work/plan_NAME.{txt,json}.
 plan() {
@@ -78,7 +87,7 @@ plan split "${split[@]}"
 plan whole "${whole[@]}"
 sed -n '/^domain /,/^halo bytes per sample/p' "$work/plan_split.txt"
 for name in split whole; do
-  echo "-- $name: the plan's peak stash per rank (measured on the whole field, split or not)"
+  echo "-- $name: the plan's peak stash per rank (from the largest block's model)"
   grep -A2 "^rank  busy" "$work/plan_$name.txt"
 done
 if [ -n "$budget" ]; then
@@ -98,15 +107,16 @@ train() {
   dir="$work/$name.$n"
   mkdir -p "$dir"
   private_tmp="$(mktemp -d /tmp/domain_bench_mpi.XXXXXX)"
-  # shellcheck disable=SC2016  # $OMPI_COMM_WORLD_RANK is expanded by each rank's sh, not here
-  TMPDIR="$private_tmp" OMPI_MCA_orte_tmpdir_base="$private_tmp" OMPI_MCA_btl_vader_backing_directory="$private_tmp" \
+  # shellcheck disable=SC2016  # $RSS_DIR and $OMPI_COMM_WORLD_RANK are expanded by each rank's sh, not here
+  RSS_DIR="$dir" TMPDIR="$private_tmp" OMPI_MCA_orte_tmpdir_base="$private_tmp" OMPI_MCA_btl_vader_backing_directory="$private_tmp" \
     mpirun --allow-run-as-root --oversubscribe -np "$np" --bind-to none --mca btl self,vader \
     --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 --mca pml_monitoring_filename "$dir/prof" \
-    sh -c 'exec /usr/bin/time -f "rss rank $OMPI_COMM_WORLD_RANK maxrss_kb %M" "$0" "$@"' \
+    sh -c 'exec /usr/bin/time -o "$RSS_DIR/rss.$OMPI_COMM_WORLD_RANK" -f "%M" "$0" "$@"' \
     "$SLUICE" train "$config" "${common[@]}" "$@" --set steps="$n" >"$dir/output.txt" 2>&1 || status=$?
   rm -rf "$private_tmp"
   [ "$status" = 0 ] || { tail -30 "$dir/output.txt" >&2; echo "run.sh: $name ($np ranks, $n steps) failed" >&2; return 1; }
-  awk '$1 == "rss" { print $3, $5 }' "$dir/output.txt" | sort -n >"$dir/rss"
+  # One file per rank: the ranks' lines on a shared stdout interleave mid-line.
+  for ((r = 0; r < np; ++r)); do echo "$r $(cat "$dir/rss.$r")"; done >"$dir/rss"
 }
 
 # rss_table: peak RSS per rank, MiB, and each split rank's share of the undecomposed run.

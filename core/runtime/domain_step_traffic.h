@@ -25,4 +25,15 @@ DomainStepTraffic domain_step_traffic(const config::Config& cfg, const config::D
                                       const std::vector<std::pair<int, int>>& layer_ranges, int64_t rows,
                                       int microbatches);
 
+// The tile-gather bytes `block` sends in one call (core/comm/tile_gather.h; docs/DOMAIN.md's table "Messages per op
+// and their bytes"), for the same layers, rows and micro-batches: each gather sends the block's held tiles' indices
+// (8 bytes a tile) and values to every other block. Per call, every layer with parameters (`params`: floats per
+// global layer) gathers its per-tile partials once (8 + 4 · params per tile); per micro-batch, a group or instance
+// norm gathers S·G·2 doubles per tile forward and again backward (not at global layer 0, whose input gradient
+// nobody computes), and the stage holding the model's last layer the loss's one double per tile. Excludes the
+// norms' gathers a recompute repeats. A block holds the same number of tiles at every level.
+int64_t domain_gather_bytes(const config::Config& cfg, const config::DomainLayout& layout, int64_t block,
+                            const std::vector<std::pair<int, int>>& layer_ranges, const std::vector<int64_t>& params,
+                            int64_t rows, int microbatches);
+
 }  // namespace sluice::runtime

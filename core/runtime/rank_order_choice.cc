@@ -8,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/config/domain_layout.h"
 #include "core/model/partition.h"
+#include "core/runtime/domain_step_traffic.h"
 #include "core/runtime/node_ranks.h"
 
 namespace sluice::runtime {
@@ -24,42 +25,24 @@ int64_t rows_per_step(const config::Config& cfg, int data_parallel) {
   return rows_per_call(cfg, data_parallel) * cfg.optimizer.accumulate;
 }
 
-// Per tile the bytes a block's domain group gathers at `layer` in one call of `rows` rows in `microbatches`
-// micro-batches (docs/DOMAIN.md "Messages per op and their bytes"; each record is the tile's index, 8 bytes, and
-// its values): the parameter gradients' tile partials once per call (Trainer::start_reduction), a group or
-// instance norm's statistics per micro-batch forward and backward (8 + 16 x rows x groups summed over the
-// micro-batches; no backward for the model's first layer). Not counted: a recomputed forward's second gather of the
-// statistics, and each gather's 24-byte header of counts.
-int64_t gather_bytes_per_tile(const config::LayerSpec& spec, const config::SplitLayer& layer, int64_t params,
-                              bool first, int64_t rows, int microbatches) {
-  int64_t bytes = params > 0 ? 8 + 4 * params : 0;
-  int64_t groups = 0;
-  if (spec.type == config::LayerType::kGroupNorm) groups = spec.groups;
-  if (spec.type == config::LayerType::kInstanceNorm) groups = layer.in.at(0);
-  if (groups > 0) bytes += (first ? 1 : 2) * (8 * microbatches + 16 * rows * groups);
-  return bytes;
-}
-
-// With a split: what each block sends to every other block of its stage's domain group per optimizer step, every
-// gather above plus the field loss's (one double per tile and micro-batch, on the last layer's stage).
+// With a split: what each block sends to every other block of its stage's domain group per optimizer step, the
+// start report's per-call number (domain_gather_bytes: parameter partials, norm statistics, the loss) for the
+// stage's layers, once per call of the step.
 void add_tile_gathers(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
-                      const std::vector<config::SplitLayer>& layers, const std::vector<int>& layer_stage,
-                      const config::DomainLayout& layout, int data_parallel, config::StepTraffic& traffic) {
-  const int64_t rows = rows_per_call(cfg, data_parallel);
-  const int microbatches = cfg.pipeline.microbatches;
-  std::vector<int64_t> per_tile(static_cast<size_t>(cfg.pipeline.stages), 0);
-  for (size_t l = 0; l < layers.size() && l < shapes.size(); ++l) {
-    per_tile.at(layer_stage[l]) +=
-        gather_bytes_per_tile(cfg.model.layers[l], layers[l], shapes[l].params, l == 0, rows, microbatches);
-  }
-  if (!layer_stage.empty()) per_tile.at(layer_stage.back()) += 16 * microbatches;
-  for (int block = 0; block < traffic.blocks; ++block) {
-    const config::DomainBox box = layout.box(block);
-    int64_t tiles = 1;  // the same count at every level: the tile scales with the block
-    for (size_t d = 0; d < box.extent.size(); ++d) tiles *= box.extent[d] / layout.tile[d];
-    for (int stage = 0; stage < cfg.pipeline.stages; ++stage) {
-      const int64_t bytes = per_tile[static_cast<size_t>(stage)] * tiles * cfg.optimizer.accumulate;
-      if (bytes > 0) traffic.gathers.push_back({stage, block, bytes});
+                      const std::vector<int>& layer_stage, const config::DomainLayout& layout, int data_parallel,
+                      config::StepTraffic& traffic) {
+  std::vector<int64_t> params;
+  for (const model::LayerShape& shape : shapes) params.push_back(shape.params);
+  for (int stage = 0; stage < cfg.pipeline.stages; ++stage) {
+    std::vector<std::pair<int, int>> ranges;  // the stage's layers, one range each (the sum does not care)
+    for (size_t l = 0; l < layer_stage.size(); ++l) {
+      if (layer_stage[l] == stage) ranges.emplace_back(static_cast<int>(l), static_cast<int>(l) + 1);
+    }
+    for (int block = 0; block < traffic.blocks; ++block) {
+      const int64_t per_call = domain_gather_bytes(cfg, layout, block, ranges, params,
+                                                   rows_per_call(cfg, data_parallel), cfg.pipeline.microbatches);
+      const int64_t to_each = per_call / (traffic.blocks - 1) * cfg.optimizer.accumulate;
+      if (to_each > 0) traffic.gathers.push_back({stage, block, to_each});
     }
   }
 }
@@ -100,7 +83,7 @@ void add_domain_traffic(const config::Config& cfg, const std::vector<model::Laye
     }
   }
   traffic.boundaries = per_block;
-  add_tile_gathers(cfg, shapes, layers, layer_stage, layout, data_parallel, traffic);
+  add_tile_gathers(cfg, shapes, layer_stage, layout, data_parallel, traffic);
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ int64_t rows_per_call(const Trainer& trainer) {
   return trainer.config().data.batch / trainer.layout().data_parallel;
 }
 
-// ", halo bytes per call on paper N (M messages)" for a block of a split when the call's rows are known.
+// ", halo bytes per call on paper N (M messages), tile-gather bytes G" for a block of a split when the call's rows
+// are known.
 std::string paper_halo_text(Trainer& trainer) {
   const RunDomain& domain = *trainer.parts().domain;
   const int64_t rows = rows_per_call(trainer);
@@ -63,8 +64,16 @@ std::string paper_halo_text(Trainer& trainer) {
   for (auto& [index, stage] : trainer.parts().stages) ranges.emplace_back(stage->first_layer(), stage->last_layer());
   const DomainStepTraffic t =
       domain_step_traffic(trainer.config(), domain.layout, domain.block, ranges, rows, trainer.config().pipeline.microbatches);
+  std::vector<int64_t> params(trainer.config().model.layers.size(), 0);
+  for (auto& [index, stage] : trainer.parts().stages) {
+    for (int l = stage->first_layer(); l < stage->last_layer(); ++l) {
+      for (model::Parameter* p : stage->layer(l).parameters()) params[static_cast<size_t>(l)] += p->value.size();
+    }
+  }
+  const int64_t gathered = domain_gather_bytes(trainer.config(), domain.layout, domain.block, ranges, params, rows,
+                                               trainer.config().pipeline.microbatches);
   return ", halo bytes per call on paper " + std::to_string(t.halo_bytes) + " (" + std::to_string(t.halo_messages) +
-         " messages)";
+         " messages), tile-gather bytes " + std::to_string(gathered);
 }
 
 std::string my_layout_line(Trainer& trainer) {
@@ -106,8 +115,9 @@ std::string layout_description(Trainer& trainer) {
     out << "  halo bytes per call on paper: what each block sends, the forward and backward halos of its stages' "
            "layers for "
         << rows_per_call(trainer) << " rows in " << cfg.pipeline.microbatches
-        << " micro-batches (excluding the halos a recompute re-exchanges); measured, with the tile gathers, in the "
-           "summary\n";
+        << " micro-batches (excluding the halos a recompute re-exchanges), and its tile gathers (the parameter "
+           "gradients' tile partials, the norm statistics, the loss; excluding the norms' a recompute repeats); "
+           "measured in the summary\n";
   }
   for (const std::string& line : lines) out << "  " << line << "\n";
   return out.str();

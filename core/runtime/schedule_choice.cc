@@ -30,6 +30,8 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
   const int stages = cfg.pipeline.stages * chunks;
   if (static_cast<int>(shapes.size()) < stages) return {};
   const double state_floats = 2.0 + optimizer_state(cfg);  // parameter + gradient + optimizer state
+  // Full recompute drops every layer: under recompute_halos: stash each halo layer's filled input stays too.
+  const std::vector<double> halo = rank_halo_stash(cfg);
   std::vector<schedule::StageSizes> sizes;
   for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::partition_costs(shapes, cfg.pipeline), stages))) {
     schedule::StageSizes stage;
@@ -41,6 +43,7 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
       stage.stash_bytes_per_sample += rank_shapes[layer].stash_bytes > 0.0
                                           ? rank_shapes[layer].stash_bytes
                                           : kBytesPerFloat * static_cast<double>(rank_shapes[layer].in);
+      stage.input_bytes_per_sample += halo[static_cast<size_t>(layer)];
     }
     sizes.push_back(stage);
   }

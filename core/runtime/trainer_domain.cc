@@ -5,6 +5,7 @@
 
 #include "core/comm/halo_layout.h"
 #include "core/common/error.h"
+#include "core/config/halo_stash.h"
 #include "kernels/tile_grid.h"
 
 namespace sluice::runtime {
@@ -62,8 +63,10 @@ config::ModelSpec block_model(const config::ModelSpec& spec, const config::Domai
   return block;
 }
 
-config::ModelSpec rank_model(const config::Config& cfg) {
-  if (!runs_on_domain(cfg)) return cfg.model;
+namespace {
+
+// The largest block of the even split (the first of equal ones): the block the planners size a rank from.
+config::DomainBox largest_block(const config::Config& cfg) {
   const config::DomainLayout layout = domain_layout_for(cfg, std::nullopt);
   int64_t largest = 0;
   int64_t largest_points = -1;
@@ -72,7 +75,21 @@ config::ModelSpec rank_model(const config::Config& cfg) {
     for (int64_t extent : layout.box(block).extent) points *= extent;
     if (points > largest_points) largest = block, largest_points = points;
   }
-  return block_model(cfg.model, layout.box(largest));
+  return layout.box(largest);
+}
+
+}  // namespace
+
+config::ModelSpec rank_model(const config::Config& cfg) {
+  if (!runs_on_domain(cfg)) return cfg.model;
+  return block_model(cfg.model, largest_block(cfg));
+}
+
+std::vector<double> rank_halo_stash(const config::Config& cfg) {
+  if (cfg.pipeline.recompute_halos != config::RecomputeHalos::kStash || !runs_on_domain(cfg)) {
+    return std::vector<double>(cfg.model.layers.size(), 0.0);
+  }
+  return config::halo_input_bytes(cfg.model.layers, config::input_shape_of(cfg.model), largest_block(cfg));
 }
 
 }  // namespace sluice::runtime

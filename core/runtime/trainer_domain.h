@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/comm/halo_exchange.h"
 #include "core/comm/tile_gather.h"
@@ -54,5 +55,11 @@ config::ModelSpec block_model(const config::ModelSpec& spec, const config::Domai
 // What one rank's layers see: block_model of the largest block of the even split when cfg runs on a domain (a
 // declared layout is not known before start), else cfg.model. The planners size a rank's activations from it.
 config::ModelSpec rank_model(const config::Config& cfg);
+
+// Per layer, the bytes per sample `pipeline.recompute_halos: stash` keeps for it while a recompute has dropped it:
+// its halo-filled input on rank_model's block (config::halo_input_bytes); all 0 under `exchange` or without a
+// domain. The planners (sluice plan, schedule auto) add it for the layers their recompute policy drops, as the
+// stage's Stash::halo_inputs holds it.
+std::vector<double> rank_halo_stash(const config::Config& cfg);
 
 }  // namespace sluice::runtime

@@ -239,6 +239,35 @@ TEST(TiledConvTest, TileAccumulatorsAddMicroBatchesPerTile) {
   EXPECT_THROW(accumulate_tile_partials(backend, batch(300, {1, 1}), accumulators), Error);
 }
 
+// The CPU backend, counting the column copies (kernels/field_box.h) that cut tile windows out of a block.
+class CopyCountingBackend : public CpuBackend {
+ public:
+  int64_t copies = 0;
+
+ protected:
+  void copy_columns_impl(const Tensor& source, int64_t source_col, Tensor& destination, int64_t destination_col,
+                         int64_t count, bool add) override {
+    ++copies;
+    CpuBackend::copy_columns_impl(source, source_col, destination, destination_col, count, add);
+  }
+};
+
+// A block of one tile (the domain bench's blocks: pipeline.domain_tile = one block) runs the three passes on its
+// padded tensors in place: no window or result copies (they would be as large as the block's padded input and
+// output), and the one-block bits (a 4x4 split of 16x12 into 4x4 tiles, each block one tile).
+TEST(TiledConvTest, AOneTileBlockRunsInPlaceWithTheOneBlockBits) {
+  const Case c{2, 3, 4, {16, 12}, {4, 4}, {3, 3}, {1, 1}};
+  CpuBackend plain;
+  const Results whole = tiled_run(plain, c, {Block{{0, 0}, c.global}});
+  CopyCountingBackend counting;
+  expect_same_bits(tiled_run(counting, c, blocks_of({{4, 4, 4, 4}, {4, 4, 4}})), whole, "one-tile blocks");
+  EXPECT_EQ(counting.copies, 0) << "a one-tile block copied windows or results";
+  // A block of two tiles still cuts its windows out (the count proves the counter sees the copies).
+  counting.copies = 0;
+  tiled_run(counting, c, blocks_of({{8, 8}, {4, 4, 4}}));
+  EXPECT_GT(counting.copies, 0);
+}
+
 TEST(TiledConvTest, ABlockThatIsNotAUnionOfTilesIsRefusedByName) {
   CpuBackend backend;
   const Case c{1, 1, 1, {16, 12}, {4, 4}, {3, 3}, {1, 1}};

@@ -7,6 +7,9 @@
 // undecomposed trainer, predicts the undecomposed outputs. With each block's own statistics (the block's mean and
 // std instead of the field's) every one of these comparisons fails. Given per-channel statistics (applied per point)
 // give the [1, 1] run's losses and predictions too.
+// On 8 ranks (domain_normalization_8_ranks_test): 2 stages x 4 blocks against the [1, 1] run on one rank, and 2
+// replicas x 4 blocks against 2 [1, 1] replicas on 2 ranks (statistics against one [1, 1] process fed the whole
+// global batch): the statistics, losses, parameters and predictions bit for bit.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -40,13 +43,21 @@ constexpr int64_t kPoints = kSide * kSide;
 
 constexpr const char* kAuto = "normalization: {inputs: auto, targets: auto}\n";
 
-config::Config make_config(bool split, const std::string& normalization = kAuto) {
+// The pipeline's stages and replicas (the undecomposed reference runs the same numbers on stages x replicas ranks).
+struct Shape {
+  int stages = 1;
+  int replicas = 1;
+  int64_t rows = kRows;  // samples a replica takes per step
+};
+
+config::Config make_config(bool split, const std::string& normalization = kAuto, Shape shape = {}) {
   return config::parse_config(
       "model:\n  inputs: [2, 8, 8]\n  layers:\n"
       "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
       "    - {type: gelu}\n"
       "    - {type: conv, channels: 2, kernel: 1}\n"
-      "pipeline: {stages: 1, domain: " + std::string(split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [2, 2]}\n"
+      "pipeline: {stages: " + std::to_string(shape.stages) + ", data_parallel: " + std::to_string(shape.replicas) +
+      ", microbatches: 2, rank_order: stages_within_node, domain: " + std::string(split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [2, 2]}\n"
       + normalization +
       "loss: mse\noptimizer: {type: adamw, lr: 0.01}\ndata: {type: external, batch: 4}\nseed: 5\n");
 }
@@ -59,9 +70,9 @@ float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
   return static_cast<float>((3.0 + 2.0 * c + kind) * wave + 0.5 * static_cast<double>(y) + 10.0 * (c + 1 - kind));
 }
 
-std::vector<float> batch(int kind, int64_t first, const config::DomainBox& box) {
+std::vector<float> batch(int kind, int64_t first, const config::DomainBox& box, int64_t rows = kRows) {
   const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
-  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, kRows, box);
+  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, rows, box);
 }
 
 using runtime::domain_runs::Params;
@@ -85,14 +96,18 @@ config::DomainBox box_of(const runtime::Trainer& trainer) {
   return trainer.layout().blocks > 1 ? trainer.parts().domain->box() : config::DomainBox{{0, 0}, {kSide, kSide}};
 }
 
-History train(MPI_Comm comm, bool split, const std::string& save, const std::string& normalization = kAuto) {
-  runtime::Trainer trainer(comm, make_config(split, normalization));
+// shape.rows samples a replica per step, the step's global batch replica-major (samples (step · replicas + replica)
+// · rows ..), this rank's block of each.
+History train(MPI_Comm comm, bool split, const std::string& save, const std::string& normalization = kAuto,
+              Shape shape = {}) {
+  runtime::Trainer trainer(comm, make_config(split, normalization, shape));
   trainer.start();
   History h;
   h.box = box_of(trainer);
   for (int step = 0; step < kSteps; ++step) {
-    const std::vector<float> in = batch(0, step * kRows, h.box), target = batch(1, step * kRows, h.box);
-    h.losses.push_back(trainer.train_step(in.data(), target.data(), kRows).loss);
+    const int64_t first = (static_cast<int64_t>(step) * shape.replicas + trainer.layout().replica) * shape.rows;
+    const std::vector<float> in = batch(0, first, h.box, shape.rows), target = batch(1, first, h.box, shape.rows);
+    h.losses.push_back(trainer.train_step(in.data(), target.data(), shape.rows).loss);
     h.params.push_back(params_of(trainer));
   }
   runtime::save_checkpoint(trainer, save);
@@ -114,14 +129,8 @@ std::vector<float> cut(const std::vector<float>& whole, const config::DomainBox&
   return runtime::domain_runs::cut_field(whole, kChannels, kSide, box);
 }
 
-TEST(DomainNormalizationTest, FourBlocksGiveTheUndecomposedStatisticsAndRun) {
-  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
-  const std::string split_path = temp_path("domain_norm_split.h5");
-  const std::string whole_path = temp_path("domain_norm_whole_" + std::to_string(world_rank()) + ".h5");
-  const History got = train(MPI_COMM_WORLD, true, split_path);
-  const History want = train(MPI_COMM_SELF, false, whole_path);
-  const std::string at = "world rank " + std::to_string(world_rank());
-
+// The statistics the checkpoints at split_path and whole_path hold, bit for bit.
+void expect_same_statistics(const std::string& split_path, const std::string& whole_path, const std::string& at) {
   const runtime::SavedNormalization split_stats = statistics_in(split_path);
   const runtime::SavedNormalization whole_stats = statistics_in(whole_path);
   ASSERT_EQ(whole_stats.inputs.mean.size(), static_cast<size_t>(kChannels));
@@ -131,18 +140,34 @@ TEST(DomainNormalizationTest, FourBlocksGiveTheUndecomposedStatisticsAndRun) {
   EXPECT_TRUE(same_bits(split_stats.inputs.std, whole_stats.inputs.std)) << at << ": input stds";
   EXPECT_TRUE(same_bits(split_stats.targets.mean, whole_stats.targets.mean)) << at << ": target means";
   EXPECT_TRUE(same_bits(split_stats.targets.std, whole_stats.targets.std)) << at << ": target stds";
+}
 
+// The split run `got` against the undecomposed `want`: every loss and every parameter this rank holds after every
+// step and the de-normalized prediction (this rank's block), bit for bit.
+void expect_same_run(const History& got, const History& want, const std::string& at) {
   ASSERT_EQ(got.losses.size(), want.losses.size());
   for (size_t s = 0; s < got.losses.size(); ++s) {
     EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0)
         << at << ", step " << s + 1 << ": loss " << got.losses[s] << " vs " << want.losses[s];
-    for (const auto& [name, values] : want.params[s]) {
-      ASSERT_EQ(got.params[s].count(name), 1u) << name;
-      EXPECT_TRUE(same_bits(got.params[s].at(name), values)) << at << ", step " << s + 1 << ": " << name;
+    ASSERT_FALSE(got.params[s].empty()) << at;
+    for (const auto& [name, values] : got.params[s]) {
+      ASSERT_EQ(want.params[s].count(name), 1u) << at << ": " << name;
+      EXPECT_TRUE(same_bits(values, want.params[s].at(name))) << at << ", step " << s + 1 << ": " << name;
     }
   }
-  EXPECT_LT(got.losses.back(), got.losses.front()) << "the model does not learn";
+  EXPECT_LT(got.losses.back(), got.losses.front()) << at << ": the model does not learn";
   EXPECT_TRUE(same_bits(got.prediction, cut(want.prediction, got.box))) << at << ": prediction (de-normalized)";
+}
+
+TEST(DomainNormalizationTest, FourBlocksGiveTheUndecomposedStatisticsAndRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  const std::string split_path = temp_path("domain_norm_split.h5");
+  const std::string whole_path = temp_path("domain_norm_whole_" + std::to_string(world_rank()) + ".h5");
+  const History got = train(MPI_COMM_WORLD, true, split_path);
+  const History want = train(MPI_COMM_SELF, false, whole_path);
+  const std::string at = "world rank " + std::to_string(world_rank());
+  expect_same_statistics(split_path, whole_path, at);
+  expect_same_run(got, want, at);
 
   // Layout-free: the split run's checkpoint (parameters and statistics) on one block predicts the undecomposed
   // outputs.
@@ -166,6 +191,36 @@ TEST(DomainNormalizationTest, GivenPerChannelStatisticsOnFourBlocks) {
     EXPECT_EQ(std::memcmp(&got.losses[s], &want.losses[s], sizeof(double)), 0) << "step " << s + 1;
   }
   EXPECT_TRUE(same_bits(got.prediction, cut(want.prediction, got.box))) << "world rank " << world_rank();
+}
+
+// 8 ranks (oversubscribed), against one undecomposed process fed each step's whole global batch of 8 samples
+// (`single`: one stage, one replica). 2 stages x 4 blocks (the inputs' partials come from the first stage's ranks,
+// the targets' from the last's) taking the 8 samples per step: the single run's statistics and run (a stage count
+// changes no bit). 2 replicas x 4 blocks (each replica holds its 4 rows of the first call's global batch): the
+// single run's statistics (a reference that shares no replica bookkeeping with the run it checks), and the run of 2
+// undecomposed replicas on world ranks b and b + 4 (the split's replica of a rank is world rank / 4).
+TEST(DomainNormalizationTest, StagesAndReplicasOnFourBlocksGiveTheUndecomposedRun) {
+  if (world_size() != 8) GTEST_SKIP() << "8 ranks";
+  const std::string me = std::to_string(world_rank());
+  const std::string single_path = temp_path("domain_norm8_single_" + me + ".h5");
+  const History single = train(MPI_COMM_SELF, false, single_path, kAuto, Shape{1, 1, 2 * kRows});
+
+  const std::string staged_path = temp_path("domain_norm8_stages.h5");
+  const History staged = train(MPI_COMM_WORLD, true, staged_path, kAuto, Shape{2, 1, 2 * kRows});
+  MPI_Barrier(MPI_COMM_WORLD);  // the split run's checkpoint is written before any rank reads it
+  expect_same_statistics(staged_path, single_path, "2 stages x 4 blocks, world rank " + me);
+  expect_same_run(staged, single, "2 stages x 4 blocks, world rank " + me);
+
+  MPI_Comm pair = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 4, world_rank() / 4, &pair);
+  const std::string replicated_path = temp_path("domain_norm8_replicas.h5");
+  const History replicated = train(MPI_COMM_WORLD, true, replicated_path, kAuto, Shape{1, 2});
+  const History replicas = train(pair, false, temp_path("domain_norm8_pair_" + std::to_string(world_rank() % 4) +
+                                                        ".h5"), kAuto, Shape{1, 2});
+  MPI_Comm_free(&pair);
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_same_statistics(replicated_path, single_path, "2 replicas x 4 blocks, world rank " + me);
+  expect_same_run(replicated, replicas, "2 replicas x 4 blocks, world rank " + me);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/config/config_parser.h"
+#include "core/config/halo_stash.h"
 #include "core/config/recompute_halos.h"
 #include "core/model/builder.h"
 #include "core/model/loss.h"
@@ -157,6 +158,20 @@ TEST_P(DomainRecomputeTest, StashSendsNoMoreThanTheRunWithoutRecomputeAndBothGiv
   // Two micro-batches stashed, each with its halo layers' padded inputs besides what `exchange` keeps.
   EXPECT_EQ(stashed.stashed_after_forward,
             exchanged.stashed_after_forward + 2 * padded_input_bytes(runs.domain.block(), c.halo_layers));
+  // The memory planners' number for the dropped layers (config::halo_input_bytes, what sluice plan and schedule auto
+  // add) is what the stage kept.
+  const config::Config cfg = config::parse_config(kUnetConfig);
+  const kernels::Block& block = runs.domain.block();
+  const std::vector<double> planned =
+      config::halo_input_bytes(cfg.model.layers, config::input_shape_of(cfg.model), {block.offset, block.extent});
+  double dropped = 0.0;
+  for (const int layer : c.halo_layers) dropped += planned.at(static_cast<size_t>(layer));
+  double planned_halo_layers = 0.0;  // every layer the planner says fills a halo
+  for (const double bytes : planned) planned_halo_layers += bytes > 0.0 ? 1.0 : 0.0;
+  EXPECT_EQ(planned_halo_layers, 4.0) << "layers 0, 3, 4 and 6 fill halos";
+  EXPECT_EQ(static_cast<double>(stashed.stashed_after_forward - exchanged.stashed_after_forward),
+            2.0 * static_cast<double>(kSamples) * dropped)
+      << "the planners' halo stash";
 }
 
 INSTANTIATE_TEST_SUITE_P(

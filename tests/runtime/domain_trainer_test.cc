@@ -269,6 +269,11 @@ TEST(DomainTrainerTest, StartReportNamesTheBlocks) {
 // pooled 2 x 2 block, 4 channels, forward and backward 16 x (2 + 2 + 4 + 4) = 192 each; pool, transposed conv
 // (kernel = stride) and the 1 x 1 conv read no halo: 544 bytes a sample, 2176 a call, in 3 fills x 4 messages x
 // 2 micro-batches = 24 messages.
+// The tile gathers likewise (domain_gather_bytes): each block holds one tile (tile 4 on a 4 x 4 block, 2 on the
+// pooled 2 x 2) and sends each gather to the 3 other blocks, 8 bytes of tile index and the values: per call the
+// parameter partials of conv 0 (72 + 4 floats: 8 + 304), conv 3 (144 + 4: 8 + 592), the transposed conv (64 + 4:
+// 8 + 272) and the 1 x 1 conv (16 + 2: 8 + 72), and per micro-batch the loss's double (16): (312 + 600 + 280 + 80 +
+// 2 · 16) · 3 = 3912 bytes.
 TEST(DomainTrainerTest, StartReportHaloBytesAreTheMeasuredOnes) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
@@ -280,28 +285,60 @@ TEST(DomainTrainerTest, StartReportHaloBytesAreTheMeasuredOnes) {
   const runtime::StepCounters& sent = trainer.stats().counters;
   EXPECT_EQ(sent.halo_bytes_sent, 2176);
   EXPECT_EQ(sent.halo_messages_sent, 24);
-  // The tile gathers (TileGather::totals), to each of the 3 other blocks: the rank-order estimate's number
-  // (step_traffic) and by hand, one 4 x 4 tile per block: per layer with parameters 8 bytes of index + 4 per
-  // parameter (conv 76, conv 148, conv_transpose 68, 1 x 1 conv 18: 1272), the loss 16 per micro-batch (32).
+  EXPECT_EQ(sent.gather_bytes_sent, 3912);  // the gradients' tile partials, the loss
+  // The rank-order estimate (step_traffic) counts the same gathers: 3912 / 3 to each of the 3 other blocks.
   const config::Config& cfg = trainer.config();
-  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
-  const config::StepTraffic paper = runtime::step_traffic(cfg, shapes, {8}, {0}, 1);
-  int64_t mine = -1;
-  for (const config::StepTraffic::Gather& g : paper.gathers) mine = g.block == trainer.layout().block ? g.bytes : mine;
-  EXPECT_EQ(mine, 1272 + 32);
-  EXPECT_EQ(sent.gather_bytes_sent, 3 * mine);
+  const config::StepTraffic paper =
+      runtime::step_traffic(cfg, model::model_shape(cfg.model, {}), {8}, {0}, 1);
+  for (const config::StepTraffic::Gather& g : paper.gathers) {
+    if (g.block == trainer.layout().block) EXPECT_EQ(3 * g.bytes, sent.gather_bytes_sent);
+  }
+  EXPECT_EQ(paper.gathers.size(), 4u);
   const runtime::PipelineStats all = runtime::gather_stats(trainer);
   ASSERT_EQ(all.halo_bytes_sent.size(), 4u);
-  for (int r = 0; r < 4; ++r) EXPECT_EQ(all.halo_bytes_sent[static_cast<size_t>(r)], 2176.0) << "rank " << r;
+  ASSERT_EQ(all.gather_bytes_sent.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(all.halo_bytes_sent[static_cast<size_t>(r)], 2176.0) << "rank " << r;
+    EXPECT_EQ(all.gather_bytes_sent[static_cast<size_t>(r)], 3912.0) << "rank " << r;
+  }
   if (world_rank() == 0) {
     for (int r = 0; r < 4; ++r) {
       EXPECT_NE(report.find("domain block " + std::to_string(r)), std::string::npos) << report;
     }
-    EXPECT_NE(report.find("halo bytes per call on paper 2176 (24 messages)"), std::string::npos) << report;
+    EXPECT_NE(report.find("halo bytes per call on paper 2176 (24 messages), tile-gather bytes 3912"),
+              std::string::npos)
+        << report;
     EXPECT_NE(report.find("for 4 rows in 2 micro-batches (excluding the halos a recompute re-exchanges)"),
               std::string::npos)
         << report;
   }
+}
+
+// The norms' gathers on paper are the measured ones too (4 ranks, 2 x 2 blocks, tile 4: one tile a block, each
+// gather to 3 others). Per call, by hand: conv 0 (2 -> 4, 3x3: 76 floats) 8 + 304; group norm (2 groups of 4
+// channels, 8 parameters) 8 + 32 for its parameters and, per pass, Σ over the 2 micro-batches of 8 + 16 · S · G =
+// 16 + 16 · 4 · 2 = 144, forward and backward; conv (4 -> 4: 148) 8 + 592; instance norm (G = 4 channels) 40 +
+// 2 · (16 + 16 · 4 · 4); layernorm (parameters only) 40; the 1 x 1 conv (10) 48; the loss 2 · 16: 1944 · 3 = 5832.
+TEST(DomainTrainerTest, StartReportGatherBytesCountTheNorms) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  const config::Config cfg = config::parse_config(
+      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: group_norm, groups: 2}\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: instance_norm}\n"
+      "    - {type: layernorm}\n"
+      "    - {type: conv, channels: 2, kernel: 1}\n"
+      "pipeline: {stages: 1, microbatches: 2, domain: [2, 2], domain_tile: [4, 4]}\n"
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\ndata: {type: external, batch: 4}\nseed: 3\n");
+  runtime::Trainer trainer(MPI_COMM_WORLD, cfg);
+  trainer.start();
+  const std::string report = runtime::layout_description(trainer);
+  const config::DomainBox box = trainer.parts().domain->box();
+  const std::vector<float> in = batch(0, 0, 4, box), target = batch(1, 0, 4, box);
+  trainer.train_step(in.data(), target.data(), 4);
+  EXPECT_EQ(trainer.stats().counters.gather_bytes_sent, 5832);
+  if (world_rank() == 0) EXPECT_NE(report.find("tile-gather bytes 5832, "), std::string::npos) << report;
 }
 
 // The calls after a checkpoint of the first `skipped`: the undecomposed run's bits.

@@ -137,5 +137,52 @@ TEST(ScheduleChoiceOnDomain, BudgetSizesTheStashFromOneBlock) {
   EXPECT_LE(split.candidates[split.chosen].peak_bytes, static_cast<double>(budget));
 }
 
+// pipeline.recompute_halos: stash keeps every dropped conv's halo-filled input, so a recompute candidate's stash is
+// the stage's input plus those (on an 8 x 8 block, per sample: the first conv 2 · 10 · 10 · 4 = 800 bytes, each
+// other 1600), where `exchange` keeps the input alone; a candidate without recompute keeps the same either way. The
+// smallest need (a recompute candidate under exchange) grows, and a budget between the two needs accepts exchange
+// and refuses stash.
+std::string halos_text(const std::string& halos, const std::string& budget) {
+  return domain_text("[2, 2]", ", recompute_halos: " + halos + budget);
+}
+
+ScheduleChoice choose_halos(const std::string& halos, const std::string& budget) {
+  const config::Config cfg = config::parse_config(halos_text(halos, budget));
+  return choose_schedule(cfg, model::model_shape(cfg.model, {}), rank_shapes(cfg, {}), 1);
+}
+
+TEST(ScheduleChoiceOnDomain, StashedHaloInputsCountUnderRecompute) {
+  const ScheduleChoice exchanged = choose_halos("exchange", ""), stashed = choose_halos("stash", "");
+  ASSERT_EQ(exchanged.candidates.size(), stashed.candidates.size());
+  bool compared = false;
+  for (size_t i = 0; i < exchanged.candidates.size(); ++i) {
+    const schedule::Candidate& e = exchanged.candidates[i];
+    const schedule::Candidate& s = stashed.candidates[i];
+    ASSERT_EQ(e.schedule, s.schedule);
+    ASSERT_EQ(e.microbatches, s.microbatches);
+    if (!e.recompute) {
+      EXPECT_EQ(s.peak_bytes, e.peak_bytes) << e.schedule << ": without recompute the setting changes nothing";
+      continue;
+    }
+    EXPECT_GT(s.peak_bytes, e.peak_bytes) << e.schedule << " with recompute";
+    compared = true;
+  }
+  EXPECT_TRUE(compared) << "no recompute candidate";
+  const double low = smallest_need(exchanged), high = smallest_need(stashed);
+  ASSERT_LT(low, high) << "stash's smallest need counts no halo input";
+  const long long budget = static_cast<long long>((low + high) / 2);
+  const std::string setting = ", memory_budget: " + std::to_string(budget);
+  const ScheduleChoice fits = choose_halos("exchange", setting);
+  EXPECT_TRUE(fits.candidates[fits.chosen].recompute);
+  EXPECT_LE(fits.candidates[fits.chosen].peak_bytes, static_cast<double>(budget));
+  try {
+    choose_halos("stash", setting);
+    ADD_FAILURE() << "stash fits a budget below its smallest need";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConfig);
+    EXPECT_NE(std::string(e.what()).find("memory_budget " + std::to_string(budget)), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sluice::runtime

@@ -128,6 +128,11 @@ paper="$(grep -o 'halo bytes per call on paper [0-9]* ([0-9]* messages)' "$work/
 bytes="$(echo "$paper" | awk '{print $7}')" messages="$(echo "$paper" | awk '{print $8}' | tr -d '(')"
 grep -qF "halo bytes sent per rank (last call) [$bytes, $bytes, $bytes, $bytes] in [$messages, $messages, $messages, $messages] messages" \
   "$work/synthetic-split.log" || fail "measured halo bytes are not the paper's $bytes in $messages: $(grep '^done' "$work/synthetic-split.log")"
+# And its tile-gather bytes on paper (runtime::domain_gather_bytes) are what every rank's gathers sent.
+gathered="$(grep -o 'tile-gather bytes [0-9]*,' "$work/synthetic-split.log" | sort -u | tr -dc '0-9\n')"
+[ "$(echo "$gathered" | wc -l)" -eq 1 ] && [ -n "$gathered" ] || fail "the blocks' paper tile-gather bytes: $gathered"
+grep -qF "tile-gather bytes sent [$gathered, $gathered, $gathered, $gathered]" "$work/synthetic-split.log" ||
+  fail "measured tile-gather bytes are not the paper's $gathered: $(grep '^done' "$work/synthetic-split.log")"
 # sluice plan counts the same bytes (config::halo_sends): its step's halo over the 4 equal blocks is each block's
 # paper number (one call per step here: batch 2, no accumulation).
 plan_step="$("$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=periodic --format json |

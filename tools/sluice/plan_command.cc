@@ -138,6 +138,8 @@ void write_text(std::ostream& out, const Schedule& lowered, const SimulationResu
         << " rows per micro-batch; peak stash = bytes the rank's stages keep for backward ("
         << (model->memory.estimated ? "estimated from the layer shapes: the model is too large to build here"
                                     : "measured per stage on the CPU backend")
+        << (model->memory.halo_inputs ? ", plus the dropped halo layers' filled inputs recompute_halos: stash keeps"
+                                      : "")
         << "; with split backward counted until W, an upper bound)\n";
   out << "rank  busy      idle      peak in-flight" << (model ? "  peak stash bytes" : "") << "\n";
   for (int rank = 0; rank < lowered.ranks; ++rank) {

@@ -48,14 +48,27 @@ double recompute_share(const config::Config& cfg, const std::vector<double>& cos
 
 namespace {
 
+bool dropped(const model::RecomputePolicy& policy, int layer) {
+  return policy.mode == model::RecomputeMode::kFull ||
+         (policy.mode == model::RecomputeMode::kSelective && policy.layers.count(layer) > 0);
+}
+
+// What pipeline.recompute_halos: stash keeps besides for one micro-batch of `rows` rows: the halo-filled input of
+// every layer of `range` the policy drops (`halo`: runtime::rank_halo_stash, bytes per sample per layer).
+double stashed_halo_inputs(const std::vector<double>& halo, const model::LayerRange& range,
+                           const model::RecomputePolicy& policy, int64_t rows) {
+  double bytes = 0.0;
+  for (int l = range.first; l < range.last; ++l) {
+    if (dropped(policy, l)) bytes += halo[static_cast<size_t>(l)];
+  }
+  return bytes * static_cast<double>(rows);
+}
+
 // What the layers of `range` keep for one micro-batch of `rows` rows under `policy`, from their shapes: a kept
 // layer its declared stash (or its input), a run of dropped layers only its first layer's input.
 double estimated_stash(const std::vector<model::LayerShape>& shapes, const model::LayerRange& range,
                        const model::RecomputePolicy& policy, int64_t rows) {
-  auto dropped = [&](int layer) {
-    return policy.mode == model::RecomputeMode::kFull ||
-           (policy.mode == model::RecomputeMode::kSelective && policy.layers.count(layer) > 0);
-  };
+  auto dropped = [&](int layer) { return sluice::tools::dropped(policy, layer); };
   constexpr double kBytesPerFloat = 4.0;
   double bytes = 0.0;
   for (int l = range.first; l < range.last; ++l) {
@@ -98,20 +111,30 @@ StageMemory stage_memory(const config::Config& cfg, int stages, int chunks, int 
   // The trainer's split: explicit from the config, else balanced by cost (FLOPs and the bytes at each cut).
   const std::vector<int> split =
       model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), stages * chunks);
-  const model::RecomputePolicy policy = model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers);
+  const model::RecomputePolicy policy =
+      model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers, cfg.pipeline.recompute_halos);
   int64_t parameters = 0;
   for (const model::LayerShape& shape : shapes) parameters += shape.params;
   memory.estimated = always_estimate || parameters > kLargestMeasuredModel;
   // A rank's activations are its block's with pipeline.domain (the split above weighs the whole field's costs).
   config::Config rank_cfg = cfg;
   rank_cfg.model = runtime::rank_model(cfg);
+  // The stages are built from plain layers on the block (no halo channel): the halo-filled inputs `stash` keeps for
+  // the dropped layers are added from their shapes.
+  const std::vector<double> halo = runtime::rank_halo_stash(cfg);
+  const std::vector<model::LayerRange> ranges = model::split_to_ranges(split);
   if (!memory.estimated) {
     memory.stash_bytes = measured_stash(rank_cfg, split, policy, memory.rows);
-    return memory;
+  } else {
+    const std::vector<model::LayerShape> rank_shapes = model::model_shape(rank_cfg.model, declared_layers(cfg.model));
+    for (const model::LayerRange& range : ranges) {
+      memory.stash_bytes.push_back(estimated_stash(rank_shapes, range, policy, memory.rows));
+    }
   }
-  const std::vector<model::LayerShape> rank_shapes = model::model_shape(rank_cfg.model, declared_layers(cfg.model));
-  for (const model::LayerRange& range : model::split_to_ranges(split)) {
-    memory.stash_bytes.push_back(estimated_stash(rank_shapes, range, policy, memory.rows));
+  for (size_t s = 0; s < ranges.size(); ++s) {
+    const double kept = stashed_halo_inputs(halo, ranges[s], policy, memory.rows);
+    memory.stash_bytes[s] += kept;
+    memory.halo_inputs = memory.halo_inputs || kept > 0.0;
   }
   return memory;
 }

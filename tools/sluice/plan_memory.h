@@ -5,7 +5,9 @@
 // zeros. A larger model (more than kLargestMeasuredModel parameters: a 1 B-parameter transformer would take
 // gigabytes and minutes) is sized from its layer shapes alone, nothing built: each layer keeps what it declares
 // (LayerShape::stash_bytes; a transformer block its activations and T² probabilities) or else its input, and the
-// recompute policy keeps each dropped run's input instead, as StageModule does.
+// recompute policy keeps each dropped run's input instead, as StageModule does. On a split field under
+// `pipeline.recompute_halos: stash` either adds, from the shapes, the halo-filled input of every dropped conv and
+// linear upsampling (runtime::rank_halo_stash: the stages here are plain layers on the block, without halos).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@ struct StageMemory {
   std::vector<double> stash_bytes;   // per global stage (P*V), one micro-batch
   double recompute_share = 0.0;      // recomputed forward FLOPs / all forward FLOPs (full: 1, none: 0)
   bool estimated = false;            // sized from the layer shapes (a model too large to build), not measured
+  bool halo_inputs = false;          // stash_bytes include the halo-filled inputs recompute_halos: stash keeps
 };
 
 // Parameters (floats) above which a model is sized from its shapes instead of built: 2^26, 256 MiB of fp32.
