@@ -3,7 +3,8 @@
 // draws exactly the batches the uninterrupted run would have drawn.
 //
 // Replica 0's first-stage rank writes the inputs and its last-stage rank the targets (the replicas hold identical
-// stores); on load every rank that keeps a side reads it, so the pipeline layout and replica count may change.
+// stores); on load every rank that keeps a side reads it (on a pipeline.domain split only its block of it), so the
+// pipeline layout, replica count and split may change.
 #pragma once
 
 #include <cstdint>
