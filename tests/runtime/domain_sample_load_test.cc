@@ -44,7 +44,7 @@ using sluice::testing::world_size;
 
 constexpr int64_t kChannels = 2;
 constexpr int64_t kSide = 8;
-constexpr int kSteps = 3;
+constexpr int kSteps = 2;  // FIFO: step 1 trains 4 loaded samples, step 2 the last 2 loaded and 2 new
 constexpr int64_t kSaved = 10;  // submitted before the save; one step of 4 is trained before it too
 
 enum class Split { kWhole, kEven, kDeclared };
