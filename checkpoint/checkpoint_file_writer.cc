@@ -141,6 +141,15 @@ void CheckpointFileWriter::write_chunk(size_t item, const ChunkPlan& plan, const
   if (unflushed_bytes_ >= kWritebackBytes) start_writeback();
 }
 
+void CheckpointFileWriter::write_checksum(size_t item, uint32_t crc32) {
+  const std::string object = "dataset " + all_.at(item).path;
+  const std::string what = object + " attribute " + kChecksumAttribute;
+  Hdf5Handle attribute(check_hdf5(H5Aopen(datasets_.at(item).get(), kChecksumAttribute, H5P_DEFAULT), file_, what,
+                                  "opening attribute"),
+                       H5Aclose);
+  check_hdf5(H5Awrite(attribute.get(), H5T_NATIVE_UINT32, &crc32), file_, what, "writing attribute");
+}
+
 // One process writes the whole file now: starting the disk writes of what is written so far lets the disk work
 // while the next chunks are copied, instead of leaving all of it to the fsync at the end. Advisory: no error.
 void CheckpointFileWriter::start_writeback() {

@@ -29,6 +29,10 @@ class CheckpointFileWriter {
   // Writes one chunk of the values of dataset all[item] (native byte order, the chunk's elements only).
   void write_chunk(size_t item, const ChunkPlan& plan, const DatasetChunk& chunk, const void* values);
 
+  // Sets the crc32 attribute of dataset all[item], one several ranks own by blocks: rank 0 computes it over the
+  // slabs as it writes them, so it is known only after the last one (created with 0 until then).
+  void write_checksum(size_t item, uint32_t crc32);
+
   // An abandoned file (an error before close()) is closed with abandon().
   ~CheckpointFileWriter();
   CheckpointFileWriter(const CheckpointFileWriter&) = delete;

@@ -1,6 +1,7 @@
 #include "checkpoint/dataset_chunks.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace sluice::checkpoint {
 
@@ -49,6 +50,73 @@ Hyperslab ChunkPlan::hyperslab(const DatasetChunk& chunk) const {
     step /= dims_[k];
   }
   return slab;
+}
+
+int64_t box_volume(const Box& box) {
+  int64_t volume = 1;
+  for (int64_t e : box.extent) volume *= e;
+  return volume;
+}
+
+bool intersect_boxes(const Box& a, const Box& b, Box& out) {
+  Box found;
+  for (size_t k = 0; k < a.offset.size(); ++k) {
+    const int64_t low = std::max(a.offset[k], b.offset[k]);
+    const int64_t high = std::min(a.offset[k] + a.extent[k], b.offset[k] + b.extent[k]);
+    if (high <= low) return false;
+    found.offset.push_back(low);
+    found.extent.push_back(high - low);
+  }
+  out = std::move(found);
+  return true;
+}
+
+bool box_contains(const Box& outer, const Box& inner) {
+  if (outer.offset.size() != inner.offset.size() || inner.extent.size() != inner.offset.size()) return false;
+  for (size_t k = 0; k < outer.offset.size(); ++k) {
+    if (inner.offset[k] < outer.offset[k] || inner.extent[k] < 0 ||
+        inner.offset[k] + inner.extent[k] > outer.offset[k] + outer.extent[k]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// Element index of `point` (absolute coordinates) within the row-major values of `box`.
+int64_t index_in(const Box& box, const std::vector<int64_t>& point) {
+  int64_t index = 0;
+  for (size_t k = 0; k < box.offset.size(); ++k) index = index * box.extent[k] + (point[k] - box.offset[k]);
+  return index;
+}
+
+}  // namespace
+
+void copy_box(const void* from, const Box& from_box, void* to, const Box& to_box, const Box& region,
+              size_t element_size) {
+  const size_t rank = region.offset.size();
+  if (rank == 0) {
+    std::memcpy(to, from, element_size);
+    return;
+  }
+  if (box_volume(region) == 0) return;
+  // One contiguous run along the last dimension per position of the others, walked like an odometer.
+  const size_t run = static_cast<size_t>(region.extent[rank - 1]) * element_size;
+  std::vector<int64_t> point(region.offset);
+  for (;;) {
+    std::memcpy(static_cast<unsigned char*>(to) + static_cast<size_t>(index_in(to_box, point)) * element_size,
+                static_cast<const unsigned char*>(from) +
+                    static_cast<size_t>(index_in(from_box, point)) * element_size,
+                run);
+    size_t k = rank - 1;
+    for (;;) {
+      if (k == 0) return;
+      --k;
+      if (++point[k] < region.offset[k] + region.extent[k]) break;
+      point[k] = region.offset[k];
+    }
+  }
 }
 
 }  // namespace sluice::checkpoint

@@ -40,4 +40,22 @@ class ChunkPlan {
   std::vector<DatasetChunk> chunks_;
 };
 
+// A box of a row-major array: where it starts and how far it reaches along each dimension. Rank 0 assembles a
+// dataset that several ranks own by blocks (the submitted samples on a pipeline.domain split) slab by slab, taking
+// from each owner the part of its block the slab covers.
+struct Box {
+  std::vector<int64_t> offset;
+  std::vector<int64_t> extent;
+};
+
+int64_t box_volume(const Box& box);
+// The part of `a` inside `b` (same rank) in `out`; false, `out` untouched, when they do not overlap.
+bool intersect_boxes(const Box& a, const Box& b, Box& out);
+// Whether `inner` lies wholly inside `outer` (same rank).
+bool box_contains(const Box& outer, const Box& inner);
+// Copies the values of `region` from `from` (the row-major values of box `from_box`) into `to` (the row-major
+// values of box `to_box`). `region` must lie inside both.
+void copy_box(const void* from, const Box& from_box, void* to, const Box& to_box, const Box& region,
+              size_t element_size);
+
 }  // namespace sluice::checkpoint

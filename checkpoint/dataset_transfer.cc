@@ -36,21 +36,31 @@ bool cancel_receive(MPI_Request& request) {
   return done != 0 || comm::finish_or_abandon(request);
 }
 
-// After a failure: sends that have not completed are let go (a send cannot be cancelled reliably).
-void let_go(std::vector<MPI_Request>& sends) {
-  for (MPI_Request& send : sends) {
+// A send in progress; a sub-box of a block goes from the buffer it was packed into, kept until the send completes.
+struct Outgoing {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::unique_ptr<std::vector<unsigned char>> packed;
+};
+
+// After a failure: sends that have not completed are let go (a send cannot be cancelled reliably), and a packed
+// buffer MPI may still read is leaked rather than freed under it.
+void let_go(std::vector<Outgoing>& sends) {
+  for (Outgoing& send : sends) {
     int done = 0;
-    if (send != MPI_REQUEST_NULL) MPI_Test(&send, &done, MPI_STATUS_IGNORE);
-    if (send != MPI_REQUEST_NULL) MPI_Request_free(&send);
+    if (send.request != MPI_REQUEST_NULL) MPI_Test(&send.request, &done, MPI_STATUS_IGNORE);
+    if (send.request != MPI_REQUEST_NULL) {
+      MPI_Request_free(&send.request);
+      send.packed.release();  // NOLINT: deliberately leaked, MPI may still read it
+    }
   }
   sends.clear();
 }
 
-void drop_completed(std::vector<MPI_Request>& sends) {
+void drop_completed(std::vector<Outgoing>& sends) {
   sends.erase(std::remove_if(sends.begin(), sends.end(),
-                             [](MPI_Request& send) {
+                             [](Outgoing& send) {
                                int done = 0;
-                               check_mpi(MPI_Test(&send, &done, MPI_STATUS_IGNORE), "MPI_Test");
+                               check_mpi(MPI_Test(&send.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
                                return done != 0;
                              }),
               sends.end());
@@ -65,6 +75,7 @@ struct DatasetReceiver::Pending {
   int owner = 0;
   MPI_Request request = MPI_REQUEST_NULL;
   std::unique_ptr<std::vector<unsigned char>> buffer;
+  Box region;  // a piece of a block dataset's slab: the sub-box it holds
 };
 
 DatasetReceiver::DatasetReceiver(MPI_Comm comm, const std::vector<ManifestItem>& all, size_t chunk_bytes)
@@ -172,6 +183,66 @@ void DatasetReceiver::receive_all(const Write& write) {
   }
 }
 
+void DatasetReceiver::receive_blocks(const Snapshot& mine, const Write& write) {
+  std::vector<unsigned char> slab;
+  for (size_t i = 0; i < all_.size(); ++i) {
+    if (all_[i].owner_rank != kBlockOwners) continue;
+    const size_t element_size = data_type_size(all_[i].type);
+    const ChunkPlan plan(all_[i].dims, element_size, chunk_bytes_);
+    for (const DatasetChunk& chunk : plan.chunks()) {
+      const Hyperslab hyperslab = plan.hyperslab(chunk);
+      const Box slab_box{std::vector<int64_t>(hyperslab.start.begin(), hyperslab.start.end()),
+                         std::vector<int64_t>(hyperslab.count.begin(), hyperslab.count.end())};
+      slab.resize(static_cast<size_t>(chunk.elements) * element_size);
+      assemble_slab(i, slab_box, mine, slab.data());
+      write(i, plan, chunk, slab.data());
+      keep_alive();
+    }
+  }
+}
+
+// One slab of block dataset all_[item]: rank 0's own part copied, every other owner's part asked for (all at once)
+// and copied in as it arrives. The pieces tile the slab, so they hold at most one more slab's bytes.
+void DatasetReceiver::assemble_slab(size_t item, const Box& slab_box, const Snapshot& mine, unsigned char* slab) {
+  const ManifestItem& dataset = all_[item];
+  const size_t element_size = data_type_size(dataset.type);
+  for (const OwnedBox& owned : dataset.boxes) {
+    const Box block{owned.offset, owned.extent};
+    Box region;
+    if (!intersect_boxes(slab_box, block, region)) continue;
+    if (owned.rank == 0) {
+      const auto own = std::find_if(mine.entries.begin(), mine.entries.end(),
+                                    [&](const Entry& entry) { return entry.path == dataset.path; });
+      if (own == mine.entries.end()) {
+        throw Error(ErrorCode::kInternal, "checkpoint block of " + dataset.path + " is missing on rank 0");
+      }
+      copy_box(own->values(), block, slab, slab_box, region, element_size);
+      continue;
+    }
+    const int64_t bytes = box_volume(region) * static_cast<int64_t>(element_size);
+    in_flight_.push_back({item, nullptr, {}, owned.rank, MPI_REQUEST_NULL,
+                          std::make_unique<std::vector<unsigned char>>(static_cast<size_t>(bytes)), region});
+    Pending& pending = in_flight_.back();
+    check_mpi(MPI_Irecv(pending.buffer->data(), static_cast<int>(bytes), MPI_BYTE, owned.rank, kTransferDataTag,
+                        comm_, &pending.request),
+              "MPI_Irecv");
+    TransferControl ask{TransferControl::kSendBox, static_cast<int64_t>(item), 0, bytes};
+    ask.box_dims = static_cast<int64_t>(region.offset.size());
+    std::copy(region.offset.begin(), region.offset.end(), ask.box_offset);
+    std::copy(region.extent.begin(), region.extent.end(), ask.box_extent);
+    send_control(owned.rank, ask);
+  }
+  while (!in_flight_.empty()) {
+    Pending& front = in_flight_.front();
+    comm::wait_for(front.request,
+                   "checkpoint data of " + dataset.path + " (a block's part) from " +
+                       comm::world_ranks_text(comm_, {front.owner}),
+                   [this] { keep_alive(); });
+    copy_box(front.buffer->data(), front.region, slab, slab_box, front.region, element_size);
+    in_flight_.pop_front();
+  }
+}
+
 void DatasetReceiver::finish(bool wrote_everything) {
   TransferControl done;
   done.kind = TransferControl::kDone;
@@ -205,6 +276,34 @@ MPI_Request send_chunk(MPI_Comm comm, const std::vector<ManifestItem>& all,
   return request;
 }
 
+// Starts sending the sub-box of a block dataset rank 0 asked for, packed from this rank's block into `packed`.
+MPI_Request send_box(MPI_Comm comm, const std::vector<ManifestItem>& all,
+                     const std::map<std::string, const Entry*>& mine, int rank, const TransferControl& message,
+                     std::vector<unsigned char>& packed) {
+  const Entry* entry = nullptr;
+  Box region;
+  if (message.item >= 0 && static_cast<size_t>(message.item) < all.size() && message.box_dims >= 0 &&
+      message.box_dims <= static_cast<int64_t>(kMaxBoxDims)) {
+    const auto found = mine.find(all[static_cast<size_t>(message.item)].path);
+    if (found != mine.end() && found->second->is_block()) entry = found->second;
+    region.offset.assign(message.box_offset, message.box_offset + message.box_dims);
+    region.extent.assign(message.box_extent, message.box_extent + message.box_dims);
+  }
+  const Box block = entry == nullptr ? Box{} : Box{entry->box_offset, entry->dims};
+  const size_t element_size = entry == nullptr ? 1 : data_type_size(entry->type);
+  if (entry == nullptr || !box_contains(block, region) || message.bytes > INT_MAX ||
+      message.bytes != box_volume(region) * static_cast<int64_t>(element_size)) {
+    throw Error(ErrorCode::kInternal, "checkpoint writer asked rank " + std::to_string(rank) + " for a box of dataset #" +
+                                          std::to_string(message.item) + " that its block does not hold");
+  }
+  packed.resize(static_cast<size_t>(message.bytes));
+  copy_box(entry->values(), block, packed.data(), region, region, element_size);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Isend(packed.data(), static_cast<int>(message.bytes), MPI_BYTE, 0, kTransferDataTag, comm, &request),
+            "MPI_Isend");
+  return request;
+}
+
 // Waits for rank 0's next control message (bounded by comm.timeout).
 TransferControl next_control(MPI_Comm comm, const std::string& what) {
   auto message = std::make_unique<TransferControl>();
@@ -229,13 +328,20 @@ void send_datasets_to_writer(MPI_Comm comm, const std::vector<ManifestItem>& all
   for (const Entry& entry : mine.entries) by_path[entry.path] = &entry;
   const std::string writer = comm::world_ranks_text(comm, {0});
   const std::string what = "the checkpoint writer's next message (progress, request or done) from " + writer;
-  std::vector<MPI_Request> sends;
+  std::vector<Outgoing> sends;
   try {
     for (;;) {
       const TransferControl message = next_control(comm, what);
       if (message.kind == TransferControl::kProgress) continue;
       if (message.kind == TransferControl::kSend) {
-        sends.push_back(send_chunk(comm, all, by_path, rank, message));
+        sends.push_back({send_chunk(comm, all, by_path, rank, message), nullptr});
+        drop_completed(sends);
+        continue;
+      }
+      if (message.kind == TransferControl::kSendBox) {
+        auto packed = std::make_unique<std::vector<unsigned char>>();
+        const MPI_Request request = send_box(comm, all, by_path, rank, message, *packed);
+        sends.push_back({request, std::move(packed)});
         drop_completed(sends);
         continue;
       }
@@ -243,7 +349,7 @@ void send_datasets_to_writer(MPI_Comm comm, const std::vector<ManifestItem>& all
         throw Error(ErrorCode::kInternal, "unknown checkpoint transfer message kind " + std::to_string(message.kind));
       }
       if (message.item == 0) break;  // rank 0 failed; the agreement after the write says why
-      for (MPI_Request& send : sends) comm::wait_for(send, "checkpoint data to " + writer);
+      for (Outgoing& send : sends) comm::wait_for(send.request, "checkpoint data to " + writer);
       return;
     }
   } catch (...) {

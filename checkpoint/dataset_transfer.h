@@ -5,6 +5,9 @@
 //    receive, then asks the owner for it ("send": dataset index, byte offset, byte count), two chunks in flight;
 //  - an owner waits for rank 0's control messages and sends each chunk it is asked for straight from its Snapshot's
 //    memory (no copy);
+//  - a dataset several ranks own by blocks (Entry::global_dims) comes last: rank 0 walks it slab by slab (the same
+//    chunks), asks each owner whose block a slab overlaps for that sub-box ("send box"; the owner packs it), and
+//    hands the assembled slab on: it holds the slab and its pieces, at most two chunks;
 //  - an owner whose turn has not come, or who has sent everything, keeps waiting for control messages: rank 0 sends
 //    a "progress" message at least every second (every comm.timeout / 4 if that is shorter) between chunks, also
 //    while it waits for a chunk, and "done" when it needs nothing more. Each of its waits is bounded by
@@ -15,6 +18,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -32,15 +36,22 @@ namespace sluice::checkpoint {
 constexpr int kTransferControlTag = 32763;
 constexpr int kTransferDataTag = 32764;
 
+// The most dimensions a block dataset may have ([held, C, D, H, W] has 5).
+constexpr size_t kMaxBoxDims = 8;
+
 // One control message from rank 0 to another rank.
 struct TransferControl {
-  int64_t kind = 0;    // kProgress, kSend or kDone
-  int64_t item = 0;    // kSend: index into the merged manifest; kDone: 1 when rank 0 wrote everything, else 0
+  int64_t kind = 0;    // kProgress, kSend, kSendBox or kDone
+  int64_t item = 0;    // kSend(Box): index into the merged manifest; kDone: 1 when rank 0 wrote everything, else 0
   int64_t offset = 0;  // kSend: first byte of the dataset's values to send
-  int64_t bytes = 0;   // kSend: how many
+  int64_t bytes = 0;   // kSend: how many; kSendBox: the sub-box's bytes
+  int64_t box_dims = 0;                      // kSendBox: the dataset's rank
+  int64_t box_offset[kMaxBoxDims] = {};      // kSendBox: the sub-box of the dataset, inside the owner's block
+  int64_t box_extent[kMaxBoxDims] = {};
   static constexpr int64_t kProgress = 0;
   static constexpr int64_t kSend = 1;
   static constexpr int64_t kDone = 2;
+  static constexpr int64_t kSendBox = 3;
 };
 
 // Rank 0's side. `all` is the merged manifest (every rank's items, owner_rank set), the same on every rank.
@@ -60,11 +71,16 @@ class DatasetReceiver {
   // Receives every dataset that another rank owns, chunk by chunk in manifest order grouped by owner, and hands
   // each to `write`. Throws Error(kTimeout) naming the owner of a chunk that does not arrive within comm.timeout.
   void receive_all(const Write& write);
+  // Assembles every dataset several ranks own by blocks (owner_rank kBlockOwners) slab by slab in row-major order,
+  // taking rank 0's own boxes from `mine` and the others' sub-boxes from their owners, and hands each slab to
+  // `write`. Throws Error(kTimeout) naming the owner of a piece that does not arrive within comm.timeout.
+  void receive_blocks(const Snapshot& mine, const Write& write);
   // Tells every other rank that rank 0 needs nothing more (`wrote_everything`: whether it succeeded).
   void finish(bool wrote_everything);
 
  private:
   struct Pending;
+  void assemble_slab(size_t item, const Box& slab_box, const Snapshot& mine, unsigned char* slab);
   void send_control(int rank, const TransferControl& message);
   void sweep_sent();
   void release(Pending& pending);

@@ -207,6 +207,14 @@ std::string serialize_manifest(const std::vector<ManifestItem>& items) {
     for (int64_t dim : item.dims) put<int64_t>(out, dim);
     put<uint32_t>(out, item.crc32);
     put<uint8_t>(out, static_cast<uint8_t>(item.type));
+    put<uint32_t>(out, static_cast<uint32_t>(item.boxes.size()));
+    for (const OwnedBox& box : item.boxes) {
+      put<uint32_t>(out, static_cast<uint32_t>(box.offset.size()));
+      for (size_t d = 0; d < box.offset.size(); ++d) {
+        put<int64_t>(out, box.offset[d]);
+        put<int64_t>(out, box.extent[d]);
+      }
+    }
   }
   return out;
 }
@@ -222,6 +230,17 @@ std::vector<ManifestItem> deserialize_manifest(const std::string& bytes, int own
     item.crc32 = cursor.take<uint32_t>();
     item.type = static_cast<DataType>(cursor.take<uint8_t>());
     item.owner_rank = owner_rank;
+    const auto boxes = cursor.take<uint32_t>();
+    for (uint32_t b = 0; b < boxes; ++b) {
+      OwnedBox box;
+      box.rank = owner_rank;
+      const auto box_rank = cursor.take<uint32_t>();
+      for (uint32_t d = 0; d < box_rank; ++d) {
+        box.offset.push_back(cursor.take<int64_t>());
+        box.extent.push_back(cursor.take<int64_t>());
+      }
+      item.boxes.push_back(std::move(box));
+    }
     items.push_back(std::move(item));
   }
   return items;

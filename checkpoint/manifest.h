@@ -17,12 +17,23 @@
 
 namespace sluice::checkpoint {
 
+// One rank's box of a dataset several ranks own by blocks (Entry::global_dims).
+struct OwnedBox {
+  int rank = 0;  // not serialized, set from the allgather slot
+  std::vector<int64_t> offset;
+  std::vector<int64_t> extent;
+};
+
+// owner_rank of a dataset several ranks own by blocks: its `boxes` say who holds what.
+constexpr int kBlockOwners = -1;
+
 struct ManifestItem {
   std::string path;
-  std::vector<int64_t> dims;
-  uint32_t crc32 = 0;
+  std::vector<int64_t> dims;  // the whole dataset's, also for a block
+  uint32_t crc32 = 0;         // 0 for a block dataset: rank 0 computes it over the slabs as it writes them
   DataType type = DataType::kFloat32;
   int owner_rank = 0;  // the rank whose data goes into this dataset; not serialized, set from the allgather slot
+  std::vector<OwnedBox> boxes;  // a block dataset: one rank's box before the merge, every owner's after it
 };
 
 std::string serialize_manifest(const std::vector<ManifestItem>& items);

@@ -25,6 +25,7 @@
 #include "checkpoint/hdf5_handle.h"
 #include "checkpoint/layer_paths.h"
 #include "checkpoint/manifest.h"
+#include "checkpoint/manifest_merge.h"
 #include "core/comm/agreement.h"
 #include "core/common/error.h"
 #include "core/common/hdf5_lock.h"
@@ -65,6 +66,50 @@ int64_t element_count(const std::vector<int64_t>& dims, const std::string& path)
   return count;
 }
 
+// A block entry (Entry::global_dims): its box must lie inside the dataset. Its checksum is rank 0's to compute, over
+// the whole dataset as it writes it.
+ManifestItem describe_block(const Entry& entry) {
+  const std::string path = shorten_for_message(entry.path);
+  if (entry.box_offset.size() != entry.dims.size() || entry.global_dims.size() != entry.dims.size()) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint block entry '" + path + "' has " +
+                                                 std::to_string(entry.dims.size()) + " dims but " +
+                                                 std::to_string(entry.box_offset.size()) + " box offsets and " +
+                                                 std::to_string(entry.global_dims.size()) + " global dims");
+  }
+  if (entry.dims.size() > kMaxBoxDims) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint block entry '" + path + "' has " +
+                                                 std::to_string(entry.dims.size()) + " dims; a block dataset has at most " +
+                                                 std::to_string(kMaxBoxDims));
+  }
+  element_count(entry.global_dims, entry.path);
+  const Box whole{std::vector<int64_t>(entry.dims.size(), 0), entry.global_dims};
+  if (!box_contains(whole, {entry.box_offset, entry.dims})) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "checkpoint block entry '" + path + "' reaches outside its dataset's global dims");
+  }
+  ManifestItem item{entry.path, entry.global_dims, 0};
+  item.type = entry.type;
+  item.boxes.push_back({0, entry.box_offset, entry.dims});
+  return item;
+}
+
+// One entry's manifest item, its values' count checked against its dims.
+ManifestItem describe_values(const Entry& entry) {
+  const int64_t count = element_count(entry.dims, entry.path);
+  const size_t element_size = data_type_size(entry.type);
+  if (count * static_cast<int64_t>(element_size) != static_cast<int64_t>(entry.value_bytes())) {
+    throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + entry.path + "': dims hold " +
+                                                 std::to_string(count) + " values but data has " +
+                                                 std::to_string(entry.value_bytes() / element_size));
+  }
+  if (entry.is_block()) return describe_block(entry);
+  // Bound to path, type and shape (format_version 2): the same bytes under another name do not verify.
+  ManifestItem item{entry.path, entry.dims,
+                    bound_crc32({entry.path, entry.type, entry.dims}, entry.values(), entry.value_bytes())};
+  item.type = entry.type;
+  return item;
+}
+
 // Validates this rank's entries and computes their checksums: the manifest it will share with the other ranks.
 std::vector<ManifestItem> describe_entries(const Snapshot& mine) {
   std::vector<ManifestItem> items;
@@ -80,37 +125,9 @@ std::vector<ManifestItem> describe_entries(const Snapshot& mine) {
                                                    "; only /application arrays may be "
                                                    "other than float32");
     }
-    const int64_t count = element_count(entry.dims, entry.path);
-    const size_t element_size = data_type_size(entry.type);
-    if (count * static_cast<int64_t>(element_size) != static_cast<int64_t>(entry.value_bytes())) {
-      throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + entry.path + "': dims hold " +
-                                                   std::to_string(count) + " values but data has " +
-                                                   std::to_string(entry.value_bytes() / element_size));
-    }
-    // Bound to path, type and shape (format_version 2): the same bytes under another name do not verify.
-    ManifestItem item{entry.path, entry.dims,
-                      bound_crc32({entry.path, entry.type, entry.dims}, entry.values(), entry.value_bytes())};
-    item.type = entry.type;
-    items.push_back(item);
+    items.push_back(describe_values(entry));
   }
   return items;
-}
-
-// Every rank's items in path order; deterministic, so every rank detects a clash identically without agreement.
-std::vector<ManifestItem> merge_manifests(const std::vector<std::string>& per_rank) {
-  std::vector<ManifestItem> all;
-  for (size_t rank = 0; rank < per_rank.size(); ++rank) {
-    for (ManifestItem& item : deserialize_manifest(per_rank[rank], static_cast<int>(rank))) all.push_back(item);
-  }
-  std::sort(all.begin(), all.end(), [](const ManifestItem& a, const ManifestItem& b) { return a.path < b.path; });
-  for (size_t i = 1; i < all.size(); ++i) {
-    if (all[i].path == all[i - 1].path) {
-      throw Error(ErrorCode::kInvalidArgument, "checkpoint entry '" + all[i].path + "' is contributed by both rank " +
-                                                   std::to_string(all[i - 1].owner_rank) + " and rank " +
-                                                   std::to_string(all[i].owner_rank));
-    }
-  }
-  return all;
 }
 
 void validate_job_metadata(const JobMetadata& metadata) {
@@ -191,6 +208,23 @@ void check_options(const SaveOptions& options) {
   }
 }
 
+// Rank 0: the datasets several ranks own by blocks, slab by slab in row-major order, each one's crc32 carried over
+// its slabs (bound like any dataset's: the same value the undecomposed run writes) and set after its last slab.
+void write_blocks(DatasetReceiver& receiver, CheckpointFileWriter& writer, const std::vector<ManifestItem>& all,
+                  const Snapshot& mine) {
+  std::map<size_t, uint32_t> crcs;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].owner_rank != kBlockOwners) continue;
+    const std::string header = manifest_line({all[i].path, all[i].type, all[i].dims});
+    crcs[i] = crc32_of(header.data(), header.size());
+  }
+  receiver.receive_blocks(mine, [&](size_t item, const ChunkPlan& plan, const DatasetChunk& chunk, const void* bytes) {
+    writer.write_chunk(item, plan, chunk, bytes);
+    crcs[item] = crc32_continue(crcs[item], bytes, static_cast<size_t>(chunk.elements) * data_type_size(all[item].type));
+  });
+  for (const auto& [item, crc] : crcs) writer.write_checksum(item, crc);
+}
+
 // Rank 0: the whole file, its own datasets from `mine` and the others' as they arrive, then fsync. Whatever
 // happens, every other rank is told that rank 0 needs nothing more, so none waits out its timeout for nothing.
 void write_as_root(MPI_Comm comm, const std::string& file, const std::vector<ManifestItem>& all,
@@ -214,6 +248,7 @@ void write_as_root(MPI_Comm comm, const std::string& file, const std::vector<Man
     receiver.receive_all([&](size_t item, const ChunkPlan& plan, const DatasetChunk& chunk, const void* bytes) {
       writer.write_chunk(item, plan, chunk, bytes);
     });
+    write_blocks(receiver, writer, all, mine);
     writer.close();
   } catch (...) {
     receiver.finish(false);

@@ -29,14 +29,22 @@ struct Entry {
   std::vector<float> data;
   DataType type = DataType::kFloat32;
   std::vector<unsigned char> bytes;
+  // A block of a dataset several ranks own together (the submitted samples on a pipeline.domain split): when
+  // `global_dims` is not empty the dataset has those dims, `dims` is this rank's box of it starting at `box_offset`,
+  // and `data` holds the box's values row-major. The owners' boxes must tile the dataset exactly (save() checks);
+  // the file holds the whole dataset, as if one rank had written it.
+  std::vector<int64_t> global_dims;
+  std::vector<int64_t> box_offset;
 
+  bool is_block() const { return !global_dims.empty(); }
   // The values as stored, whichever member holds them.
   const void* values() const { return type == DataType::kFloat32 ? static_cast<const void*>(data.data()) : bytes.data(); }
   size_t value_bytes() const { return type == DataType::kFloat32 ? data.size() * sizeof(float) : bytes.size(); }
 };
 
 // What ONE rank contributes to a collective save(). Entries of different ranks must have different paths (each
-// layer belongs to one pipeline stage; data-parallel replicas other than 0 contribute no entries). train_ints and
+// layer belongs to one pipeline stage; data-parallel replicas other than 0 contribute no entries), except block
+// entries (Entry::global_dims), of which each owner contributes its box. train_ints and
 // attributes describe the whole job: rank 0's are written, and any other rank must pass either nothing or the same.
 struct Snapshot {
   std::vector<Entry> entries;                     // /model/..., /optimizer/..., /accumulation/..., /application/...

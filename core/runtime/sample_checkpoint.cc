@@ -1,5 +1,6 @@
 #include "core/runtime/sample_checkpoint.h"
 
+#include <algorithm>
 #include <string>
 
 #include "checkpoint/format.h"
@@ -43,16 +44,6 @@ std::vector<float> read_side(const checkpoint::Reader& reader, const char* name,
     throw Error(ErrorCode::kCheckpoint, "checkpoint '" + reader.file() + "', dataset " + path + ": " + problem);
   }
   return values;
-}
-
-// Held samples on a split are blocks: saving them is not built yet (docs/DOMAIN.md, what is left).
-void refuse_held_blocks(int blocks, int64_t held, const std::string& what) {
-  if (blocks <= 1 || held == 0) return;
-  throw Error(ErrorCode::kUnsupported,
-              what + " " + std::to_string(held) + " submitted samples on a pipeline.domain split (" +
-                  std::to_string(blocks) + " blocks): checkpoints of held samples by block (HDF5 hyperslabs of the "
-                  "whole field) are not built yet; set checkpoint.samples: drop, or train on the held samples "
-                  "before the checkpoint (docs/DOMAIN.md)");
 }
 
 std::string dims_text(const std::vector<int64_t>& dims) {
@@ -99,30 +90,55 @@ std::vector<float> read_side_block(const checkpoint::Reader& reader, const char*
   return values;
 }
 
+// One side's entry on a split: this rank's block of the whole [held, C, D..] dataset.
+checkpoint::Entry block_entry(const char* name, int64_t held, int64_t features, const std::vector<int64_t>& shape,
+                              const SampleBlock& block, std::vector<float> values) {
+  const std::string path = checkpoint::samples_path(name);
+  if (shape.size() != block.extent.size() + 1 || block.global.size() != block.extent.size() ||
+      block.offset.size() != block.extent.size() ||
+      !std::equal(block.extent.begin(), block.extent.end(), shape.begin() + 1) ||
+      side_dims(held, features, shape).size() != shape.size() + 1) {
+    throw Error(ErrorCode::kUnsupported, "cannot save " + path + " on a pipeline.domain split: one sample's block " +
+                                             "is not a field on this rank's block of the input (an output at " +
+                                             "another resolution than the input)");
+  }
+  checkpoint::Entry entry{path, side_dims(held, features, shape), std::move(values)};
+  entry.global_dims = {held, shape[0]};
+  entry.global_dims.insert(entry.global_dims.end(), block.global.begin(), block.global.end());
+  entry.box_offset = {0, 0};
+  entry.box_offset.insert(entry.box_offset.end(), block.offset.begin(), block.offset.end());
+  return entry;
+}
+
+// One side's entry: the whole samples, or this rank's block of them on a split.
+checkpoint::Entry side_entry(const char* name, int64_t held, int64_t features, const std::vector<int64_t>& shape,
+                             int blocks, const SampleBlock& block, std::vector<float> values) {
+  if (blocks > 1) return block_entry(name, held, features, shape, block, std::move(values));
+  return {checkpoint::samples_path(name), side_dims(held, features, shape), std::move(values)};
+}
+
 }  // namespace
 
 void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
                         const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape,
-                        config::CheckpointSamples choice, int blocks) {
+                        config::CheckpointSamples choice, int blocks, const SampleBlock& block) {
   if (choice == config::CheckpointSamples::kDrop) {
     snapshot.train_ints[checkpoint::kSamplesHeldDataset] = 0;
     snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
     return;
   }
-  refuse_held_blocks(blocks, store.held(), "cannot save a checkpoint holding");
   snapshot.train_ints[checkpoint::kSamplesHeldDataset] = store.held();
   snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
   // A dataset of zero samples is not written: held = 0 says there is nothing to read.
   if (replica != 0 || store.held() == 0) return;
+  // On a split every block of replica 0 writes its box (save() checks that the boxes tile each dataset).
   if (store.keeps_inputs()) {
-    snapshot.entries.push_back({checkpoint::samples_path(checkpoint::kSamplesInputsDataset),
-                                side_dims(store.held(), store.input_features(), input_shape),
-                                store.inputs_in_order()});
+    snapshot.entries.push_back(side_entry(checkpoint::kSamplesInputsDataset, store.held(), store.input_features(),
+                                          input_shape, blocks, block, store.inputs_in_order()));
   }
   if (store.keeps_targets()) {
-    snapshot.entries.push_back({checkpoint::samples_path(checkpoint::kSamplesTargetsDataset),
-                                side_dims(store.held(), store.output_features(), output_shape),
-                                store.targets_in_order()});
+    snapshot.entries.push_back(side_entry(checkpoint::kSamplesTargetsDataset, store.held(), store.output_features(),
+                                          output_shape, blocks, block, store.targets_in_order()));
   }
 }
 

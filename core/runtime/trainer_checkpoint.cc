@@ -217,8 +217,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   const TrainerState state = trainer.state();
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
+  SampleBlock block;
+  if (parts.domain) block = {parts.domain->box().offset, parts.domain->box().extent, parts.domain->layout.global};
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, parts.input_shape,
-                     parts.output_shape, trainer.config().checkpoint.samples, trainer.layout().blocks);
+                     parts.output_shape, trainer.config().checkpoint.samples, trainer.layout().blocks, block);
   add_normalization_entries(state.normalization, trainer.layout().rank, snapshot);
   // Replicas hold identical state, and so do a stage's domain blocks (finish_domain_step adds every block's partials
   // alike): block 0 of replica 0 alone writes, so every dataset has exactly one writer and the file is the same

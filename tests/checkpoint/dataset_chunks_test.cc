@@ -80,5 +80,36 @@ TEST(ChunkPlan, ScalarIsOneChunkAndEmptyDatasetNone) {
   EXPECT_TRUE(ChunkPlan({3, 0, 2}, 4, 64).chunks().empty());
 }
 
+// A block's sub-box copied into a slab: every element of the region lands where the slab's row-major layout puts
+// it, and nothing else in the slab is touched. Values are their global flat index in a [3, 5, 7] array.
+TEST(BoxCopyTest, RegionMovesBetweenTwoBoxLayouts) {
+  const std::vector<int64_t> dims{3, 5, 7};
+  const auto flat = [&](int64_t a, int64_t b, int64_t c) { return static_cast<float>((a * dims[1] + b) * dims[2] + c); };
+  const Box block{{1, 1, 2}, {2, 3, 5}};
+  std::vector<float> from;
+  for (int64_t a = 1; a < 3; ++a)
+    for (int64_t b = 1; b < 4; ++b)
+      for (int64_t c = 2; c < 7; ++c) from.push_back(flat(a, b, c));
+  const Box slab{{1, 0, 0}, {1, 5, 7}};
+  Box region;
+  ASSERT_TRUE(intersect_boxes(slab, block, region));
+  EXPECT_EQ(region.offset, (std::vector<int64_t>{1, 1, 2}));
+  EXPECT_EQ(region.extent, (std::vector<int64_t>{1, 3, 5}));
+  EXPECT_TRUE(box_contains(block, region));
+  std::vector<float> to(35, -1.0f);
+  copy_box(from.data(), block, to.data(), slab, region, sizeof(float));
+  int copied = 0;
+  for (int64_t b = 0; b < 5; ++b) {
+    for (int64_t c = 0; c < 7; ++c) {
+      const bool inside = b >= 1 && b < 4 && c >= 2;
+      const float got = to[static_cast<size_t>(b * 7 + c)];
+      EXPECT_EQ(got, inside ? flat(1, b, c) : -1.0f) << b << "," << c;
+      copied += inside ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(copied, box_volume(region));
+  EXPECT_FALSE(intersect_boxes(Box{{0, 0, 0}, {1, 5, 7}}, block, region));
+}
+
 }  // namespace
 }  // namespace sluice::checkpoint
