@@ -1,5 +1,6 @@
 #include "checkpoint/reader.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -8,6 +9,7 @@
 
 #include "checkpoint/byte_exchange.h"
 #include "checkpoint/checksum.h"
+#include "checkpoint/dataset_chunks.h"
 #include "core/comm/agreement.h"
 #include "checkpoint/directory.h"
 #include "checkpoint/file_structure.h"
@@ -43,17 +45,23 @@ void require_type(hid_t dataset, H5T_class_t expected_class, size_t expected_siz
 
 // `header` is what the crc32 covers before the bytes: the dataset's manifest line in a version-2 file (the checksum
 // is bound to path, type and shape), nothing in a version-1 file.
-void require_checksum(hid_t dataset, const std::string& header, const void* bytes, size_t size,
-                      const std::string& file, const std::string& object) {
+// `computed` is the crc32 of the header followed by every byte of the dataset.
+void require_crc(hid_t dataset, bool has_header, uint32_t computed, const std::string& file,
+                 const std::string& object) {
   const uint32_t stored = read_uint32_attribute(dataset, kChecksumAttribute, file, object);
-  const uint32_t computed = crc32_continue(crc32_of(header.data(), header.size()), bytes, size);
   if (stored != computed) {
     char detail[192];
     std::snprintf(detail, sizeof(detail), "checksum mismatch (stored crc32 %08x, data has %08x): %s", stored, computed,
-                  header.empty() ? "file is corrupted"
-                                 : "the data is corrupted or does not belong to this path, type and shape");
+                  has_header ? "the data is corrupted or does not belong to this path, type and shape"
+                             : "file is corrupted");
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file, object, detail));
   }
+}
+
+void require_checksum(hid_t dataset, const std::string& header, const void* bytes, size_t size,
+                      const std::string& file, const std::string& object) {
+  require_crc(dataset, !header.empty(), crc32_continue(crc32_of(header.data(), header.size()), bytes, size), file,
+              object);
 }
 
 // Reads dataset `path` (stored with `stored_dims`) whole into `destination`, which has room for `count` values of
@@ -319,6 +327,94 @@ void Reader::read_into(const std::string& path, float* destination, size_t count
                destination, count, float32_only);
 }
 
+namespace {
+
+Hdf5Handle simple_dataspace(const std::vector<hsize_t>& dims, const std::string& file, const std::string& object) {
+  return Hdf5Handle(check_hdf5(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), file, object,
+                               "making a dataspace"),
+                    H5Sclose);
+}
+
+// Reads the hyperslab [start, start + count) of `dataset` (stored with `dims`) into `destination`, row-major.
+void read_hyperslab(hid_t dataset, const std::vector<int64_t>& dims, const std::vector<hsize_t>& start,
+                    const std::vector<hsize_t>& count, float* destination, const std::string& file,
+                    const std::string& object) {
+  Hdf5Handle in_file = simple_dataspace(std::vector<hsize_t>(dims.begin(), dims.end()), file, object);
+  check_hdf5(H5Sselect_hyperslab(in_file.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+             object, "selecting a hyperslab");
+  Hdf5Handle in_memory = simple_dataspace(count, file, object);
+  check_hdf5(H5Dread(dataset, H5T_NATIVE_FLOAT, in_memory.get(), in_file.get(), H5P_DEFAULT, destination), file,
+             object, "reading data");
+}
+
+}  // namespace
+
+void Reader::verify(const std::string& path, size_t slab_bytes) const {
+  const Hdf5Lock lock;
+  const std::string object = "dataset " + path;
+  const std::vector<int64_t>& stored = dims(path);
+  int64_t count = 1;
+  for (int64_t dim : stored) count = checked_mul(count, dim, "checkpoint dataset element count", ErrorCode::kCheckpoint);
+  // A crafted header must not make the walk read (fill values) far past what the file holds.
+  require_fits_in_file(file_, object, count, sizeof(float));
+  Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                     H5Dclose);
+  require_type(dataset.get(), H5T_FLOAT, sizeof(float), "float32", file_, object);
+  const std::string header = checksum_header(path);
+  uint32_t crc = crc32_of(header.data(), header.size());
+  // The slabs are contiguous runs of the row-major values in order, so the crc32 carried over them is the whole
+  // dataset's.
+  const ChunkPlan plan(stored, sizeof(float), std::max(slab_bytes, sizeof(float)));
+  std::vector<float> slab;
+  for (const DatasetChunk& chunk : plan.chunks()) {
+    slab.resize(static_cast<size_t>(chunk.elements));
+    if (stored.empty()) {
+      check_hdf5(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, slab.data()), file_, object,
+                 "reading data");
+    } else {
+      const Hyperslab box = plan.hyperslab(chunk);
+      read_hyperslab(dataset.get(), stored, std::vector<hsize_t>(box.start.begin(), box.start.end()),
+                     std::vector<hsize_t>(box.count.begin(), box.count.end()), slab.data(), file_, object);
+    }
+    crc = crc32_continue(crc, slab.data(), slab.size() * sizeof(float));
+  }
+  require_crc(dataset.get(), !header.empty(), crc, file_, object);
+}
+
+void Reader::read_box_into(const std::string& path, const std::vector<int64_t>& offset,
+                           const std::vector<int64_t>& extent, float* destination, size_t count) const {
+  const Hdf5Lock lock;
+  const std::string object = "dataset " + path;
+  const std::vector<int64_t>& stored = dims(path);
+  if (offset.size() != stored.size() || extent.size() != stored.size()) {
+    throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, object, "has " + std::to_string(stored.size()) +
+                                                                              " dimensions " + dims_text(stored) +
+                                                                              ", the box to read " +
+                                                                              std::to_string(extent.size())));
+  }
+  int64_t values = 1;
+  for (size_t d = 0; d < stored.size(); ++d) {
+    if (offset[d] < 0 || extent[d] < 0 || offset[d] > stored[d] - extent[d]) {
+      throw Error(ErrorCode::kCheckpoint,
+                  checkpoint_message(file_, object, "the box offset " + dims_text(offset) + " extent " +
+                                                        dims_text(extent) + " leaves its shape " + dims_text(stored)));
+    }
+    values = checked_mul(values, extent[d], "checkpoint box element count", ErrorCode::kCheckpoint);
+  }
+  if (static_cast<int64_t>(count) != values) {
+    throw Error(ErrorCode::kCheckpoint,
+                checkpoint_message(file_, object, "the box holds " + std::to_string(values) +
+                                                      " values but the destination has room for " +
+                                                      std::to_string(count)));
+  }
+  Hdf5Handle dataset(check_hdf5(H5Dopen2(handle_.get(), path.c_str(), H5P_DEFAULT), file_, object, "opening"),
+                     H5Dclose);
+  require_type(dataset.get(), H5T_FLOAT, sizeof(float), "float32", file_, object);
+  if (values == 0) return;
+  read_hyperslab(dataset.get(), stored, std::vector<hsize_t>(offset.begin(), offset.end()),
+                 std::vector<hsize_t>(extent.begin(), extent.end()), destination, file_, object);
+}
+
 Entry Reader::read(const std::string& path, const std::vector<int64_t>& expected_dims) const {
   if (dims(path) != expected_dims) {
     throw Error(ErrorCode::kCheckpoint, checkpoint_message(file_, "dataset " + path,
@@ -345,7 +441,7 @@ void verify_application(const Reader& reader, const std::string& path) {
 }  // namespace
 
 void Reader::verify_all() const {
-  for (const auto& [path, dims] : dims_) read(path);
+  for (const auto& [path, dims] : dims_) verify(path);
   for (const auto& [path, type] : application_types_) verify_application(*this, path);
 }
 
@@ -358,7 +454,7 @@ void verify_all(MPI_Comm comm, const std::string& path) {
   comm::agree_or_throw(comm, "verifying the checkpoint", comm::capture_failure([&] {
                    const std::vector<std::string> paths = reader.paths();
                    for (size_t i = static_cast<size_t>(rank); i < paths.size(); i += static_cast<size_t>(size)) {
-                     reader.read(paths[i]);
+                     reader.verify(paths[i]);
                    }
                    const std::vector<std::string> arrays = reader.application_paths();
                    for (size_t i = static_cast<size_t>(rank); i < arrays.size(); i += static_cast<size_t>(size)) {

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -58,8 +59,25 @@ class Reader {
   // per tensor. Error(kCheckpoint) naming file and dataset when count differs from the dataset's element count.
   // On a checksum failure the destination has already been overwritten: call verify_all() first.
   void read_into(const std::string& path, float* destination, size_t count) const;
-  // Every float dataset and every application array, checked by this process alone.
+  // Every float dataset (streamed, verify()) and every application array, checked by this process alone.
   void verify_all() const;
+
+  // Checksum-verifies one float dataset without holding it: its bytes are read in row-major order in hyperslabs of
+  // at most `slab_bytes` (checkpoint/dataset_chunks.h) and the crc32 carried across them, so memory stays bounded
+  // by the slab however large the dataset (a held field sample of 4 x 512^3 floats is 2 GiB). Error(kCheckpoint)
+  // naming file and dataset as read(path).
+  void verify(const std::string& path, size_t slab_bytes = kVerifySlabBytes) const;
+  static constexpr size_t kVerifySlabBytes = size_t{32} << 20;  // SaveOptions::chunk_bytes, the save's piece
+
+  // Reads the box [offset, offset + extent) (one entry per dimension of the stored float32 dataset) as one HDF5
+  // hyperslab into `destination` ([extent..] row-major, `count` values): a rank on a pipeline.domain split reads its
+  // block [held, C, block] of the stored whole samples [held, C, D..] and nothing else. The dataset's crc32 covers
+  // the whole dataset, so a box read cannot check it: the caller must have verified the file first (verify_all, as
+  // every load does before it stages anything). Error(kCheckpoint) naming file and dataset when it is missing, not
+  // float32, has another number of dimensions, the box leaves it, count differs from the box's values, or the read
+  // fails.
+  void read_box_into(const std::string& path, const std::vector<int64_t>& offset, const std::vector<int64_t>& extent,
+                     float* destination, size_t count) const;
 
   // Application state (/application/<name> and /application/<name>/rank_R, docs/CHECKPOINT_FORMAT.md), sorted.
   // Files written before application state existed have none.
@@ -96,8 +114,11 @@ class Reader {
 // every rank; all ranks throw the same Error(kCheckpoint) when it cannot be resolved.
 std::string resolve_checkpoint_path(MPI_Comm comm, const std::string& path);
 
-// Collective over comm: every float dataset's and application array's checksum is verified, the work split across ranks; all ranks throw
-// the same Error(kCheckpoint) naming file and dataset if any check fails. Call before loading anything.
+// Collective over comm: every float dataset's and application array's checksum is verified, the work split across
+// ranks (each dataset by ONE rank, round-robin; float datasets streamed in bounded memory, Reader::verify); all ranks
+// throw the same Error(kCheckpoint) naming file and dataset if any check fails. Call before loading anything: the
+// agreement is what lets a rank that reads only a box of a dataset (Reader::read_box_into) trust the bytes outside
+// it too, and refuse a flipped byte it never reads.
 void verify_all(MPI_Comm comm, const std::string& path);
 
 }  // namespace sluice::checkpoint

@@ -46,15 +46,48 @@ std::vector<float> read_side(const checkpoint::Reader& reader, const char* name,
   return values;
 }
 
-// Held samples on a split are blocks: saved as boxes of the whole samples, but not yet read back onto a split
-// (docs/DOMAIN.md, what is left).
-void refuse_held_blocks(int blocks, int64_t held, const std::string& what) {
-  if (blocks <= 1 || held == 0) return;
-  throw Error(ErrorCode::kUnsupported,
-              what + " " + std::to_string(held) + " submitted samples on a pipeline.domain split (" +
-                  std::to_string(blocks) + " blocks): checkpoints of held samples by block (HDF5 hyperslabs of the "
-                  "whole field) are not built yet; set checkpoint.samples: drop, or train on the held samples "
-                  "before the checkpoint (docs/DOMAIN.md)");
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+// One side's block of every held sample: the hyperslab [held, all C, box] of the stored [held, C, D..] whole samples
+// (`whole` is one sample's [C, D..], `features` the block's values per sample, as the store keeps them).
+std::vector<float> read_side_block(const checkpoint::Reader& reader, const char* name, int64_t held, int64_t features,
+                                   const std::vector<int64_t>& whole, const config::DomainBox& box) {
+  const std::string path = checkpoint::samples_path(name);
+  const std::string where = "checkpoint '" + reader.file() + "', dataset " + path;
+  std::vector<int64_t> expected{held};
+  expected.insert(expected.end(), whole.begin(), whole.end());
+  const std::vector<int64_t>& stored = reader.dims(path);  // kCheckpoint naming it when missing
+  if (stored != expected) {
+    int64_t whole_features = 1;
+    for (int64_t d : whole) whole_features *= d;
+    if (stored == std::vector<int64_t>{held, whole_features}) {
+      throw Error(ErrorCode::kUnsupported,
+                  where + " is stored " + dims_text(stored) + " (rows, an older format): a block of each sample "
+                  "is read on a pipeline.domain split only from [held, C, D..] " + dims_text(expected) +
+                  "; load it undecomposed and save it again");
+    }
+    throw Error(ErrorCode::kCheckpoint,
+                where + ": shape mismatch: file has " + dims_text(stored) + ", expected " + dims_text(expected));
+  }
+  std::vector<int64_t> offset{0, 0}, extent{held, whole.front()};
+  offset.insert(offset.end(), box.offset.begin(), box.offset.end());
+  extent.insert(extent.end(), box.extent.begin(), box.extent.end());
+  int64_t block_features = whole.front();
+  for (int64_t e : box.extent) block_features *= e;
+  if (block_features != features || box.offset.size() + 1 != whole.size()) {
+    throw Error(ErrorCode::kInternal, where + ": the block " + dims_text(box.offset) + " + " + dims_text(box.extent) +
+                                          " of " + dims_text(whole) + " is not the store's " +
+                                          std::to_string(features) + " values per sample");
+  }
+  std::vector<float> values(static_cast<size_t>(held * features));
+  reader.read_box_into(path, offset, extent, values.data(), values.size());
+  const std::string problem = first_non_finite(values.data(), held, features, name);
+  if (!problem.empty()) throw Error(ErrorCode::kCheckpoint, where + ": " + problem + " of this rank's block");
+  return values;
 }
 
 // One side's entry on a split: this rank's block of the whole [held, C, D..] dataset.
@@ -111,7 +144,7 @@ void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snaps
 
 StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
                             const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape,
-                            int blocks) {
+                            const HeldSampleBlock* block) {
   StagedSamples staged;
   staged.held = train_int_or_zero(reader, checkpoint::kSamplesHeldDataset);
   staged.draws = static_cast<uint64_t>(train_int_or_zero(reader, checkpoint::kSamplesDrawsDataset));
@@ -123,7 +156,17 @@ StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore&
                                             std::to_string(store.capacity()));
   }
   if (staged.held == 0) return staged;
-  refuse_held_blocks(blocks, staged.held, "checkpoint '" + reader.file() + "' holds");
+  if (block != nullptr) {
+    if (store.keeps_inputs()) {
+      staged.inputs = read_side_block(reader, checkpoint::kSamplesInputsDataset, staged.held, store.input_features(),
+                                      block->input_shape, block->input_box);
+    }
+    if (store.keeps_targets()) {
+      staged.targets = read_side_block(reader, checkpoint::kSamplesTargetsDataset, staged.held,
+                                       store.output_features(), block->output_shape, block->output_box);
+    }
+    return staged;
+  }
   if (store.keeps_inputs()) {
     staged.inputs = read_side(reader, checkpoint::kSamplesInputsDataset, staged.held, store.input_features(),
                                input_shape);

@@ -3,7 +3,8 @@
 // draws exactly the batches the uninterrupted run would have drawn.
 //
 // Replica 0's first-stage rank writes the inputs and its last-stage rank the targets (the replicas hold identical
-// stores); on load every rank that keeps a side reads it, so the pipeline layout and replica count may change.
+// stores); on load every rank that keeps a side reads it (on a pipeline.domain split only its block of it), so the
+// pipeline layout, replica count and split may change.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "checkpoint/reader.h"
 #include "checkpoint/snapshot.h"
 #include "core/config/checkpoint_samples.h"
+#include "core/config/domain_layout.h"
 #include "core/runtime/sample_store.h"
 
 namespace sluice::runtime {
@@ -43,15 +45,29 @@ void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snaps
 // What a load will put into the store, read and checked but not applied yet (Trainer::restore applies it).
 using StagedSamples = SampleStoreContents;
 
+// On a pipeline.domain split: where this rank's block of each held sample lies in the stored whole samples, per
+// side at that side's resolution (the output's box is the input's scaled, data::output_block_box).
+struct HeldSampleBlock {
+  std::vector<int64_t> input_shape;   // the WHOLE sample at the model's input, [C, D..]
+  std::vector<int64_t> output_shape;  // ... and at its output
+  config::DomainBox input_box;        // this rank's block of the input field (spatial offsets and extents)
+  config::DomainBox output_box;       // ... of the output field
+};
+
 // Reads this rank's side of the stored samples. Files without /train/samples_held hold none. Throws
 // Error(kCheckpoint) naming the file and dataset when a dataset is missing or has another shape, or when the file
 // holds more samples than the configured replay buffer can (data.replay.capacity).
 // A side may be stored as [held, features] (versions 1 and 2, and rows) or [held, C, D..] (a field, version 3).
-// On a pipeline.domain split (`blocks` > 1) a file that holds samples is refused with Error(kUnsupported): reading
-// this rank's block out of the stored whole samples is not built (the same on every rank).
+// On a pipeline.domain split (`block` given, more than one block) the store holds blocks: each kept side is read as
+// the ONE hyperslab [held, all C, this rank's box] of the stored whole samples [held, C, D..] (Reader::read_box_into),
+// so no rank holds a whole sample, and the file may come from any split or none. A box read cannot check the
+// dataset's crc32 (it covers the whole dataset): the load's collective verify_all, before staging, streams every
+// dataset once on one rank and every rank agrees on the result, so a flipped byte outside this rank's block fails the
+// load on every rank too. A side stored as [held, features] (an older file) is refused on a split (kUnsupported: load
+// it undecomposed and save it again); any other shape than [held, C, D..] is kCheckpoint naming the dataset.
 StagedSamples stage_samples(const checkpoint::Reader& reader, const SampleStore& store,
                             const std::vector<int64_t>& input_shape = {},
-                            const std::vector<int64_t>& output_shape = {}, int blocks = 1);
+                            const std::vector<int64_t>& output_shape = {}, const HeldSampleBlock* block = nullptr);
 
 // After a load under checkpoint.samples drop that restored no samples: world rank 0 says in the log that the run
 // resumes with an empty sample store, and why (the checkpoints of this run do not carry them).

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "checkpoint/directory.h"
@@ -24,6 +25,7 @@
 #include "core/common/message_text.h"
 #include "core/common/version.h"
 #include "core/config/config_parser.h"
+#include "core/data/field_box.h"
 #include "core/comm/agreement.h"
 #include "core/runtime/accumulation_restore.h"
 #include "core/runtime/checkpoint_slots.h"
@@ -267,6 +269,24 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   checkpoint::save(parts.mpi->world(), path, snapshot);
 }
 
+namespace {
+
+// On a pipeline.domain split, where this rank's block of each held sample lies (stage_samples reads just that);
+// none otherwise (one block, or no domain: the whole samples).
+std::optional<HeldSampleBlock> held_sample_block(const Trainer& trainer) {
+  const RunParts& parts = trainer.parts();
+  if (trainer.layout().blocks <= 1 || parts.domain == nullptr) return std::nullopt;
+  const config::ModelSpec& model = trainer.config().model;
+  HeldSampleBlock block;
+  block.input_shape = config::input_shape_of(model);
+  block.output_shape = config::output_shape(model.layers, block.input_shape);
+  block.input_box = parts.domain->box();
+  block.output_box = data::scaled_box(block.input_box, block.input_shape, block.output_shape);
+  return block;
+}
+
+}  // namespace
+
 void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application, bool verified) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
   check_path_everywhere(trainer, path, "sluice_load_checkpoint");
@@ -312,8 +332,9 @@ void load_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
     }
     staged_application =
         stage_application_state(reader, application, trainer.layout().rank, trainer.layout().world);
+    const std::optional<HeldSampleBlock> block = held_sample_block(trainer);
     staged_samples = stage_samples(reader, trainer.submitted_samples(), parts.input_shape, parts.output_shape,
-                                   trainer.layout().blocks);
+                                   block ? &*block : nullptr);
     lr_override = lr_override_of(reader);
     data_position = data_position_of(reader);
     normalization = read_normalization(reader, parts.input_features, parts.output_features,

@@ -6,9 +6,8 @@
 // whole samples in the same global order. After every step the loss and every parameter this rank holds are the
 // reference's bits, as a FIFO and as a replay buffer (whose draws must pick the same samples on every block).
 // sluice_evaluate takes blocks too: every rank gets the whole samples' loss, the undecomposed run's bits.
-//   4 ranks: 1 stage x 4 blocks; a domain group whose blocks submit different counts is refused on every rank, and
-//            so is loading a checkpoint holding samples onto a split (not built yet; saving held blocks is,
-//            domain_sample_save_test).
+//   4 ranks: 1 stage x 4 blocks; a domain group whose blocks submit different counts is refused on every rank;
+//            checkpoints of held samples on a split save the whole samples and load each rank's block.
 //   8 ranks: 2 stages x 4 blocks: two domain groups submit different samples, the stage-0 group's first (the order
 //            of their lowest world ranks), and the first stage's ranks get the inputs, the last stage's the targets;
 //            2 replicas x 4 blocks against two undecomposed replicas (on 2 ranks).
@@ -213,21 +212,10 @@ TEST(DomainSubmittedTest, EvaluateOnBlocksIsTheWholeSamplesLoss) {
   if (world_size() == 8) expect_same_evaluation(RunSpec{2, true, 0}, "2 stages x 4 blocks");
 }
 
-// Reading a block out of stored whole samples is not built: refused on every rank, naming the count and the way
-// out, and the trainer stays usable. Saving held blocks is built (domain_sample_save_test checks the file).
-void expect_unsupported_held(const std::function<void()>& call, const std::string& what) {
-  try {
-    call();
-    ADD_FAILURE() << what << " ran on world rank " << world_rank();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << what << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find("6 submitted samples on a pipeline.domain split (4 blocks)"),
-              std::string::npos)
-        << what << ": " << e.what();
-  }
-}
-
-TEST(DomainSubmittedTest, CheckpointsOfHeldBlocksAreRefused) {
+// Held samples in checkpoints on a split: saved as the whole samples (domain_sample_save_test checks the file) and
+// loaded block by block (domain_sample_load_test compares the runs); here the calls are accepted and the counts
+// come back, whichever side wrote the file. checkpoint.samples: drop saves none.
+TEST(DomainSubmittedTest, CheckpointsOfHeldBlocksSaveAndLoad) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string path = std::string(dir ? dir : "/tmp") + "/held_whole.h5";
@@ -239,14 +227,21 @@ TEST(DomainSubmittedTest, CheckpointsOfHeldBlocksAreRefused) {
     runtime::save_checkpoint(whole, path);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  runtime::Trainer loaded(MPI_COMM_WORLD, make_config(RunSpec{}));
+  loaded.start();
+  runtime::load_checkpoint(loaded, path);  // each rank reads its block of the 6 whole samples
+  EXPECT_EQ(loaded.submitted_samples().held(), 6);
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config(RunSpec{}));
   trainer.start();
-  expect_unsupported_held([&] { runtime::load_checkpoint(trainer, path); }, "loading whole samples onto a split");
   const config::DomainBox box = trainer.parts().domain->box();
   const std::vector<float> in = samples(0, 0, 6, box), target = samples(1, 0, 6, box);
   runtime::submit_samples(trainer, in.data(), target.data(), 6);
   runtime::save_checkpoint(trainer, path + ".split");  // held blocks save as the whole samples
   EXPECT_GT(runtime::train_submitted(trainer, 4).loss, 0.0);
+  runtime::Trainer reloaded(MPI_COMM_WORLD, make_config(RunSpec{}));
+  reloaded.start();
+  runtime::load_checkpoint(reloaded, path + ".split");  // a split's file back onto a split
+  EXPECT_EQ(reloaded.submitted_samples().held(), 6);
   // checkpoint.samples: drop saves none: a split holding blocks saves and resumes with an empty store.
   RunSpec drop;
   drop.drop = true;
