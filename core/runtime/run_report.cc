@@ -15,6 +15,7 @@
 #include "core/runtime/domain_step_traffic.h"
 #include "core/runtime/placement.h"
 #include "core/schedule/chrome_trace.h"
+#include "kernels/cpu/onednn_gemm.h"
 
 namespace sluice::runtime {
 namespace {
@@ -91,7 +92,10 @@ std::string my_layout_line(Trainer& trainer) {
   }
   const std::vector<int>& nodes = trainer.parts().rank_order.node_of_rank;
   if (!nodes.empty()) mine << ", node " << nodes.at(layout.rank);
-  mine << ", " << trainer.parts().blas_threads << " kernel thread(s), host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
+  mine << ", " << trainer.parts().blas_threads << " kernel thread(s)";
+  // Which library multiplies, and OpenBLAS's kernel choice: a CPU OpenBLAS does not know runs its slow fallback.
+  if (trainer.parts().backend->device() == kernels::Device::kHost) mine << " (" << kernels::cpu_products_text() << ")";
+  mine << ", host " << host_name() << " (node-local rank " << node_local_rank() << "), device "
        << trainer.parts().backend->device_name() << ", transport " << trainer.parts().transport_name();
   return mine.str();
 }

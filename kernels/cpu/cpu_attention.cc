@@ -1,11 +1,9 @@
 // CpuBackend's token ops: the transformer's layout changes, the column gather of unpatch, and multi-head
-// self-attention as our loops over OpenBLAS's products. Attention runs one (sample, head) pair at a time, each pair
-// a fixed sequence of cblas_sgemm calls (the library held at one thread) on strided views of qkv and a softmax
+// self-attention as our loops over library products. Attention runs one (sample, head) pair at a time, each pair
+// a fixed sequence of products (routed_product.h: OpenBLAS or oneDNN by the shape, held at one thread) on strided views of qkv and a softmax
 // with the row's maximum subtracted and its sums in order, so a pair's bits depend on that sample alone: not on the
 // batch, nor on which of the rank's threads computes it. Attention dropout draws each pair's mask from the
 // per-sample stream, keyed by (seed, layer, global sample, head, query, key), again in the backward.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -13,6 +11,7 @@
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/parallel_blocks.h"
+#include "kernels/cpu/routed_product.h"
 
 namespace sluice::kernels {
 namespace {
@@ -32,11 +31,10 @@ void drop(const HeadViews& v, const float* x, const float* u, float* out) {
   for (int64_t i = 0; i < v.tokens * v.tokens; ++i) out[i] = u[i] >= v.dropout ? x[i] * keep_scale : 0.0f;
 }
 
+// c = alpha op(a) op(b) by the library the route picks for the shape, as the backend's gemm does.
 void product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-              0.0f, c, static_cast<int>(ldc));
+  routed_product(Product{ta, tb, m, n, k, alpha, 0.0f, a, lda, b, ldb, c, ldc});
 }
 
 // Each row of s [rows][rows] becomes its softmax: the maximum subtracted, exp, divided by the sum (in order).

@@ -2,8 +2,6 @@
 // (onednn_gemm_suits), so the pipelined run and the sequential reference use the same library for it; it is cut
 // into blocks fixed by its shape (gemm_split.h) that the rank's threads compute side by side, each block on one
 // library thread, so its bits do not depend on the thread count either.
-#include <cblas.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -14,23 +12,11 @@
 #include "kernels/cpu/gemm_split.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel_blocks.h"
+#include "kernels/cpu/routed_product.h"
 
 namespace sluice::kernels {
 
 namespace {
-
-// One product's operands as raw row-major views: c (m x n) = alpha op(a) op(b) + beta c.
-struct Product {
-  bool ta, tb;
-  int64_t m, n, k;
-  float alpha, beta;
-  const float* a;
-  int64_t lda;
-  const float* b;
-  int64_t ldb;
-  float* c;
-  int64_t ldc;
-};
 
 // Block j of `whole` under `split`: a band of c's rows (and of op(a)'s) or of its columns (and of op(b)'s).
 Product block_of(const Product& whole, const GemmSplit& split, int64_t j) {
@@ -46,20 +32,6 @@ Product block_of(const Product& whole, const GemmSplit& split, int64_t j) {
     part.c = whole.c + first;
   }
   return part;
-}
-
-// One block on the calling thread: oneDNN where the whole product is routed there and oneDNN implements the
-// block's shape (both fixed by the shapes), OpenBLAS (held at one thread by the caller) otherwise.
-OnednnGemmResult compute_block(const Product& p, bool routed) {
-  if (routed) {
-    const OnednnGemmResult result =
-        onednn_gemm(p.ta, p.tb, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc);
-    if (result != OnednnGemmResult::kUnavailable) return result;
-  }
-  cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans, p.tb ? CblasTrans : CblasNoTrans, static_cast<int>(p.m),
-              static_cast<int>(p.n), static_cast<int>(p.k), p.alpha, p.a, static_cast<int>(p.lda), p.b,
-              static_cast<int>(p.ldb), p.beta, p.c, static_cast<int>(p.ldc));
-  return OnednnGemmResult::kDone;
 }
 
 }  // namespace
@@ -88,10 +60,10 @@ void CpuBackend::gemm_impl(Transpose transpose_a, Transpose transpose_b, float a
   const BlasHeldAtOneThread library_on_one_thread;
   std::vector<OnednnGemmResult> results(static_cast<size_t>(split.count), OnednnGemmResult::kDone);
   if (split.count == 1) {
-    results[0] = compute_block(whole, routed);
+    results[0] = compute_product(whole, routed);
   } else {
     run_blocks(split.count, library_on_one_thread.team_threads(), [&](int64_t j) {
-      results[static_cast<size_t>(j)] = compute_block(block_of(whole, split, j), routed);
+      results[static_cast<size_t>(j)] = compute_product(block_of(whole, split, j), routed);
     });
   }
   for (OnednnGemmResult result : results) {

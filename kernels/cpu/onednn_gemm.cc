@@ -1,5 +1,6 @@
 #include "kernels/cpu/onednn_gemm.h"
 
+#include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <map>
@@ -12,12 +13,6 @@
 namespace sluice::kernels {
 
 namespace {
-
-// Below this many multiply-adds the per-call cost of a primitive (argument set-up, brgemm dispatch) is not
-// repaid; the test models' small layers stay on OpenBLAS.
-constexpr int64_t kMinMultiplyAdds = int64_t{1} << 20;
-// A weight narrower or shallower than this has too little to gain from not being packed.
-constexpr int64_t kMinWeightSide = 128;
 
 // Everything a primitive depends on; alpha and beta are baked into it (output scale, sum post-op).
 using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float>;
@@ -138,29 +133,26 @@ Entry* find_or_build(Context& context, const Key& key, bool& unimplemented) {
   return nullptr;
 }
 
-// The route was measured on AVX-512 only (brgemm kernels); elsewhere OpenBLAS keeps every product unless
-// SLUICE_ONEDNN_GEMM says otherwise. Fixed per process, like OpenBLAS's own kernel choice.
-bool route_taken_on_this_machine() {
-  static const bool taken = [] {
-    const bool avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-    switch (onednn_route_setting()) {
-      case OnednnRoute::kOn:
-        return true;
-      case OnednnRoute::kOff:
-        return false;
-      case OnednnRoute::kAuto:
-        break;
-    }
-    return avx512;
-  }();
-  return taken;
-}
-
 }  // namespace
 
-bool onednn_gemm_suits(bool transpose_a, bool /*transpose_b*/, int64_t m, int64_t n, int64_t k) {
-  return route_taken_on_this_machine() && !transpose_a && n >= kMinWeightSide && k >= kMinWeightSide &&
-         m * n * k >= kMinMultiplyAdds;
+GemmRoute gemm_route_on_this_machine() {
+  static const GemmRoute route = [] {
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    const bool avx2 = (isa & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2;
+    const bool avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+    return gemm_route_for(onednn_route_setting(), openblas_get_corename(), avx2, avx512);
+  }();
+  return route;
+}
+
+std::string cpu_products_text() {
+  const char* core = openblas_get_corename();
+  return std::string("OpenBLAS core ") + (core != nullptr ? core : "unknown") + ", products on " +
+         gemm_route_text(gemm_route_on_this_machine());
+}
+
+bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  return gemm_route_covers(gemm_route_on_this_machine(), transpose_a, transpose_b, m, n, k);
 }
 
 namespace {
@@ -191,13 +183,14 @@ OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int6
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc) {
   // Without OpenMP's runtime oneDNN's thread count is not ours to hold at one (onednn_gemm_suits says why).
-  if (transpose_a || !onednn_runtime_is_openmp()) return OnednnGemmResult::kUnavailable;
+  if (!onednn_runtime_is_openmp()) return OnednnGemmResult::kUnavailable;
   OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: one thread keeps the bits thread-count free
   // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
-  // sgemm for dy W. Both are fixed by the shape.
-  if (transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  // sgemm for dy W (and, on the fallback route, for the transposed-a products). All fixed by the shape.
+  if (!transpose_a && transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const AsyncSignalsHeld held;  // its generated kernels run with the stack pointer in the heap (async_signals_held.h)
-  const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const dnnl_status_t status =
+      dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return status == dnnl_success ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
 }
 

@@ -4,15 +4,26 @@
 // micro-batches against a 1024x1024 weight that copy costs about as much as the multiply (issue 17). oneDNN's
 // matmul primitive (x W^T, weight read in place through strides) and its sgemm (dy W) took about 0.73x and 0.75x
 // of OpenBLAS's CPU time there (docs/BUILD_SETTINGS.md, "oneDNN"). The gradient product dy^T x (op(a)
-// transposed) stays on OpenBLAS, which is as fast there.
+// transposed) stays on OpenBLAS, which is as fast there. Where OpenBLAS runs a fallback core without AVX2 (a CPU
+// newer than it knows), every product goes to oneDNN (kernels/cpu/onednn_route.h).
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "kernels/cpu/onednn_route.h"
 
 namespace sluice::kernels {
 
+// This process's route: gemm_route_for(SLUICE_ONEDNN_GEMM, OpenBLAS's core, oneDNN's instruction sets), computed
+// once, like OpenBLAS's own kernel choice.
+GemmRoute gemm_route_on_this_machine();
+
+// "OpenBLAS core Prescott, products on oneDNN": the core and the route, for the start report.
+std::string cpu_products_text();
+
 // Whether the CPU backend computes c = alpha op(a) op(b) + beta c through oneDNN. Decided by the shape and the
-// machine (AVX-512, where it was measured) alone, never by timing, by the BLAS thread count or by which thread asks,
+// machine (gemm_route_on_this_machine) alone, never by timing, by the BLAS thread count or by which thread asks,
 // so every run on a machine computes a product with the same library and the same bits: the pipelined run and the
 // sequential reference, a run and its resume on another core count, `sluice_predict` and the model API's predict.
 // oneDNN itself always runs on ONE thread: with more it splits the sum over k differently for other thread counts,

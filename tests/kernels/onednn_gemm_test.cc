@@ -23,14 +23,9 @@
 namespace sluice::kernels {
 namespace {
 
-bool avx512() { return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core; }
-
-// Whether the backend routes here: AVX-512 by default; BUILD sets SLUICE_ONEDNN_GEMM=on, so CI covers the route on
-// any CPU.
-bool routed_here() {
-  const OnednnRoute setting = onednn_route_setting();
-  return setting == OnednnRoute::kOn || (setting == OnednnRoute::kAuto && avx512());
-}
+// Whether the backend routes here: by default on AVX-512 or where OpenBLAS runs a fallback core; BUILD sets
+// SLUICE_ONEDNN_GEMM=on, so CI covers the route on any CPU.
+bool routed_here() { return gemm_route_on_this_machine() != GemmRoute::kNone; }
 
 struct Case {
   bool tb;
@@ -121,23 +116,62 @@ TEST(OnednnGemmTest, SameBitsOnEveryCallAndTheCallersThreadCountKept) {
 }
 
 TEST(OnednnGemmTest, RoutingDependsOnTheShapeAndMachineOnly) {
-  if (!routed_here()) {
-    EXPECT_FALSE(onednn_gemm_suits(false, true, 32, 1024, 1024)) << "the route is off or for AVX-512 machines only";
-    GTEST_SKIP() << "no AVX-512 and SLUICE_ONEDNN_GEMM not on: every product stays on OpenBLAS";
+  const GemmRoute route = gemm_route_on_this_machine();
+  if (onednn_route_setting() == OnednnRoute::kOn) {
+    EXPECT_EQ(route, GemmRoute::kAll) << "on routes every product";
   }
-  // The benchmark model's two weight products go to oneDNN, whatever the micro-batch size;
-  // the gradient product dy^T x and small products stay on OpenBLAS.
-  EXPECT_TRUE(onednn_gemm_suits(false, true, 32, 1024, 1024));
-  EXPECT_TRUE(onednn_gemm_suits(false, false, 32, 1024, 1024));
-  EXPECT_TRUE(onednn_gemm_suits(false, true, 256, 1024, 1024));
-  EXPECT_FALSE(onednn_gemm_suits(true, false, 1024, 1024, 32));
-  EXPECT_FALSE(onednn_gemm_suits(false, true, 36, 33, 17));
-  EXPECT_FALSE(onednn_gemm_suits(false, false, 32, 1024, 10));
-  const std::vector<float> a(4, 1.0f), b(4, 1.0f);
-  std::vector<float> c(4, 0.0f);
-  EXPECT_EQ(onednn_gemm(true, false, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2),
-            OnednnGemmResult::kUnavailable);
-  EXPECT_EQ(c, std::vector<float>(4, 0.0f)) << "an unavailable product must leave c untouched";
+  // The benchmark model's weight products, the gradient product dy^T x, small products and the attention's per-head
+  // products: each by the process's route and its shape alone (the rule itself: onednn_route_test).
+  const int64_t shapes[][5] = {{0, 1, 32, 1024, 1024}, {0, 0, 32, 1024, 1024}, {0, 1, 256, 1024, 1024},
+                               {1, 0, 1024, 1024, 32}, {0, 1, 36, 33, 17},     {0, 0, 32, 1024, 10},
+                               {1, 1, 16, 64, 16}};
+  for (const auto& s : shapes) {
+    EXPECT_EQ(onednn_gemm_suits(s[0] != 0, s[1] != 0, s[2], s[3], s[4]),
+              gemm_route_covers(route, s[0] != 0, s[1] != 0, s[2], s[3], s[4]))
+        << "ta=" << s[0] << " tb=" << s[1] << " m=" << s[2] << " n=" << s[3] << " k=" << s[4];
+  }
+}
+
+// The transposed-a orientations (dy^T x, and the attention's backward products) that the fallback route sends to
+// oneDNN's sgemm: against OpenBLAS and a double reference, and the same bits on a second call.
+TEST(OnednnGemmTest, TransposedAProductsMatchOpenBlas) {
+  struct Shape {
+    bool tb;
+    int64_t m, n, k;
+    float alpha, beta;
+  };
+  for (const Shape& s : {Shape{false, 33, 129, 131, 1.0f, 0.0f}, Shape{true, 17, 24, 40, 0.5f, 1.0f},
+                         Shape{false, 256, 64, 32, -1.5f, 0.25f}}) {
+    SCOPED_TRACE("tb=" + std::to_string(s.tb) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                 " k=" + std::to_string(s.k));
+    const int64_t lda = s.m + 1, ldb = (s.tb ? s.k : s.n) + 2, ldc = s.n + 3;  // a is k x m, stored transposed
+    const std::vector<float> a = random_values(s.k * lda, 4), b = random_values((s.tb ? s.n : s.k) * ldb, 5);
+    const std::vector<float> c = random_values(s.m * ldc, 6);
+    std::vector<float> blas = c, ours = c, again = c;
+    cblas_sgemm(CblasRowMajor, CblasTrans, s.tb ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
+                static_cast<int>(s.n), static_cast<int>(s.k), s.alpha, a.data(), static_cast<int>(lda), b.data(),
+                static_cast<int>(ldb), s.beta, blas.data(), static_cast<int>(ldc));
+    ASSERT_EQ(onednn_gemm(true, s.tb, s.m, s.n, s.k, s.alpha, a.data(), lda, b.data(), ldb, s.beta, ours.data(), ldc),
+              OnednnGemmResult::kDone);
+    ASSERT_EQ(onednn_gemm(true, s.tb, s.m, s.n, s.k, s.alpha, a.data(), lda, b.data(), ldb, s.beta, again.data(), ldc),
+              OnednnGemmResult::kDone);
+    ASSERT_EQ(std::memcmp(ours.data(), again.data(), ours.size() * sizeof(float)), 0) << "bits changed between calls";
+    const double tolerance = 1e-5 * std::sqrt(static_cast<double>(s.k)) * (std::fabs(s.alpha) + 1.0);
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < ldc; ++j) {
+        const int64_t at = i * ldc + j;
+        if (j >= s.n) {
+          ASSERT_EQ(ours[at], c[at]) << "padding written at " << at;
+          continue;
+        }
+        double sum = 0.0;
+        for (int64_t l = 0; l < s.k; ++l) sum += double{a[l * lda + i]} * (s.tb ? b[j * ldb + l] : b[l * ldb + j]);
+        const double expected = s.alpha * sum + (s.beta == 0.0f ? 0.0 : s.beta * double{c[at]});
+        ASSERT_NEAR(ours[at], expected, tolerance) << "row " << i << " column " << j;
+        ASSERT_NEAR(ours[at], blas[at], 2 * tolerance) << "row " << i << " column " << j << " (against OpenBLAS)";
+      }
+    }
+  }
 }
 
 // Through the backend on one BLAS thread (the routed case): beta = 0 over NaNs, and k = 0 (the backend's own
