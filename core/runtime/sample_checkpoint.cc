@@ -90,38 +90,37 @@ std::vector<float> read_side_block(const checkpoint::Reader& reader, const char*
   return values;
 }
 
-// One side's entry on a split: this rank's block of the whole [held, C, D..] dataset.
-checkpoint::Entry block_entry(const char* name, int64_t held, int64_t features, const std::vector<int64_t>& shape,
-                              const SampleBlock& block, std::vector<float> values) {
-  const std::string path = checkpoint::samples_path(name);
-  if (shape.size() != block.extent.size() + 1 || block.global.size() != block.extent.size() ||
-      block.offset.size() != block.extent.size() ||
-      !std::equal(block.extent.begin(), block.extent.end(), shape.begin() + 1) ||
-      side_dims(held, features, shape).size() != shape.size() + 1) {
-    throw Error(ErrorCode::kUnsupported, "cannot save " + path + " on a pipeline.domain split: one sample's block " +
-                                             "is not a field on this rank's block of the input (an output at " +
-                                             "another resolution than the input)");
-  }
-  checkpoint::Entry entry{path, side_dims(held, features, shape), std::move(values)};
-  entry.global_dims = {held, shape[0]};
-  entry.global_dims.insert(entry.global_dims.end(), block.global.begin(), block.global.end());
-  entry.box_offset = {0, 0};
-  entry.box_offset.insert(entry.box_offset.end(), block.offset.begin(), block.offset.end());
-  return entry;
-}
-
-// One side's entry: the whole samples, or this rank's block of them on a split.
+// One side's entry: the whole samples, or on a split (`whole` and `box` given) this rank's block of the whole
+// [held, C, D..] dataset, `whole` being one sample's [C, D..] and `box` the side's block of its spatial extents.
 checkpoint::Entry side_entry(const char* name, int64_t held, int64_t features, const std::vector<int64_t>& shape,
-                             int blocks, const SampleBlock& block, std::vector<float> values) {
-  if (blocks > 1) return block_entry(name, held, features, shape, block, std::move(values));
-  return {checkpoint::samples_path(name), side_dims(held, features, shape), std::move(values)};
+                             const std::vector<int64_t>* whole, const config::DomainBox* box,
+                             std::vector<float> values) {
+  const std::string path = checkpoint::samples_path(name);
+  if (whole == nullptr || box == nullptr) return {path, side_dims(held, features, shape), std::move(values)};
+  int64_t block_features = whole->empty() ? 0 : whole->front();
+  for (int64_t e : box->extent) block_features *= e;
+  if (box->offset.size() + 1 != whole->size() || box->extent.size() + 1 != whole->size() ||
+      block_features != features) {
+    throw Error(ErrorCode::kInternal, "cannot save " + path + " on a pipeline.domain split: the block " +
+                                          dims_text(box->offset) + " + " + dims_text(box->extent) + " of " +
+                                          dims_text(*whole) + " is not the store's " + std::to_string(features) +
+                                          " values per sample");
+  }
+  std::vector<int64_t> dims{held, whole->front()};
+  dims.insert(dims.end(), box->extent.begin(), box->extent.end());
+  checkpoint::Entry entry{path, std::move(dims), std::move(values)};
+  entry.global_dims = {held};
+  entry.global_dims.insert(entry.global_dims.end(), whole->begin(), whole->end());
+  entry.box_offset = {0, 0};
+  entry.box_offset.insert(entry.box_offset.end(), box->offset.begin(), box->offset.end());
+  return entry;
 }
 
 }  // namespace
 
 void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
                         const std::vector<int64_t>& input_shape, const std::vector<int64_t>& output_shape,
-                        config::CheckpointSamples choice, int blocks, const SampleBlock& block) {
+                        config::CheckpointSamples choice, const HeldSampleBlock* block) {
   if (choice == config::CheckpointSamples::kDrop) {
     snapshot.train_ints[checkpoint::kSamplesHeldDataset] = 0;
     snapshot.train_ints[checkpoint::kSamplesDrawsDataset] = static_cast<int64_t>(store.draws());
@@ -134,11 +133,13 @@ void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snaps
   // On a split every block of replica 0 writes its box (save() checks that the boxes tile each dataset).
   if (store.keeps_inputs()) {
     snapshot.entries.push_back(side_entry(checkpoint::kSamplesInputsDataset, store.held(), store.input_features(),
-                                          input_shape, blocks, block, store.inputs_in_order()));
+                                          input_shape, block ? &block->input_shape : nullptr,
+                                          block ? &block->input_box : nullptr, store.inputs_in_order()));
   }
   if (store.keeps_targets()) {
     snapshot.entries.push_back(side_entry(checkpoint::kSamplesTargetsDataset, store.held(), store.output_features(),
-                                          output_shape, blocks, block, store.targets_in_order()));
+                                          output_shape, block ? &block->output_shape : nullptr,
+                                          block ? &block->output_box : nullptr, store.targets_in_order()));
   }
 }
 

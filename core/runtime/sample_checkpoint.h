@@ -19,32 +19,6 @@
 
 namespace sluice::runtime {
 
-// This rank's block of every sample on a pipeline.domain split, at the model's input: where it starts and how far it
-// reaches along each spatial dimension, and the whole field's spatial extents. The targets are cut to the same box
-// (an output at the input's resolution).
-struct SampleBlock {
-  std::vector<int64_t> offset;
-  std::vector<int64_t> extent;
-  std::vector<int64_t> global;
-};
-
-// This rank's share of the store as checkpoint entries and /train values (the values are the same on every rank).
-// `input_shape` and `output_shape` are one sample's shape as this rank holds it (config/sample_shape.h): a field
-// side is stored as [held, C, D..] (format_version 3), a side of rows (or of an unknown shape) as [held, features].
-// With `choice` drop (config checkpoint.samples) the entries record none held and no sample dataset is written.
-// With a pipeline.domain split (`blocks` > 1) the store holds this rank's `block` of each sample, and the shapes are
-// the block's: each side is a block entry (checkpoint::Entry::global_dims) of the whole [held, C, D..] dataset, its
-// box [0:held, 0:C, block], so the file holds the whole samples exactly as the undecomposed run writes them.
-// Error(kUnsupported) for held samples on a split whose side is not a field of the block's shape (an output at
-// another resolution than the input).
-void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
-                        const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {},
-                        config::CheckpointSamples choice = config::CheckpointSamples::kKeep, int blocks = 1,
-                        const SampleBlock& block = {});
-
-// What a load will put into the store, read and checked but not applied yet (Trainer::restore applies it).
-using StagedSamples = SampleStoreContents;
-
 // On a pipeline.domain split: where this rank's block of each held sample lies in the stored whole samples, per
 // side at that side's resolution (the output's box is the input's scaled, data::output_block_box).
 struct HeldSampleBlock {
@@ -53,6 +27,21 @@ struct HeldSampleBlock {
   config::DomainBox input_box;        // this rank's block of the input field (spatial offsets and extents)
   config::DomainBox output_box;       // ... of the output field
 };
+
+// This rank's share of the store as checkpoint entries and /train values (the values are the same on every rank).
+// `input_shape` and `output_shape` are one sample's shape as this rank holds it (config/sample_shape.h): a field
+// side is stored as [held, C, D..] (format_version 3), a side of rows (or of an unknown shape) as [held, features].
+// With `choice` drop (config checkpoint.samples) the entries record none held and no sample dataset is written.
+// With a pipeline.domain split (`block` given) the store holds this rank's block of each sample, and the shapes are
+// the block's: each side is a block entry (checkpoint::Entry::global_dims) of the whole [held, C, D..] dataset, its
+// box [0:held, 0:C, that side's box], so the file holds the whole samples exactly as the undecomposed run writes them.
+void add_sample_entries(const SampleStore& store, int replica, checkpoint::Snapshot& snapshot,
+                        const std::vector<int64_t>& input_shape = {}, const std::vector<int64_t>& output_shape = {},
+                        config::CheckpointSamples choice = config::CheckpointSamples::kKeep,
+                        const HeldSampleBlock* block = nullptr);
+
+// What a load will put into the store, read and checked but not applied yet (Trainer::restore applies it).
+using StagedSamples = SampleStoreContents;
 
 // Reads this rank's side of the stored samples. Files without /train/samples_held hold none. Throws
 // Error(kCheckpoint) naming the file and dataset when a dataset is missing or has another shape, or when the file

@@ -205,6 +205,20 @@ void check_directory_everywhere(Trainer& trainer, const std::string& path) {
   comm::agree_or_throw(trainer.parts().mpi->world(), "checking the checkpoint's directory", error);
 }
 
+// On a pipeline.domain split, where this rank's block of each held sample lies (stage_samples reads just that);
+// none otherwise (one block, or no domain: the whole samples).
+std::optional<HeldSampleBlock> held_sample_block(const Trainer& trainer) {
+  const RunParts& parts = trainer.parts();
+  if (trainer.layout().blocks <= 1 || parts.domain == nullptr) return std::nullopt;
+  const config::ModelSpec& model = trainer.config().model;
+  HeldSampleBlock block;
+  block.input_shape = config::input_shape_of(model);
+  block.output_shape = config::output_shape(model.layers, block.input_shape);
+  block.input_box = parts.domain->box();
+  block.output_box = data::scaled_box(block.input_box, block.input_shape, block.output_shape);
+  return block;
+}
+
 }  // namespace
 
 void save_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application,
@@ -217,10 +231,9 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   const TrainerState state = trainer.state();
   checkpoint::Snapshot snapshot;
   add_application_entries(application, trainer.layout().rank, snapshot);
-  SampleBlock block;
-  if (parts.domain) block = {parts.domain->box().offset, parts.domain->box().extent, parts.domain->layout.global};
+  const std::optional<HeldSampleBlock> block = held_sample_block(trainer);
   add_sample_entries(trainer.submitted_samples(), trainer.layout().replica, snapshot, parts.input_shape,
-                     parts.output_shape, trainer.config().checkpoint.samples, trainer.layout().blocks, block);
+                     parts.output_shape, trainer.config().checkpoint.samples, block ? &*block : nullptr);
   add_normalization_entries(state.normalization, trainer.layout().rank, snapshot);
   // Replicas hold identical state, and so do a stage's domain blocks (finish_domain_step adds every block's partials
   // alike): block 0 of replica 0 alone writes, so every dataset has exactly one writer and the file is the same
@@ -269,23 +282,6 @@ void save_checkpoint(Trainer& trainer, const std::string& path, const Applicatio
   checkpoint::save(parts.mpi->world(), path, snapshot);
 }
 
-namespace {
-
-// On a pipeline.domain split, where this rank's block of each held sample lies (stage_samples reads just that);
-// none otherwise (one block, or no domain: the whole samples).
-std::optional<HeldSampleBlock> held_sample_block(const Trainer& trainer) {
-  const RunParts& parts = trainer.parts();
-  if (trainer.layout().blocks <= 1 || parts.domain == nullptr) return std::nullopt;
-  const config::ModelSpec& model = trainer.config().model;
-  HeldSampleBlock block;
-  block.input_shape = config::input_shape_of(model);
-  block.output_shape = config::output_shape(model.layers, block.input_shape);
-  block.input_box = parts.domain->box();
-  block.output_box = data::scaled_box(block.input_box, block.input_shape, block.output_shape);
-  return block;
-}
-
-}  // namespace
 
 void load_checkpoint(Trainer& trainer, const std::string& path, const ApplicationState* application, bool verified) {
   if (!trainer.started()) throw Error(ErrorCode::kState, "trainer is not started");
