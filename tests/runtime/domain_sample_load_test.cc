@@ -31,6 +31,7 @@
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
 #include "tests/runtime/domain_trainer_runs.h"
+#include "tests/runtime/held_samples_fixture.h"
 
 namespace sluice {
 namespace {
@@ -41,50 +42,29 @@ using runtime::domain_runs::params_of;
 using runtime::domain_runs::temp_path;
 using sluice::testing::world_rank;
 using sluice::testing::world_size;
+using runtime::held_samples::kChannels;
+using runtime::held_samples::kSide;
+using runtime::held_samples::samples;
+namespace held_samples = runtime::held_samples;
 
-constexpr int64_t kChannels = 2;
-constexpr int64_t kSide = 8;
 constexpr int kSteps = 2;  // FIFO: step 1 trains 4 loaded samples, step 2 the last 2 loaded and 2 new
 constexpr int64_t kSaved = 10;  // submitted before the save; one step of 4 is trained before it too
 
 enum class Split { kWhole, kEven, kDeclared };
 
-// An uneven 2 x 2 split the ranks declare (rows cut at 2, columns at 6): block b is world rank b.
-const std::vector<config::DomainBox> kDeclared = {
-    {{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
-
 config::Config make_config(Split split, int64_t replay) {
   const std::string yaml =
-      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: gelu, name: s}\n"
-      "    - {type: pool, kernel: 2, mode: max}\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
-      "    - {type: concat, from: s}\n"
-      "    - {type: conv, channels: 2, kernel: 1}\n"
+      held_samples::model_yaml() +
       "pipeline: {stages: 1, microbatches: 2, domain: " +
       std::string(split == Split::kWhole ? "[1, 1]" : "[2, 2]") + ", domain_tile: [2, 2]}\n"
-      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
-      "data: {type: external, batch: 4" +
-      (replay > 0 ? ", replay: {capacity: " + std::to_string(replay) + "}" : std::string()) + "}\nseed: 5\n";
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n" +
+      held_samples::data_yaml(replay) + "seed: 5\n";
   return config::parse_config(yaml);
-}
-
-float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
-  return static_cast<float>(std::sin(0.37 * static_cast<double>(x + 1) * (c + 1) + 0.23 * static_cast<double>(y) +
-                                     0.71 * static_cast<double>(s) + 1.3 * kind));
-}
-
-// Samples [first, first + rows) of one side (0 inputs, 1 targets), cut to `box` (whole when box is empty).
-std::vector<float> samples(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
-  const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
-  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, rows, box);
 }
 
 void start(runtime::Trainer& trainer, Split split) {
   if (split == Split::kDeclared) {
-    trainer.start(runtime::DeclaredDomain{{kSide, kSide}, kDeclared.at(world_rank())});
+    trainer.start(runtime::DeclaredDomain{{kSide, kSide}, held_samples::declared_blocks().at(world_rank())});
   } else {
     trainer.start();
   }

@@ -27,6 +27,7 @@
 #include "core/runtime/trainer_checkpoint.h"
 #include "tests/mpi_world.h"
 #include "tests/runtime/domain_trainer_runs.h"
+#include "tests/runtime/held_samples_fixture.h"
 
 namespace sluice {
 namespace {
@@ -37,9 +38,10 @@ using runtime::domain_runs::params_of;
 using runtime::domain_runs::temp_path;
 using sluice::testing::world_rank;
 using sluice::testing::world_size;
-
-constexpr int64_t kChannels = 2;
-constexpr int64_t kSide = 8;
+using runtime::held_samples::kChannels;
+using runtime::held_samples::kSide;
+using runtime::held_samples::samples;
+namespace held_samples = runtime::held_samples;
 
 struct RunSpec {
   int stages = 1;
@@ -50,43 +52,21 @@ struct RunSpec {
   int64_t replay = 0;             // data.replay.capacity (0: FIFO)
 };
 
-// An uneven 2 x 2 split (rows cut at 2, columns at 6; whole tiles of 2 at every level): block b is world rank b.
-const std::vector<config::DomainBox> kDeclared = {
-    {{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
-
 config::Config make_config(const RunSpec& r, bool split) {
   const std::string yaml =
-      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: gelu, name: s}\n"
-      "    - {type: pool, kernel: 2, mode: max}\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
-      "    - {type: concat, from: s}\n"
-      "    - {type: conv, channels: 2, kernel: 1}\n"
+      held_samples::model_yaml() +
       "pipeline: {stages: " + std::to_string(split ? r.stages : 1) +
       ", microbatches: 2, rank_order: stages_within_node, domain: " + (split ? r.domain : std::string("[1, 1]")) +
       ", domain_tile: [" + std::to_string(r.tile) + ", " + std::to_string(r.tile) + "]}\n"
-      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
-      "data: {type: external, batch: 4" +
-      (r.replay > 0 ? ", replay: {capacity: " + std::to_string(r.replay) + "}" : std::string()) + "}\nseed: 5\n";
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n" +
+      held_samples::data_yaml(r.replay) + "seed: 5\n";
   return config::parse_config(yaml);
-}
-
-float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
-  return static_cast<float>(std::sin(0.37 * static_cast<double>(x + 1) * (c + 1) + 0.23 * static_cast<double>(y) +
-                                     0.71 * static_cast<double>(s) + 1.3 * kind));
-}
-
-std::vector<float> samples(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
-  const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
-  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, rows, box);
 }
 
 std::unique_ptr<runtime::Trainer> started(MPI_Comm comm, const RunSpec& r, bool split) {
   auto trainer = std::make_unique<runtime::Trainer>(comm, make_config(r, split));
   if (split && r.declared) {
-    trainer->start(runtime::DeclaredDomain{{kSide, kSide}, kDeclared.at(static_cast<size_t>(world_rank()))});
+    trainer->start(runtime::DeclaredDomain{{kSide, kSide}, held_samples::declared_blocks().at(static_cast<size_t>(world_rank()))});
   } else {
     trainer->start();
   }

@@ -31,15 +31,18 @@
 #include "core/runtime/trainer.h"
 #include "tests/mpi_world.h"
 #include "tests/runtime/domain_trainer_runs.h"
+#include "tests/runtime/held_samples_fixture.h"
 
 namespace sluice {
 namespace {
 
 using sluice::testing::world_rank;
 using sluice::testing::world_size;
+using runtime::held_samples::kChannels;
+using runtime::held_samples::kSide;
+using runtime::held_samples::samples;
+namespace held_samples = runtime::held_samples;
 
-constexpr int64_t kChannels = 2;
-constexpr int64_t kSide = 8;
 constexpr int kSteps = 3;
 
 struct RunSpec {
@@ -52,33 +55,14 @@ struct RunSpec {
 
 config::Config make_config(const RunSpec& r) {
   const std::string yaml =
-      "model:\n  inputs: [2, 8, 8]\n  layers:\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: gelu, name: s}\n"
-      "    - {type: pool, kernel: 2, mode: max}\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
-      "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
-      "    - {type: concat, from: s}\n"
-      "    - {type: conv, channels: 2, kernel: 1}\n"
+      held_samples::model_yaml() +
       "pipeline: {stages: " + std::to_string(r.stages) + ", data_parallel: " + std::to_string(r.replicas) +
       ", microbatches: 2, rank_order: stages_within_node, domain: " +
       (r.split ? "[2, 2]" : "[1, 1]") + ", domain_tile: [4, 4]}\n"
-      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n"
-      "data: {type: external, batch: 4" +
-      (r.replay > 0 ? ", replay: {capacity: " + std::to_string(r.replay) + "}" : std::string()) + "}\nseed: 5\n" +
+      "loss: mse\noptimizer: {type: adamw, lr: 0.01}\n" +
+      held_samples::data_yaml(r.replay) + "seed: 5\n" +
       (r.drop ? "checkpoint: {samples: drop}\n" : "");
   return config::parse_config(yaml);
-}
-
-float value(int kind, int64_t s, int64_t c, int64_t y, int64_t x) {
-  return static_cast<float>(std::sin(0.37 * static_cast<double>(x + 1) * (c + 1) + 0.23 * static_cast<double>(y) +
-                                     0.71 * static_cast<double>(s) + 1.3 * kind));
-}
-
-// Samples [first, first + rows) of one side, cut to `box` (the whole field when box is empty).
-std::vector<float> samples(int kind, int64_t first, int64_t rows, const config::DomainBox& box) {
-  const auto of_kind = [kind](int64_t s, int64_t c, int64_t y, int64_t x) { return value(kind, s, c, y, x); };
-  return runtime::domain_runs::field_samples(of_kind, kChannels, kSide, first, rows, box);
 }
 
 using runtime::domain_runs::differing_params;
