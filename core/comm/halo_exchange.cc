@@ -176,34 +176,36 @@ void exchange(HaloChannel& channel, const HaloDimension& dim, size_t d, size_t d
   }
 }
 
-// One dimension's step of either pass on `array` (the padded block or its gradient).
+// One dimension's step of either pass on `array` (the padded block or its gradient). A kZeros side moves nothing:
+// the fill zeroes that halo, the adjoint drops its gradient.
 void step(HaloChannel& channel, const HaloBlock& layout, const Geometry& g, size_t d, Pass pass, float* array) {
   const HaloDimension& dim = layout.dims[d];
   if (dim.halo_low == 0 && dim.halo_high == 0) return;
   const size_t a = static_cast<size_t>(g.first) + d;
   const Step s = step_of(g, a, pass);
+  const bool low_open = dim.fill_low == HaloSide::kNeighbour, high_open = dim.fill_high == HaloSide::kNeighbour;
   InFlight flight;
   Buffers& b = flight.buffers();
   auto floats = [&](const HaloBox& box) { return static_cast<size_t>(box.points() * g.padded.planes); };
-  b.to_low.resize(floats(s.to_low));
-  b.to_high.resize(floats(s.to_high));
-  pack_box(array, g.padded, s.to_low, b.to_low.data());
-  pack_box(array, g.padded, s.to_high, b.to_high.data());
+  b.to_low.resize(low_open ? floats(s.to_low) : 0);
+  b.to_high.resize(high_open ? floats(s.to_high) : 0);
+  if (low_open) pack_box(array, g.padded, s.to_low, b.to_low.data());
+  if (high_open) pack_box(array, g.padded, s.to_high, b.to_high.data());
   if (dim.single_block()) {
-    // Its own neighbour: what goes up comes back from below, and the other way round.
+    // Its own neighbour: what goes up comes back from below, and the other way round (both sides alike).
     b.from_low = b.to_high;
     b.from_high = b.to_low;
   } else {
-    b.from_low.resize(floats(s.from_low));
-    b.from_high.resize(floats(s.from_high));
+    b.from_low.resize(low_open ? floats(s.from_low) : 0);
+    b.from_high.resize(high_open ? floats(s.from_high) : 0);
     exchange(channel, dim, d, layout.dims.size(), pass, flight);
   }
   if (pass == Pass::kFill) {
-    unpack_box(b.from_low.data(), g.padded, s.from_low, array);
-    unpack_box(b.from_high.data(), g.padded, s.from_high, array);
+    low_open ? unpack_box(b.from_low.data(), g.padded, s.from_low, array) : zero_box(g.padded, s.from_low, array);
+    high_open ? unpack_box(b.from_high.data(), g.padded, s.from_high, array) : zero_box(g.padded, s.from_high, array);
   } else {  // the fixed order: the low neighbour's contribution first, then the high one's
-    add_box(b.from_low.data(), g.padded, s.from_low, array);
-    add_box(b.from_high.data(), g.padded, s.from_high, array);
+    if (low_open) add_box(b.from_low.data(), g.padded, s.from_low, array);
+    if (high_open) add_box(b.from_high.data(), g.padded, s.from_high, array);
   }
 }
 

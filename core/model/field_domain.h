@@ -22,7 +22,7 @@
 
 namespace sluice::model {
 
-// A stride-1 'same' periodic convolution of one layer on the block (core/runtime's DomainConv).
+// A stride-1 'same' convolution (periodic or zero padding) of one layer on the block (core/runtime's DomainConv).
 class DomainConvOps {
  public:
   virtual ~DomainConvOps() = default;
@@ -114,8 +114,10 @@ class FieldDomain {
   virtual FieldDomain& refined(const std::vector<int64_t>& up) = 0;
 
   // `conv` / `deconv` / the upsampling over the WHOLE field at this level; `name` names the layer in errors.
+  // `zero_edges`: the conv pads with zeros at the field's global edges (no message across them); otherwise its halo
+  // wraps periodically.
   virtual std::unique_ptr<DomainConvOps> conv(kernels::Backend& backend, const kernels::ConvGeometry& conv,
-                                              bool with_bias, const std::string& name) = 0;
+                                              bool with_bias, bool zero_edges, const std::string& name) = 0;
   virtual std::unique_ptr<DomainDeconvOps> deconv(kernels::Backend& backend, const kernels::DeconvGeometry& deconv,
                                                   bool with_bias, const std::string& name) = 0;
   virtual std::unique_ptr<DomainUpsampleOps> linear_upsample(kernels::Backend& backend, int64_t channels,

@@ -25,8 +25,10 @@ model::FieldDomain& BlockDomain::coarsened(const std::vector<int64_t>& down) { r
 model::FieldDomain& BlockDomain::refined(const std::vector<int64_t>& up) { return level(up, true); }
 
 std::unique_ptr<model::DomainConvOps> BlockDomain::conv(kernels::Backend& backend, const kernels::ConvGeometry& conv,
-                                                        bool with_bias, const std::string& name) {
-  return std::make_unique<DomainConv>(backend, field_, conv, with_bias, name);
+                                                        bool with_bias, bool zero_edges,
+                                                        const std::string& name) {
+  return std::make_unique<DomainConv>(backend, field_, conv, with_bias, name,
+                                      zero_edges ? comm::HaloSide::kZeros : comm::HaloSide::kNeighbour);
 }
 
 std::unique_ptr<model::DomainDeconvOps> BlockDomain::deconv(kernels::Backend& backend,
