@@ -1,5 +1,5 @@
-// A stride-1 'same' convolution over one block of a periodically wrapped field, computed per canonical tile
-// (kernels/tile_grid.h) so that its results are the same bits whatever the split (issue 32, "exactness by
+// A stride-1 'same' convolution over one block of a field padded periodically or with zeros, computed per
+// canonical tile (kernels/tile_grid.h) so that its results are the same bits whatever the split (issue 32, "exactness by
 // construction"; docs/DOMAIN.md "Tiles and exact reductions"). On any backend with conv and copy_columns ops (CPU
 // and CUDA): no arithmetic here but the backend's own ops.
 //
@@ -9,10 +9,12 @@
 // which rank makes which calls.
 //
 // The three passes and what each needs (lo/hi = the conv's pad_low/pad_high, eff = lo + hi = dilation·(kernel − 1)):
-// - forward: x padded by the forward halo, low lo and high hi per dimension (the halo exchange's periodic wrap);
+// - forward: x padded by the forward halo, low lo and high hi per dimension (the halo exchange's periodic wrap, or
+//   zeros at the field's global edges);
 //   per tile, the window tile + halo -> a 'valid' conv -> the tile's output. Each output point is computed once.
-// - backward data, in GATHER form: dy padded by the MIRRORED halo, low hi and high lo (the same periodic exchange
-//   as the forward's, on dy with the widths swapped); per tile, dx over the tile alone from the dy window
+// - backward data, in GATHER form: dy padded by the MIRRORED halo, low hi and high lo (the same exchange as the
+//   forward's, on dy with the widths swapped; zeros beyond a zero-padded field's edges, where no output lies);
+//   per tile, dx over the tile alone from the dy window
 //   tile − hi .. tile + lo, in one conv_backward_data whose implicit padding is eff on both sides. Each dx point is
 //   computed once, by one call, from every dy that reaches it: no overlapping windows are added, so there is no
 //   add order to fix and no halo adjoint (no send-and-add of halo gradients) for a conv at all.
@@ -58,7 +60,8 @@ void tiled_conv_forward(Backend& backend, const TiledConv& tiled, const Tensor& 
                         const Tensor* bias, Tensor& y);
 
 // dx [samples][in_channels · Π block] = dL/dx of the block (overwritten); dy_padded [samples][out_channels · Π
-// backward padded extents] = dL/dy with the mirrored halo (low hi, high lo), periodic across the global edges.
+// backward padded extents] = dL/dy with the mirrored halo (low hi, high lo), periodic across the global edges (zeros
+// there for a zero-padded conv).
 void tiled_conv_backward_data(Backend& backend, const TiledConv& tiled, const Tensor& dy_padded, const Tensor& weight,
                               Tensor& dx);
 

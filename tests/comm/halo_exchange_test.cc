@@ -3,7 +3,8 @@
 // indexing of the global field, without messages: the fill is compared bit for bit; the adjoint bit for bit
 // against the sum of every halo copy's gradient (small integers, so any order is exact) and against the
 // documented order of additions (random floats), and by the dot-product test <fill(x), y> = <x, adjoint(y)>.
-// Then a halo wider than a block (refused on every rank before any message). A rank that does not take part:
+// Zero edges (HaloSide::kZeros at the field's global edges): zeros there, fewer bytes, the adjoint by the dot
+// product. Then a halo wider than a block (refused on every rank before any message), a zero side off the edge. A rank that does not take part:
 // halo_silent_peer_test.cc.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -398,6 +399,54 @@ TEST_P(HaloExchangeTest, OtherMessagesOnTheGroupCommunicatorAreNotTaken) {
   }
 }
 
+// Zero edges (a conv's padding zeros; halo_layout.h HaloSide): the sides on the field's global edges are zeros, no
+// message crosses them, and the adjoint drops their gradient. Expected by global indexing: a padded point beyond
+// the field in any dimension is zero (corners included), every other one the field's point. The adjoint by the
+// dot-product test with small integers (exact in any order).
+TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
+  World w(GetParam());
+  for (HaloBlock& block : w.blocks) set_global_edge_fill(block, HaloSide::kZeros);
+  const int me = world_rank();
+  std::vector<float> field = global_field(w);
+  for (size_t i = 0; i < field.size(); ++i) field[i] = integer_value(3, static_cast<int64_t>(i));
+  HaloChannel channel(MPI_COMM_WORLD);
+  const Index shape = w.padded_shape(me);
+  std::vector<float> padded(static_cast<size_t>(volume(shape)), NAN);
+  const std::vector<float> x = block_of(w, field, me);
+  halo_fill(channel, w.blocks[me], x.data(), padded.data());
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < volume(shape); ++i) {
+    const Index at = unravel(i, shape);
+    bool outside = false;
+    for (size_t d = 0; d < w.k(); ++d) {
+      const int64_t g = w.offsets[me][d] + at[2 + d] - w.blocks[me].dims[d].halo_low;
+      outside = outside || g < 0 || g >= w.global[d];
+    }
+    const float expected = outside ? 0.0f : field[ravel(w.source_of(me, at), w.global_shape())];
+    if (std::memcmp(&expected, &padded[i], sizeof(float)) != 0 && wrong++ < 5) {
+      ADD_FAILURE() << "rank " << me << " padded point " << i << ": " << padded[i] << ", expected " << expected;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(channel.last_call().bytes_sent, halo_bytes_per_fill(w.blocks[me]));
+  HaloBlock wrapping = w.blocks[me];
+  set_global_edge_fill(wrapping, HaloSide::kNeighbour);
+  bool on_a_split_edge = false;
+  for (const HaloDimension& d : w.blocks[me].dims) {
+    on_a_split_edge = on_a_split_edge || (!d.single_block() && (d.fill_low == HaloSide::kZeros ||
+                                                                 d.fill_high == HaloSide::kZeros));
+  }
+  if (on_a_split_edge) EXPECT_LT(channel.last_call().bytes_sent, halo_bytes_per_fill(wrapping));
+  const auto y = padded_gradients(w, integer_value);
+  std::vector<float> aty(x.size(), NAN);
+  halo_adjoint(channel, w.blocks[me], y[me].data(), aty.data());
+  double sums[2] = {0.0, 0.0};
+  for (size_t i = 0; i < padded.size(); ++i) sums[0] += static_cast<double>(padded[i]) * y[me][i];
+  for (size_t i = 0; i < x.size(); ++i) sums[1] += static_cast<double>(x[i]) * aty[i];
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(sums[0], sums[1]);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, HaloExchangeTest, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
@@ -456,6 +505,25 @@ TEST(HaloLayout, RefusesAHaloWiderThanABlockOnEveryRankBeforeAnyMessage) {
   out.resize(static_cast<size_t>(block.padded_floats()));
   halo_fill(channel, block, in.data(), out.data());
   EXPECT_GT(channel.totals().messages_sent, 0);
+}
+
+// A zero side only on the field's global edge (else its neighbour would wait for a message), both sides alike on a
+// dimension of one block.
+TEST(HaloLayout, RefusesAZeroSideOffTheGlobalEdge) {
+  HaloGrid grid;
+  grid.block_extents = {{4, 4}, {6}};
+  grid.halo_low = {1, 1};
+  grid.halo_high = {1, 1};
+  HaloBlock block = halo_block_of(grid, 1, 1, 0, 2);
+  set_global_edge_fill(block, HaloSide::kZeros);
+  EXPECT_EQ(block.dims[0].fill_low, HaloSide::kZeros);
+  EXPECT_EQ(block.dims[0].fill_high, HaloSide::kNeighbour);
+  EXPECT_NO_THROW(check_halo_block(block, 2, 0));
+  block.dims[0].fill_high = HaloSide::kZeros;
+  expect_refused([&] { check_halo_block(block, 2, 0); }, {"spatial dimension 1", "block 0 has a zero high halo"});
+  block.dims[0].fill_high = HaloSide::kNeighbour;
+  block.dims[1].fill_high = HaloSide::kNeighbour;
+  expect_refused([&] { check_halo_block(block, 2, 0); }, {"spatial dimension 2 has one block", "the same way"});
 }
 
 }  // namespace

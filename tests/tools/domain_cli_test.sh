@@ -96,8 +96,10 @@ bad="$("$SLUICE" plan "$work/unet.yaml" --set 'model.layers.3={type: spectral_co
   fail "plan accepted a split spectral_conv"
 echo "$bad" | grep -qF "layer 3 (spectral_conv) cannot run on a split field" || fail "spectral refusal: $bad"
 # Reflect padding is not built on a block: refused naming the layer.
-bad="$("$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=reflect 2>&1)" && fail "plan accepted a split reflect conv"
-echo "$bad" | grep -qF "layer 0 (conv \"enc\")" && echo "$bad" | grep -qF "padding reflect" || fail "reflect refusal: $bad"
+bad="$("$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=reflect 2>&1)" &&
+  fail "plan accepted a split reflect conv"
+echo "$bad" | grep -qF "layer 0 (conv \"enc\")" && echo "$bad" | grep -qF "padding reflect" ||
+  fail "reflect refusal: $bad"
 # Without a split nothing is printed about one.
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' | grep -q "^domain" && fail "an unsplit plan prints a domain"
 
