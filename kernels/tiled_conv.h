@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -64,6 +65,18 @@ void tiled_conv_forward(Backend& backend, const TiledConv& tiled, const Tensor& 
 // there for a zero-padded conv).
 void tiled_conv_backward_data(Backend& backend, const TiledConv& tiled, const Tensor& dy_padded, const Tensor& weight,
                               Tensor& dx);
+
+// Reflect padding at the field's global edges (x's halo there the block's own points mirrored, PyTorch's reflect):
+// dx as tiled_conv_backward_data's, from dy_padded with ZEROS beyond the global edges (no output lies there), but
+// each tile that touches a global edge is computed over the tile extended by the forward halo beyond that edge (lo
+// below, hi above: the reflected points' gradients, from a dy window that is zero beyond the field), and those
+// gradients are added onto their mirrors inside the tile: dimension by dimension, the last first, per dimension
+// the low side then the high, m ascending. Every call per tile, so the same bits whatever the split.
+void tiled_conv_backward_data_reflect(Backend& backend, const TiledConv& tiled, const Tensor& dy_padded,
+                                      const Tensor& weight, Tensor& dx);
+// Error(kInvalidArgument) naming `name`, the dimension, tile and halo unless every tile is wider than the halo (a
+// mirror must stay in its tile).
+void check_reflect_tiles(const TiledConv& tiled, const std::string& name);
 
 // One partial per tile of the block, in the block's tile order (ascending global index), each the tile's
 // contribution summed over the samples in sample order (conv_accumulate_param_grads). x_padded as the forward's;

@@ -176,8 +176,35 @@ void exchange(HaloChannel& channel, const HaloDimension& dim, size_t d, size_t d
   }
 }
 
-// One dimension's step of either pass on `array` (the padded block or its gradient). A kZeros side moves nothing:
-// the fill zeroes that halo, the adjoint drops its gradient.
+// A kReflect side along internal dimension `a`: the fill copies the block's planes l + m (low side) or
+// l + e − 1 − m (high side) into the halo planes l − m or l + e − 1 + m, m = 1 .. width (the edge point itself not
+// repeated); the adjoint adds each halo plane onto its mirror, m ascending. Planes span the dimensions before `a`
+// whole (their halos are filled by then) and the later ones' interior, like the exchanged strips.
+void reflect_side(const Geometry& g, size_t a, bool low, Pass pass, float* array) {
+  const int64_t l = g.low[a], e = g.extent[a], width = low ? l : g.high[a];
+  std::vector<float> plane;
+  for (int64_t m = 1; m <= width; ++m) {
+    const int64_t inside = low ? l + m : l + e - 1 - m, halo = low ? l - m : l + e - 1 + m;
+    const HaloBox from = g.strip(a, pass == Pass::kFill ? inside : halo, (pass == Pass::kFill ? inside : halo) + 1);
+    const HaloBox to = g.strip(a, pass == Pass::kFill ? halo : inside, (pass == Pass::kFill ? halo : inside) + 1);
+    plane.resize(static_cast<size_t>(from.points() * g.padded.planes));
+    pack_box(array, g.padded, from, plane.data());
+    pass == Pass::kFill ? unpack_box(plane.data(), g.padded, to, array) : add_box(plane.data(), g.padded, to, array);
+  }
+}
+
+// A side that does not exchange: the fill zeroes or reflects it, the adjoint drops or folds back its gradient.
+void closed_side(const Geometry& g, size_t a, const HaloBox& halo, HaloSide side, bool low, Pass pass,
+                 float* array) {
+  if (side == HaloSide::kReflect) {
+    reflect_side(g, a, low, pass, array);
+  } else if (pass == Pass::kFill) {
+    zero_box(g.padded, halo, array);
+  }
+}
+
+// One dimension's step of either pass on `array` (the padded block or its gradient). A kZeros or kReflect side
+// moves nothing between ranks (closed_side).
 void step(HaloChannel& channel, const HaloBlock& layout, const Geometry& g, size_t d, Pass pass, float* array) {
   const HaloDimension& dim = layout.dims[d];
   if (dim.halo_low == 0 && dim.halo_high == 0) return;
@@ -200,12 +227,21 @@ void step(HaloChannel& channel, const HaloBlock& layout, const Geometry& g, size
     b.from_high.resize(high_open ? floats(s.from_high) : 0);
     exchange(channel, dim, d, layout.dims.size(), pass, flight);
   }
-  if (pass == Pass::kFill) {
-    low_open ? unpack_box(b.from_low.data(), g.padded, s.from_low, array) : zero_box(g.padded, s.from_low, array);
-    high_open ? unpack_box(b.from_high.data(), g.padded, s.from_high, array) : zero_box(g.padded, s.from_high, array);
-  } else {  // the fixed order: the low neighbour's contribution first, then the high one's
-    if (low_open) add_box(b.from_low.data(), g.padded, s.from_low, array);
-    if (high_open) add_box(b.from_high.data(), g.padded, s.from_high, array);
+  // The fixed order: the low side first, then the high one (the adjoint: the low neighbour's contribution or the
+  // low halo's mirror first).
+  if (!low_open) {
+    closed_side(g, a, s.from_low, dim.fill_low, true, pass, array);
+  } else if (pass == Pass::kFill) {
+    unpack_box(b.from_low.data(), g.padded, s.from_low, array);
+  } else {
+    add_box(b.from_low.data(), g.padded, s.from_low, array);
+  }
+  if (!high_open) {
+    closed_side(g, a, s.from_high, dim.fill_high, false, pass, array);
+  } else if (pass == Pass::kFill) {
+    unpack_box(b.from_high.data(), g.padded, s.from_high, array);
+  } else {
+    add_box(b.from_high.data(), g.padded, s.from_high, array);
   }
 }
 

@@ -40,13 +40,21 @@ int64_t largest_strip_floats_per_width(const HaloBlock& block, size_t d) {
 // from the shared grid), so no rank waits for a message the other does not send.
 void check_sides(const HaloDimension& dim, const std::string& name) {
   const int last = static_cast<int>(dim.block_extents.size()) - 1;
-  if (dim.fill_low == HaloSide::kZeros && dim.block != 0) {
-    refuse(name + ": block " + std::to_string(dim.block) + " has a zero low halo, but only block 0's low side lies "
-           "on the field's edge");
+  const std::string block = "block " + std::to_string(dim.block);
+  if (dim.fill_low != HaloSide::kNeighbour && dim.block != 0) {
+    refuse(name + ": " + block + " has a zero or reflected low halo, but only block 0's low side lies on the "
+           "field's edge");
   }
-  if (dim.fill_high == HaloSide::kZeros && dim.block != last) {
-    refuse(name + ": block " + std::to_string(dim.block) + " has a zero high halo, but only block " +
-           std::to_string(last) + "'s high side lies on the field's edge");
+  if (dim.fill_high != HaloSide::kNeighbour && dim.block != last) {
+    refuse(name + ": " + block + " has a zero or reflected high halo, but only block " + std::to_string(last) +
+           "'s high side lies on the field's edge");
+  }
+  for (const auto& [side, width] : {std::pair<HaloSide, int64_t>{dim.fill_low, dim.halo_low}, {dim.fill_high,
+                                                                                               dim.halo_high}}) {
+    if (side == HaloSide::kReflect && dim.extent() < width + 1) {
+      refuse(name + ": " + block + " is " + std::to_string(dim.extent()) + " points wide, but a reflected halo of " +
+             std::to_string(width) + " needs " + std::to_string(width + 1) + " (the edge point is not repeated)");
+    }
   }
   if (last == 0 && dim.fill_low != dim.fill_high) {
     refuse(name + " has one block: its low and high halo must be filled the same way");

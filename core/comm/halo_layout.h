@@ -23,6 +23,8 @@ namespace sluice::comm {
 enum class HaloSide {
   kNeighbour,  // the neighbouring block's edge points (across a global edge: the periodic wrap)
   kZeros,      // zeros, no message (only on a side on the field's global edge; the halo gradient there is dropped)
+  kReflect,    // the block's own points mirrored about its edge point (PyTorch's reflect: the edge point not
+               // repeated), no message (only on a global edge; the adjoint adds the halo gradient onto the mirror)
 };
 
 // One spatial dimension of this rank's block.
@@ -33,8 +35,8 @@ struct HaloDimension {
   int64_t halo_high = 0;               // points filled above its last point (same on every rank)
   int low_rank = 0;                    // rank (in the exchange's communicator) of the block at block - 1 (periodic)
   int high_rank = 0;                   // rank of the block at block + 1 (periodic)
-  HaloSide fill_low = HaloSide::kNeighbour;   // what fills the low halo (kZeros: block 0 only)
-  HaloSide fill_high = HaloSide::kNeighbour;  // what fills the high halo (kZeros: the last block only)
+  HaloSide fill_low = HaloSide::kNeighbour;   // what fills the low halo (kZeros, kReflect: block 0 only)
+  HaloSide fill_high = HaloSide::kNeighbour;  // what fills the high halo (kZeros, kReflect: the last block only)
 
   int64_t extent() const { return block_extents[static_cast<size_t>(block)]; }
   int64_t padded_extent() const { return halo_low + extent() + halo_high; }
@@ -55,8 +57,9 @@ struct HaloBlock {
 // and the numbers: no or more than 3 dimensions, samples/channels/extents < 1, negative halo widths, a block
 // index outside the grid, a neighbour rank outside [0, comm_size), a single-block dimension whose neighbours are
 // not `my_rank`, a split dimension whose neighbour is `my_rank`, a message over 2^31-1 floats, and a halo wider
-// than the smallest block along its dimension (a halo may reach only into the neighbouring block), a kZeros side
-// that is not on the field's global edge, a one-block dimension whose two sides differ.
+// than the smallest block along its dimension (a halo may reach only into the neighbouring block), a kZeros or
+// kReflect side that is not on the field's global edge, a one-block dimension whose two sides differ, a kReflect
+// side on a block not wider than its halo (the mirror needs width + 1 points: block and widths named).
 void check_halo_block(const HaloBlock& block, int comm_size, int my_rank);
 
 // The block grid a domain group shares.
@@ -86,7 +89,7 @@ void set_global_edge_fill(HaloBlock& block, HaloSide edge);
 
 // Bytes this rank sends in one halo_fill of `block` (halo_adjoint sends as many in total, split differently
 // between the two neighbours when l != h): what the exchange's counters will report, for estimates on paper. A
-// kZeros side sends and receives nothing.
+// kZeros or kReflect side sends and receives nothing.
 int64_t halo_bytes_per_fill(const HaloBlock& block);
 
 }  // namespace sluice::comm

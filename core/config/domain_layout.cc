@@ -50,13 +50,8 @@ void describe_split(const LayerSpec& layer, SplitLayer& s) {
   }
   if (layer.type == LayerType::kConv) {
     const kernels::ConvGeometry g = conv_geometry(layer, s.in);
-    s.zero_edges = layer.padding == Padding::kZeros;
+    s.closed_edges = layer.padding == Padding::kZeros || layer.padding == Padding::kReflect;
     for (size_t d = 0; d < dims; ++d) {
-      if (layer.padding == Padding::kReflect && g.dilation[d] * (g.kernel[d] - 1) > 0) {
-        s.problem = "padding reflect is not built on a block of a split field (its gather-form input gradient "
-                    "would need the gradient at the reflected points); use padding zeros or periodic";
-        return;
-      }
       if (layer.padding == Padding::kNone && g.dilation[d] * (g.kernel[d] - 1) > 0) {
         s.problem = "padding none shrinks the field by dilation·(kernel − 1) = " +
                     std::to_string(g.dilation[d] * (g.kernel[d] - 1)) + " points in " + dimension_text(d) +
@@ -368,16 +363,17 @@ void check_halo_fits(const DomainLayout& layout, const SplitLayer& s, const std:
   }
 }
 
-// Whether one step from `coord` (-1 or +1) along a dimension of `blocks` crosses the field's edge into a zero halo.
-bool into_zeros(const SplitLayer& s, int coord, int step, int blocks) {
-  return s.zero_edges && (coord + step < 0 || coord + step >= blocks);
+// Whether one step from `coord` (-1 or +1) along a dimension of `blocks` crosses the field's edge into a halo the
+// block makes itself (zeros or its own points reflected).
+bool into_closed(const SplitLayer& s, int coord, int step, int blocks) {
+  return s.closed_edges && (coord + step < 0 || coord + step >= blocks);
 }
 
 }  // namespace
 
 // The halo a block receives, per source block: the 3^k − 1 neighbour regions around it (periodic across the
-// field's edges, or zeros there that nobody sends; a dimension of one block wraps onto the block itself, which
-// sends nothing).
+// field's edges, or zeros or a reflection there that nobody sends; a dimension of one block wraps onto the block
+// itself, which sends nothing).
 std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const DomainLayout& layout,
                                                       int64_t block, HaloPass pass) {
   const PassHalo h = pass_halo(s, pass);
@@ -394,7 +390,7 @@ std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const
     for (int rest = v, d = static_cast<int>(dims) - 1; d >= 0; --d, rest /= 3) {
       const int step = rest % 3 - 1;  // -1 below, 0 along the block, +1 above
       points *= step == 0 ? extents[d] : (step < 0 ? h.low[d] : h.high[d]);
-      if (step != 0 && into_zeros(s, coords[d], step, layout.blocks[d])) points = 0;
+      if (step != 0 && into_closed(s, coords[d], step, layout.blocks[d])) points = 0;
       source[d] = (coords[d] + step + layout.blocks[d]) % layout.blocks[d];
     }
     const int64_t from = layout.block_at(source);
@@ -416,7 +412,7 @@ std::vector<HaloLink> halo_send_links(const SplitLayer& s, const DomainLayout& l
     }
     // to the high neighbour its low halo (width low), to the low neighbour its high halo (width high)
     for (const auto& [width, step] : {std::pair<int64_t, int>{h.low[d], 1}, {h.high[d], -1}}) {
-      if (width == 0 || into_zeros(s, coords[d], step, layout.blocks[d])) continue;  // nothing across a zero edge
+      if (width == 0 || into_closed(s, coords[d], step, layout.blocks[d])) continue;  // nothing across a closed edge
       std::vector<int> to = coords;
       to[d] = (coords[d] + step + layout.blocks[d]) % layout.blocks[d];
       links.push_back({layout.block_at(to), width * across});

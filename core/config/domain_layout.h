@@ -75,14 +75,14 @@ struct SplitLayer {
   // linear upsample `factor` points beyond each edge.
   std::vector<int64_t> dy_halo_low;
   std::vector<int64_t> dy_halo_high;
-  // The halo beyond the field's global edges is zeros (a conv with padding zeros), both passes: no block sends
-  // across those edges. Otherwise it wraps periodically.
-  bool zero_edges = false;
+  // The halo beyond the field's global edges is made on the block (a conv with padding zeros or reflect; the
+  // backward's dy halo there is zeros): no block sends across those edges. Otherwise it wraps periodically.
+  bool closed_edges = false;
   std::string problem;             // non-empty: why the layer cannot run on a block (then the walk stops)
 };
 
 // Walks `layers` from the field `input`; stops after the first layer with a problem (a layer the layer table marks
-// as not splitting, a conv with padding none or reflect, a conv_transpose whose kernel is not its stride).
+// as not splitting, a conv with padding none, a conv_transpose whose kernel is not its stride).
 std::vector<SplitLayer> split_layers(const std::vector<LayerSpec>& layers, const SampleShape& input);
 
 // "layer 3 (pool \"down1\")" / "layer 3 (pool)": how domain errors name a layer.

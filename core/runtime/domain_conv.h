@@ -1,4 +1,4 @@
-// A stride-1 'same' convolution (periodic or zero padding) over one rank's block of a domain-split field (issue 32;
+// A stride-1 'same' convolution (periodic, zero or reflect padding) over one rank's block of a domain-split field (issue 32;
 // docs/DOMAIN.md "Domain-parallel ops"): the halo exchange (core/comm) composed with the tiled conv (kernels/tiled_conv.h), so the
 // block's output, dx and — after the step's gather — the parameter gradients are the undecomposed run's bits.
 //
@@ -9,7 +9,9 @@
 // With zero padding both fills put zeros on the sides at the field's global edges and send nothing across them:
 // the padded x is the undecomposed conv's zero-padded input, and dy beyond the field is zero (no output point lies
 // there), which is exactly what the gather-form dx of a zero-padded conv reads — the dropped halo gradient.
-// Reflect padding is not built on a block (the gather-form dx would need dx at the reflected halo points).
+// With reflect padding the x fill mirrors the block's own points at the global edges (no message there either), dy's
+// fill is the zero padding's, and the backward data extends the tiles on the global edges by the reflected points
+// and folds their gradients back (kernels::tiled_conv_backward_data_reflect).
 //
 // - accumulate_param_grads: none (per-tile partials into per-tile accumulators);
 // - finish_step: one tile gather of every rank's accumulators, once per step.
@@ -30,7 +32,9 @@ class DomainConv final : public model::DomainConvOps {
  public:
   // `conv`: the layer's convolution over the WHOLE field at the field's level (in = field.grid().global, stride 1,
   // pad_low + pad_high = dilation · (kernel − 1)); refused as check_tiled_conv refuses. `name` names the layer in
-  // errors. `edge`: kNeighbour for periodic padding, kZeros for zero padding. The field must outlive this object.
+  // errors. `edge`: kNeighbour for periodic padding, kZeros for zero padding, kReflect for reflect padding (refused,
+  // naming the layer, when a tile is not wider than the halo: check_reflect_tiles). The field must outlive this
+  // object.
   DomainConv(kernels::Backend& backend, const DomainField& field, const kernels::ConvGeometry& conv, bool with_bias,
              const std::string& name, comm::HaloSide edge = comm::HaloSide::kNeighbour);
 

@@ -399,13 +399,14 @@ TEST_P(HaloExchangeTest, OtherMessagesOnTheGroupCommunicatorAreNotTaken) {
   }
 }
 
-// Zero edges (a conv's padding zeros; halo_layout.h HaloSide): the sides on the field's global edges are zeros, no
-// message crosses them, and the adjoint drops their gradient. Expected by global indexing: a padded point beyond
-// the field in any dimension is zero (corners included), every other one the field's point. The adjoint by the
-// dot-product test with small integers (exact in any order).
-TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
-  World w(GetParam());
-  for (HaloBlock& block : w.blocks) set_global_edge_fill(block, HaloSide::kZeros);
+// Closed edges (halo_layout.h HaloSide): the sides on the field's global edges are zeros (a conv's padding zeros)
+// or the block's own points mirrored (padding reflect), no message crosses them, and the adjoint drops or folds
+// back their gradient. Expected by global indexing: a padded point beyond the field in any dimension is zero, or
+// the field at the reflected index (corners reflected in both), every other one the field's point. The adjoint by
+// the dot-product test with small integers (exact in any order).
+void check_closed_edges(const Case& c, HaloSide edge) {
+  World w(c);
+  for (HaloBlock& block : w.blocks) set_global_edge_fill(block, edge);
   const int me = world_rank();
   std::vector<float> field = global_field(w);
   for (size_t i = 0; i < field.size(); ++i) field[i] = integer_value(3, static_cast<int64_t>(i));
@@ -416,13 +417,16 @@ TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
   halo_fill(channel, w.blocks[me], x.data(), padded.data());
   int64_t wrong = 0;
   for (int64_t i = 0; i < volume(shape); ++i) {
-    const Index at = unravel(i, shape);
+    Index g = unravel(i, shape);
     bool outside = false;
     for (size_t d = 0; d < w.k(); ++d) {
-      const int64_t g = w.offsets[me][d] + at[2 + d] - w.blocks[me].dims[d].halo_low;
-      outside = outside || g < 0 || g >= w.global[d];
+      int64_t at = w.offsets[me][d] + g[2 + d] - w.blocks[me].dims[d].halo_low;
+      outside = outside || at < 0 || at >= w.global[d];
+      if (at < 0) at = -at;
+      if (at >= w.global[d]) at = 2 * (w.global[d] - 1) - at;
+      g[2 + d] = at;
     }
-    const float expected = outside ? 0.0f : field[ravel(w.source_of(me, at), w.global_shape())];
+    const float expected = outside && edge == HaloSide::kZeros ? 0.0f : field[ravel(g, w.global_shape())];
     if (std::memcmp(&expected, &padded[i], sizeof(float)) != 0 && wrong++ < 5) {
       ADD_FAILURE() << "rank " << me << " padded point " << i << ": " << padded[i] << ", expected " << expected;
     }
@@ -433,8 +437,8 @@ TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
   set_global_edge_fill(wrapping, HaloSide::kNeighbour);
   bool on_a_split_edge = false;
   for (const HaloDimension& d : w.blocks[me].dims) {
-    on_a_split_edge = on_a_split_edge || (!d.single_block() && (d.fill_low == HaloSide::kZeros ||
-                                                                 d.fill_high == HaloSide::kZeros));
+    on_a_split_edge = on_a_split_edge || (!d.single_block() && (d.fill_low != HaloSide::kNeighbour ||
+                                                                 d.fill_high != HaloSide::kNeighbour));
   }
   if (on_a_split_edge) EXPECT_LT(channel.last_call().bytes_sent, halo_bytes_per_fill(wrapping));
   const auto y = padded_gradients(w, integer_value);
@@ -445,6 +449,12 @@ TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
   for (size_t i = 0; i < x.size(); ++i) sums[1] += static_cast<double>(x[i]) * aty[i];
   MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_EQ(sums[0], sums[1]);
+}
+
+TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) { check_closed_edges(GetParam(), HaloSide::kZeros); }
+
+TEST_P(HaloExchangeTest, ReflectEdgesMirrorTheBlockAndSendNothingAcrossThem) {
+  check_closed_edges(GetParam(), HaloSide::kReflect);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, HaloExchangeTest, ::testing::ValuesIn(cases()),
@@ -509,7 +519,7 @@ TEST(HaloLayout, RefusesAHaloWiderThanABlockOnEveryRankBeforeAnyMessage) {
 
 // A zero side only on the field's global edge (else its neighbour would wait for a message), both sides alike on a
 // dimension of one block.
-TEST(HaloLayout, RefusesAZeroSideOffTheGlobalEdge) {
+TEST(HaloLayout, RefusesAClosedSideOffTheGlobalEdgeAndANarrowMirror) {
   HaloGrid grid;
   grid.block_extents = {{4, 4}, {6}};
   grid.halo_low = {1, 1};
@@ -520,10 +530,17 @@ TEST(HaloLayout, RefusesAZeroSideOffTheGlobalEdge) {
   EXPECT_EQ(block.dims[0].fill_high, HaloSide::kNeighbour);
   EXPECT_NO_THROW(check_halo_block(block, 2, 0));
   block.dims[0].fill_high = HaloSide::kZeros;
-  expect_refused([&] { check_halo_block(block, 2, 0); }, {"spatial dimension 1", "block 0 has a zero high halo"});
+  expect_refused([&] { check_halo_block(block, 2, 0); },
+                 {"spatial dimension 1", "block 0 has a zero or reflected high halo"});
   block.dims[0].fill_high = HaloSide::kNeighbour;
   block.dims[1].fill_high = HaloSide::kNeighbour;
   expect_refused([&] { check_halo_block(block, 2, 0); }, {"spatial dimension 2 has one block", "the same way"});
+  // A mirror needs width + 1 points of the block.
+  grid.block_extents = {{1, 7}, {6}};
+  HaloBlock narrow = halo_block_of(grid, 1, 1, 0, 2);
+  set_global_edge_fill(narrow, HaloSide::kReflect);
+  expect_refused([&] { check_halo_block(narrow, 2, 0); },
+                 {"spatial dimension 1", "block 0 is 1 points wide, but a reflected halo of 1 needs 2"});
 }
 
 }  // namespace

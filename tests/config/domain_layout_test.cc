@@ -259,11 +259,19 @@ TEST(DomainLayout, HaloSendsAreWhatTheFillMoves) {
   EXPECT_EQ(halo_sources(walled, slabs, 1, HaloPass::kForward), (Received{{0, 8 * 3 * 4}}));
 }
 
-// Reflect padding is not built on a block: the layout refuses it naming the layer.
-TEST(DomainLayout, ReflectPaddingOnASplitIsRefused) {
-  expect_mentions(costs_error({conv(2, 3), conv(2, 3, Padding::kReflect)}, {1, 8, 8},
-                              even_domain_layout({8, 8}, {2, 2}, {1, 1})),
-                  {"layer 1 (conv)", "padding reflect"});
+// Reflect padding makes its halo at the global edges on the block too: what the blocks send is the zero padding's.
+TEST(DomainLayout, ReflectPaddingSendsWhatZeroPaddingSends) {
+  const std::vector<DomainBox> boxes = {{{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
+  const DomainLayout uneven = declared_domain_layout({8, 8}, {2, 2}, {2, 2}, boxes);
+  const SplitLayer reflect = split_layers({conv(5, 3, Padding::kReflect)}, {3, 8, 8})[0];
+  const SplitLayer zeros = split_layers({conv(5, 3, Padding::kZeros)}, {3, 8, 8})[0];
+  for (const HaloPass pass : {HaloPass::kForward, HaloPass::kBackward}) {
+    for (int64_t b = 0; b < 4; ++b) {
+      EXPECT_EQ(halo_sends(reflect, uneven, b, pass).bytes_per_sample, halo_sends(zeros, uneven, b, pass).bytes_per_sample);
+      EXPECT_EQ(halo_sends(reflect, uneven, b, pass).messages, 2) << "block " << b;
+    }
+  }
+  EXPECT_EQ(halo_sends(reflect, uneven, 0, HaloPass::kForward).bytes_per_sample, 3 * 4 * (6 + 4));
 }
 
 TEST(DomainLayout, TheDefaultTileIsTheModelsAndTheFieldsAndTileProblemsNameTheLayer) {

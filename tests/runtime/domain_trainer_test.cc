@@ -253,6 +253,18 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
   expect_one_block_near_plain(one);
 }
 
+// Reflect padding at layer 3 (tiles of 2 there, wider than its halo of 1): the undecomposed run bit for bit, and that
+// run the plain layers' (which reflect at the field's edges) within rounding.
+TEST(DomainTrainerTest, ReflectPaddedConvsAreTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.padding3 = "reflect";
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "reflect padding, 1 stage x 4 blocks");
+  expect_one_block_near_plain(whole);
+}
+
 // Walls (issue 32): a model mixing a periodic conv (layer 0) and a zero-padded one (layer 3, forward and backward
 // halos) on 4 blocks is the undecomposed run bit for bit, and that run is the plain layers' (which pad layer 3
 // with zeros at the field's edges) within rounding: a split that wrapped there instead would fail the second. The

@@ -95,11 +95,10 @@ echo "$bad" | grep -qF 'layer 2 (pool "down") downsamples spatial dimension 1 by
 bad="$("$SLUICE" plan "$work/unet.yaml" --set 'model.layers.3={type: spectral_conv, channels: 8, modes: [2, 2]}' 2>&1)" &&
   fail "plan accepted a split spectral_conv"
 echo "$bad" | grep -qF "layer 3 (spectral_conv) cannot run on a split field" || fail "spectral refusal: $bad"
-# Reflect padding is not built on a block: refused naming the layer.
-bad="$("$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=reflect 2>&1)" &&
-  fail "plan accepted a split reflect conv"
-echo "$bad" | grep -qF "layer 0 (conv \"enc\")" && echo "$bad" | grep -qF "padding reflect" ||
-  fail "reflect refusal: $bad"
+# Reflect padding makes its halo at the field's edges on the block, like zeros: the same bytes.
+"$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=reflect |
+  grep -qF "0      conv            [1, 1]/[1, 1]       576           0             1024" ||
+  fail "plan's halo bytes of a reflect-padded conv are not the zero-padded one's"
 # Without a split nothing is printed about one.
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' | grep -q "^domain" && fail "an unsplit plan prints a domain"
 
@@ -127,6 +126,8 @@ split_vs_whole() {  # NAME EXTRA_SETTINGS..: trains split and whole, compares
     fail "$name: the split run's checkpoint differs from the undecomposed run's"
 }
 split_vs_whole synthetic
+# Reflect padding at layer 3 (forward and backward halos; tiles of 2 there, wider than its halo of 1).
+split_vs_whole reflect --set model.layers.3.padding=reflect --set 'pipeline.domain_tile=[4, 4]'
 # The start report's halo bytes per call on paper are what every rank sent in the last call (the summary).
 paper="$(grep -o 'halo bytes per call on paper [0-9]* ([0-9]* messages)' "$work/synthetic-split.log" | sort -u)"
 [ "$(echo "$paper" | wc -l)" -eq 1 ] || fail "the blocks' paper halo bytes: $paper"
