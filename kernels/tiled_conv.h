@@ -1,6 +1,6 @@
-// A stride-1 'same' convolution over one block of a field padded periodically or with zeros, computed per
-// canonical tile (kernels/tile_grid.h) so that its results are the same bits whatever the split (issue 32, "exactness by
-// construction"; docs/DOMAIN.md "Tiles and exact reductions"). On any backend with conv and copy_columns ops (CPU
+// A stride-1 'same' convolution over one block of a field padded periodically, with zeros or by reflection,
+// computed per canonical tile (kernels/tile_grid.h) so that its results are the same bits whatever the split
+// (issue 32, "exactness by construction"; docs/DOMAIN.md "Tiles and exact reductions"). On any backend with conv and copy_columns ops (CPU
 // and CUDA): no arithmetic here but the backend's own ops.
 //
 // Why per tile: a library call's result at a point may depend on the extent it is called on (blocking, kernel

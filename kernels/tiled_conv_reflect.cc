@@ -97,7 +97,8 @@ void tiled_conv_backward_data_reflect(Backend& backend, const TiledConv& t, cons
   const ConvGeometry g = tile_backward_geometry(t);
   if (dy_padded.cols() != g.out_channels * extent_product(backward_padded_extents(t)) ||
       dx.rows() != dy_padded.rows() || dx.cols() != g.in_channels * t.grid.block_points()) {
-    throw Error(ErrorCode::kInvalidArgument, "tiled conv: backward data (reflect): dy_padded or dx has the wrong shape");
+    throw Error(ErrorCode::kInvalidArgument,
+                "tiled conv: backward data (reflect): dy_padded or dx has the wrong shape");
   }
   for (int64_t local = 0; local < t.grid.block_tiles(); ++local) {
     extended_tile(backend, t, t.grid.tile_origin(local), dy_padded, weight, dx);

@@ -280,6 +280,26 @@ std::vector<int64_t> default_domain_tile(const std::vector<LayerSpec>& layers, c
   return tile;
 }
 
+namespace {
+
+// A reflect-padded conv folds the reflected points' gradients back inside each tile on the field's edge
+// (kernels/tiled_conv_reflect.cc), so its tile, at its input's level, must be wider than its halo.
+std::string reflect_tile_problem(const LayerSpec& layer, const SplitLayer& s, const std::vector<int64_t>& tile) {
+  if (layer.type != LayerType::kConv || layer.padding != Padding::kReflect) return "";
+  for (size_t d = 0; d < tile.size(); ++d) {
+    const int64_t at = tile[d] * s.in_scale.den[d] / s.in_scale.num[d];
+    const int64_t halo = std::max(s.halo_low[d], s.halo_high[d]);
+    if (halo > 0 && at < halo + 1) {
+      return "tile " + std::to_string(tile[d]) + " in " + dimension_text(d) + " is " + std::to_string(at) +
+             " points at the input of a reflect-padded conv whose halo there is " + std::to_string(halo) +
+             " (padding reflect on a split field needs tiles wider than the halo)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string domain_tile_problem(const std::vector<LayerSpec>& layers, const SampleShape& input,
                                 const std::vector<int64_t>& tile) {
   const size_t dims = input.size() - 1;
@@ -302,6 +322,8 @@ std::string domain_tile_problem(const std::vector<LayerSpec>& layers, const Samp
              layer_label(static_cast<int>(i), layers[i]) + ", whose output the model has downsampled by " +
              std::to_string(f) + " there (the tile must be a multiple of " + std::to_string(f) + ")";
     }
+    const std::string narrow = reflect_tile_problem(layers[i], walked[i], tile);
+    if (!narrow.empty()) return narrow + " at " + layer_label(static_cast<int>(i), layers[i]);
   }
   return "";
 }

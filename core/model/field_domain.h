@@ -23,7 +23,8 @@
 
 namespace sluice::model {
 
-// A stride-1 'same' convolution (periodic, zero or reflect padding) of one layer on the block (core/runtime's DomainConv).
+// A stride-1 'same' convolution (periodic, zero or reflect padding) of one layer on the block (core/runtime's
+// DomainConv).
 class DomainConvOps {
  public:
   virtual ~DomainConvOps() = default;

@@ -1,6 +1,6 @@
-// A stride-1 'same' convolution (periodic, zero or reflect padding) over one rank's block of a domain-split field (issue 32;
-// docs/DOMAIN.md "Domain-parallel ops"): the halo exchange (core/comm) composed with the tiled conv (kernels/tiled_conv.h), so the
-// block's output, dx and — after the step's gather — the parameter gradients are the undecomposed run's bits.
+// A stride-1 'same' convolution (periodic, zero or reflect padding) over one rank's block of a domain-split field
+// (issue 32; docs/DOMAIN.md "Domain-parallel ops"): the halo exchange (core/comm) composed with the tiled conv
+// (kernels/tiled_conv.h), so the block's output, dx and — after the step's gather — the parameter gradients are the undecomposed run's bits.
 //
 // Messages per pass (the halo channel's and the tile gather's counters report them):
 // - pad_input: one halo fill of x, widths pad_low / pad_high (the forward's and the parameter gradients' input);

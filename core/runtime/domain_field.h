@@ -31,7 +31,8 @@ class DomainField {
 
   // The block [samples][channels · Π block] padded by low/high points per dimension from the neighbours (one
   // halo fill: messages to and from both neighbours of each split dimension). `edge`: what fills the sides on the
-  // field's global edges (kNeighbour: the periodic wrap; kZeros: zeros, no message across). Host tensors only.
+  // field's global edges (kNeighbour: the periodic wrap; kZeros: zeros; kReflect: the block's own points mirrored;
+  // no message across those two). Host tensors only.
   kernels::Tensor padded(const kernels::Tensor& block, int64_t channels, const std::vector<int64_t>& low,
                          const std::vector<int64_t>& high,
                          comm::HaloSide edge = comm::HaloSide::kNeighbour) const;

@@ -3,9 +3,9 @@
 // indexing of the global field, without messages: the fill is compared bit for bit; the adjoint bit for bit
 // against the sum of every halo copy's gradient (small integers, so any order is exact) and against the
 // documented order of additions (random floats), and by the dot-product test <fill(x), y> = <x, adjoint(y)>.
-// Zero edges (HaloSide::kZeros at the field's global edges): zeros there, fewer bytes, the adjoint by the dot
-// product. Then a halo wider than a block (refused on every rank before any message), a zero side off the edge. A rank that does not take part:
-// halo_silent_peer_test.cc.
+// Closed edges (HaloSide::kZeros / kReflect at the field's global edges): zeros or the mirror there, fewer bytes,
+// the adjoint by the dot product. Then a halo wider than a block (refused on every rank before any message), a
+// closed side off the edge, a mirror wider than its block. A rank that does not take part: halo_silent_peer_test.cc.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -451,7 +451,9 @@ void check_closed_edges(const Case& c, HaloSide edge) {
   EXPECT_EQ(sums[0], sums[1]);
 }
 
-TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) { check_closed_edges(GetParam(), HaloSide::kZeros); }
+TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
+  check_closed_edges(GetParam(), HaloSide::kZeros);
+}
 
 TEST_P(HaloExchangeTest, ReflectEdgesMirrorTheBlockAndSendNothingAcrossThem) {
   check_closed_edges(GetParam(), HaloSide::kReflect);

@@ -267,11 +267,21 @@ TEST(DomainLayout, ReflectPaddingSendsWhatZeroPaddingSends) {
   const SplitLayer zeros = split_layers({conv(5, 3, Padding::kZeros)}, {3, 8, 8})[0];
   for (const HaloPass pass : {HaloPass::kForward, HaloPass::kBackward}) {
     for (int64_t b = 0; b < 4; ++b) {
-      EXPECT_EQ(halo_sends(reflect, uneven, b, pass).bytes_per_sample, halo_sends(zeros, uneven, b, pass).bytes_per_sample);
+      EXPECT_EQ(halo_sends(reflect, uneven, b, pass).bytes_per_sample,
+                halo_sends(zeros, uneven, b, pass).bytes_per_sample);
       EXPECT_EQ(halo_sends(reflect, uneven, b, pass).messages, 2) << "block " << b;
     }
   }
   EXPECT_EQ(halo_sends(reflect, uneven, 0, HaloPass::kForward).bytes_per_sample, 3 * 4 * (6 + 4));
+}
+
+// A reflect-padded conv needs tiles wider than its halo at its input's level (the fold stays in the tile).
+TEST(DomainLayout, AReflectPaddedConvNeedsTilesWiderThanItsHalo) {
+  const std::vector<LayerSpec> layers = {conv(2, 3), pool(2), conv(2, 5, Padding::kReflect)};  // halo 2 after the pool
+  EXPECT_EQ(domain_tile_problem(layers, {1, 16}, {8}), "");  // 4 points there
+  expect_mentions(domain_tile_problem(layers, {1, 16}, {4}),
+                  {"tile 4 in spatial dimension 1 is 2 points at the input of a reflect-padded conv whose halo there "
+                   "is 2", "layer 2 (conv)"});
 }
 
 TEST(DomainLayout, TheDefaultTileIsTheModelsAndTheFieldsAndTileProblemsNameTheLayer) {

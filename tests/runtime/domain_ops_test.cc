@@ -4,7 +4,8 @@
 // the undecomposed run's (the same ops on the whole field as one block, one rank, no messages). Splits: an uneven
 // 2 x 2 split of a 2-D field (8 + 8 by 4 + 12, tiles 4 x 4) and a 3-D field split 2 x 2 x 1; kernels 3 x 3, an
 // even 4 x 2 (the dy halo mirrored), dilation 2; periodic padding, zero padding (zeros at the global edges, no
-// message across them) and reflect padding (the block's own points mirrored there), in 2-D and 3-D. The bytes the ops report are checked against the halo layout's.
+// message across them) and reflect padding (the block's own points mirrored there), in 2-D and 3-D. The bytes the
+// ops report are checked against the halo layout's.
 // A missing or repeated tile in the gather is refused on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
