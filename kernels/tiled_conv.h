@@ -1,6 +1,6 @@
-// A stride-1 'same' convolution over one block of a periodically wrapped field, computed per canonical tile
-// (kernels/tile_grid.h) so that its results are the same bits whatever the split (issue 32, "exactness by
-// construction"; docs/DOMAIN.md "Tiles and exact reductions"). On any backend with conv and copy_columns ops (CPU
+// A stride-1 'same' convolution over one block of a field padded periodically, with zeros or by reflection,
+// computed per canonical tile (kernels/tile_grid.h) so that its results are the same bits whatever the split
+// (issue 32, "exactness by construction"; docs/DOMAIN.md "Tiles and exact reductions"). On any backend with conv and copy_columns ops (CPU
 // and CUDA): no arithmetic here but the backend's own ops.
 //
 // Why per tile: a library call's result at a point may depend on the extent it is called on (blocking, kernel
@@ -9,10 +9,12 @@
 // which rank makes which calls.
 //
 // The three passes and what each needs (lo/hi = the conv's pad_low/pad_high, eff = lo + hi = dilation·(kernel − 1)):
-// - forward: x padded by the forward halo, low lo and high hi per dimension (the halo exchange's periodic wrap);
+// - forward: x padded by the forward halo, low lo and high hi per dimension (the halo exchange's periodic wrap, or
+//   zeros at the field's global edges);
 //   per tile, the window tile + halo -> a 'valid' conv -> the tile's output. Each output point is computed once.
-// - backward data, in GATHER form: dy padded by the MIRRORED halo, low hi and high lo (the same periodic exchange
-//   as the forward's, on dy with the widths swapped); per tile, dx over the tile alone from the dy window
+// - backward data, in GATHER form: dy padded by the MIRRORED halo, low hi and high lo (the same exchange as the
+//   forward's, on dy with the widths swapped; zeros beyond a zero-padded field's edges, where no output lies);
+//   per tile, dx over the tile alone from the dy window
 //   tile − hi .. tile + lo, in one conv_backward_data whose implicit padding is eff on both sides. Each dx point is
 //   computed once, by one call, from every dy that reaches it: no overlapping windows are added, so there is no
 //   add order to fix and no halo adjoint (no send-and-add of halo gradients) for a conv at all.
@@ -21,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -58,9 +61,22 @@ void tiled_conv_forward(Backend& backend, const TiledConv& tiled, const Tensor& 
                         const Tensor* bias, Tensor& y);
 
 // dx [samples][in_channels · Π block] = dL/dx of the block (overwritten); dy_padded [samples][out_channels · Π
-// backward padded extents] = dL/dy with the mirrored halo (low hi, high lo), periodic across the global edges.
+// backward padded extents] = dL/dy with the mirrored halo (low hi, high lo), periodic across the global edges (zeros
+// there for a zero-padded conv).
 void tiled_conv_backward_data(Backend& backend, const TiledConv& tiled, const Tensor& dy_padded, const Tensor& weight,
                               Tensor& dx);
+
+// Reflect padding at the field's global edges (x's halo there the block's own points mirrored, PyTorch's reflect):
+// dx as tiled_conv_backward_data's, from dy_padded with ZEROS beyond the global edges (no output lies there), but
+// each tile that touches a global edge is computed over the tile extended by the forward halo beyond that edge (lo
+// below, hi above: the reflected points' gradients, from a dy window that is zero beyond the field), and those
+// gradients are added onto their mirrors inside the tile: dimension by dimension, the last first, per dimension
+// the low side then the high, m ascending. Every call per tile, so the same bits whatever the split.
+void tiled_conv_backward_data_reflect(Backend& backend, const TiledConv& tiled, const Tensor& dy_padded,
+                                      const Tensor& weight, Tensor& dx);
+// Error(kInvalidArgument) naming `name`, the dimension, tile and halo unless every tile is wider than the halo (a
+// mirror must stay in its tile).
+void check_reflect_tiles(const TiledConv& tiled, const std::string& name);
 
 // One partial per tile of the block, in the block's tile order (ascending global index), each the tile's
 // contribution summed over the samples in sample order (conv_accumulate_param_grads). x_padded as the forward's;

@@ -38,6 +38,11 @@ void unpack_box(const float* in, const HaloArray& shape, const HaloBox& box, flo
   });
 }
 
+void zero_box(const HaloArray& shape, const HaloBox& box, float* array) {
+  for_each_row(shape, box,
+               [&](int64_t at, int64_t, int64_t length) { std::fill(array + at, array + at + length, 0.0f); });
+}
+
 void add_box(const float* in, const HaloArray& shape, const HaloBox& box, float* array) {
   for_each_row(shape, box, [&](int64_t at, int64_t buffer, int64_t length) {
     for (int64_t x = 0; x < length; ++x) array[at + x] += in[buffer + x];

@@ -23,6 +23,8 @@ struct HaloArray {
 void pack_box(const float* array, const HaloArray& shape, const HaloBox& box, float* out);
 // The inverse: writes `in` (laid out as pack_box writes) into `box` of every plane of `array`.
 void unpack_box(const float* in, const HaloArray& shape, const HaloBox& box, float* array);
+// Writes zeros into `box` of every plane of `array`.
+void zero_box(const HaloArray& shape, const HaloBox& box, float* array);
 // Like unpack_box, but adds: array[point] = array[point] + in[point], one addition per point.
 void add_box(const float* in, const HaloArray& shape, const HaloBox& box, float* array);
 

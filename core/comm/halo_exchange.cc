@@ -176,33 +176,71 @@ void exchange(HaloChannel& channel, const HaloDimension& dim, size_t d, size_t d
   }
 }
 
-// One dimension's step of either pass on `array` (the padded block or its gradient).
+// A kReflect side along internal dimension `a`: the fill copies the block's planes l + m (low side) or
+// l + e − 1 − m (high side) into the halo planes l − m or l + e − 1 + m, m = 1 .. width (the edge point itself not
+// repeated); the adjoint adds each halo plane onto its mirror, m ascending. Planes span the dimensions before `a`
+// whole (their halos are filled by then) and the later ones' interior, like the exchanged strips.
+void reflect_side(const Geometry& g, size_t a, bool low, Pass pass, float* array) {
+  const int64_t l = g.low[a], e = g.extent[a], width = low ? l : g.high[a];
+  std::vector<float> plane;
+  for (int64_t m = 1; m <= width; ++m) {
+    const int64_t inside = low ? l + m : l + e - 1 - m, halo = low ? l - m : l + e - 1 + m;
+    const HaloBox from = g.strip(a, pass == Pass::kFill ? inside : halo, (pass == Pass::kFill ? inside : halo) + 1);
+    const HaloBox to = g.strip(a, pass == Pass::kFill ? halo : inside, (pass == Pass::kFill ? halo : inside) + 1);
+    plane.resize(static_cast<size_t>(from.points() * g.padded.planes));
+    pack_box(array, g.padded, from, plane.data());
+    pass == Pass::kFill ? unpack_box(plane.data(), g.padded, to, array) : add_box(plane.data(), g.padded, to, array);
+  }
+}
+
+// A side that does not exchange: the fill zeroes or reflects it, the adjoint drops or folds back its gradient.
+void closed_side(const Geometry& g, size_t a, const HaloBox& halo, HaloSide side, bool low, Pass pass,
+                 float* array) {
+  if (side == HaloSide::kReflect) {
+    reflect_side(g, a, low, pass, array);
+  } else if (pass == Pass::kFill) {
+    zero_box(g.padded, halo, array);
+  }
+}
+
+// One dimension's step of either pass on `array` (the padded block or its gradient). A kZeros or kReflect side
+// moves nothing between ranks (closed_side).
 void step(HaloChannel& channel, const HaloBlock& layout, const Geometry& g, size_t d, Pass pass, float* array) {
   const HaloDimension& dim = layout.dims[d];
   if (dim.halo_low == 0 && dim.halo_high == 0) return;
   const size_t a = static_cast<size_t>(g.first) + d;
   const Step s = step_of(g, a, pass);
+  const bool low_open = dim.fill_low == HaloSide::kNeighbour, high_open = dim.fill_high == HaloSide::kNeighbour;
   InFlight flight;
   Buffers& b = flight.buffers();
   auto floats = [&](const HaloBox& box) { return static_cast<size_t>(box.points() * g.padded.planes); };
-  b.to_low.resize(floats(s.to_low));
-  b.to_high.resize(floats(s.to_high));
-  pack_box(array, g.padded, s.to_low, b.to_low.data());
-  pack_box(array, g.padded, s.to_high, b.to_high.data());
+  b.to_low.resize(low_open ? floats(s.to_low) : 0);
+  b.to_high.resize(high_open ? floats(s.to_high) : 0);
+  if (low_open) pack_box(array, g.padded, s.to_low, b.to_low.data());
+  if (high_open) pack_box(array, g.padded, s.to_high, b.to_high.data());
   if (dim.single_block()) {
-    // Its own neighbour: what goes up comes back from below, and the other way round.
+    // Its own neighbour: what goes up comes back from below, and the other way round (both sides alike).
     b.from_low = b.to_high;
     b.from_high = b.to_low;
   } else {
-    b.from_low.resize(floats(s.from_low));
-    b.from_high.resize(floats(s.from_high));
+    b.from_low.resize(low_open ? floats(s.from_low) : 0);
+    b.from_high.resize(high_open ? floats(s.from_high) : 0);
     exchange(channel, dim, d, layout.dims.size(), pass, flight);
   }
-  if (pass == Pass::kFill) {
+  // The fixed order: the low side first, then the high one (the adjoint: the low neighbour's contribution or the
+  // low halo's mirror first).
+  if (!low_open) {
+    closed_side(g, a, s.from_low, dim.fill_low, true, pass, array);
+  } else if (pass == Pass::kFill) {
     unpack_box(b.from_low.data(), g.padded, s.from_low, array);
-    unpack_box(b.from_high.data(), g.padded, s.from_high, array);
-  } else {  // the fixed order: the low neighbour's contribution first, then the high one's
+  } else {
     add_box(b.from_low.data(), g.padded, s.from_low, array);
+  }
+  if (!high_open) {
+    closed_side(g, a, s.from_high, dim.fill_high, false, pass, array);
+  } else if (pass == Pass::kFill) {
+    unpack_box(b.from_high.data(), g.padded, s.from_high, array);
+  } else {
     add_box(b.from_high.data(), g.padded, s.from_high, array);
   }
 }

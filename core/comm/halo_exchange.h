@@ -1,6 +1,8 @@
-// The periodic halo exchange of a domain-decomposed field (issue 32): each rank holds one block of every sample
+// The halo exchange of a domain-decomposed field (issue 32): each rank holds one block of every sample
 // (halo_layout.h) and a layer that looks at neighbouring points (a convolution, a pool) needs the block padded
-// with its neighbours' edge points, wrapping periodically across the global edges.
+// with its neighbours' edge points, wrapping periodically across the global edges, or, on a side that lies on a
+// global edge when the layout says so, with zeros (HaloSide::kZeros: a conv's zero padding) or the block's own
+// points mirrored (kReflect: reflect padding); no message crosses such a side.
 //
 // halo_fill exchanges dimension by dimension, slowest first: the strips of dimension d span the halos already
 // filled in dimensions before d, so edges and corners arrive without diagonal messages (per split dimension one
@@ -72,8 +74,9 @@ class HaloChannel {
 };
 
 // Writes the padded block ([samples][channels][l1+e1+h1 ..], halo_layout.h) into `padded`: the interior from
-// `block` ([samples][channels][e1 ..], contiguous), the halos from the neighbours' edges (periodic). Point to
-// point with the neighbours `layout` names, who must call it with the same widths and their own blocks. Throws
+// `block` ([samples][channels][e1 ..], contiguous), the halos from the neighbours' edges (periodic; zeros or the
+// mirror on the layout's closed sides). Point to point with the neighbours `layout` names, who must call it with the
+// same widths and their own blocks. Throws
 // Error(kInvalidArgument) before any message for a layout check_halo_block refuses, Error(kTimeout) naming the
 // dimension and the neighbour when one does not answer within comm.timeout, Error(kComm) for an MPI error.
 void halo_fill(HaloChannel& channel, const HaloBlock& layout, const float* block, float* padded);

@@ -36,6 +36,31 @@ int64_t largest_strip_floats_per_width(const HaloBlock& block, size_t d) {
   return floats;
 }
 
+// A zero side must lie on the global edge: its neighbour across the edge then zeroes its side too (both derive it
+// from the shared grid), so no rank waits for a message the other does not send.
+void check_sides(const HaloDimension& dim, const std::string& name) {
+  const int last = static_cast<int>(dim.block_extents.size()) - 1;
+  const std::string block = "block " + std::to_string(dim.block);
+  if (dim.fill_low != HaloSide::kNeighbour && dim.block != 0) {
+    refuse(name + ": " + block + " has a zero or reflected low halo, but only block 0's low side lies on the "
+           "field's edge");
+  }
+  if (dim.fill_high != HaloSide::kNeighbour && dim.block != last) {
+    refuse(name + ": " + block + " has a zero or reflected high halo, but only block " + std::to_string(last) +
+           "'s high side lies on the field's edge");
+  }
+  for (const auto& [side, width] : {std::pair<HaloSide, int64_t>{dim.fill_low, dim.halo_low}, {dim.fill_high,
+                                                                                               dim.halo_high}}) {
+    if (side == HaloSide::kReflect && dim.extent() < width + 1) {
+      refuse(name + ": " + block + " is " + std::to_string(dim.extent()) + " points wide, but a reflected halo of " +
+             std::to_string(width) + " needs " + std::to_string(width + 1) + " (the edge point is not repeated)");
+    }
+  }
+  if (last == 0 && dim.fill_low != dim.fill_high) {
+    refuse(name + " has one block: its low and high halo must be filled the same way");
+  }
+}
+
 void check_dimension(const HaloDimension& dim, size_t d, int comm_size, int my_rank) {
   const std::string name = dimension_text(d);
   if (dim.block_extents.empty()) refuse(name + " has no blocks");
@@ -71,6 +96,7 @@ void check_dimension(const HaloDimension& dim, size_t d, int comm_size, int my_r
     refuse(name + " has " + std::to_string(blocks) + " blocks but this rank (" + std::to_string(my_rank) +
            ") is named as its own neighbour");
   }
+  check_sides(dim, name);
 }
 
 }  // namespace
@@ -193,6 +219,13 @@ std::vector<int64_t> even_block_extents(int64_t extent, int blocks) {
   return extents;
 }
 
+void set_global_edge_fill(HaloBlock& block, HaloSide edge) {
+  for (HaloDimension& dim : block.dims) {
+    if (dim.block == 0) dim.fill_low = edge;
+    if (dim.block + 1 == static_cast<int>(dim.block_extents.size())) dim.fill_high = edge;
+  }
+}
+
 int64_t halo_bytes_per_fill(const HaloBlock& block) {
   int64_t floats = 0;
   for (size_t d = 0; d < block.dims.size(); ++d) {
@@ -202,7 +235,10 @@ int64_t halo_bytes_per_fill(const HaloBlock& block) {
     for (size_t j = 0; j < block.dims.size(); ++j) {
       if (j != d) per_width *= j < d ? block.dims[j].padded_extent() : block.dims[j].extent();
     }
-    floats += per_width * (dim.halo_low + dim.halo_high);
+    // to the high neighbour its low halo (width low), to the low neighbour its high halo (width high)
+    const int64_t to_high = dim.fill_high == HaloSide::kNeighbour ? dim.halo_low : 0;
+    const int64_t to_low = dim.fill_low == HaloSide::kNeighbour ? dim.halo_high : 0;
+    floats += per_width * (to_high + to_low);
   }
   return floats * static_cast<int64_t>(sizeof(float));
 }

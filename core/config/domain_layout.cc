@@ -50,6 +50,7 @@ void describe_split(const LayerSpec& layer, SplitLayer& s) {
   }
   if (layer.type == LayerType::kConv) {
     const kernels::ConvGeometry g = conv_geometry(layer, s.in);
+    s.closed_edges = layer.padding == Padding::kZeros || layer.padding == Padding::kReflect;
     for (size_t d = 0; d < dims; ++d) {
       if (layer.padding == Padding::kNone && g.dilation[d] * (g.kernel[d] - 1) > 0) {
         s.problem = "padding none shrinks the field by dilation·(kernel − 1) = " +
@@ -279,6 +280,26 @@ std::vector<int64_t> default_domain_tile(const std::vector<LayerSpec>& layers, c
   return tile;
 }
 
+namespace {
+
+// A reflect-padded conv folds the reflected points' gradients back inside each tile on the field's edge
+// (kernels/tiled_conv_reflect.cc), so its tile, at its input's level, must be wider than its halo.
+std::string reflect_tile_problem(const LayerSpec& layer, const SplitLayer& s, const std::vector<int64_t>& tile) {
+  if (layer.type != LayerType::kConv || layer.padding != Padding::kReflect) return "";
+  for (size_t d = 0; d < tile.size(); ++d) {
+    const int64_t at = tile[d] * s.in_scale.den[d] / s.in_scale.num[d];
+    const int64_t halo = std::max(s.halo_low[d], s.halo_high[d]);
+    if (halo > 0 && at < halo + 1) {
+      return "tile " + std::to_string(tile[d]) + " in " + dimension_text(d) + " is " + std::to_string(at) +
+             " points at the input of a reflect-padded conv whose halo there is " + std::to_string(halo) +
+             " (padding reflect on a split field needs tiles wider than the halo)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string domain_tile_problem(const std::vector<LayerSpec>& layers, const SampleShape& input,
                                 const std::vector<int64_t>& tile) {
   const size_t dims = input.size() - 1;
@@ -301,6 +322,8 @@ std::string domain_tile_problem(const std::vector<LayerSpec>& layers, const Samp
              layer_label(static_cast<int>(i), layers[i]) + ", whose output the model has downsampled by " +
              std::to_string(f) + " there (the tile must be a multiple of " + std::to_string(f) + ")";
     }
+    const std::string narrow = reflect_tile_problem(layers[i], walked[i], tile);
+    if (!narrow.empty()) return narrow + " at " + layer_label(static_cast<int>(i), layers[i]);
   }
   return "";
 }
@@ -362,10 +385,17 @@ void check_halo_fits(const DomainLayout& layout, const SplitLayer& s, const std:
   }
 }
 
+// Whether one step from `coord` (-1 or +1) along a dimension of `blocks` crosses the field's edge into a halo the
+// block makes itself (zeros or its own points reflected).
+bool into_closed(const SplitLayer& s, int coord, int step, int blocks) {
+  return s.closed_edges && (coord + step < 0 || coord + step >= blocks);
+}
+
 }  // namespace
 
 // The halo a block receives, per source block: the 3^k − 1 neighbour regions around it (periodic across the
-// field's edges; a dimension of one block wraps onto the block itself, which sends nothing).
+// field's edges, or zeros or a reflection there that nobody sends; a dimension of one block wraps onto the block
+// itself, which sends nothing).
 std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const DomainLayout& layout,
                                                       int64_t block, HaloPass pass) {
   const PassHalo h = pass_halo(s, pass);
@@ -382,6 +412,7 @@ std::vector<std::pair<int64_t, int64_t>> halo_sources(const SplitLayer& s, const
     for (int rest = v, d = static_cast<int>(dims) - 1; d >= 0; --d, rest /= 3) {
       const int step = rest % 3 - 1;  // -1 below, 0 along the block, +1 above
       points *= step == 0 ? extents[d] : (step < 0 ? h.low[d] : h.high[d]);
+      if (step != 0 && into_closed(s, coords[d], step, layout.blocks[d])) points = 0;
       source[d] = (coords[d] + step + layout.blocks[d]) % layout.blocks[d];
     }
     const int64_t from = layout.block_at(source);
@@ -403,7 +434,7 @@ std::vector<HaloLink> halo_send_links(const SplitLayer& s, const DomainLayout& l
     }
     // to the high neighbour its low halo (width low), to the low neighbour its high halo (width high)
     for (const auto& [width, step] : {std::pair<int64_t, int>{h.low[d], 1}, {h.high[d], -1}}) {
-      if (width == 0) continue;
+      if (width == 0 || into_closed(s, coords[d], step, layout.blocks[d])) continue;  // nothing across a closed edge
       std::vector<int> to = coords;
       to[d] = (coords[d] + step + layout.blocks[d]) % layout.blocks[d];
       links.push_back({layout.block_at(to), width * across});

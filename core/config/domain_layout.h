@@ -75,6 +75,9 @@ struct SplitLayer {
   // linear upsample `factor` points beyond each edge.
   std::vector<int64_t> dy_halo_low;
   std::vector<int64_t> dy_halo_high;
+  // The halo beyond the field's global edges is made on the block (a conv with padding zeros or reflect; the
+  // backward's dy halo there is zeros): no block sends across those edges. Otherwise it wraps periodically.
+  bool closed_edges = false;
   std::string problem;             // non-empty: why the layer cannot run on a block (then the walk stops)
 };
 

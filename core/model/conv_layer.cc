@@ -11,19 +11,16 @@ using kernels::Tensor;
 
 namespace {
 
-// A block's halo is its neighbours' points with the periodic wrap: other paddings at the global edges are not
-// built, so a conv that pads any other way is refused rather than run wrong.
+// A block's halo is its neighbours' points, and at the field's global edges the periodic wrap, zeros (padding
+// zeros: the layer's explicit_padding is empty) or the block's own points reflected. A 1-wide kernel reads no halo.
 std::unique_ptr<DomainConvOps> conv_on_domain(kernels::Backend& backend, FieldDomain& domain,
                                               const kernels::ConvGeometry& g, bool with_bias,
                                               std::optional<kernels::PadMode> padding) {
   check_domain_level(domain, g.in, "conv layer");
   bool pads = false;
   for (size_t d = 0; d < g.dims(); ++d) pads = pads || g.pad_low[d] > 0 || g.pad_high[d] > 0;
-  if (pads && padding != kernels::PadMode::kPeriodic) {
-    throw Error(ErrorCode::kUnsupported, "conv layer on a split field: only periodic padding is built (its halo "
-                                         "wraps across the global edges); zero or reflect padding is not yet");
-  }
-  return domain.conv(backend, g, with_bias, "conv layer");
+  return domain.conv(backend, g, with_bias, pads ? padding : std::optional(kernels::PadMode::kPeriodic),
+                     "conv layer");
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ class ConvLayer : public Layer {
   // `explicit_padding`: periodic or reflect padding of those widths, copied before the convolution; without it the
   // pads are zeros. `domain` (the level of the layer's input; it must outlive the layer): run on this rank's block
   // (DomainConvOps: halo fills, per-tile parameter gradients finished by finish_domain_step); the geometry is still
-  // the whole field's, and only a stride-1 'same' conv with periodic padding (or none, for a 1-wide kernel) can.
+  // the whole field's, and only a stride-1 'same' conv with periodic, zero or reflect padding (or none, for a
+  // 1-wide kernel) can.
   ConvLayer(kernels::Backend& backend, const kernels::ConvGeometry& geometry, bool with_bias,
             std::optional<kernels::PadMode> explicit_padding, FieldDomain* domain = nullptr);
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@
 
 namespace sluice::model {
 
-// A stride-1 'same' periodic convolution of one layer on the block (core/runtime's DomainConv).
+// A stride-1 'same' convolution (periodic, zero or reflect padding) of one layer on the block (core/runtime's
+// DomainConv).
 class DomainConvOps {
  public:
   virtual ~DomainConvOps() = default;
@@ -114,8 +116,11 @@ class FieldDomain {
   virtual FieldDomain& refined(const std::vector<int64_t>& up) = 0;
 
   // `conv` / `deconv` / the upsampling over the WHOLE field at this level; `name` names the layer in errors.
+  // `padding`: what the conv's halo is beyond the field's global edges: kPeriodic the wrap, kReflect the block's
+  // own points mirrored, none given zeros (no message across those edges but for the wrap).
   virtual std::unique_ptr<DomainConvOps> conv(kernels::Backend& backend, const kernels::ConvGeometry& conv,
-                                              bool with_bias, const std::string& name) = 0;
+                                              bool with_bias, std::optional<kernels::PadMode> padding,
+                                              const std::string& name) = 0;
   virtual std::unique_ptr<DomainDeconvOps> deconv(kernels::Backend& backend, const kernels::DeconvGeometry& deconv,
                                                   bool with_bias, const std::string& name) = 0;
   virtual std::unique_ptr<DomainUpsampleOps> linear_upsample(kernels::Backend& backend, int64_t channels,

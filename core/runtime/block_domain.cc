@@ -25,8 +25,12 @@ model::FieldDomain& BlockDomain::coarsened(const std::vector<int64_t>& down) { r
 model::FieldDomain& BlockDomain::refined(const std::vector<int64_t>& up) { return level(up, true); }
 
 std::unique_ptr<model::DomainConvOps> BlockDomain::conv(kernels::Backend& backend, const kernels::ConvGeometry& conv,
-                                                        bool with_bias, const std::string& name) {
-  return std::make_unique<DomainConv>(backend, field_, conv, with_bias, name);
+                                                        bool with_bias, std::optional<kernels::PadMode> padding,
+                                                        const std::string& name) {
+  comm::HaloSide edge = comm::HaloSide::kZeros;
+  if (padding == kernels::PadMode::kPeriodic) edge = comm::HaloSide::kNeighbour;
+  if (padding == kernels::PadMode::kReflect) edge = comm::HaloSide::kReflect;
+  return std::make_unique<DomainConv>(backend, field_, conv, with_bias, name, edge);
 }
 
 std::unique_ptr<model::DomainDeconvOps> BlockDomain::deconv(kernels::Backend& backend,

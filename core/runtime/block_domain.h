@@ -32,7 +32,8 @@ class BlockDomain : public model::FieldDomain {
   model::FieldDomain& refined(const std::vector<int64_t>& up) override;
 
   std::unique_ptr<model::DomainConvOps> conv(kernels::Backend& backend, const kernels::ConvGeometry& conv,
-                                             bool with_bias, const std::string& name) override;
+                                             bool with_bias, std::optional<kernels::PadMode> padding,
+                                             const std::string& name) override;
   std::unique_ptr<model::DomainDeconvOps> deconv(kernels::Backend& backend, const kernels::DeconvGeometry& deconv,
                                                  bool with_bias, const std::string& name) override;
   std::unique_ptr<model::DomainUpsampleOps> linear_upsample(kernels::Backend& backend, int64_t channels,

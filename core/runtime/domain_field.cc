@@ -62,7 +62,7 @@ DomainField::DomainField(comm::HaloChannel& channel, comm::TileGather& gather, c
 }
 
 kernels::Tensor DomainField::padded(const kernels::Tensor& block, int64_t channels, const std::vector<int64_t>& low,
-                                    const std::vector<int64_t>& high) const {
+                                    const std::vector<int64_t>& high, comm::HaloSide edge) const {
   require_host("domain halo fill", "block", block);
   if (low.size() != grid_.dims() || high.size() != grid_.dims()) {
     refuse("halo widths for " + std::to_string(low.size()) + " and " + std::to_string(high.size()) +
@@ -75,6 +75,7 @@ kernels::Tensor DomainField::padded(const kernels::Tensor& block, int64_t channe
     layout.dims[d].halo_low = low[d];
     layout.dims[d].halo_high = high[d];
   }
+  comm::set_global_edge_fill(layout, edge);
   if (block.cols() != channels * grid_.block_points()) {
     refuse("a block of " + std::to_string(block.cols()) + " columns, expected " + std::to_string(channels) +
            " channels x " + std::to_string(grid_.block_points()) + " points");

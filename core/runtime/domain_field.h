@@ -30,9 +30,12 @@ class DomainField {
   comm::TileGather& gather() const { return gather_; }
 
   // The block [samples][channels · Π block] padded by low/high points per dimension from the neighbours (one
-  // periodic halo fill: messages to and from both neighbours of each split dimension). Host tensors only.
+  // halo fill: messages to and from both neighbours of each split dimension). `edge`: what fills the sides on the
+  // field's global edges (kNeighbour: the periodic wrap; kZeros: zeros; kReflect: the block's own points mirrored;
+  // no message across those two). Host tensors only.
   kernels::Tensor padded(const kernels::Tensor& block, int64_t channels, const std::vector<int64_t>& low,
-                         const std::vector<int64_t>& high) const;
+                         const std::vector<int64_t>& high,
+                         comm::HaloSide edge = comm::HaloSide::kNeighbour) const;
 
   // The same block at a level whose extents are these divided by `factor` per dimension (after a pool or a
   // stride-`factor` down-sampling), and multiplied by it (after an upsampling or a stride = kernel transposed

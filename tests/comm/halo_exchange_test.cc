@@ -3,8 +3,9 @@
 // indexing of the global field, without messages: the fill is compared bit for bit; the adjoint bit for bit
 // against the sum of every halo copy's gradient (small integers, so any order is exact) and against the
 // documented order of additions (random floats), and by the dot-product test <fill(x), y> = <x, adjoint(y)>.
-// Then a halo wider than a block (refused on every rank before any message). A rank that does not take part:
-// halo_silent_peer_test.cc.
+// Closed edges (HaloSide::kZeros / kReflect at the field's global edges): zeros or the mirror there, fewer bytes,
+// the adjoint by the dot product. Then a halo wider than a block (refused on every rank before any message), a
+// closed side off the edge, a mirror wider than its block. A rank that does not take part: halo_silent_peer_test.cc.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -398,6 +399,66 @@ TEST_P(HaloExchangeTest, OtherMessagesOnTheGroupCommunicatorAreNotTaken) {
   }
 }
 
+// Closed edges (halo_layout.h HaloSide): the sides on the field's global edges are zeros (a conv's padding zeros)
+// or the block's own points mirrored (padding reflect), no message crosses them, and the adjoint drops or folds
+// back their gradient. Expected by global indexing: a padded point beyond the field in any dimension is zero, or
+// the field at the reflected index (corners reflected in both), every other one the field's point. The adjoint by
+// the dot-product test with small integers (exact in any order).
+void check_closed_edges(const Case& c, HaloSide edge) {
+  World w(c);
+  for (HaloBlock& block : w.blocks) set_global_edge_fill(block, edge);
+  const int me = world_rank();
+  std::vector<float> field = global_field(w);
+  for (size_t i = 0; i < field.size(); ++i) field[i] = integer_value(3, static_cast<int64_t>(i));
+  HaloChannel channel(MPI_COMM_WORLD);
+  const Index shape = w.padded_shape(me);
+  std::vector<float> padded(static_cast<size_t>(volume(shape)), NAN);
+  const std::vector<float> x = block_of(w, field, me);
+  halo_fill(channel, w.blocks[me], x.data(), padded.data());
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < volume(shape); ++i) {
+    Index g = unravel(i, shape);
+    bool outside = false;
+    for (size_t d = 0; d < w.k(); ++d) {
+      int64_t at = w.offsets[me][d] + g[2 + d] - w.blocks[me].dims[d].halo_low;
+      outside = outside || at < 0 || at >= w.global[d];
+      if (at < 0) at = -at;
+      if (at >= w.global[d]) at = 2 * (w.global[d] - 1) - at;
+      g[2 + d] = at;
+    }
+    const float expected = outside && edge == HaloSide::kZeros ? 0.0f : field[ravel(g, w.global_shape())];
+    if (std::memcmp(&expected, &padded[i], sizeof(float)) != 0 && wrong++ < 5) {
+      ADD_FAILURE() << "rank " << me << " padded point " << i << ": " << padded[i] << ", expected " << expected;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(channel.last_call().bytes_sent, halo_bytes_per_fill(w.blocks[me]));
+  HaloBlock wrapping = w.blocks[me];
+  set_global_edge_fill(wrapping, HaloSide::kNeighbour);
+  bool on_a_split_edge = false;
+  for (const HaloDimension& d : w.blocks[me].dims) {
+    on_a_split_edge = on_a_split_edge || (!d.single_block() && (d.fill_low != HaloSide::kNeighbour ||
+                                                                 d.fill_high != HaloSide::kNeighbour));
+  }
+  if (on_a_split_edge) EXPECT_LT(channel.last_call().bytes_sent, halo_bytes_per_fill(wrapping));
+  const auto y = padded_gradients(w, integer_value);
+  std::vector<float> aty(x.size(), NAN);
+  halo_adjoint(channel, w.blocks[me], y[me].data(), aty.data());
+  double sums[2] = {0.0, 0.0};
+  for (size_t i = 0; i < padded.size(); ++i) sums[0] += static_cast<double>(padded[i]) * y[me][i];
+  for (size_t i = 0; i < x.size(); ++i) sums[1] += static_cast<double>(x[i]) * aty[i];
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(sums[0], sums[1]);
+}
+
+TEST_P(HaloExchangeTest, ZeroEdgesFillZerosAndSendNothingAcrossThem) {
+  check_closed_edges(GetParam(), HaloSide::kZeros);
+}
+
+TEST_P(HaloExchangeTest, ReflectEdgesMirrorTheBlockAndSendNothingAcrossThem) {
+  check_closed_edges(GetParam(), HaloSide::kReflect);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, HaloExchangeTest, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
@@ -456,6 +517,32 @@ TEST(HaloLayout, RefusesAHaloWiderThanABlockOnEveryRankBeforeAnyMessage) {
   out.resize(static_cast<size_t>(block.padded_floats()));
   halo_fill(channel, block, in.data(), out.data());
   EXPECT_GT(channel.totals().messages_sent, 0);
+}
+
+// A zero side only on the field's global edge (else its neighbour would wait for a message), both sides alike on a
+// dimension of one block.
+TEST(HaloLayout, RefusesAClosedSideOffTheGlobalEdgeAndANarrowMirror) {
+  HaloGrid grid;
+  grid.block_extents = {{4, 4}, {6}};
+  grid.halo_low = {1, 1};
+  grid.halo_high = {1, 1};
+  HaloBlock block = halo_block_of(grid, 1, 1, 0, 2);
+  set_global_edge_fill(block, HaloSide::kZeros);
+  EXPECT_EQ(block.dims[0].fill_low, HaloSide::kZeros);
+  EXPECT_EQ(block.dims[0].fill_high, HaloSide::kNeighbour);
+  EXPECT_NO_THROW(check_halo_block(block, 2, 0));
+  block.dims[0].fill_high = HaloSide::kZeros;
+  expect_refused([&] { check_halo_block(block, 2, 0); },
+                 {"spatial dimension 1", "block 0 has a zero or reflected high halo"});
+  block.dims[0].fill_high = HaloSide::kNeighbour;
+  block.dims[1].fill_high = HaloSide::kNeighbour;
+  expect_refused([&] { check_halo_block(block, 2, 0); }, {"spatial dimension 2 has one block", "the same way"});
+  // A mirror needs width + 1 points of the block.
+  grid.block_extents = {{1, 7}, {6}};
+  HaloBlock narrow = halo_block_of(grid, 1, 1, 0, 2);
+  set_global_edge_fill(narrow, HaloSide::kReflect);
+  expect_refused([&] { check_halo_block(narrow, 2, 0); },
+                 {"spatial dimension 1", "block 0 is 1 points wide, but a reflected halo of 1 needs 2"});
 }
 
 }  // namespace

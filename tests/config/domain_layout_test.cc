@@ -15,7 +15,8 @@ namespace {
 
 using Received = std::vector<std::pair<int64_t, int64_t>>;
 
-LayerSpec conv(int64_t channels, int64_t kernel, Padding padding = Padding::kZeros) {
+// Periodic by default: the hand counts below follow the wrap across the field's edges.
+LayerSpec conv(int64_t channels, int64_t kernel, Padding padding = Padding::kPeriodic) {
   LayerSpec layer;
   layer.type = LayerType::kConv;
   layer.channels = channels;
@@ -236,6 +237,51 @@ TEST(DomainLayout, HaloSendsAreWhatTheFillMoves) {
   const HaloSend slab = halo_sends(layer, slabs, 1, HaloPass::kForward);
   EXPECT_EQ(slab.bytes_per_sample, 2 * 8 * 3 * 4);
   EXPECT_EQ(slab.messages, 2);
+
+  // Padding zeros: nothing crosses the field's global edges (halo_fill zeroes those sides), so each block of the
+  // uneven grid sends one strip per dimension, toward the field's inside. The strips of dimension 2 still span the
+  // filled halo of dimension 1, zeros included, so they send the zero corner point halo_sources does not count.
+  const SplitLayer walled = split_layers({conv(5, 3, Padding::kZeros)}, {3, 8, 8})[0];
+  for (const HaloPass pass : {HaloPass::kForward, HaloPass::kBackward}) {
+    for (int64_t b = 0; b < 4; ++b) EXPECT_EQ(halo_sends(walled, uneven, b, pass).messages, 2) << "block " << b;
+  }
+  // Block 0 (2 x 6): down a row of 6 points, right a column of 1 + 2 + 1 (the top one a zero); 3 channels.
+  EXPECT_EQ(halo_sends(walled, uneven, 0, HaloPass::kForward).bytes_per_sample, 3 * 4 * (6 + 4));
+  // Block 3 (6 x 2): up a row of 2, left a column of 1 + 6 + 1; backward: the output gradient's 5 channels.
+  EXPECT_EQ(halo_sends(walled, uneven, 3, HaloPass::kForward).bytes_per_sample, 3 * 4 * (2 + 8));
+  EXPECT_EQ(halo_sends(walled, uneven, 3, HaloPass::kBackward).bytes_per_sample, 5 * 4 * (2 + 8));
+  // Block 0 receives a column of 2 from block 1, a row of 6 from block 2, the one inner corner from block 3.
+  EXPECT_EQ(halo_sources(walled, uneven, 0, HaloPass::kForward), (Received{{1, 2 * 12}, {2, 6 * 12}, {3, 12}}));
+  // Slabs: the bottom block sends only up (a row of 8); its one-block dimension 2 sends nothing.
+  const HaloSend walled_slab = halo_sends(walled, slabs, 1, HaloPass::kForward);
+  EXPECT_EQ(walled_slab.bytes_per_sample, 8 * 3 * 4);
+  EXPECT_EQ(walled_slab.messages, 1);
+  EXPECT_EQ(halo_sources(walled, slabs, 1, HaloPass::kForward), (Received{{0, 8 * 3 * 4}}));
+}
+
+// Reflect padding makes its halo at the global edges on the block too: what the blocks send is the zero padding's.
+TEST(DomainLayout, ReflectPaddingSendsWhatZeroPaddingSends) {
+  const std::vector<DomainBox> boxes = {{{0, 0}, {2, 6}}, {{0, 6}, {2, 2}}, {{2, 0}, {6, 6}}, {{2, 6}, {6, 2}}};
+  const DomainLayout uneven = declared_domain_layout({8, 8}, {2, 2}, {2, 2}, boxes);
+  const SplitLayer reflect = split_layers({conv(5, 3, Padding::kReflect)}, {3, 8, 8})[0];
+  const SplitLayer zeros = split_layers({conv(5, 3, Padding::kZeros)}, {3, 8, 8})[0];
+  for (const HaloPass pass : {HaloPass::kForward, HaloPass::kBackward}) {
+    for (int64_t b = 0; b < 4; ++b) {
+      EXPECT_EQ(halo_sends(reflect, uneven, b, pass).bytes_per_sample,
+                halo_sends(zeros, uneven, b, pass).bytes_per_sample);
+      EXPECT_EQ(halo_sends(reflect, uneven, b, pass).messages, 2) << "block " << b;
+    }
+  }
+  EXPECT_EQ(halo_sends(reflect, uneven, 0, HaloPass::kForward).bytes_per_sample, 3 * 4 * (6 + 4));
+}
+
+// A reflect-padded conv needs tiles wider than its halo at its input's level (the fold stays in the tile).
+TEST(DomainLayout, AReflectPaddedConvNeedsTilesWiderThanItsHalo) {
+  const std::vector<LayerSpec> layers = {conv(2, 3), pool(2), conv(2, 5, Padding::kReflect)};  // halo 2 after the pool
+  EXPECT_EQ(domain_tile_problem(layers, {1, 16}, {8}), "");  // 4 points there
+  expect_mentions(domain_tile_problem(layers, {1, 16}, {4}),
+                  {"tile 4 in spatial dimension 1 is 2 points at the input of a reflect-padded conv whose halo there "
+                   "is 2", "layer 2 (conv)"});
 }
 
 TEST(DomainLayout, TheDefaultTileIsTheModelsAndTheFieldsAndTileProblemsNameTheLayer) {

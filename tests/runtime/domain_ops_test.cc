@@ -3,7 +3,9 @@
 // accumulators gathered across the ranks once per step and added in tile order), and the field loss, are BITWISE
 // the undecomposed run's (the same ops on the whole field as one block, one rank, no messages). Splits: an uneven
 // 2 x 2 split of a 2-D field (8 + 8 by 4 + 12, tiles 4 x 4) and a 3-D field split 2 x 2 x 1; kernels 3 x 3, an
-// even 4 x 2 (the dy halo mirrored), dilation 2. The bytes the ops report are checked against the halo layout's.
+// even 4 x 2 (the dy halo mirrored), dilation 2; periodic padding, zero padding (zeros at the global edges, no
+// message across them) and reflect padding (the block's own points mirrored there), in 2-D and 3-D. The bytes the
+// ops report are checked against the halo layout's.
 // A missing or repeated tile in the gather is refused on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -40,6 +42,7 @@ struct ConvCase {
   Split split;
   std::vector<int64_t> kernel, dilation;
   int64_t samples = 2, in_channels = 3, out_channels = 4;
+  comm::HaloSide edge = comm::HaloSide::kNeighbour;  // kZeros: padding zeros; kReflect: padding reflect
 };
 
 void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
@@ -63,12 +66,14 @@ kernels::ConvGeometry whole_conv(const std::vector<int64_t>& global, int64_t in,
 
 // What one halo fill of this rank's block with these widths sends (halo_layout.h's count).
 int64_t fill_bytes(const Split& s, int64_t samples, int64_t channels, const std::vector<int64_t>& low,
-                   const std::vector<int64_t>& high) {
+                   const std::vector<int64_t>& high, comm::HaloSide edge) {
   comm::HaloGrid grid;
   grid.block_extents = s.cuts;
   grid.halo_low = low;
   grid.halo_high = high;
-  return comm::halo_bytes_per_fill(comm::halo_block_of(grid, samples, channels, testing::world_rank(), 4));
+  comm::HaloBlock block = comm::halo_block_of(grid, samples, channels, testing::world_rank(), 4);
+  comm::set_global_edge_fill(block, edge);
+  return comm::halo_bytes_per_fill(block);
 }
 
 struct Plain {
@@ -76,12 +81,22 @@ struct Plain {
 };
 
 // The backend's plain conv of the whole field, not tiled and without halo exchange: periodic padding, a 'valid'
-// conv, the padding's adjoint; parameter gradients accumulated into w_grad / b_grad. The one-block domain run must
+// conv, the padding's adjoint (reflect likewise; zero padding: the conv's own implicit padding); parameter gradients
+// accumulated into w_grad / b_grad. The one-block domain run must
 // match it to within rounding (its own bits differ: other call shapes), which pins the halo widths: a wrong dy halo
 // (not mirrored) gives the split and the one-block run the same wrong dx.
 Plain plain_conv(kernels::Backend& backend, const kernels::ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                 const Tensor& w, const Tensor& b, Tensor& w_grad, Tensor& b_grad) {
-  const kernels::PadGeometry pad{kernels::PadMode::kPeriodic, g.in_channels, g.in, g.pad_low, g.pad_high};
+                 const Tensor& w, const Tensor& b, Tensor& w_grad, Tensor& b_grad, comm::HaloSide edge) {
+  if (edge == comm::HaloSide::kZeros) {
+    Plain r{Tensor::host(x.rows(), g.out_features()), Tensor::host(x.rows(), g.in_features())};
+    backend.conv_forward(g, x, w, &b, r.y);
+    backend.conv_backward_data(g, dy, w, r.dx);
+    backend.conv_accumulate_param_grads(g, x, dy, w_grad, &b_grad);
+    return r;
+  }
+  const kernels::PadMode mode =
+      edge == comm::HaloSide::kReflect ? kernels::PadMode::kReflect : kernels::PadMode::kPeriodic;
+  const kernels::PadGeometry pad{mode, g.in_channels, g.in, g.pad_low, g.pad_high};
   kernels::ConvGeometry valid = g;
   valid.in = pad.padded();
   valid.pad_low.assign(g.dims(), 0);
@@ -112,8 +127,8 @@ TEST_P(DomainConvTest, BlocksGiveTheWholeFieldBits) {
   kernels::CpuBackend backend;
   Runs runs(c.split);
   const kernels::ConvGeometry g = whole_conv(c.split.global, c.in_channels, c.out_channels, c.kernel, c.dilation);
-  DomainConv split(backend, runs.domain.field(), g, true, "conv");
-  DomainConv whole(backend, runs.whole->field(), g, true, "conv");
+  DomainConv split(backend, runs.domain.field(), g, true, "conv", c.edge);
+  DomainConv whole(backend, runs.whole->field(), g, true, "conv", c.edge);
   const Tensor w = random_tensor(g.out_channels, g.weight_cols(), 1), b = random_tensor(1, g.out_channels, 2);
   const int64_t points = points_of(c.split.global);
   Tensor plain_w = Tensor::host(w.rows(), w.cols()), plain_b = Tensor::host(1, g.out_channels);
@@ -123,18 +138,18 @@ TEST_P(DomainConvTest, BlocksGiveTheWholeFieldBits) {
     const Tensor x_padded = whole.pad_input(x);
     const Tensor y = whole.forward(x_padded, w, &b), dx = whole.backward_data(dy, w);
     whole.accumulate_param_grads(x_padded, dy);
-    const Plain plain = plain_conv(backend, g, x, dy, w, b, plain_w, plain_b);
+    const Plain plain = plain_conv(backend, g, x, dy, w, b, plain_w, plain_b, c.edge);
     expect_near(y, plain.y, "forward output");
     expect_near(dx, plain.dx, "dx");
 
     const Tensor x_block_padded = split.pad_input(runs.cut(x, c.in_channels));
     EXPECT_EQ(runs.domain.channel().last_call().bytes_sent,
-              fill_bytes(c.split, c.samples, c.in_channels, g.pad_low, g.pad_high));
+              fill_bytes(c.split, c.samples, c.in_channels, g.pad_low, g.pad_high, c.edge));
     expect_bits(split.forward(x_block_padded, w, &b), runs.cut(y, c.out_channels), "forward output");
     const Tensor dy_block = runs.cut(dy, c.out_channels);
     expect_bits(split.backward_data(dy_block, w), runs.cut(dx, c.in_channels), "dx");
     EXPECT_EQ(runs.domain.channel().last_call().bytes_sent,
-              fill_bytes(c.split, c.samples, c.out_channels, g.pad_high, g.pad_low))
+              fill_bytes(c.split, c.samples, c.out_channels, g.pad_high, g.pad_low, c.edge))
         << "the dy halo is the forward's mirrored";
     split.accumulate_param_grads(x_block_padded, dy_block);
   }
@@ -158,7 +173,16 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ConvCase{"2d_uneven_3x3", kUneven2d, {3, 3}, {1, 1}},
                       ConvCase{"2d_uneven_even_kernel_4x2", kUneven2d, {4, 2}, {1, 1}},
                       ConvCase{"2d_uneven_3x3_dilation2", kUneven2d, {3, 3}, {2, 2}},
-                      ConvCase{"3d_2x2x1_3x3x2", k3d, {3, 3, 2}, {1, 1, 1}, 1, 2, 3}),
+                      ConvCase{"3d_2x2x1_3x3x2", k3d, {3, 3, 2}, {1, 1, 1}, 1, 2, 3},
+                      ConvCase{"2d_uneven_3x3_zeros", kUneven2d, {3, 3}, {1, 1}, 2, 3, 4, comm::HaloSide::kZeros},
+                      ConvCase{"2d_uneven_4x2_dilation2_zeros", kUneven2d, {4, 2}, {2, 1}, 2, 3, 4,
+                               comm::HaloSide::kZeros},
+                      ConvCase{"3d_2x2x1_3x3x2_zeros", k3d, {3, 3, 2}, {1, 1, 1}, 1, 2, 3, comm::HaloSide::kZeros},
+                      ConvCase{"2d_uneven_3x3_reflect", kUneven2d, {3, 3}, {1, 1}, 2, 3, 4, comm::HaloSide::kReflect},
+                      ConvCase{"2d_uneven_4x2_dilation2_reflect", kUneven2d, {4, 2}, {2, 1}, 2, 3, 4,
+                               comm::HaloSide::kReflect},
+                      ConvCase{"3d_2x2x1_3x3x2_reflect", k3d, {3, 3, 2}, {1, 1, 1}, 1, 2, 3,
+                               comm::HaloSide::kReflect}),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.name); });
 
 // A distribution over the channels at every point (cross entropy's target).

@@ -277,8 +277,9 @@ TEST(DomainStageTest, BuilderGivesTheBlocksLayers) {
   }
 }
 
-// What the block cannot run is refused when the layer is built, naming the layer: a conv that pads with zeros (its
-// halo would have to be zeros at the global edges, not the wrap), a layer whose geometry is not its level's.
+// What the block cannot run is refused when the layer is built, naming the layer: a reflect-padded conv whose tiles
+// are not wider than its halo (a mirror must stay in its tile), a layer whose geometry is not its level's. Zero- and
+// reflect-padded convs build.
 TEST(DomainStageTest, LayersTheBlockCannotRunAreRefused) {
   kernels::CpuBackend backend;
   FieldRun one(MPI_COMM_SELF, kUneven2d, {{16}, {16}}, 0);
@@ -292,8 +293,12 @@ TEST(DomainStageTest, LayersTheBlockCannotRunAreRefused) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   };
-  refused([&] { model::ConvLayer(backend, periodic_conv({16, 16}, 1, 1, 3), true, std::nullopt, &domain); },
-          ErrorCode::kUnsupported, "conv layer on a split field: only periodic padding is built");
+  refused([&] { model::ConvLayer(backend, periodic_conv({16, 16}, 1, 1, 9), true, kernels::PadMode::kReflect,
+                                 &domain); },
+          ErrorCode::kInvalidArgument, "conv layer: padding reflect on a split field needs tiles wider than the halo");
+  EXPECT_NO_THROW(model::ConvLayer(backend, periodic_conv({16, 16}, 1, 1, 3), true, std::nullopt, &domain));
+  EXPECT_NO_THROW(model::ConvLayer(backend, periodic_conv({16, 16}, 1, 1, 3), true, kernels::PadMode::kReflect,
+                                   &domain));
   refused([&] { model::ConvLayer(backend, periodic_conv({8, 8}, 1, 1, 3), true, kernels::PadMode::kPeriodic,
                                  &domain); },
           ErrorCode::kInvalidArgument, "conv layer runs on a field of extents [8, 8] but its domain level is [16, 16]");

@@ -38,20 +38,22 @@ TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
     EXPECT_NE(h.from_block, h.to_block);
     halo_by_stage[h.stage] += h.bytes;
   }
-  // Per sample (hand counts in domain_cli_test.sh, what halo_fill sends): layer 0 on stage 0, 1152 bytes forward
-  // and no backward (the first layer computes no input gradient); layer 3 on stage 1, 1280 and 2560; 2 rows.
-  EXPECT_EQ(halo_by_stage[0], 2 * 1152);
+  // Per sample (hand counts in domain_cli_test.sh, what halo_fill sends): layer 0 (padding zeros: nothing across
+  // the field's edges) on stage 0, 576 bytes forward and no backward (the first layer computes no input gradient);
+  // layer 3 on stage 1, 1280 and 2560; 2 rows.
+  EXPECT_EQ(halo_by_stage[0], 2 * 576);
   EXPECT_EQ(halo_by_stage[1], 2 * (1280 + 2560));
   // On 2 x 2 blocks the fill relays the corners through the side neighbours: no bytes on the diagonal links
   // (blocks 0-3, 1-2), and every block sends the same on each side link: layer 0 forward per block, dimension 1
-  // (to block 0 ^ 2) 2 strips 1 x 8 of 2 channels, 128 bytes; dimension 2 (to block 0 ^ 1) 2 strips 10 x 1, 160.
+  // (to block 0 ^ 2) 1 strip 1 x 8 of 2 channels, 64 bytes; dimension 2 (to block 0 ^ 1) 1 strip 10 x 1, 80 (the
+  // other strip of each would cross the field's zero edge).
   std::map<std::pair<int, int>, int64_t> stage0_link;
   for (const config::StepTraffic::Halo& h : t.halos) {
     EXPECT_NE(h.from_block + h.to_block, 3) << "bytes on the diagonal link " << h.from_block << "-" << h.to_block;
     if (h.stage == 0) stage0_link[{h.from_block, h.to_block}] += h.bytes;
   }
-  EXPECT_EQ((stage0_link[{0, 2}]), 2 * 128);
-  EXPECT_EQ((stage0_link[{0, 1}]), 2 * 160);
+  EXPECT_EQ((stage0_link[{0, 2}]), 2 * 64);
+  EXPECT_EQ((stage0_link[{0, 1}]), 2 * 80);
   // The cut carries the pool's output [4, 8, 8] and the skip `enc` [4, 16, 16]: 256 + 1024 floats, forward and
   // backward, 2 rows: 20480 bytes, a quarter per block.
   ASSERT_EQ(t.boundaries.size(), 4u);

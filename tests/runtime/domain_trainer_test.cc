@@ -59,6 +59,7 @@ struct RunSpec {
   bool declared = false;  // every rank declares its block of kDeclared (sluice_trainer_set_domain) before start
   std::string halos = "exchange";  // pipeline.recompute_halos
   std::string rank_order = "stages_within_node";  // a stage's blocks consecutive (block = world rank % 4)
+  std::string padding3 = "periodic";  // the padding of layer 3, the second 3x3 conv (zeros: walls at the edges)
 };
 
 config::Config make_config(const RunSpec& r) {
@@ -67,7 +68,7 @@ config::Config make_config(const RunSpec& r) {
       "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
       "    - {type: gelu, name: s}\n"
       "    - {type: pool, kernel: 2, mode: max}\n"
-      "    - {type: conv, channels: 4, kernel: 3, padding: periodic}\n"
+      "    - {type: conv, channels: 4, kernel: 3, padding: " + r.padding3 + "}\n"
       "    - {type: gelu}\n"
       "    - {type: conv_transpose, channels: 4, kernel: 2, stride: 2}\n"
       "    - {type: concat, from: s}\n"
@@ -224,10 +225,8 @@ TEST(DomainTrainerTest, AnUnevenDeclaredSplitIsTheUndecomposedRun) {
   expect_same_run(split, whole, MPI_COMM_SELF, "declared uneven 2 x 2 blocks");
 }
 
-TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
-  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
-  RunSpec one;
-  one.split = false;
+// The one-block run of `one` is the plain layers' run of it within rounding.
+void expect_one_block_near_plain(const RunSpec& one) {
   RunSpec plain = one;
   plain.plain = true;
   const History& got = undecomposed(one);
@@ -245,6 +244,52 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
       EXPECT_LE(diff, 1e-5f * scale) << name << " after step " << s + 1;
     }
   }
+}
+
+TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec one;
+  one.split = false;
+  expect_one_block_near_plain(one);
+}
+
+// Reflect padding at layer 3 (tiles of 2 there, wider than its halo of 1): the undecomposed run bit for bit, and that
+// run the plain layers' (which reflect at the field's edges) within rounding.
+TEST(DomainTrainerTest, ReflectPaddedConvsAreTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.padding3 = "reflect";
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "reflect padding, 1 stage x 4 blocks");
+  expect_one_block_near_plain(whole);
+}
+
+// Walls (issue 32): a model mixing a periodic conv (layer 0) and a zero-padded one (layer 3, forward and backward
+// halos) on 4 blocks is the undecomposed run bit for bit, and that run is the plain layers' (which pad layer 3
+// with zeros at the field's edges) within rounding: a split that wrapped there instead would fail the second. The
+// start report's halo bytes on paper (no message across the zero edges) are what every rank sent.
+TEST(DomainTrainerTest, ZeroPaddedConvsAreTheUndecomposedRun) {
+  if (world_size() != 4) GTEST_SKIP() << "4 ranks";
+  RunSpec split;
+  split.padding3 = "zeros";
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, "zero padding, 1 stage x 4 blocks");
+  expect_one_block_near_plain(whole);
+
+  runtime::Trainer trainer(MPI_COMM_WORLD, make_config(split));
+  trainer.start();
+  const std::string report = runtime::layout_description(trainer);
+  const config::DomainBox box = trainer.parts().domain->box();
+  const std::vector<float> in = batch(0, 0, 4, box), target = batch(1, 0, 4, box);
+  trainer.train_step(in.data(), target.data(), 4);
+  const runtime::StepCounters& sent = trainer.stats().counters;
+  // Layer 3 on 2 x 2 blocks of [4, 2, 2] sends one strip per dimension instead of two (the periodic run's 2176).
+  EXPECT_LT(sent.halo_bytes_sent, 2176);
+  const std::string paper = "halo bytes per call on paper " + std::to_string(sent.halo_bytes_sent) + " (" +
+                            std::to_string(sent.halo_messages_sent) + " messages)";
+  if (world_rank() == 0) EXPECT_NE(report.find(paper), std::string::npos) << report;
 }
 
 // The start report names the blocks and each rank's.

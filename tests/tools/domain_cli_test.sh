@@ -30,18 +30,18 @@ expect "domain [2, 2]: 4 blocks of the field [2, 16, 16] (the even split sluice 
 # Blocks row-major, the last dimension fastest: block 1 is the second along dimension 2.
 expect "1      [0, 1]          [0, 8]          [8, 8]"
 expect "3      [1, 1]          [8, 8]          [8, 8]"
-# Layer 0, a 3x3 conv on 2 channels of 8 x 8 blocks: what halo_fill sends, dimension 1 first: two strips 1 x 8,
-# then dimension 2 two strips 10 x 1 spanning the filled halos (the corners): 36 points · 2 channels · 4 bytes = 288
-# per block, four blocks 1152; no backward halo (the model's first layer computes no input gradient);
-# its output on a block: 4 channels · 64 points · 4 = 1024.
-expect "0      conv            [1, 1]/[1, 1]       1152          0             1024"
+# Layer 0, a zero-padded 3x3 conv on 2 channels of 8 x 8 blocks: what halo_fill sends, dimension 1 first: one
+# strip 1 x 8 (the other side is the field's edge: zeros, no message), then dimension 2 one strip 10 x 1 spanning
+# the filled halos (the corners): 18 points · 2 channels · 4 bytes = 144 per block, four blocks 576; no backward
+# halo (the model's first layer computes no input gradient); its output on a block: 4 channels · 64 points · 4 = 1024.
+expect "0      conv            [1, 1]/[1, 1]       576           0             1024"
 # Layer 3, after the pool: 4 x 4 blocks of 4 channels: (6·6 − 16) · 4 · 4 = 320 per block, 1280; backward 8
 # channels, 2560; 8·16·4 = 512 out.
 expect "3      conv            [1, 1]/[1, 1]       1280          2560          512"
 # Layer 4, nearest upsample: no halo; output 8 channels on 8 x 8 = 2048.
 expect "4      upsample        [0, 0]/[0, 0]       0             0             2048"
-# Forward 1152 + 1280 = 2432, backward 2560; 2 rows per step: 2 · 4992.
-expect "halo bytes per sample: 2432 forward, 2560 backward; 9984 per optimizer step of one replica (2 rows)"
+# Forward 576 + 1280 = 1856, backward 2560; 2 rows per step: 2 · 4416.
+expect "halo bytes per sample: 1856 forward, 2560 backward; 8832 per optimizer step of one replica (2 rows)"
 
 # The same numbers in JSON, every block listed.
 json="$("$SLUICE" plan "$work/unet.yaml" --format json)" || fail "plan --format json exited $?"
@@ -51,11 +51,11 @@ domain = json.loads(sys.argv[1])["domain"]
 assert domain["blocks"] == [2, 2] and domain["tile"] == [2, 2], domain
 assert domain["block_offsets"] == [[0, 0], [0, 8], [8, 0], [8, 8]], domain["block_offsets"]
 assert domain["block_extents"] == [[8, 8]] * 4, domain["block_extents"]
-assert domain["halo_bytes_per_sample"] == [1152, 0, 0, 1280, 0, 0, 0], domain["halo_bytes_per_sample"]
+assert domain["halo_bytes_per_sample"] == [576, 0, 0, 1280, 0, 0, 0], domain["halo_bytes_per_sample"]
 assert domain["halo_bytes_backward_per_sample"] == [0, 0, 0, 2560, 0, 0, 0], domain
 
 assert domain["block_output_bytes"] == [1024, 1024, 256, 512, 2048, 3072, 256], domain["block_output_bytes"]
-assert domain["halo_bytes_per_step"] == 9984, domain["halo_bytes_per_step"]
+assert domain["halo_bytes_per_step"] == 8832, domain["halo_bytes_per_step"]
 PY
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' --format json | grep -q '"domain"' &&
   fail "an unsplit plan's JSON has a domain"
@@ -95,16 +95,20 @@ echo "$bad" | grep -qF 'layer 2 (pool "down") downsamples spatial dimension 1 by
 bad="$("$SLUICE" plan "$work/unet.yaml" --set 'model.layers.3={type: spectral_conv, channels: 8, modes: [2, 2]}' 2>&1)" &&
   fail "plan accepted a split spectral_conv"
 echo "$bad" | grep -qF "layer 3 (spectral_conv) cannot run on a split field" || fail "spectral refusal: $bad"
+# Reflect padding makes its halo at the field's edges on the block, like zeros: the same bytes.
+"$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=reflect |
+  grep -qF "0      conv            [1, 1]/[1, 1]       576           0             1024" ||
+  fail "plan's halo bytes of a reflect-padded conv are not the zero-padded one's"
 # Without a split nothing is printed about one.
 "$SLUICE" plan "$work/unet.yaml" --set 'pipeline.domain=[1, 1]' | grep -q "^domain" && fail "an unsplit plan prints a domain"
 
 # sluice train on the split: 4 ranks, each generating (synthetic) or reading (hdf5) only its 8 x 8 block of every
 # sample, end with the parameters and optimizer state of the undecomposed run on 1 rank bit for bit, and log the
 # same losses. The undecomposed run is pipeline.domain [1, 1] (the same tiled code on one block); without a
-# domain the plain layers agree to rounding only (docs/DOMAIN.md). Layer 0 wraps periodically (a zero-padded conv
-# cannot run on a block).
+# domain the plain layers agree to rounding only (docs/DOMAIN.md). Layer 0 pads with zeros (walls at the field's
+# edges: nothing sent across them), layer 3 wraps periodically.
 MPIRUN=(timeout 120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader)
-TRAIN=(--set model.layers.0.padding=periodic --set steps=3 --set checkpoint.every=3)
+TRAIN=(--set steps=3 --set checkpoint.every=3)
 same_state() { h5diff -q "$1" "$2" /model /model && h5diff -q "$1" "$2" /optimizer /optimizer; }
 losses() { grep '^step ' "$1" | awk '{print $2, $4}'; }
 split_vs_whole() {  # NAME EXTRA_SETTINGS..: trains split and whole, compares
@@ -122,6 +126,8 @@ split_vs_whole() {  # NAME EXTRA_SETTINGS..: trains split and whole, compares
     fail "$name: the split run's checkpoint differs from the undecomposed run's"
 }
 split_vs_whole synthetic
+# Reflect padding at layer 3 (forward and backward halos; tiles of 2 there, wider than its halo of 1).
+split_vs_whole reflect --set model.layers.3.padding=reflect --set 'pipeline.domain_tile=[4, 4]'
 # The start report's halo bytes per call on paper are what every rank sent in the last call (the summary).
 paper="$(grep -o 'halo bytes per call on paper [0-9]* ([0-9]* messages)' "$work/synthetic-split.log" | sort -u)"
 [ "$(echo "$paper" | wc -l)" -eq 1 ] || fail "the blocks' paper halo bytes: $paper"
@@ -135,7 +141,7 @@ grep -qF "tile-gather bytes sent [$gathered, $gathered, $gathered, $gathered]" "
   fail "measured tile-gather bytes are not the paper's $gathered: $(grep '^done' "$work/synthetic-split.log")"
 # sluice plan counts the same bytes (config::halo_sends): its step's halo over the 4 equal blocks is each block's
 # paper number (one call per step here: batch 2, no accumulation).
-plan_step="$("$SLUICE" plan "$work/unet.yaml" --set model.layers.0.padding=periodic --format json |
+plan_step="$("$SLUICE" plan "$work/unet.yaml" --format json |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["domain"]["halo_bytes_per_step"])')"
 [ -n "$plan_step" ] && [ $((plan_step / 4)) -eq "$bytes" ] && [ $((plan_step % 4)) -eq 0 ] ||
   fail "plan's halo bytes per step $plan_step are not 4 blocks x the start report's $bytes"
