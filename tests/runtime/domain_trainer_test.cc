@@ -246,6 +246,19 @@ void expect_one_block_near_plain(const RunSpec& one) {
   }
 }
 
+// Layer 3 padded with `padding` on 1 stage x 4 blocks: the undecomposed run bit for bit, and that run the plain
+// layers' within rounding (the plain layers pad at the field's edges, so a split that wrapped there fails the second).
+// Returns the split's spec.
+RunSpec expect_padded_split_is_the_whole_run(const std::string& padding) {
+  RunSpec split;
+  split.padding3 = padding;
+  RunSpec whole = split;
+  whole.split = false;
+  expect_same_run(split, whole, MPI_COMM_SELF, padding + " padding, 1 stage x 4 blocks");
+  expect_one_block_near_plain(whole);
+  return split;
+}
+
 TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
   RunSpec one;
@@ -257,12 +270,7 @@ TEST(DomainTrainerTest, OneBlockIsThePlainRunWithinRounding) {
 // run the plain layers' (which reflect at the field's edges) within rounding.
 TEST(DomainTrainerTest, ReflectPaddedConvsAreTheUndecomposedRun) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
-  RunSpec split;
-  split.padding3 = "reflect";
-  RunSpec whole = split;
-  whole.split = false;
-  expect_same_run(split, whole, MPI_COMM_SELF, "reflect padding, 1 stage x 4 blocks");
-  expect_one_block_near_plain(whole);
+  expect_padded_split_is_the_whole_run("reflect");
 }
 
 // Walls (issue 32): a model mixing a periodic conv (layer 0) and a zero-padded one (layer 3, forward and backward
@@ -271,12 +279,7 @@ TEST(DomainTrainerTest, ReflectPaddedConvsAreTheUndecomposedRun) {
 // start report's halo bytes on paper (no message across the zero edges) are what every rank sent.
 TEST(DomainTrainerTest, ZeroPaddedConvsAreTheUndecomposedRun) {
   if (world_size() != 4) GTEST_SKIP() << "4 ranks";
-  RunSpec split;
-  split.padding3 = "zeros";
-  RunSpec whole = split;
-  whole.split = false;
-  expect_same_run(split, whole, MPI_COMM_SELF, "zero padding, 1 stage x 4 blocks");
-  expect_one_block_near_plain(whole);
+  const RunSpec split = expect_padded_split_is_the_whole_run("zeros");
 
   runtime::Trainer trainer(MPI_COMM_WORLD, make_config(split));
   trainer.start();
