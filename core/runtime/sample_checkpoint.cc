@@ -52,6 +52,19 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return text + "]";
 }
 
+// Throws Error(kInternal) unless `box` is a block of one sample `whole` ([C, D..]) holding `features` values, as the
+// store keeps it: the save and the load both cut a side by that box.
+void check_block_of_store(const std::string& where, const std::vector<int64_t>& whole, const config::DomainBox& box,
+                          int64_t features) {
+  int64_t block_features = whole.empty() ? 0 : whole.front();
+  for (int64_t e : box.extent) block_features *= e;
+  if (box.offset.size() + 1 != whole.size() || box.extent.size() + 1 != whole.size() || block_features != features) {
+    throw Error(ErrorCode::kInternal, where + ": the block " + dims_text(box.offset) + " + " + dims_text(box.extent) +
+                                          " of " + dims_text(whole) + " is not the store's " +
+                                          std::to_string(features) + " values per sample");
+  }
+}
+
 // One side's block of every held sample: the hyperslab [held, all C, box] of the stored [held, C, D..] whole samples
 // (`whole` is one sample's [C, D..], `features` the block's values per sample, as the store keeps them).
 std::vector<float> read_side_block(const checkpoint::Reader& reader, const char* name, int64_t held, int64_t features,
@@ -76,13 +89,7 @@ std::vector<float> read_side_block(const checkpoint::Reader& reader, const char*
   std::vector<int64_t> offset{0, 0}, extent{held, whole.front()};
   offset.insert(offset.end(), box.offset.begin(), box.offset.end());
   extent.insert(extent.end(), box.extent.begin(), box.extent.end());
-  int64_t block_features = whole.front();
-  for (int64_t e : box.extent) block_features *= e;
-  if (block_features != features || box.offset.size() + 1 != whole.size()) {
-    throw Error(ErrorCode::kInternal, where + ": the block " + dims_text(box.offset) + " + " + dims_text(box.extent) +
-                                          " of " + dims_text(whole) + " is not the store's " +
-                                          std::to_string(features) + " values per sample");
-  }
+  check_block_of_store(where, whole, box, features);
   std::vector<float> values(static_cast<size_t>(held * features));
   reader.read_box_into(path, offset, extent, values.data(), values.size());
   const std::string problem = first_non_finite(values.data(), held, features, name);
@@ -97,15 +104,7 @@ checkpoint::Entry side_entry(const char* name, int64_t held, int64_t features, c
                              std::vector<float> values) {
   const std::string path = checkpoint::samples_path(name);
   if (whole == nullptr || box == nullptr) return {path, side_dims(held, features, shape), std::move(values)};
-  int64_t block_features = whole->empty() ? 0 : whole->front();
-  for (int64_t e : box->extent) block_features *= e;
-  if (box->offset.size() + 1 != whole->size() || box->extent.size() + 1 != whole->size() ||
-      block_features != features) {
-    throw Error(ErrorCode::kInternal, "cannot save " + path + " on a pipeline.domain split: the block " +
-                                          dims_text(box->offset) + " + " + dims_text(box->extent) + " of " +
-                                          dims_text(*whole) + " is not the store's " + std::to_string(features) +
-                                          " values per sample");
-  }
+  check_block_of_store("cannot save " + path + " on a pipeline.domain split", *whole, *box, features);
   std::vector<int64_t> dims{held, whole->front()};
   dims.insert(dims.end(), box->extent.begin(), box->extent.end());
   checkpoint::Entry entry{path, std::move(dims), std::move(values)};
