@@ -16,12 +16,6 @@ namespace {
 constexpr double kBytesPerFloat = 4.0;
 constexpr double kFlopsPerTimeUnit = 1e6;  // the table's time unit: MFLOP
 
-// Floats of optimizer state per parameter.
-double optimizer_state(const config::Config& cfg) {
-  if (cfg.optimizer.type == config::OptimizerType::kAdamW) return 2.0;
-  return cfg.optimizer.momentum > 0.0 ? 1.0 : 0.0;
-}
-
 // The stages of the balanced partition (the one a run without pipeline.split uses) into ranks x chunks pieces.
 // `rank_shapes`: the same layers' widths on one rank (one block's with a domain) for the stash; the partition and
 // the FLOPs stay the whole field's, as the trainer's partition weighs them.
@@ -29,7 +23,7 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
                                               const std::vector<model::LayerShape>& rank_shapes, int chunks) {
   const int stages = cfg.pipeline.stages * chunks;
   if (static_cast<int>(shapes.size()) < stages) return {};
-  const double state_floats = 2.0 + optimizer_state(cfg);  // parameter + gradient + optimizer state
+  const double state_floats = state_floats_per_parameter(cfg);
   // Full recompute drops every layer: under recompute_halos: stash each halo layer's filled input stays too.
   const std::vector<double> halo = rank_halo_stash(cfg);
   std::vector<schedule::StageSizes> sizes;
@@ -86,6 +80,12 @@ std::string cost_basis(const config::Config& cfg, const schedule::SearchModel& m
 }
 
 }  // namespace
+
+double state_floats_per_parameter(const config::Config& cfg) {
+  double optimizer_state = cfg.optimizer.momentum > 0.0 ? 1.0 : 0.0;
+  if (cfg.optimizer.type == config::OptimizerType::kAdamW) optimizer_state = 2.0;
+  return 2.0 + optimizer_state;
+}
 
 std::vector<model::LayerShape> rank_shapes(const config::Config& cfg, const model::CustomLayerRegistry& custom_layers) {
   return model::model_shape(rank_model(cfg), custom_layers);

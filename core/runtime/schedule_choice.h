@@ -26,6 +26,9 @@ struct ScheduleChoice {
 // domain (runs_on_domain), else the whole field's. What a rank stashes; the partition keeps the whole field's costs.
 std::vector<model::LayerShape> rank_shapes(const config::Config& cfg, const model::CustomLayerRegistry& custom_layers);
 
+// Floats kept per parameter: the parameter, its gradient and the optimizer's state (AdamW 2, SGD with momentum 1).
+double state_floats_per_parameter(const config::Config& cfg);
+
 // Stages of the balanced FLOP partition for each chunk count. Costs from the FLOP estimate (time unit: MFLOP);
 // memory: 4-byte parameters, gradients and optimizer state (AdamW 2, SGD with momentum 1) of the rank's layers, and
 // a stash of every layer's input per sample (each stage's input alone with full recompute) at `rank_shapes`' widths. The batch per replica is data.batch / data_parallel; without

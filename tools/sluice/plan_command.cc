@@ -26,6 +26,7 @@
 #include "core/runtime/schedule_choice.h"
 #include "tools/sluice/plan_layer_table.h"
 #include "tools/sluice/plan_memory.h"
+#include "tools/sluice/plan_stage_table.h"
 
 namespace sluice::tools {
 namespace {
@@ -52,6 +53,7 @@ struct ModelPlan {
   std::string recompute;
   StageMemory memory;
   std::vector<double> peak_stash_bytes;  // per rank
+  std::vector<ScheduleStages> stage_tables;  // the planned schedule's ranks, then every other kind's
 };
 
 // The lowered lists replayed under each transport's rule (core/schedule/replay.h). The makespan above them is the
@@ -95,7 +97,8 @@ void write_json(std::ostream& out, const Schedule& lowered, const SimulationResu
     out << ",\"recompute\":" << json_quote(model->recompute) << ",\"microbatch_rows\":" << model->memory.rows
         << ",\"stash_estimated\":" << (model->memory.estimated ? "true" : "false")
         << ",\"stash_bytes_per_stage\":" << json_array(model->memory.stash_bytes)
-        << ",\"peak_stash_bytes\":" << json_array(model->peak_stash_bytes);
+        << ",\"peak_stash_bytes\":" << json_array(model->peak_stash_bytes)
+        << ",\"stage_tables\":" << stage_tables_json(model->stage_tables);
   if (!domain.empty()) out << ",\"domain\":" << domain;
   out << ",\"actions\":[";
   for (int rank = 0; rank < lowered.ranks; ++rank) {
@@ -198,6 +201,7 @@ ModelPlan plan_model(const config::Config& cfg, const Schedule& compute, CostMod
   plan.memory = measure_stage_memory(cfg, compute.ranks, compute.chunks, compute.microbatches);
   costs.backward_input += plan.memory.recompute_share * costs.forward;
   plan.peak_stash_bytes = peak_stash(compute, plan.memory.stash_bytes);
+  plan.stage_tables = plan_stage_tables(cfg, compute, costs);
   return plan;
 }
 
@@ -298,6 +302,7 @@ void run_plan(PlanOptions options) {
     if (domain) write_domain_text(out, *cfg, *domain);
     out << auto_report;
     write_text(out, lowered, result, options.costs, transfers, model);
+    if (model) write_stage_tables(out, *cfg, model->stage_tables);
   }
   out.flush();
   if (!out) throw Error(ErrorCode::kIo, "plan: failed writing output");
