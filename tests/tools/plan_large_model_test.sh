@@ -2,7 +2,9 @@
 # `sluice plan` of a 1.2 B-parameter vision transformer (issue 29 item 4: 24 blocks of dim 2048, 16 heads, patch 8 on
 # a 4 x 256 x 256 field, 8 stages) is sized from the layer shapes without building the layers: it ends within 20 s and
 # 1 GiB, says its stash is estimated, and with schedule auto lists every candidate with its peak bytes per rank and
-# whether it fits pipeline.memory_budget. A small model is still measured.
+# whether it fits pipeline.memory_budget; for the planned schedule and every other kind, each rank's layers,
+# parameters (checked against the layers' formulas here), peak stash, bubble (the plan's simulation) and fit.
+# A small model is still measured.
 # Usage: plan_large_model_test.sh <path to the sluice binary>
 set -u
 SLUICE="$1"
@@ -54,6 +56,12 @@ PY
 plan_within_limits "1f1b" "$dir/large.yaml"
 grep -q "^total: 1211750656 parameters" "$dir/out.txt" || fail "1f1b: the model is not the 1.2 B-parameter one"
 grep -q "estimated from the layer shapes" "$dir/out.txt" || fail "1f1b: the stash is not said to be estimated"
+for kind in "1f1b, 1 chunk(s) per rank (planned)" "gpipe, 1 chunk(s) per rank" "interleaved, 2 chunk(s) per rank" \
+  "zb-h1, 1 chunk(s) per rank" "zb-v, 2 chunk(s) per rank"; do
+  grep -qF "$kind: step" "$dir/out.txt" || fail "text: no per-rank table for $kind"
+done
+grep -Eq "^    0 +0-[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +0\.[0-9]{4} +(yes|no)$" "$dir/out.txt" ||
+  fail "text: no per-rank row (rank, layers, parameters, static bytes, stash, bubble, fits)"
 plan_within_limits "auto" "$dir/large_auto.yaml"
 grep -q "pipeline.schedule auto: .* candidates, budget 10000000000 bytes per rank" "$dir/out.txt" ||
   fail "auto: no candidate table against the budget"
@@ -61,6 +69,39 @@ grep -Eq "^    1f1b +1 +16 +none +[0-9.e+]+ +[0-9]+ +no$" "$dir/out.txt" || fail
 grep -Eq "^--> .* yes$" "$dir/out.txt" || fail "auto: the chosen candidate does not fit"
 json="$("$SLUICE" plan "$dir/large.yaml" --format json)" || fail "json plan exited $?"
 echo "$json" | grep -q '"stash_estimated":true' || fail "json: stash_estimated is not true"
+# The per-rank table of every schedule kind, against what this test computes itself: parameters from the layers'
+# formulas over the rank's layers, the bubble from the plan's own simulation, and the fit from the bytes.
+echo "$json" | python3 -c '
+import json, sys
+plan = json.load(sys.stdin)
+D, T, tokens_in = 2048, 32 * 32, 4 * 8 * 8
+params = [tokens_in * D + D + D * T]                     # patch_embed: a patch conv and the position embedding
+params += [12 * D * D + 13 * D] * 24                     # transformer: norms, qkv, proj, fc1, fc2 with biases
+params += [2 * D, D * 256 + 256, 0]                      # layernorm, the 1x1 conv, unpatch
+assert sum(params) == 1211750656, sum(params)
+tables = plan["stage_tables"]
+kinds = [t["schedule"] for t in tables]
+assert kinds[0] == "1f1b" and tables[0]["planned"], kinds
+assert sorted(kinds) == sorted(["gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"]), kinds
+fail = 0
+for t in tables:
+    ranks = t["ranks"]
+    assert len(ranks) == 8, (t["schedule"], len(ranks))
+    covered = sorted(l for r in ranks for first, last in r["layers"] for l in range(first, last))
+    assert covered == list(range(28)), (t["schedule"], covered)
+    assert all(len(r["layers"]) == t["chunks"] for r in ranks), t["schedule"]
+    for i, r in enumerate(ranks):
+        expected = sum(params[l] for first, last in r["layers"] for l in range(first, last))
+        if r["parameters"] != expected: print("FAIL:", t["schedule"], "rank", i, r["parameters"], "!=", expected); fail = 1
+        if r["static_bytes"] != 16 * expected: print("FAIL:", t["schedule"], "rank", i, "static bytes"); fail = 1
+        if not 0 <= r["bubble"] <= 1: print("FAIL:", t["schedule"], "rank", i, "bubble", r["bubble"]); fail = 1
+        if r["fits"] != (r["static_bytes"] + r["stash_bytes"] <= 1e10): print("FAIL: fits", t["schedule"], i); fail = 1
+for i, r in enumerate(tables[0]["ranks"]):  # the planned one: the simulation and the stash the plan reports above
+    if abs(r["bubble"] - plan["idle"][i] / plan["makespan"]) > 1e-12: print("FAIL: bubble of rank", i); fail = 1
+    if r["stash_bytes"] != plan["peak_stash_bytes"][i]: print("FAIL: stash of rank", i); fail = 1
+assert [r["fits"] for r in tables[0]["ranks"]].count(False) > 0, "1f1b without recompute fits everywhere"
+sys.exit(fail)
+' || fail "json: the per-rank tables disagree with the layers' parameters, the simulation or the budget"
 small="$("$SLUICE" plan "$dir/small.yaml" --format json)" || fail "small plan exited $?"
 echo "$small" | grep -q '"stash_estimated":false' || fail "a small model's stash is not measured"
 

@@ -86,7 +86,8 @@ std::string layers_text(const std::vector<model::LayerRange>& ranges) {
   std::string text;
   for (const model::LayerRange& range : ranges) {
     if (!text.empty()) text += ",";
-    text += std::to_string(range.first) + "-" + std::to_string(range.last - 1);
+    text += std::to_string(range.first);
+    if (range.size() > 1) text += "-" + std::to_string(range.last - 1);
   }
   return text;
 }
@@ -124,7 +125,7 @@ std::vector<ScheduleStages> plan_stage_tables(const config::Config& cfg, const S
 
 void write_stage_tables(std::ostream& out, const config::Config& cfg, const std::vector<ScheduleStages>& tables) {
   out << "per rank, for each schedule at " << (tables.empty() ? 0 : tables.front().ranks.size())
-      << " ranks and the same micro-batches and recompute (layers: first-last of each stage; static bytes: 4-byte "
+      << " ranks and the same micro-batches and recompute (layers: first-last layer of each stage; static bytes: 4-byte "
       << "parameters, gradients and optimizer state; peak stash as counted above; bubble: the rank's idle share of the "
       << "simulated step; fits: static + stash within pipeline.memory_budget";
   if (cfg.pipeline.memory_budget > 0.0) {
