@@ -71,6 +71,27 @@ RoundTimes one_round(std::vector<std::unique_ptr<sluice::model::Layer>>& layers,
   return times;
 }
 
+// A what-if for the estimate, not the partitioner's: the least-squares fit of time = a x FLOPs + b x bytes over the
+// layers (bytes: each layer's input and output, read and written once by each of F, I and W), printed as b / a, the
+// FLOP-equivalents one byte moved costs, and each layer's share under FLOPs + (b / a) x bytes.
+std::vector<double> with_bytes_term(const std::vector<double>& flops, const std::vector<double>& bytes,
+                                    const std::vector<double>& seconds, double& flops_per_byte) {
+  double ff = 0, fb = 0, bb = 0, ft = 0, bt = 0;
+  for (size_t l = 0; l < flops.size(); ++l) {
+    ff += flops[l] * flops[l];
+    fb += flops[l] * bytes[l];
+    bb += bytes[l] * bytes[l];
+    ft += flops[l] * seconds[l];
+    bt += bytes[l] * seconds[l];
+  }
+  const double det = ff * bb - fb * fb;
+  const double a = det > 0 ? (ft * bb - bt * fb) / det : 0.0, b = det > 0 ? (ff * bt - fb * ft) / det : 0.0;
+  flops_per_byte = a > 0 && b > 0 ? b / a : 0.0;
+  std::vector<double> cost(flops.size());
+  for (size_t l = 0; l < flops.size(); ++l) cost[l] = flops[l] + flops_per_byte * bytes[l];
+  return cost;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,21 +120,31 @@ int main(int argc, char** argv) {
     for (size_t l = 0; l < layers.size(); ++l)
       for (int p = 0; p < 3; ++p) per_piece[l * 3 + p].push_back(times[l][p]);
   }
-  std::vector<double> measured(layers.size());
+  std::vector<double> measured(layers.size()), bytes(layers.size());
   double all_time = 0.0, all_estimate = 0.0;
   for (size_t l = 0; l < layers.size(); ++l) {
     for (int p = 0; p < 3; ++p) measured[l] += median(per_piece[l * 3 + p]);
     all_time += measured[l];
     all_estimate += estimate[l];
+    bytes[l] = 3.0 * 4.0 * static_cast<double>(layers[l]->in_features() + layers[l]->out_features());
   }
+  double flops_per_byte = 0.0;
+  const std::vector<double> roofline = with_bytes_term(estimate, bytes, measured, flops_per_byte);
+  double all_roofline = 0.0;
+  for (double cost : roofline) all_roofline += cost;
   std::printf("%s: %zu layers, %lld rows, %d rounds (medians), 1 thread; F+I+W %.3f ms per round\n",
               config_path.c_str(), layers.size(), static_cast<long long>(rows), rounds, 1e3 * all_time);
-  std::printf("%-6s %-14s %10s %10s %8s %10s\n", "layer", "type", "FLOP share", "time share", "ratio", "F+I+W ms");
+  std::printf("%-6s %-14s %10s %10s %8s %10s %12s\n", "layer", "type", "FLOP share", "time share", "ratio", "F+I+W ms",
+              "+bytes ratio");
   for (size_t l = 0; l < layers.size(); ++l) {
     const double flop_share = estimate[l] / all_estimate, time_share = measured[l] / all_time;
-    std::printf("%-6zu %-14s %9.2f%% %9.2f%% %8.3f %10.3f%s\n", l, layers[l]->type().c_str(), 100.0 * flop_share,
-                100.0 * time_share, time_share > 0 ? flop_share / time_share : 0.0, 1e3 * measured[l],
-                std::abs(flop_share / time_share - 1.0) > 0.2 ? "  off by more than 20%" : "");
+    const double roofline_ratio = roofline[l] / all_roofline / time_share;
+    std::printf("%-6zu %-14s %9.2f%% %9.2f%% %8.3f %10.3f %12.3f%s\n", l, layers[l]->type().c_str(),
+                100.0 * flop_share, 100.0 * time_share, flop_share / time_share, 1e3 * measured[l], roofline_ratio,
+                std::abs(flop_share / time_share - 1.0) > 0.2 ? "  FLOP share off by more than 20%" : "");
   }
+  std::printf("what-if: time fits a x FLOPs + b x bytes with b / a = %.1f FLOP-equivalents per byte moved "
+              "(+bytes ratio: the share under FLOPs + (b / a) x bytes over the time share)\n",
+              flops_per_byte);
   return 0;
 }
