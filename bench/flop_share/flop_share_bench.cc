@@ -71,21 +71,23 @@ RoundTimes one_round(std::vector<std::unique_ptr<sluice::model::Layer>>& layers,
   return times;
 }
 
-// A what-if for the estimate, not the partitioner's: the least-squares fit of time = a x FLOPs + b x bytes over the
-// layers (bytes: each layer's input and output, read and written once by each of F, I and W), printed as b / a, the
-// FLOP-equivalents one byte moved costs, and each layer's share under FLOPs + (b / a) x bytes.
+// A what-if for the estimate, not the partitioner's: time = a x FLOPs + b x bytes fitted over the layers by least
+// squares of the relative error (so small layers count as much as large ones; bytes: each layer's input and output,
+// read and written once by each of F, I and W), printed as b / a, the FLOP-equivalents one byte moved costs, and
+// each layer's share under FLOPs + (b / a) x bytes.
 std::vector<double> with_bytes_term(const std::vector<double>& flops, const std::vector<double>& bytes,
                                     const std::vector<double>& seconds, double& flops_per_byte) {
-  double ff = 0, fb = 0, bb = 0, ft = 0, bt = 0;
+  double ff = 0, fb = 0, bb = 0, f1 = 0, b1 = 0;  // normal equations of (f/t) a + (B/t) b = 1
   for (size_t l = 0; l < flops.size(); ++l) {
-    ff += flops[l] * flops[l];
-    fb += flops[l] * bytes[l];
-    bb += bytes[l] * bytes[l];
-    ft += flops[l] * seconds[l];
-    bt += bytes[l] * seconds[l];
+    const double f = flops[l] / seconds[l], b = bytes[l] / seconds[l];
+    ff += f * f;
+    fb += f * b;
+    bb += b * b;
+    f1 += f;
+    b1 += b;
   }
   const double det = ff * bb - fb * fb;
-  const double a = det > 0 ? (ft * bb - bt * fb) / det : 0.0, b = det > 0 ? (ff * bt - fb * ft) / det : 0.0;
+  const double a = det > 0 ? (f1 * bb - b1 * fb) / det : 0.0, b = det > 0 ? (ff * b1 - fb * f1) / det : 0.0;
   flops_per_byte = a > 0 && b > 0 ? b / a : 0.0;
   std::vector<double> cost(flops.size());
   for (size_t l = 0; l < flops.size(); ++l) cost[l] = flops[l] + flops_per_byte * bytes[l];

@@ -100,6 +100,8 @@ for i, r in enumerate(tables[0]["ranks"]):  # the planned one: the simulation an
     if abs(r["bubble"] - plan["idle"][i] / plan["makespan"]) > 1e-12: print("FAIL: bubble of rank", i); fail = 1
     if r["stash_bytes"] != plan["peak_stash_bytes"][i]: print("FAIL: stash of rank", i); fail = 1
 assert [r["fits"] for r in tables[0]["ranks"]].count(False) > 0, "1f1b without recompute fits everywhere"
+steps = {t["schedule"]: t["makespan"] for t in tables}  # a kind of 2 chunks runs pieces half as long: shorter
+if not steps["zb-v"] < steps["interleaved"] < steps["1f1b"]: print("FAIL: steps by kind", steps); fail = 1
 sys.exit(fail)
 ' || fail "json: the per-rank tables disagree with the layers' parameters, the simulation or the budget"
 small="$("$SLUICE" plan "$dir/small.yaml" --format json)" || fail "small plan exited $?"

@@ -66,13 +66,24 @@ ScheduleStages rows_of(StagePlanner& planner, const Schedule& compute, const sch
   return table;
 }
 
+// The plan's costs are per chunk of its own schedule: a kind with other chunks cuts the same model into pieces
+// `chunks / plan_chunks` times as large (messages cost the same). Per-stage costs belong to the plan's stages only.
+schedule::CostModel costs_per_chunk(schedule::CostModel costs, int plan_chunks, int chunks) {
+  const double scale = static_cast<double>(plan_chunks) / chunks;
+  costs.forward *= scale;
+  costs.backward_input *= scale;
+  costs.backward_weight *= scale;
+  if (plan_chunks != chunks) costs.per_stage.clear();
+  return costs;
+}
+
 // Another kind at the plan's ranks, micro-batches and costs; the reason instead when it cannot run them.
 ScheduleStages other_kind(StagePlanner& planner, const schedule::ScheduleKindInfo& kind, const Schedule& chosen,
                           const schedule::CostModel& costs) {
   try {
     const Schedule compute =
         schedule::make_schedule(kind.name, chosen.ranks, chosen.microbatches, schedule::default_chunks(kind.kind));
-    return rows_of(planner, compute, costs);
+    return rows_of(planner, compute, costs_per_chunk(costs, chosen.chunks, compute.chunks));
   } catch (const Error& e) {
     ScheduleStages refused;
     refused.schedule = kind.name;
