@@ -107,4 +107,10 @@ sys.exit(fail)
 small="$("$SLUICE" plan "$dir/small.yaml" --format json)" || fail "small plan exited $?"
 echo "$small" | grep -q '"stash_estimated":false' || fail "a small model's stash is not measured"
 
+# A kind whose chunks the configured split does not fit is named with the reason, the others still planned.
+split="$("$SLUICE" plan "$dir/small.yaml" --set 'pipeline.split=[2,2,1,1,1,1,2,2]')" || fail "split plan exited $?"
+echo "$split" | grep -q "^zb-v, 2 chunk(s) per rank: cannot run this layout: pipeline.split has 8 entries" ||
+  fail "split: zb-v is not refused with the reason"
+echo "$split" | grep -q "^zb-h1, 1 chunk(s) per rank: step" || fail "split: zb-h1 is not planned"
+
 [ "$failures" -eq 0 ] && echo "PASS" || exit 1
