@@ -21,6 +21,7 @@ class CallbackLayer : public model::Layer {
   int64_t out_features() const override { return ops_.out_features; }
   double flops_per_sample() const override;
   double stash_bytes_per_sample() const override { return ops_.activation_bytes; }
+  Arrays arrays() const override { return ops_.device != 0 ? Arrays::kDevice : Arrays::kHost; }
   std::vector<model::Parameter*> parameters() override;
   void init(uint64_t seed) override;
 

@@ -1,5 +1,7 @@
 #include "capi/layer_call.h"
 
+#include <cstddef>
+
 #include "capi/sized_struct.h"
 #include "capi/status.h"
 #include "core/common/error.h"
@@ -9,8 +11,8 @@ namespace {
 
 thread_local const sluice_layer_call* g_current_call = nullptr;
 
-// sluice_layer_call has had no field appended yet: its first size-tagged version is the whole struct.
-const SizedStruct kLayerCallStruct{"sluice_layer_call", "SLUICE_LAYER_CALL_INIT", sizeof(sluice_layer_call)};
+// The first size-tagged version ends before `stream`: an older caller gets the shapes and no stream.
+const SizedStruct kLayerCallStruct{"sluice_layer_call", "SLUICE_LAYER_CALL_INIT", offsetof(sluice_layer_call, stream)};
 
 }  // namespace
 

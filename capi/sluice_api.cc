@@ -181,6 +181,9 @@ sluice_status sluice_trainer_register_layer(sluice_trainer* t, const char* name,
     require(ops->num_params >= 0, std::string("layer '") + name + "': num_params is negative");
     require(ops->forward_flops >= 0.0 && ops->activation_bytes >= 0.0,
             std::string("layer '") + name + "': forward_flops and activation_bytes must be >= 0 (0: not given)");
+    require(ops->device == 0 || ops->device == 1, std::string("layer '") + name + "': device is " +
+                                                      std::to_string(ops->device) +
+                                                      "; it must be 0 (host arrays) or 1 (CUDA device arrays)");
     require(ops->num_params == 0 || ops->backward_weight != nullptr,
             std::string("layer '") + name + "': has parameters but no backward_weight callback");
     if (t->trainer) throw Error(ErrorCode::kState, "register layers before sluice_trainer_start");

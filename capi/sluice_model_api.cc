@@ -90,6 +90,10 @@ sluice_status sluice_model_register_layer(sluice_model* m, const char* name, con
     require(ops.in_features > 0 && ops.out_features > 0,
             std::string("layer '") + name + "': in_features and out_features must be positive");
     require(ops.num_params >= 0, std::string("layer '") + name + "': num_params is negative");
+    // A loaded model computes on the host (sluice_layer_ops.device).
+    require(ops.device == 0, std::string("layer '") + name + "': device is " + std::to_string(ops.device) +
+                                 "; a sluice_model runs on the host and calls its layers with host arrays "
+                                 "(register it with device = 0)");
     require(m->custom_layers.count(name) == 0, std::string("layer '") + name + "' is already registered");
     m->custom_layers[name] = sluice::capi::callback_layer_factory(name, ops, user_data);
   });

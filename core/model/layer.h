@@ -75,6 +75,11 @@ class Layer {
   // sluice_layer_ops::activation_bytes, a transformer's); 0: not declared (estimates count the layer's input,
   // 4 x in_features).
   virtual double stash_bytes_per_sample() const { return 0.0; }
+  // Which memory an application layer's callbacks take their arrays in (sluice_layer_ops::device): Sluice's own
+  // layers compute on their stage's device through its backend; a custom layer is bound to host or device memory,
+  // and the trainer refuses it on a stage of the other kind (core/runtime/custom_layer_devices.h).
+  enum class Arrays { kStageDevice, kHost, kDevice };
+  virtual Arrays arrays() const { return Arrays::kStageDevice; }
 
   virtual std::vector<Parameter*> parameters() { return {}; }
   // Sets initial parameter values from (seed, global_index(), parameter), never from the partition.

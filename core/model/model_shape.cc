@@ -15,6 +15,7 @@ LayerShape custom_shape(size_t index, const config::LayerSpec& layer, int64_t in
   LayerShape shape{in, built->out_features(), 0,
                    layer.cost_flops > 0.0 ? 3.0 * layer.cost_flops : built->flops_per_sample()};
   shape.stash_bytes = layer.cost_bytes > 0.0 ? layer.cost_bytes : built->stash_bytes_per_sample();
+  shape.arrays = built->arrays();
   for (const Parameter* p : built->parameters()) shape.params += p->value.rows() * p->value.cols();
   return shape;
 }

@@ -21,6 +21,7 @@ struct LayerShape {
   double flops = 0.0;  // per sample, forward + backward (Layer::flops_per_sample)
   double stash_bytes = 0.0;  // per sample, declared by a custom layer (Layer::stash_bytes_per_sample) or a
                              // transformer (its T² probabilities); 0: not declared
+  Layer::Arrays arrays = Layer::Arrays::kStageDevice;  // a custom layer's (Layer::arrays)
   config::SampleShape in_shape;  // the field (or rows) each sample is
   config::SampleShape out_shape;
 };

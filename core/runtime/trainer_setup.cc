@@ -8,6 +8,7 @@
 #include "core/config/domain_layout.h"
 #include "core/model/partition.h"
 #include "core/runtime/cpu_threads.h"
+#include "core/runtime/custom_layer_devices.h"
 #include "core/runtime/domain_support.h"
 #include "core/runtime/gradient_sum_choice.h"
 #include "core/runtime/nccl_support.h"
@@ -95,6 +96,8 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   parts.lowered = costs ? schedule::lower(compute, *costs) : schedule::lower(compute);
   schedule::validate(parts.lowered);
 
+  // Before any backend: a custom layer on the wrong kind of stage is named here, not found by a crash in its callback.
+  check_custom_layer_devices(cfg, shapes, ranges, parts.lowered);
   // Each pipeline rank runs on its stage's device (data-parallel replicas of a stage share it).
   const config::DeviceKind device = cfg.device_for_stage(parts.layout.stage_rank);
   parts.backend = &kernels::backend_for({config::device_kind_name(device), parts.gpu_local_rank});

@@ -259,6 +259,93 @@ TEST_F(Trainer, CustomLayerWithWrongInputWidthFailsAtStart) {
   EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_CONFIG, "registered with in_features 5");
 }
 
+// --- device arrays (sluice.h, "Device arrays") and custom layers bound to host or device memory ----------------
+
+// config_with on `devices` (`cuda`, `cpu`, or a list): the custom layer (first) is on stage 0.
+std::string config_on(const std::string& first_layer, const std::string& devices) {
+  return config_with(first_layer) + "device: " + devices + "\n";
+}
+
+TEST_F(Trainer, DeviceArrayCallsAreUnsupportedWithoutCudaAndKeepTheRanksInStep) {
+#ifdef SLUICE_TEST_CUDA_BUILD
+  GTEST_SKIP() << "a CUDA build stages device arrays instead (tests/cuda/device_array_calls_test.cc)";
+#endif
+  create(config_with(kPlainConfigLayer));
+  ASSERT_SLUICE_OK(sluice_trainer_start(trainer_));
+  std::vector<float> outputs(kBatch * kOutputs);
+  const float* x = data_.inputs.data();
+  const float* y = data_.targets.data();
+  float loss = NAN;
+  const char* const kWhy = ": this library was built without CUDA, so it cannot read device arrays; build Sluice "
+                           "with --config=cuda";
+  EXPECT_STATUS(sluice_train_step_device(trainer_, x, y, kBatch, &loss, nullptr), SLUICE_ERROR_UNSUPPORTED,
+                std::string("sluice_train_step_device") + kWhy);
+  EXPECT_STATUS(sluice_submit_samples_device(trainer_, x, y, kBatch, nullptr), SLUICE_ERROR_UNSUPPORTED,
+                std::string("sluice_submit_samples_device") + kWhy);
+  EXPECT_STATUS(sluice_predict_device(trainer_, x, outputs.data(), kBatch, nullptr), SLUICE_ERROR_UNSUPPORTED,
+                std::string("sluice_predict_device") + kWhy);
+  EXPECT_STATUS(sluice_evaluate_device(trainer_, x, y, kBatch, &loss, nullptr), SLUICE_ERROR_UNSUPPORTED,
+                std::string("sluice_evaluate_device") + kWhy);
+  EXPECT_STATUS(sluice_model_predict_device(nullptr, x, outputs.data(), kBatch, nullptr), SLUICE_ERROR_UNSUPPORTED,
+                std::string("sluice_model_predict_device") + kWhy);
+  EXPECT_TRUE(std::isnan(loss)) << "a refused call writes nothing";
+  // Every rank refused alone, without communication: the next collective call finds them all in step.
+  ASSERT_SLUICE_OK(sluice_train_step(trainer_, x, y, kBatch, &loss));
+  EXPECT_TRUE(std::isfinite(loss));
+}
+
+TEST_F(Trainer, RegisterRejectsALayerDeviceOtherThanHostOrCuda) {
+  create(config_with(kPlainConfigLayer));
+  sluice_layer_ops ops = scale_ops();
+  ops.device = 2;
+  EXPECT_STATUS(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "layer 'scale': device is 2; it must be 0 (host arrays) or 1 (CUDA device arrays)");
+}
+
+TEST(Model, RefusesALayerOnDeviceArrays) {
+  sluice_model* model = nullptr;
+  ASSERT_SLUICE_OK(sluice_model_create(&model));
+  sluice_layer_ops ops = scale_ops();
+  ops.device = 1;
+  EXPECT_STATUS(sluice_model_register_layer(model, "scale", &ops, nullptr), SLUICE_ERROR_INVALID_ARGUMENT,
+                "layer 'scale': device is 1; a sluice_model runs on the host");
+  sluice_model_destroy(model);
+}
+
+// Stage 0 (the custom layer's) on cuda; with 2 ranks stage 1 stays on cpu. Refused at start before any GPU is
+// needed, so this runs in every build, with or without a device.
+std::string custom_layer_on_cuda() {
+  return config_on("{type: custom, name: scale}", world_size() == 1 ? "cuda" : "[cuda, cpu]");
+}
+
+TEST_F(Trainer, HostCustomLayerOnACudaStageFailsAtStartNamingIt) {
+  create(custom_layer_on_cuda());
+  const sluice_layer_ops ops = scale_ops();  // device 0: host arrays
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr));
+  EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_CONFIG,
+                "custom layer 'scale' (model.layers[0], on pipeline stage 0) was registered with "
+                "sluice_layer_ops.device = 0 (host arrays) but its stage's device is cuda");
+}
+
+TEST_F(Trainer, DeviceCustomLayerOnACudaStageIsNotBuiltYet) {
+  create(custom_layer_on_cuda());
+  sluice_layer_ops ops = scale_ops();
+  ops.device = 1;
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr));
+  EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_UNSUPPORTED,
+                "custom layer 'scale' (model.layers[0], on pipeline stage 0): custom layers on device arrays");
+}
+
+TEST_F(Trainer, DeviceCustomLayerOnACpuStageFailsAtStartNamingIt) {
+  create(config_on("{type: custom, name: scale}", "cpu"));
+  sluice_layer_ops ops = scale_ops();
+  ops.device = 1;
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(trainer_, "scale", &ops, nullptr));
+  EXPECT_STATUS(sluice_trainer_start(trainer_), SLUICE_ERROR_CONFIG,
+                "custom layer 'scale' (model.layers[0], on pipeline stage 0) was registered with "
+                "sluice_layer_ops.device = 1 (CUDA device arrays) but its stage's device is cpu");
+}
+
 // Which callback fails, on rank 0 only (the rank owning the custom layer).
 enum class FailingCallback { kForward, kBackwardInput, kBackwardWeight };
 

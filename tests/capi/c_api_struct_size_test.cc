@@ -138,6 +138,16 @@ TEST_F(LayerOps, AMissingOrTooSmallSizeIsRefusedNamingTheStruct) {
   ASSERT_SLUICE_OK(sluice_trainer_start(t_));
 }
 
+// A caller compiled before `device` was appended: the bytes past its struct_size are not read, so the layer is a host
+// layer (device 0) whatever lies there, and it starts on this cpu stage (device 1 would be refused).
+TEST_F(LayerOps, AnOlderCallersStructEndingBeforeDeviceGetsHostArrays) {
+  sluice_layer_ops ops = scale_ops();
+  ops.device = 1;
+  ops.struct_size = offsetof(sluice_layer_ops, device);
+  ASSERT_SLUICE_OK(sluice_trainer_register_layer(t_, "scale", &ops, nullptr));
+  ASSERT_SLUICE_OK(sluice_trainer_start(t_));
+}
+
 // A newer caller's struct: a zero tail (fields it leaves at their defaults) is fine, a set unknown field is not.
 TEST_F(LayerOps, ALongerStructIsAcceptedOnlyWithAZeroTail) {
   struct Longer {

@@ -1,10 +1,11 @@
 ! The inference-only model from Fortran: a 2-stage trainer (2 ranks) trains two steps and saves; each rank then
 ! loads the checkpoint with sluice_model_load and its predictions (batch 3, not a multiple of the 2 micro-batches,
 ! and batch 8) equal sluice_predict's exactly, and so do those of a model-only export (sluice_export_model) loaded
-! the same way. Arrays of the wrong shape are refused by the wrapper naming them.
+! the same way. Arrays of the wrong shape are refused by the wrapper naming them. The device-array wrappers
+! (sluice_model_predict_device, sluice_predict_device) refuse host addresses on every rank.
 ! Built against the installed tree and run with 2 ranks by fortran_program_test.sh.
 program fortran_model
-  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_loc
   use mpi_f08
   use sluice
   use fortran_checks
@@ -24,8 +25,8 @@ program fortran_model
 
   type(sluice_trainer) :: trainer
   type(sluice_model) :: model, shipped
-  real(c_float), allocatable :: inputs(:, :), targets(:, :), pipelined(:, :), alone(:, :), wrong(:, :), &
-                                 from_export(:, :)
+  real(c_float), allocatable, target :: inputs(:, :), targets(:, :), pipelined(:, :), alone(:, :), wrong(:, :), &
+                                         from_export(:, :)
   character(len=:), allocatable :: path, dir, exported
   integer(c_int64_t) :: n_in, n_out
   integer :: rank, i, step, rows
@@ -74,9 +75,38 @@ program fortran_model
   else if (index(sluice_last_error(), 'sluice_model_predict: outputs') == 0) then
     call fail('the wrong outputs were not named: ' // sluice_last_error())
   end if
+  ! Host addresses where device addresses belong (the local call, then the collective one on every rank).
+  call expect_device_refusal(sluice_model_predict_device(model, c_loc(inputs), c_loc(wrong), 3_c_int64_t), &
+                             'sluice_model_predict_device')
+  call expect_device_refusal(sluice_predict_device(trainer, c_loc(inputs), c_loc(wrong), 3_c_int64_t), &
+                             'sluice_predict_device')
+  allocate (alone(outputs, batch))
+  call expect_ok(sluice_predict(trainer, inputs, alone), 'sluice_predict after the refusal')
   call sluice_model_destroy(model)
   call sluice_model_destroy(shipped)
   call sluice_trainer_destroy(trainer)
 
   call checks_finish('PASS: the model predicts as sluice_predict')
+
+contains
+
+  ! A build without CUDA refuses every device-array call (UNSUPPORTED, naming it); a CUDA build refuses host
+  ! memory (INVALID_ARGUMENT, "is host memory") or, on a machine without a GPU, cannot ask CUDA (SLUICE_ERROR_CUDA).
+  subroutine expect_device_refusal(status, call_name)
+    integer(c_int), intent(in) :: status
+    character(len=*), intent(in) :: call_name
+    character(len=:), allocatable :: message
+    message = sluice_last_error()
+    select case (status)
+    case (SLUICE_ERROR_UNSUPPORTED)
+      if (index(message, call_name // ': this library was built without CUDA') == 0) then
+        call fail(call_name // ': the refusal does not say why: ' // message)
+      end if
+    case (SLUICE_ERROR_INVALID_ARGUMENT)
+      if (index(message, 'is host memory') == 0) call fail(call_name // ': host memory not named: ' // message)
+    case (SLUICE_ERROR_CUDA)
+    case default
+      call fail(call_name // ' accepted host addresses or failed otherwise: ' // message)
+    end select
+  end subroutine expect_device_refusal
 end program fortran_model

@@ -41,10 +41,20 @@ done
 # The API, from the header itself: every function it declares, sorted.
 expected="$(grep -oE '^[a-z_][a-z_ *]*[ *]sluice_[a-z_]+\(' "$header" | sed -E 's/.*[ *](sluice_[a-z_]+)\($/\1/' | sort -u)"
 [[ $(wc -l <<< "$expected") -ge 10 ]] || fail "found only $(wc -l <<< "$expected") functions in $header"
-# Each function carries the version node of sluice.map (sluice_x@@SLUICE_0); the node itself is an absolute symbol.
+# Each function carries a version node of sluice.map (sluice_x@@SLUICE_0, ...); the nodes themselves are absolute symbols.
 exported_versioned="$(nm -D --defined-only "$prefix/lib/libsluice.so" | awk '$2 != "A" { print $3 }' | sort -u)"
 unversioned="$(grep -v '@@SLUICE_' <<< "$exported_versioned" || true)"
 [[ -z "$unversioned" ]] || fail "libsluice.so exports symbols without a version node (capi/sluice.map): $unversioned"
+# The nodes of sluice.map: the device-array calls (sluice_*_device) were added in SLUICE_1, which inherits SLUICE_0;
+# every other function stays in SLUICE_0, where programs linked before SLUICE_1 existed look for it.
+wrong_node="$(grep -E '_device@@' <<< "$exported_versioned" | grep -v '@@SLUICE_1$' || true)"
+wrong_node+="$(grep -vE '_device@@' <<< "$exported_versioned" | grep -v '@@SLUICE_0$' || true)"
+[[ -z "$wrong_node" ]] || fail "symbols in the wrong version node (capi/sluice.map): $wrong_node"
+[[ $(grep -c '_device@@SLUICE_1$' <<< "$exported_versioned") -eq 5 ]] ||
+  fail "libsluice.so does not export the 5 device-array calls in SLUICE_1: $(grep _device <<< "$exported_versioned")"
+objdump -T "$prefix/lib/libsluice.so" | grep -q ' SLUICE_1$' || fail "libsluice.so lacks the version node SLUICE_1"
+readelf -V "$prefix/lib/libsluice.so" | grep -A1 'Name: SLUICE_1' | grep -q 'Parent 1: SLUICE_0' ||
+  fail "SLUICE_1 does not inherit SLUICE_0 (readelf -V: $(readelf -V "$prefix/lib/libsluice.so" | grep -A1 SLUICE_1))"
 exported="$(sed 's/@.*//' <<< "$exported_versioned" | sort -u)"
 if [[ "$exported" != "$expected" ]]; then
   fail "libsluice.so exports other symbols than sluice.h declares:"
