@@ -158,6 +158,68 @@ TEST(CpuBackendGemmPrecision, Bf16ProductsStayWithinTheRoundingBoundAndDifferFro
               normwise, kUnitRoundoff, worst_ratio);
 }
 
+// A small MLP (64 x 256 -> relu 256 -> 16, mse against random targets) trained by SGD for some steps in fp32 and in
+// bf16 from the same start, with fp32 master weights and fp32 updates in both: every step's bf16 loss stays within
+// 4u of fp32's. Why 4u: each of the two layers adds the normwise u/2 of its product (the test above), so the output
+// is off by about u; the loss, squared residuals of the size of the outputs, doubles that to 2u at worst (errors
+// lined up with the residuals); the weights, updated from bf16 gradients, drift apart by as much again over the
+// steps. Measured, the mean over the batch cancels most of it (the gap is printed). The gap must also not be ~0,
+// as it would be if bf16 silently ran in fp32 (then the bits are fp32's exactly).
+std::vector<double> mlp_losses(Backend& backend, int steps) {
+  const int64_t rows = 64, in = 256, hidden = 256, out = 16;
+  const Tensor x = random_tensor(rows, in, 31), target = random_tensor(rows, out, 32);
+  Tensor w1 = random_tensor(hidden, in, 33), w2 = random_tensor(out, hidden, 34);
+  backend.scale(1.0f / 16, w1);  // 1 / sqrt(fan-in), so the activations stay of order one
+  backend.scale(1.0f / 16, w2);
+  Tensor b1 = Tensor::host(1, hidden), b2 = Tensor::host(1, out), v1 = Tensor::host(hidden, in),
+         v2 = Tensor::host(out, hidden), vb1 = Tensor::host(1, hidden), vb2 = Tensor::host(1, out);
+  SgdHyper sgd;
+  sgd.lr = 0.05f;
+  std::vector<double> losses;
+  for (int step = 0; step < steps; ++step) {
+    Tensor pre = Tensor::host(rows, hidden), h = Tensor::host(rows, hidden), y = Tensor::host(rows, out),
+           dy = Tensor::host(rows, out), dh = Tensor::host(rows, hidden);
+    backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, x, w1, 0.0f, pre);
+    backend.add_bias(b1, pre);
+    for (int64_t i = 0; i < pre.size(); ++i) h.data()[i] = std::max(pre.data()[i], 0.0f);
+    backend.gemm(Transpose::kNo, Transpose::kYes, 1.0f, h, w2, 0.0f, y);
+    backend.add_bias(b2, y);
+    losses.push_back(backend.mse(y, target, 1.0f / rows, dy) / rows);
+    Tensor g1 = Tensor::host(hidden, in), g2 = Tensor::host(out, hidden), gb1 = Tensor::host(1, hidden),
+           gb2 = Tensor::host(1, out);
+    backend.gemm(Transpose::kYes, Transpose::kNo, 1.0f, dy, h, 1.0f, g2);  // backward-weights
+    backend.accumulate_bias_grad(dy, gb2);
+    backend.gemm(Transpose::kNo, Transpose::kNo, 1.0f, dy, w2, 0.0f, dh);  // backward-data
+    for (int64_t i = 0; i < dh.size(); ++i) dh.data()[i] = pre.data()[i] > 0 ? dh.data()[i] : 0.0f;
+    backend.gemm(Transpose::kYes, Transpose::kNo, 1.0f, dh, x, 1.0f, g1);
+    backend.accumulate_bias_grad(dh, gb1);
+    backend.sgd_update(sgd, g1, v1, w1);
+    backend.sgd_update(sgd, g2, v2, w2);
+    backend.sgd_update(sgd, gb1, vb1, b1);
+    backend.sgd_update(sgd, gb2, vb2, b2);
+  }
+  return losses;
+}
+
+TEST(CpuBackendGemmPrecision, Bf16MlpTrainingStaysWithinItsBoundOfFp32) {
+  if (!cpu_runs_bf16()) GTEST_SKIP() << onednn_bf16_gemm_missing();
+  CpuBackend fp32;
+  Bf16Backend bf16;
+  const int steps = 10;
+  const std::vector<double> reference = mlp_losses(fp32, steps), reduced = mlp_losses(bf16, steps);
+  ASSERT_LT(reference.back(), reference.front()) << "the fp32 MLP did not train: the comparison would mean little";
+  double worst = 0;
+  for (int step = 0; step < steps; ++step) {
+    const double gap = std::fabs(reduced[step] - reference[step]) / reference[step];
+    EXPECT_LE(gap, 4 * kUnitRoundoff) << "step " << step << ": bf16 loss " << reduced[step] << ", fp32 "
+                                      << reference[step];
+    worst = std::max(worst, gap);
+  }
+  EXPECT_GE(worst, kUnitRoundoff / 256) << "bf16 losses equal fp32's: did the bf16 products run in fp32?";
+  std::printf("MLP over %d steps: fp32 loss %.5f -> %.5f, largest relative gap of bf16's %.3g (4u = %.3g)\n", steps,
+              reference.front(), reference.back(), worst, 4 * kUnitRoundoff);
+}
+
 // As the fp32 route: the blocks each run on one thread, so the bits do not depend on the rank's thread count.
 TEST(CpuBackendGemmPrecision, Bf16ProductsHaveTheSameBitsOnOneAndOnTwoThreads) {
   if (!cpu_runs_bf16()) GTEST_SKIP() << onednn_bf16_gemm_missing();
