@@ -224,12 +224,22 @@ TEST(CpuBackendGemmPrecision, Bf16MlpTrainingStaysWithinItsBoundOfFp32) {
 TEST(CpuBackendGemmPrecision, Bf16ProductsHaveTheSameBitsOnOneAndOnTwoThreads) {
   if (!cpu_runs_bf16()) GTEST_SKIP() << onednn_bf16_gemm_missing();
   Bf16Backend bf16;
+  // A layer at 32 rows (blocks of 512 columns), and one whose gradient dy^T x has a long inner size (2048 rows)
+  // and a small c, where a library's own threads would split the sum over k.
   const Tensor x = random_tensor(32, 1024, 8), w = random_tensor(1024, 1024, 9), dy = random_tensor(32, 1024, 10);
+  const Tensor tall_x = random_tensor(2048, 64, 11), tall_w = random_tensor(64, 64, 12),
+               tall_dy = random_tensor(2048, 64, 13);
+  auto products = [&] {
+    std::vector<float> all = layer_products(bf16, x, w, dy).values;
+    const std::vector<float> tall = layer_products(bf16, tall_x, tall_w, tall_dy).values;
+    all.insert(all.end(), tall.begin(), tall.end());
+    return all;
+  };
   const int before = blas_thread_count();
   set_blas_thread_count(1);
-  const std::vector<float> one = layer_products(bf16, x, w, dy).values;
+  const std::vector<float> one = products();
   set_blas_thread_count(2);
-  const std::vector<float> two = layer_products(bf16, x, w, dy).values;
+  const std::vector<float> two = products();
   set_blas_thread_count(before);
   ASSERT_EQ(one.size(), two.size());
   EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
