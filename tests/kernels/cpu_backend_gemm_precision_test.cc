@@ -6,7 +6,7 @@
 // 2^-24 per add, K adds), so each element of c = a b obeys |c_bf16 - c| <= (2u + u^2 + K 2^-24) sum_k |a_ik b_kj|:
 // a worst case that holds for any data. Against |c| itself, for operands of random signs, sum_k |a b| is about
 // sqrt(K) |c|, hence the sqrt(K) 2^-8 often quoted; the rounding errors of random data cancel the same way, so the
-// measured normwise error ||c_bf16 - c|| / ||c|| is about u / 2 (docs/CONFIG.md, "precision").
+// measured normwise error ||c_bf16 - c|| / ||c|| is about u / 2 (README.md, "Precision").
 #include <gtest/gtest.h>
 
 #include <algorithm>
