@@ -53,11 +53,12 @@ void run_split(const Product& whole, const char* what, const Block& block) {
   }
   for (OnednnGemmResult result : results) {
     if (result == OnednnGemmResult::kDone) continue;
+    const bool failed = result == OnednnGemmResult::kFailed;
     throw Error(ErrorCode::kInternal, std::string("gemm: oneDNN failed to ") +
-                                          (result == OnednnGemmResult::kFailed ? "build or run" : "find a kernel for") +
-                                          " " + what + " " + std::to_string(whole.m) + "x" +
-                                          std::to_string(whole.k) + " by " + std::to_string(whole.k) + "x" +
-                                          std::to_string(whole.n) + " product (out of memory?)");
+                                          (failed ? "build or run " : "find a kernel for ") + what + " " +
+                                          std::to_string(whole.m) + "x" + std::to_string(whole.k) + " by " +
+                                          std::to_string(whole.k) + "x" + std::to_string(whole.n) + " product" +
+                                          (failed ? " (out of memory?)" : ""));
   }
 }
 
