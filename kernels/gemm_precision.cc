@@ -19,7 +19,7 @@ void require_fp32_gemm(GemmPrecision precision, const std::string& device_name) 
   // "cpu" names the device as the config spells it; "CPU" is how prose names the backend.
   std::string backend_label = device_name;
   for (char& c : backend_label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  throw Error(ErrorCode::kUnsupported, std::string("gemm_precision: ") + gemm_precision_name(precision) +
+  throw Error(ErrorCode::kUnsupported, std::string("precision: ") + gemm_precision_name(precision) +
                                            " is not available on device " + device_name + "; the " + backend_label +
                                            " backend computes GEMMs in fp32");
 }

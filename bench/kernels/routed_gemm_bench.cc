@@ -4,7 +4,9 @@
 //   1. one layer's three products, F (x W^T) and I (dy W) on oneDNN in column blocks, W (dW += dy^T x) on OpenBLAS
 //      in row blocks of dW, with blocks of 1024 (whole), 512 and 256 on one and two threads: what a block costs one
 //      thread and what two threads gain;
-//   2. the same three products through the CPU backend as shipped, on one and two threads.
+//   2. the same three products through the CPU backend as shipped, on one and two threads;
+//   3. the same through a CPU backend at `precision: bf16` (every product on oneDNN with bf16 operands rounded from
+//      the fp32 ones per call, fp32 accumulation and output), where the CPU has avx512_bf16.
 // Wall milliseconds, best of 7 rounds of 40 calls (the least disturbed by other processes).
 // Run: bazel build -c opt //bench/kernels:routed_gemm_bench && bazel-bin/bench/kernels/routed_gemm_bench
 #include <cblas.h>
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/blas_threads.h"
@@ -91,10 +94,9 @@ void layer_in_blocks(Operands& o, int64_t block, int threads) {
   });
 }
 
-void layer_through_backend(Operands& o, int threads) {
+void layer_through_backend(Operands& o, int threads, sluice::kernels::Backend& backend, const char* what) {
   char name[96];
-  std::snprintf(name, sizeof name, "F + I + W, CPU backend as shipped, %d thread(s)", threads);
-  sluice::kernels::Backend& backend = sluice::kernels::cpu_backend();
+  std::snprintf(name, sizeof name, "F + I + W, CPU backend %s, %d thread(s)", what, threads);
   Tensor dx = Tensor::host(kRows, kWidth);
   sluice::kernels::set_blas_thread_count(threads);
   report(name, [&] {
@@ -115,6 +117,14 @@ int main() {
       layer_in_blocks(o, block, threads);
     }
   }
-  for (int threads : {1, 2}) layer_through_backend(o, threads);
+  for (int threads : {1, 2}) layer_through_backend(o, threads, sluice::kernels::cpu_backend(), "as shipped");
+  const std::string missing = sluice::kernels::onednn_bf16_gemm_missing();
+  if (!missing.empty()) {
+    std::printf("no bf16 products: %s\n", missing.c_str());
+    return 0;
+  }
+  sluice::kernels::CpuBackend bf16;
+  bf16.set_gemm_precision(sluice::kernels::GemmPrecision::kBf16);
+  for (int threads : {1, 2}) layer_through_backend(o, threads, bf16, "precision bf16");
   return 0;
 }

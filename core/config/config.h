@@ -178,8 +178,9 @@ struct Config {
   // pipeline.stages entries in stage order (`device: [cuda, cuda, cpu, cpu]`). Kept as written, not expanded, so
   // it stays right when code changes pipeline.stages after parsing; read it through the helpers below.
   std::vector<DeviceKind> devices = {DeviceKind::kCpu};
-  // GEMM arithmetic: fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32 master weights). tf32 and bf16
-  // need at least one cuda stage and apply only to the cuda stages; cpu stages always compute in fp32.
+  // Config key `precision` (alias `gemm_precision`): fp32 | tf32 | bf16 (bf16 operands, fp32 accumulation, fp32
+  // master weights). bf16 applies to every stage (a cpu stage needs avx512_bf16, checked when its backend starts);
+  // tf32 needs at least one cuda stage and applies only to the cuda stages, the CPU having no TF32 mode.
   GemmPrecision gemm_precision = GemmPrecision::kFp32;
   // Config key `cpu_threads`: kernel threads of a rank whose stage runs on the cpu. auto = the cores this rank owns
   // (its affinity mask when the launcher bound it, else the node's cores shared out among the node's ranks);
@@ -201,10 +202,11 @@ struct Config {
   DeviceKind device_for_stage(int stage) const {
     return devices.size() == 1 ? devices.front() : devices.at(static_cast<std::size_t>(stage));
   }
-  // The gemm_precision stage `stage` computes in: the configured one on a cuda stage, fp32 on a cpu stage (the
-  // CPU backend has no other, and a mixed pipeline asks for tf32/bf16 for its cuda stages).
+  // The precision stage `stage` computes its GEMMs in: the configured one, except tf32 on a cpu stage, which
+  // computes in fp32 (the CPU has no TF32 mode; a mixed pipeline asks for tf32 for its cuda stages).
   GemmPrecision gemm_precision_for_stage(int stage) const {
-    return device_for_stage(stage) == DeviceKind::kCpu ? GemmPrecision::kFp32 : gemm_precision;
+    const bool tf32_on_cpu = gemm_precision == GemmPrecision::kTf32 && device_for_stage(stage) == DeviceKind::kCpu;
+    return tf32_on_cpu ? GemmPrecision::kFp32 : gemm_precision;
   }
   // Whether some stage runs on `device` (kCuda: the job needs GPUs).
   bool any_stage_on(DeviceKind device) const {

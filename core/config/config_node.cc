@@ -54,9 +54,14 @@ int ConfigNode::line() const {
   return mark.is_null() ? 0 : mark.line + 1;
 }
 
-void ConfigNode::fail(const std::string& problem) const {
+std::string ConfigNode::location() const {
   std::string location = sources_ ? sources_->locate(path_, node_.Mark()) : "";
   if (location.empty() && !node_.Mark().is_null()) location = "(line " + std::to_string(line()) + ")";
+  return location;
+}
+
+void ConfigNode::fail(const std::string& problem) const {
+  const std::string location = this->location();
   std::string subject = path_.empty() ? std::string("top level") : path_;
   throw Error(ErrorCode::kConfig, "config: " + subject + (location.empty() ? "" : " " + location) + ": " + problem);
 }

@@ -33,6 +33,9 @@ class ConfigNode {
 
   const std::string& path() const { return path_; }
   int line() const;  // 1-based; 0 if unknown
+  // "(line 7)", "(from --set key=value)" or "": where the value came from, as fail() writes it (for a message
+  // that names a second node).
+  std::string location() const;
 
   bool is_map() const { return node_.IsMap(); }
   bool is_sequence() const { return node_.IsSequence(); }

@@ -356,8 +356,13 @@ std::string stages_on(const Config& config, DeviceKind device) {
   return (listed.size() == 1 ? "stage " : "stages ") + join_names(listed);
 }
 
+// "precision", or "gemm_precision" where only the alias is given: the key a message about the setting names.
+std::string precision_key(const ConfigNode& root) {
+  return root.has("gemm_precision") && !root.has("precision") ? "gemm_precision" : "precision";
+}
+
 // Keys that only mean something on a GPU, refused with both keys named when no stage has one (the CPU would
-// otherwise silently compute something other than what was asked for). With some cuda stages, gemm_precision
+// otherwise silently compute something other than what was asked for). With some cuda stages, precision tf32
 // applies to those only (the trainer keeps cpu stages in fp32); nccl needs every stage on cuda.
 void check_device_keys(const ConfigNode& root, const Config& config) {
   if (config.any_stage_on(DeviceKind::kCuda)) {
@@ -381,12 +386,25 @@ void check_device_keys(const ConfigNode& root, const Config& config) {
         "gradient_sum: nccl sums device memory and needs device: cuda on every stage (device is cpu on " +
         stages_on(config, DeviceKind::kCpu) + "); use ordered or auto");
   }
-  if (config.gemm_precision != GemmPrecision::kFp32 && !config.any_stage_on(DeviceKind::kCuda)) {
-    root.child("gemm_precision")
-        .fail(std::string("gemm_precision: ") + gemm_precisions().name_of(config.gemm_precision) +
-              " needs device: cuda on at least one stage; the CPU backend computes GEMMs in fp32 (device is \"cpu\" "
-              "on every stage)");
+  // bf16 runs on cpu stages too (oneDNN, checked against the CPU when the backend starts); tf32 has no CPU mode.
+  if (config.gemm_precision == GemmPrecision::kTf32 && !config.any_stage_on(DeviceKind::kCuda)) {
+    const std::string key = precision_key(root);
+    root.child(key).fail(key + ": tf32 needs device: cuda on at least one stage; the CPU backend has no TF32 mode "
+                               "(device is \"cpu\" on every stage; use fp32, or bf16 where the CPU has avx512_bf16)");
   }
+}
+
+// Config key `precision`, or its alias `gemm_precision` (the name before issue 30): one setting, so both at once
+// is an error naming both keys and where each is.
+void parse_precision(const ConfigNode& root, Config& config) {
+  if (root.has("precision") && root.has("gemm_precision")) {
+    const ConfigNode alias = root.child("gemm_precision");
+    const std::string where = alias.location().empty() ? "" : " " + alias.location();
+    root.child("precision").fail("precision and gemm_precision" + where +
+                                 " are one setting (gemm_precision is its old name): give only precision");
+  }
+  const std::string key = precision_key(root);
+  if (root.has(key)) config.gemm_precision = root.child(key).as_choice(gemm_precisions());
 }
 
 // cpu_threads: auto | keep | a positive integer.
@@ -407,8 +425,8 @@ Config::CpuThreads parse_cpu_threads(const ConfigNode& node) {
 
 Config parse_tree(const ConfigNode& root) {
   root.require_map_with_keys(
-      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "comm", "device", "gemm_precision",
-       "cpu_threads", "seed",
+      {"model", "pipeline", "loss", "optimizer", "data", "checkpoint", "comm", "device", "precision",
+       "gemm_precision", "cpu_threads", "seed",
        "steps", "normalization"},
       "the config");
   Config config;
@@ -437,9 +455,7 @@ Config parse_tree(const ConfigNode& root) {
   if (root.has("checkpoint")) config.checkpoint = parse_checkpoint(root.child("checkpoint"));
   if (root.has("comm")) config.comm = parse_comm(root.child("comm"));
   if (root.has("device")) config.devices = parse_devices(root.child("device"), config.pipeline.stages);
-  if (root.has("gemm_precision")) {
-    config.gemm_precision = root.child("gemm_precision").as_choice(gemm_precisions());
-  }
+  parse_precision(root, config);
   check_device_keys(root, config);
   if (root.has("cpu_threads")) config.cpu_threads = parse_cpu_threads(root.child("cpu_threads"));
   check_size_bounds(root, config);

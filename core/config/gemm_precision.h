@@ -1,5 +1,6 @@
-// Config key gemm_precision: the precision a Backend's gemm multiplies in (kernels/gemm_precision.h has what each
-// backend does with it). Vocabulary: every layer may include it.
+// Config key `precision` (its alias `gemm_precision` is the name it had before issue 30): the precision a Backend's
+// gemm multiplies in (kernels/gemm_precision.h has what each backend does with it). Vocabulary: every layer may
+// include it.
 #pragma once
 
 #include "core/config/choice_table.h"
@@ -8,8 +9,9 @@ namespace sluice::config {
 
 enum class GemmPrecision {
   kFp32,  // fp32 inputs, fp32 math, tensor-core TF32 explicitly off
-  kTf32,  // fp32 inputs rounded to TF32 inside cuBLAS, fp32 accumulation
-  kBf16,  // inputs converted to bf16 per call, fp32 accumulation and fp32 output (weights stay fp32 masters)
+  kTf32,  // fp32 inputs rounded to TF32 inside cuBLAS, fp32 accumulation (cuda stages only)
+  kBf16,  // inputs converted to bf16 per call, fp32 accumulation and fp32 output (weights stay fp32 masters);
+          // cuBLAS on a cuda stage, oneDNN on a cpu stage with avx512_bf16
 };
 
 // fp32, tf32, bf16.

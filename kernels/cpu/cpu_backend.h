@@ -4,8 +4,11 @@
 // loops (cpu_field_norm.cc); the spectral convolution through FFTW (cpu_spectral.cc); multi-head attention as loops
 // over OpenBLAS products (cpu_attention.cc). Its definitions are split by job over cpu_*.cc files; the operands
 // arrive checked (Backend). Stateless
-// apart from oneDNN's per-thread primitive caches, so one instance serves the whole process (`cpu_backend()`).
+// apart from oneDNN's per-thread primitive caches and the GEMM precision (fp32, or bf16 through oneDNN), so one
+// instance serves the whole process (`cpu_backend()`).
 #pragma once
+
+#include <atomic>
 
 #include "kernels/backend.h"
 
@@ -18,6 +21,10 @@ class CpuBackend : public Backend {
   Tensor empty(int64_t rows, int64_t cols) override;
   Tensor from_host(int64_t rows, int64_t cols, const float* values) override;
   void to_host(const Tensor& tensor, float* values) override;
+  // fp32 (the default) or bf16 (oneDNN, where the CPU has avx512_bf16: cpu_gemm.cc); tf32, and bf16 on a CPU
+  // without it, throw Error(kUnsupported) naming the setting and what is missing, and leave the precision as it was.
+  void set_gemm_precision(GemmPrecision precision) override;
+  GemmPrecision gemm_precision() const override { return precision_; }
 
  protected:
   void gemm_impl(Transpose transpose_a, Transpose transpose_b, float alpha, const Tensor& a, const Tensor& b,
@@ -119,6 +126,11 @@ class CpuBackend : public Backend {
                               Tensor& probs) override;
   void attention_backward_impl(const AttentionGeometry& geometry, const Tensor& qkv, const Tensor& probs,
                                const Tensor& dout, Tensor& dqkv) override;
+
+ private:
+  // Set before a run's first op (trainer setup); atomic because the process-wide instance serves every trainer in
+  // the process, which may run products on other threads meanwhile.
+  std::atomic<GemmPrecision> precision_{GemmPrecision::kFp32};
 };
 
 // The process-wide CPU backend.

@@ -14,8 +14,9 @@ namespace sluice::kernels {
 
 namespace {
 
-// Everything a primitive depends on; alpha and beta are baked into it (output scale, sum post-op).
-using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float>;
+// Everything a primitive depends on; alpha and beta are baked into it (output scale, sum post-op). The last field:
+// a and b are bf16 (c stays f32), else all f32.
+using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float, bool>;
 
 // One matmul primitive and the memory objects it runs on; the data pointers are set per call.
 struct Entry {
@@ -60,11 +61,11 @@ struct Context {
 };
 
 // A rows x cols operand, row-major with leading dimension ld, or the transpose of one stored cols x rows.
-dnnl_memory_desc_t describe(int64_t rows, int64_t cols, int64_t ld, bool transposed) {
+dnnl_memory_desc_t describe(int64_t rows, int64_t cols, int64_t ld, bool transposed, bool bf16 = false) {
   dnnl_memory_desc_t md;
   const dnnl_dims_t dims = {rows, cols};
   const dnnl_dims_t strides = {transposed ? 1 : ld, transposed ? ld : 1};
-  dnnl_memory_desc_init_by_strides(&md, 2, dims, dnnl_f32, strides);
+  dnnl_memory_desc_init_by_strides(&md, 2, dims, bf16 ? dnnl_bf16 : dnnl_f32, strides);
   return md;
 }
 
@@ -89,8 +90,8 @@ dnnl_primitive_attr_t make_attr(float alpha, float beta) {
 // for the threads it sees at creation). dnnl_unimplemented where oneDNN has no kernel for it (fixed per shape and
 // machine); any other failure is transient (memory).
 dnnl_status_t build(const Key& key, dnnl_engine_t engine, Entry& entry) {
-  const auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, beta] = key;
-  const dnnl_memory_desc_t a_md = describe(m, k, lda, ta), b_md = describe(k, n, ldb, tb),
+  const auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, bf16] = key;
+  const dnnl_memory_desc_t a_md = describe(m, k, lda, ta, bf16), b_md = describe(k, n, ldb, tb, bf16),
                            c_md = describe(m, n, ldc, false);
   dnnl_matmul_desc_t desc;
   dnnl_status_t status = dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md);
@@ -151,23 +152,53 @@ std::string cpu_products_text() {
          gemm_route_text(gemm_route_on_this_machine());
 }
 
+namespace {
+
+// oneDNN's name for an instruction set, as ONEDNN_MAX_CPU_ISA spells it (lower case).
+const char* isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "none of oneDNN's x86 sets";
+  }
+}
+
+}  // namespace
+
+std::string onednn_bf16_gemm_missing() {
+  const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  if ((isa & dnnl_cpu_isa_avx512_core_bf16) != dnnl_cpu_isa_avx512_core_bf16) {
+    return std::string("this CPU lacks avx512_bf16 (oneDNN's instruction set here is ") + isa_name(isa) +
+           "; ONEDNN_MAX_CPU_ISA caps it)";
+  }
+  if (!onednn_runtime_is_openmp()) return "this oneDNN is not built on OpenMP, so its thread count cannot be held at one";
+  return "";
+}
+
 bool onednn_gemm_suits(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
   return gemm_route_covers(gemm_route_on_this_machine(), transpose_a, transpose_b, m, n, k);
 }
 
 namespace {
 
-// x W^T: the matmul primitive (brgemm), cached per shape; it reads the transposed weight through strides.
-OnednnGemmResult run_matmul(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+// The matmul primitive for `key` (x W^T in f32, every orientation in bf16), cached per shape; it reads transposed
+// operands through strides.
+OnednnGemmResult run_matmul(const Key& key, const void* a, const void* b, float* c) {
   static thread_local Context context;
   if (!context.ready()) return OnednnGemmResult::kFailed;
-  const Key key{false, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta};
   bool unimplemented = false;
   Entry* entry = find_or_build(context, key, unimplemented);
   if (entry == nullptr) return unimplemented ? OnednnGemmResult::kUnavailable : OnednnGemmResult::kFailed;
-  dnnl_memory_set_data_handle(entry->src, const_cast<float*>(a));
-  dnnl_memory_set_data_handle(entry->weights, const_cast<float*>(b));
+  dnnl_memory_set_data_handle(entry->src, const_cast<void*>(a));
+  dnnl_memory_set_data_handle(entry->weights, const_cast<void*>(b));
   dnnl_memory_set_data_handle(entry->dst, c);
   const dnnl_exec_arg_t args[] = {
       {DNNL_ARG_SRC, entry->src}, {DNNL_ARG_WEIGHTS, entry->weights}, {DNNL_ARG_DST, entry->dst}};
@@ -187,11 +218,21 @@ OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int6
   OmpThreadsScope scope(1);  // whatever the host's OpenMP setting: one thread keeps the bits thread-count free
   // Measured per orientation (docs/BUILD_SETTINGS.md): the matmul primitive is the faster one for x W^T, oneDNN's
   // sgemm for dy W (and, on the fallback route, for the transposed-a products). All fixed by the shape.
-  if (!transpose_a && transpose_b) return run_matmul(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (!transpose_a && transpose_b) {
+    return run_matmul(Key{false, true, m, n, k, lda, ldb, ldc, alpha, beta, false}, a, b, c);
+  }
   const AsyncSignalsHeld held;  // its generated kernels run with the stack pointer in the heap (async_signals_held.h)
   const dnnl_status_t status =
       dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return status == dnnl_success ? OnednnGemmResult::kDone : OnednnGemmResult::kFailed;
+}
+
+OnednnGemmResult onednn_gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                  const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, float beta, float* c,
+                                  int64_t ldc) {
+  if (!onednn_runtime_is_openmp()) return OnednnGemmResult::kUnavailable;
+  OmpThreadsScope scope(1);  // as onednn_gemm: one thread keeps the bits thread-count free
+  return run_matmul(Key{transpose_a, transpose_b, m, n, k, lda, ldb, ldc, alpha, beta, true}, a, b, c);
 }
 
 }  // namespace sluice::kernels

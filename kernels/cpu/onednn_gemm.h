@@ -47,4 +47,17 @@ OnednnGemmResult onednn_gemm(bool transpose_a, bool transpose_b, int64_t m, int6
                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                              int64_t ldc);
 
+// The same product with a and b in bf16 (the upper halves of fp32 values, rounded: kernels/cpu/bf16_operands.h),
+// fp32 accumulation and fp32 c, through oneDNN's matmul primitive on one thread, every orientation (config key
+// `precision: bf16` on a cpu stage). kUnavailable where oneDNN has no kernel for it or is not on OpenMP; the
+// backend checks the CPU first (onednn_bf16_gemm_missing).
+OnednnGemmResult onednn_gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                  const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, float beta, float* c,
+                                  int64_t ldc);
+
+// "" where oneDNN runs bf16 products natively on this CPU (its instruction set includes avx512_core_bf16) on
+// OpenMP; otherwise why not, for the refusal of `precision: bf16` ("this CPU lacks avx512_bf16: oneDNN's
+// instruction set is avx512_core" and the like). Follows ONEDNN_MAX_CPU_ISA, which caps what oneDNN uses.
+std::string onednn_bf16_gemm_missing();
+
 }  // namespace sluice::kernels

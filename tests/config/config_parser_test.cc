@@ -132,7 +132,7 @@ TEST(ConfigParser, RejectsInvalidChoices) {
             std::string::npos);
 }
 
-TEST(ConfigParser, ReadsTransportAndGemmPrecisionWithDefaults) {
+TEST(ConfigParser, ReadsTransportAndPrecisionWithDefaults) {
   const Config defaults = parse_config(kValid);
   EXPECT_EQ(defaults.pipeline.transport, TransportKind::kAuto);
   EXPECT_EQ(defaults.gemm_precision, GemmPrecision::kFp32);
@@ -167,11 +167,43 @@ TEST(ConfigParser, GpuOnlyKeysOnTheCpuNameBothKeys) {
   EXPECT_NE(nccl.find("pipeline.transport (line 13): transport: nccl moves device memory and needs device: cuda"),
             std::string::npos)
       << nccl;
-  const std::string bf16 = config_error(kValid, {"gemm_precision=bf16"});
-  EXPECT_NE(bf16.find("gemm_precision: bf16 needs device: cuda"), std::string::npos) << bf16;
-  EXPECT_NE(bf16.find("gemm_precision (from --set gemm_precision=bf16)"), std::string::npos) << bf16;
-  const std::string tf32 = config_error(kValid, {"gemm_precision=tf32"});
-  EXPECT_NE(tf32.find("the CPU backend computes GEMMs in fp32"), std::string::npos) << tf32;
+  // tf32 has no CPU mode; the message names the key as the config spells it.
+  const std::string tf32 = config_error(kValid, {"precision=tf32"});
+  EXPECT_NE(tf32.find("precision (from --set precision=tf32): precision: tf32 needs device: cuda"), std::string::npos)
+      << tf32;
+  EXPECT_NE(tf32.find("the CPU backend has no TF32 mode"), std::string::npos) << tf32;
+  const std::string alias = config_error(kValid, {"gemm_precision=tf32"});
+  EXPECT_NE(alias.find("gemm_precision (from --set gemm_precision=tf32): gemm_precision: tf32 needs device: cuda"),
+            std::string::npos)
+      << alias;
+  // bf16 on the CPU parses: whether this CPU has avx512_bf16 is the backend's check when it starts.
+  EXPECT_EQ(parse_config(kValid, {"precision=bf16"}).gemm_precision_for_stage(0), GemmPrecision::kBf16);
+}
+
+// `precision` is the setting; `gemm_precision` (its name before) is an alias with the same meaning; both at once
+// is an error naming both and where each is.
+TEST(ConfigParser, PrecisionAndItsAliasGemmPrecision) {
+  EXPECT_EQ(parse_config(kValid).gemm_precision, GemmPrecision::kFp32);
+  for (const char* key : {"precision", "gemm_precision"}) {
+    for (const char* name : {"fp32", "bf16"}) {
+      const Config config = parse_config(kValid + std::string(key) + ": " + name + "\n");
+      EXPECT_EQ(gemm_precisions().name_of(config.gemm_precision), std::string(name)) << key;
+    }
+    EXPECT_EQ(parse_config(kValid, {"device=cuda", std::string(key) + "=tf32"}).gemm_precision, GemmPrecision::kTf32);
+  }
+  EXPECT_EQ(config_error(kValid + std::string("precision: bf16\ngemm_precision: bf16\n")),
+            "config: precision (line 18): precision and gemm_precision (line 19) are one setting (gemm_precision is "
+            "its old name): give only precision");
+  const std::string overridden = config_error(kValid + std::string("precision: fp32\n"), {"gemm_precision=fp32"});
+  EXPECT_EQ(overridden, "config: precision (line 18): precision and gemm_precision (from --set gemm_precision=fp32) "
+                        "are one setting (gemm_precision is its old name): give only precision");
+  const std::string bad = config_error(kValid + std::string("precision: fp16\n"));
+  EXPECT_NE(bad.find("config: precision (line 18): expected one of fp32, tf32, bf16"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("fp16"), std::string::npos) << bad;
+  const std::string bad_alias = config_error(kValid, {"gemm_precision=BF16"});
+  EXPECT_NE(bad_alias.find("config: gemm_precision (from --set gemm_precision=BF16): expected one of fp32, tf32, bf16"),
+            std::string::npos)
+      << bad_alias;
 }
 
 // `device` is one device for every stage or a list with one per pipeline stage (kValid has 4 stages; a
@@ -250,14 +282,18 @@ TEST(ConfigDevice, BadEntriesNameTheirIndexAndLine) {
             "config: device (from --set device.2=cuda): expected one of cpu, cuda, got a map");
 }
 
-TEST(ConfigDevice, ReducedGemmPrecisionNeedsOneCudaStage) {
-  const Config mixed = parse_config(kValid + std::string("device: [cuda, cpu, cpu, cuda]\ngemm_precision: bf16\n"));
+TEST(ConfigDevice, Tf32NeedsOneCudaStageAndBf16AppliesToEveryStage) {
+  const Config mixed = parse_config(kValid + std::string("device: [cuda, cpu, cpu, cuda]\nprecision: bf16\n"));
   EXPECT_EQ(mixed.gemm_precision, GemmPrecision::kBf16);
-  // ... for the cuda stages only: the trainer sets each rank's backend from gemm_precision_for_stage.
-  EXPECT_EQ(mixed.gemm_precision_for_stage(0), GemmPrecision::kBf16);
-  EXPECT_EQ(mixed.gemm_precision_for_stage(1), GemmPrecision::kFp32);
-  EXPECT_EQ(mixed.gemm_precision_for_stage(2), GemmPrecision::kFp32);
-  EXPECT_EQ(mixed.gemm_precision_for_stage(3), GemmPrecision::kBf16);
+  // bf16 on every stage (the cpu ones through oneDNN): the trainer sets each rank's backend from
+  // gemm_precision_for_stage.
+  for (int stage = 0; stage < 4; ++stage) EXPECT_EQ(mixed.gemm_precision_for_stage(stage), GemmPrecision::kBf16);
+  // tf32 for the cuda stages only: the CPU has no TF32 mode.
+  const Config tf32 = parse_config(kValid + std::string("device: [cuda, cpu, cpu, cuda]\nprecision: tf32\n"));
+  EXPECT_EQ(tf32.gemm_precision_for_stage(0), GemmPrecision::kTf32);
+  EXPECT_EQ(tf32.gemm_precision_for_stage(1), GemmPrecision::kFp32);
+  EXPECT_EQ(tf32.gemm_precision_for_stage(2), GemmPrecision::kFp32);
+  EXPECT_EQ(tf32.gemm_precision_for_stage(3), GemmPrecision::kTf32);
   EXPECT_EQ(parse_config(kValid, {"device=cuda", "gemm_precision=tf32"}).gemm_precision_for_stage(2),
             GemmPrecision::kTf32);
   EXPECT_EQ(parse_config(kValid).gemm_precision_for_stage(0), GemmPrecision::kFp32);
@@ -267,7 +303,8 @@ TEST(ConfigDevice, ReducedGemmPrecisionNeedsOneCudaStage) {
       config_error(kValid + std::string("device: [cpu, cpu, cpu, cpu]\ngemm_precision: tf32\n"));
   EXPECT_EQ(all_cpu,
             "config: gemm_precision (line 19): gemm_precision: tf32 needs device: cuda on at least one stage; the CPU "
-            "backend computes GEMMs in fp32 (device is \"cpu\" on every stage)");
+            "backend has no TF32 mode (device is \"cpu\" on every stage; use fp32, or bf16 where the CPU has "
+            "avx512_bf16)");
 }
 
 TEST(ConfigDevice, NcclNeedsCudaOnEveryStageAndNamesTheCpuStages) {

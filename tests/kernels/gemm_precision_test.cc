@@ -1,4 +1,4 @@
-// The GEMM precision names behind the config key gemm_precision: plain parsing, runs in every build.
+// The GEMM precision names behind the config key precision (alias gemm_precision): plain parsing, every build.
 #include "kernels/gemm_precision.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ TEST(GemmPrecision, Fp32OnlyCheckPassesFp32AndNamesTheDeviceForTheOthers) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
     EXPECT_EQ(std::string(e.what()),
-              "gemm_precision: tf32 is not available on device fake:3; the FAKE:3 backend computes GEMMs in fp32");
+              "precision: tf32 is not available on device fake:3; the FAKE:3 backend computes GEMMs in fp32");
   }
 }
 
