@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/onednn_softmax.h"
 #include "kernels/cpu/parallel_blocks.h"
 #include "tests/kernels/random_tensor.h"
 
@@ -135,6 +136,35 @@ TEST(CpuAttention, DropoutMasksBelongToTheGlobalSample) {
   wrong.stream = dropout_stream(7, 3, 0, width + 1);
   Tensor out = backend.zeros(qkv.rows(), g.dim), probs = backend.zeros(kSamples, width);
   EXPECT_THROW(backend.attention_forward(wrong, qkv, out, probs), Error);
+}
+
+// oneDNN's row softmax (kernels/cpu/onednn_softmax.h) and its backward against the double formulas, and a row's
+// bits alone equal to its bits inside a block of rows: rows of 37 (two full vectors and a tail) at every place.
+TEST(CpuAttention, SoftmaxRowsAreTheDoubleFormulaAndDependOnTheRowAlone) {
+  constexpr int64_t kRows = 7, kCols = 37;
+  Tensor s = random_tensor(kRows, kCols, 11), dp = random_tensor(kRows, kCols, 12);
+  for (int64_t i = 0; i < s.size(); ++i) s.data()[i] *= 8.0f;  // logits with a spread, as scaled scores have
+  Tensor p = Tensor::host(kRows, kCols), ds = Tensor::host(kRows, kCols);
+  std::copy(s.data(), s.data() + s.size(), p.data());
+  softmax_rows(kRows, kCols, p.data());
+  softmax_rows_backward(kRows, kCols, p.data(), dp.data(), ds.data());
+  for (int64_t r = 0; r < kRows; ++r) {
+    const float* row = s.data() + r * kCols;
+    const double top = *std::max_element(row, row + kCols);
+    double sum = 0.0, dot = 0.0;
+    for (int64_t j = 0; j < kCols; ++j) sum += std::exp(row[j] - top);
+    for (int64_t j = 0; j < kCols; ++j) dot += std::exp(row[j] - top) / sum * dp.at(r, j);
+    for (int64_t j = 0; j < kCols; ++j) {
+      const double reference = std::exp(row[j] - top) / sum;
+      EXPECT_NEAR(p.at(r, j), reference, 1e-6) << "row " << r << " column " << j;
+      EXPECT_NEAR(ds.at(r, j), reference * (dp.at(r, j) - dot), 1e-6) << "row " << r << " column " << j;
+    }
+    std::vector<float> alone(row, row + kCols), alone_ds(kCols);
+    softmax_rows(1, kCols, alone.data());
+    softmax_rows_backward(1, kCols, p.data() + r * kCols, dp.data() + r * kCols, alone_ds.data());
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(), p.data() + r * kCols)) << "forward, row " << r;
+    EXPECT_TRUE(std::equal(alone_ds.begin(), alone_ds.end(), ds.data() + r * kCols)) << "backward, row " << r;
+  }
 }
 
 TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {
