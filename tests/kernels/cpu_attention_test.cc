@@ -175,6 +175,17 @@ TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {
   EXPECT_EQ(rows.at(1 * 4 + 2, 1), x.at(1, 1 * 4 + 2));  // sample 1, token 2, feature 1
   backend.rows_to_tokens(3, 4, rows, back);
   EXPECT_EQ(values(back), values(x));
+  // Shapes over several tiles of the blocked transpose, neither a multiple of its tile: every element in place.
+  constexpr int64_t kDim = 40, kTokens = 70;
+  const Tensor wide = random_tensor(2, kDim * kTokens, 6);
+  Tensor wide_rows = backend.zeros(2 * kTokens, kDim), wide_back = backend.zeros(2, kDim * kTokens);
+  backend.tokens_to_rows(kDim, kTokens, wide, wide_rows);
+  for (int64_t s = 0; s < 2; ++s)
+    for (int64_t t = 0; t < kTokens; ++t)
+      for (int64_t d = 0; d < kDim; ++d)
+        ASSERT_EQ(wide_rows.at(s * kTokens + t, d), wide.at(s, d * kTokens + t)) << s << " " << t << " " << d;
+  backend.rows_to_tokens(kDim, kTokens, wide_rows, wide_back);
+  EXPECT_EQ(values(wide_back), values(wide));
   Tensor gathered = backend.zeros(2, 3);
   backend.gather_columns({11, 0, 5}, x, gathered);
   EXPECT_EQ(gathered.at(1, 0), x.at(1, 11));
