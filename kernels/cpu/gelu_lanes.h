@@ -22,7 +22,12 @@
 #include <emmintrin.h>
 #endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// GCC 12.2's AVX-512 intrinsics start several operations from a deliberately undefined vector and then warn about
+// it where they are inlined (GCC bug 105593, fixed in 12.3): quiet that warning for the header's own lines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #define SLUICE_GELU_AVX512 1
 #endif
 
