@@ -1,8 +1,8 @@
 // CpuBackend's token ops: the transformer's layout changes, the column gather of unpatch, and multi-head
 // self-attention as our loops over library products. Attention runs one (sample, head) pair at a time, each pair
-// a fixed sequence of products (routed_product.h: OpenBLAS or oneDNN by the shape, held at one thread) on strided views of qkv and a softmax
-// with the row's maximum subtracted and its sums in order, so a pair's bits depend on that sample alone: not on the
-// batch, nor on which of the rank's threads computes it. Attention dropout draws each pair's mask from the
+// a fixed sequence of products (routed_product.h: OpenBLAS or oneDNN by the shape, held at one thread) on strided views of qkv and
+// oneDNN's row softmax and its backward (onednn_softmax.h, one thread, each row on its own), so a pair's bits depend
+// on that sample alone: not on the batch, nor on which of the rank's threads computes it. Attention dropout draws each pair's mask from the
 // per-sample stream, keyed by (seed, layer, global sample, head, query, key), again in the backward.
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/onednn_softmax.h"
 #include "kernels/cpu/parallel_blocks.h"
 #include "kernels/cpu/routed_product.h"
 
@@ -37,28 +38,13 @@ void product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, con
   routed_product(Product{ta, tb, m, n, k, alpha, 0.0f, a, lda, b, ldb, c, ldc});
 }
 
-// Each row of s [rows][rows] becomes its softmax: the maximum subtracted, exp, divided by the sum (in order).
-void softmax_rows(int64_t rows, float* s) {
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = s + i * rows;
-    const float top = *std::max_element(row, row + rows);
-    double sum = 0.0;
-    for (int64_t j = 0; j < rows; ++j) {
-      row[j] = std::exp(row[j] - top);
-      sum += row[j];
-    }
-    const float inverse = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < rows; ++j) row[j] *= inverse;
-  }
-}
-
 // `dropped`: the pair's uniform draws when v.dropout > 0 (overwritten by the dropped probabilities), else null.
 void head_forward(const HeadViews& v, const float* q, float* p, float* o, float* dropped) {
   const int64_t t = v.tokens, d = v.head_dim;
   const float* k = q + v.qkv_stride / 3;
   const float* val = q + 2 * (v.qkv_stride / 3);
   product(false, true, t, t, d, v.scale, q, v.qkv_stride, k, v.qkv_stride, p, t);  // scores = scale q kᵀ
-  softmax_rows(t, p);
+  softmax_rows(t, t, p);
   const float* used = p;
   if (dropped != nullptr) {
     drop(v, p, dropped, dropped);
@@ -68,8 +54,8 @@ void head_forward(const HeadViews& v, const float* q, float* p, float* o, float*
 }
 
 // With dropout p' = the dropped probabilities (head_forward's), else p' = p: dv = p'ᵀ do; dp' = do vᵀ, dp = dp'
-// through the mask; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q. `scratch` holds 3·T²
-// floats: ds, then (with dropout) the pair's draws, filled by the caller, and p'.
+// through the mask; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q. `scratch` holds 4·T²
+// floats: ds, dp, then (with dropout) the pair's draws, filled by the caller, and p'.
 void head_backward(const HeadViews& v, const float* q, const float* p, const float* dout, float* dq,
                    std::vector<float>& scratch) {
   const int64_t t = v.tokens, d = v.head_dim, third = v.qkv_stride / 3;
@@ -78,20 +64,14 @@ void head_backward(const HeadViews& v, const float* q, const float* p, const flo
   float* dk = dq + third;
   float* dv = dq + 2 * third;
   float* ds = scratch.data();
-  const float* draws = ds + t * t;
-  float* dropped = ds + 2 * t * t;
+  float* dp = ds + t * t;
+  const float* draws = ds + 2 * t * t;
+  float* dropped = ds + 3 * t * t;
   if (v.dropout > 0.0f) drop(v, p, draws, dropped);
   product(true, false, t, d, t, 1.0f, v.dropout > 0.0f ? dropped : p, t, dout, v.out_stride, dv, v.qkv_stride);
-  product(false, true, t, t, d, 1.0f, dout, v.out_stride, val, v.qkv_stride, ds, t);
-  if (v.dropout > 0.0f) drop(v, ds, draws, ds);  // dp = dp' through the mask
-  for (int64_t i = 0; i < t; ++i) {
-    const float* pr = p + i * t;
-    float* row = ds + i * t;
-    double dot = 0.0;
-    for (int64_t j = 0; j < t; ++j) dot += static_cast<double>(row[j]) * pr[j];
-    const float shift = static_cast<float>(dot);
-    for (int64_t j = 0; j < t; ++j) row[j] = pr[j] * (row[j] - shift);
-  }
+  product(false, true, t, t, d, 1.0f, dout, v.out_stride, val, v.qkv_stride, dp, t);
+  if (v.dropout > 0.0f) drop(v, dp, draws, dp);  // dp = dp' through the mask
+  softmax_rows_backward(t, t, p, dp, ds);
   product(false, false, t, d, t, v.scale, ds, t, k, v.qkv_stride, dq, v.qkv_stride);
   product(true, false, t, d, t, v.scale, ds, t, q, v.qkv_stride, dk, v.qkv_stride);
 }
@@ -116,24 +96,28 @@ void per_head(const AttentionGeometry& g, int64_t samples, Body&& body) {
   run_blocks(samples * g.heads, threads, [&](int64_t j) { body(j / g.heads, j % g.heads); });
 }
 
-}  // namespace
-
-void CpuBackend::tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
-  for (int64_t s = 0; s < x.rows(); ++s) {
-    const float* in = x.data() + s * dim * tokens;
-    float* out = y.data() + s * dim * tokens;
-    for (int64_t t = 0; t < tokens; ++t)
-      for (int64_t d = 0; d < dim; ++d) out[t * dim + d] = in[d * tokens + t];
+// out [cols][rows] = in [rows][cols]ᵀ, in square tiles: a sample's [256, 256] is 256 KiB, and the plain loop's
+// column walk touched a new cache line at every element. Copies only, so the bits are the plain loop's.
+void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
+    }
   }
 }
 
+}  // namespace
+
+void CpuBackend::tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
+  for (int64_t s = 0; s < x.rows(); ++s) transpose(x.data() + s * dim * tokens, dim, tokens, y.data() + s * dim * tokens);
+}
+
 void CpuBackend::rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
-  for (int64_t s = 0; s < y.rows(); ++s) {
-    const float* in = x.data() + s * dim * tokens;
-    float* out = y.data() + s * dim * tokens;
-    for (int64_t d = 0; d < dim; ++d)
-      for (int64_t t = 0; t < tokens; ++t) out[d * tokens + t] = in[t * dim + d];
-  }
+  for (int64_t s = 0; s < y.rows(); ++s) transpose(x.data() + s * dim * tokens, tokens, dim, y.data() + s * dim * tokens);
 }
 
 void CpuBackend::gather_columns_impl(const std::vector<int64_t>& source, const Tensor& x, Tensor& y) {
@@ -163,8 +147,8 @@ void CpuBackend::attention_backward_impl(const AttentionGeometry& geometry, cons
   const HeadViews v = views_of(geometry);
   const int64_t t = geometry.tokens, d = v.head_dim;
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
-    std::vector<float> scratch(static_cast<size_t>((v.dropout > 0.0f ? 3 : 1) * t * t));
-    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch.data() + t * t);
+    std::vector<float> scratch(static_cast<size_t>((v.dropout > 0.0f ? 4 : 2) * t * t));
+    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch.data() + 2 * t * t);
     head_backward(v, qkv.data() + s * t * v.qkv_stride + h * d, probs.data() + (s * geometry.heads + h) * t * t,
                   dout.data() + s * t * v.out_stride + h * d, dqkv.data() + s * t * v.qkv_stride + h * d, scratch);
   });

@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/onednn_softmax.h"
 #include "kernels/cpu/parallel_blocks.h"
 #include "tests/kernels/random_tensor.h"
 
@@ -137,6 +138,35 @@ TEST(CpuAttention, DropoutMasksBelongToTheGlobalSample) {
   EXPECT_THROW(backend.attention_forward(wrong, qkv, out, probs), Error);
 }
 
+// oneDNN's row softmax (kernels/cpu/onednn_softmax.h) and its backward against the double formulas, and a row's
+// bits alone equal to its bits inside a block of rows: rows of 37 (two full vectors and a tail) at every place.
+TEST(CpuAttention, SoftmaxRowsAreTheDoubleFormulaAndDependOnTheRowAlone) {
+  constexpr int64_t kRows = 7, kCols = 37;
+  Tensor s = random_tensor(kRows, kCols, 11), dp = random_tensor(kRows, kCols, 12);
+  for (int64_t i = 0; i < s.size(); ++i) s.data()[i] *= 8.0f;  // logits with a spread, as scaled scores have
+  Tensor p = Tensor::host(kRows, kCols), ds = Tensor::host(kRows, kCols);
+  std::copy(s.data(), s.data() + s.size(), p.data());
+  softmax_rows(kRows, kCols, p.data());
+  softmax_rows_backward(kRows, kCols, p.data(), dp.data(), ds.data());
+  for (int64_t r = 0; r < kRows; ++r) {
+    const float* row = s.data() + r * kCols;
+    const double top = *std::max_element(row, row + kCols);
+    double sum = 0.0, dot = 0.0;
+    for (int64_t j = 0; j < kCols; ++j) sum += std::exp(row[j] - top);
+    for (int64_t j = 0; j < kCols; ++j) dot += std::exp(row[j] - top) / sum * dp.at(r, j);
+    for (int64_t j = 0; j < kCols; ++j) {
+      const double reference = std::exp(row[j] - top) / sum;
+      EXPECT_NEAR(p.at(r, j), reference, 1e-6) << "row " << r << " column " << j;
+      EXPECT_NEAR(ds.at(r, j), reference * (dp.at(r, j) - dot), 1e-6) << "row " << r << " column " << j;
+    }
+    std::vector<float> alone(row, row + kCols), alone_ds(kCols);
+    softmax_rows(1, kCols, alone.data());
+    softmax_rows_backward(1, kCols, p.data() + r * kCols, dp.data() + r * kCols, alone_ds.data());
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(), p.data() + r * kCols)) << "forward, row " << r;
+    EXPECT_TRUE(std::equal(alone_ds.begin(), alone_ds.end(), ds.data() + r * kCols)) << "backward, row " << r;
+  }
+}
+
 TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {
   Backend& backend = cpu_backend();
   const Tensor x = random_tensor(2, 3 * 4, 5);  // 2 samples of [D = 3, T = 4]
@@ -145,6 +175,17 @@ TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {
   EXPECT_EQ(rows.at(1 * 4 + 2, 1), x.at(1, 1 * 4 + 2));  // sample 1, token 2, feature 1
   backend.rows_to_tokens(3, 4, rows, back);
   EXPECT_EQ(values(back), values(x));
+  // Shapes over several tiles of the blocked transpose, neither a multiple of its tile: every element in place.
+  constexpr int64_t kDim = 40, kTokens = 70;
+  const Tensor wide = random_tensor(2, kDim * kTokens, 6);
+  Tensor wide_rows = backend.zeros(2 * kTokens, kDim), wide_back = backend.zeros(2, kDim * kTokens);
+  backend.tokens_to_rows(kDim, kTokens, wide, wide_rows);
+  for (int64_t s = 0; s < 2; ++s)
+    for (int64_t t = 0; t < kTokens; ++t)
+      for (int64_t d = 0; d < kDim; ++d)
+        ASSERT_EQ(wide_rows.at(s * kTokens + t, d), wide.at(s, d * kTokens + t)) << s << " " << t << " " << d;
+  backend.rows_to_tokens(kDim, kTokens, wide_rows, wide_back);
+  EXPECT_EQ(values(wide_back), values(wide));
   Tensor gathered = backend.zeros(2, 3);
   backend.gather_columns({11, 0, 5}, x, gathered);
   EXPECT_EQ(gathered.at(1, 0), x.at(1, 11));
