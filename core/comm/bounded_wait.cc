@@ -38,27 +38,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What the bell had counted before a poll (0 without a bell): a sleep after that poll ends at any later ring.
-uint32_t rings_before_poll(const BellWord* bell) {
-  return bell == nullptr ? 0 : bell->rings.load(std::memory_order_seq_cst);
-}
-
-// Sleeps for `interval`, or less when there is a bell and it is rung past `seen`.
-void doze(BellWord* bell, uint32_t seen, std::chrono::microseconds interval) {
-  if (bell != nullptr) {
-    sleep_on_bell(*bell, seen, interval);
-  } else {
-    std::this_thread::sleep_for(interval);
-  }
-}
-
 // Sleeps with an interval that doubles from `first` (8 us for `block`) to 1 ms: every policy's past its polling
 // phase.
 class BackOff {
  public:
   explicit BackOff(std::chrono::microseconds first = std::chrono::microseconds(8)) : interval_(first) {}
-  void sleep(BellWord* bell, uint32_t seen) {
-    doze(bell, seen, interval_);
+  void sleep() {
+    std::this_thread::sleep_for(interval_);
     interval_ = std::min(interval_ * 2, std::chrono::microseconds(1000));
   }
 
@@ -71,13 +57,12 @@ class BackOff {
 // two waits), while sched_yield hands the core to any runnable process. Longer waits back off to sleeps
 // growing to 1 ms, which cost a core almost nothing. kYield yields longer before backing off; kSpin never
 // gives the core away (the caller asked for the lowest latency at the price of a busy core).
-bool wait_fixed(const std::function<bool()>& done, const Deadline& deadline, WaitPolicy policy, BellWord* bell) {
+bool wait_fixed(const std::function<bool()>& done, const Deadline& deadline, WaitPolicy policy) {
   const auto yield_phase = policy == WaitPolicy::kYield ? std::chrono::microseconds(20000)   // 20 ms
                                                         : std::chrono::microseconds(250);
   const auto start = Clock::now();
   BackOff back_off;
   for (;;) {
-    const uint32_t seen = rings_before_poll(bell);
     if (done()) return true;
     if (deadline.passed()) return false;
     if (policy == WaitPolicy::kSpin) continue;
@@ -85,15 +70,13 @@ bool wait_fixed(const std::function<bool()>& done, const Deadline& deadline, Wai
       sched_yield();
       continue;
     }
-    back_off.sleep(bell, seen);
+    back_off.sleep();
   }
 }
 
 // kAdaptive (adaptive_wait.h): the plan from this kind's recent waits; the length of this one, if it waited and
 // did not time out, joins them.
-bool wait_adaptive(const std::function<bool()>& done, const Deadline& deadline, const std::string& kind,
-                   BellWord* bell) {
-  uint32_t seen = rings_before_poll(bell);
+bool wait_adaptive(const std::function<bool()>& done, const Deadline& deadline, const std::string& kind) {
   if (done()) return true;
   WaitHistory& history = wait_history_of(kind);
   const AdaptivePlan plan = plan_adaptive_wait(history);
@@ -103,13 +86,12 @@ bool wait_adaptive(const std::function<bool()>& done, const Deadline& deadline, 
     if (deadline.passed()) return false;
     const auto elapsed = std::chrono::duration_cast<Micros>(Clock::now() - start);
     if (elapsed < plan.sleep_until) {
-      doze(bell, seen, std::min(plan.sleep_until - elapsed, kSleepSlice));
+      std::this_thread::sleep_for(std::min(plan.sleep_until - elapsed, kSleepSlice));
     } else if (elapsed < plan.poll_until) {
       sched_yield();
     } else {
-      back_off.sleep(bell, seen);
+      back_off.sleep();
     }
-    seen = rings_before_poll(bell);
     if (done()) break;
   }
   history.record(std::chrono::duration_cast<Micros>(Clock::now() - start));
@@ -120,15 +102,8 @@ bool wait_adaptive(const std::function<bool()>& done, const Deadline& deadline, 
 
 bool wait_until(const std::function<bool()>& done, const Deadline& deadline, WaitPolicy policy,
                 const std::string& kind) {
-  return policy == WaitPolicy::kAdaptive ? wait_adaptive(done, deadline, kind, nullptr)
-                                         : wait_fixed(done, deadline, policy, nullptr);
-}
-
-bool wait_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& kind,
-                BellWord* bell) {
-  const WaitPolicy policy = wait_settings().policy;
-  return policy == WaitPolicy::kAdaptive ? wait_adaptive(done, deadline, kind, bell)
-                                         : wait_fixed(done, deadline, policy, bell);
+  if (policy == WaitPolicy::kAdaptive) return wait_adaptive(done, deadline, kind);
+  return wait_fixed(done, deadline, policy);
 }
 
 }  // namespace sluice::comm

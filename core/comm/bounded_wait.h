@@ -9,7 +9,6 @@
 #include <functional>
 #include <string>
 
-#include "core/comm/bell.h"
 #include "core/comm/wait_policy.h"
 
 namespace sluice::comm {
@@ -40,9 +39,5 @@ bool wait_until(const std::function<bool()>& done, const Deadline& deadline, con
 bool wait_until(const std::function<bool()>& done, const Deadline& deadline, WaitPolicy policy);
 bool wait_until(const std::function<bool()>& done, const Deadline& deadline, WaitPolicy policy,
                 const std::string& kind);
-// The same, sleeping on `bell` (bell.h; may be null) wherever the policy sleeps, so that a peer's ring ends a sleep
-// at once instead of at its timer. For waits whose peer rings this rank's bell when it has done its part.
-bool wait_until(const std::function<bool()>& done, const Deadline& deadline, const std::string& kind,
-                BellWord* bell);
 
 }  // namespace sluice::comm

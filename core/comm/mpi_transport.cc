@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/comm/doorbells.h"
 #include "core/comm/mpi_context.h"
 #include "core/comm/ordered_sum.h"
 #include "core/comm/request_wait.h"
@@ -22,13 +21,11 @@ int as_int_count(int64_t count) {
   return static_cast<int>(count);
 }
 
-// A request of the pipeline's messages. Its wait sleeps on this rank's bell; a receive that completes rings the
-// sender's, whose send (a large one waits for the receiver to take the data) can then complete (doorbells.h).
 class MpiRequest : public Request {
  public:
   // `what`: what the wait is for, with the peer's world rank, for a TIMEOUT's message.
-  MpiRequest(MPI_Request req, bool is_receive, std::string what, std::shared_ptr<const Doorbells> bells, int peer)
-      : req_(req), is_receive_(is_receive), what_(std::move(what)), bells_(std::move(bells)), peer_(peer) {}
+  MpiRequest(MPI_Request req, bool is_receive, std::string what)
+      : req_(req), is_receive_(is_receive), what_(std::move(what)) {}
   ~MpiRequest() override {
     // An abandoned request (error path) must not fire into freed memory later. A receive can be cancelled;
     // a send cannot be reliably (MPI-4 deprecates it, and Open MPI may never cancel a large unmatched send),
@@ -43,29 +40,17 @@ class MpiRequest : public Request {
       MPI_Request_free(&req_);
     }
   }
-  void wait() override {
-    const bool pending = req_ != MPI_REQUEST_NULL;
-    wait_for(req_, what_, bells_->mine());
-    if (pending) completed();
-  }
+  void wait() override { wait_for(req_, what_); }
   bool test() override {
-    if (req_ == MPI_REQUEST_NULL) return true;
     int done = 0;
     check_mpi(MPI_Test(&req_, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done != 0) completed();
     return done != 0;
   }
 
  private:
-  void completed() const {
-    if (is_receive_) bells_->ring(peer_);
-  }
-
   MPI_Request req_;
   bool is_receive_;
   std::string what_;
-  std::shared_ptr<const Doorbells> bells_;
-  int peer_;
 };
 
 class CompletedRequest : public Request {
@@ -92,27 +77,18 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), max_tag_(tag_upper_boun
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   for (int r = 0; r < size_; ++r) world_ranks_.push_back(world_ranks_text(comm, {r}));
-  bells_ = std::make_shared<const Doorbells>(comm);
 }
 
 std::unique_ptr<Request> MpiTransport::isend(const float* data, int64_t count, int peer, int tag) {
   MPI_Request req;
   check_mpi(MPI_Isend(data, as_int_count(count), MPI_FLOAT, peer, tag, comm_, &req), "MPI_Isend");
-  bells_->ring(peer);  // the message (or, for a large one, its announcement) is in the peer's queue now
-  return std::make_unique<MpiRequest>(req, false, "send (tag " + std::to_string(tag) + ") to " + world_rank(peer),
-                                      bells_, peer);
+  return std::make_unique<MpiRequest>(req, false, "send (tag " + std::to_string(tag) + ") to " + world_rank(peer));
 }
 
 std::unique_ptr<Request> MpiTransport::irecv(float* data, int64_t count, int peer, int tag) {
   MPI_Request req;
   check_mpi(MPI_Irecv(data, as_int_count(count), MPI_FLOAT, peer, tag, comm_, &req), "MPI_Irecv");
-  return std::make_unique<MpiRequest>(req, true, "receive (tag " + std::to_string(tag) + ") from " + world_rank(peer),
-                                      bells_, peer);
-}
-
-uint32_t MpiTransport::rings_received() const {
-  const BellWord* bell = bells_->mine();
-  return bell == nullptr ? 0 : bell->rings.load();
+  return std::make_unique<MpiRequest>(req, true, "receive (tag " + std::to_string(tag) + ") from " + world_rank(peer));
 }
 
 std::string MpiTransport::world_rank(int peer) const {

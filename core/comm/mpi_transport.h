@@ -14,9 +14,6 @@
 
 namespace sluice::comm {
 
-class Doorbells;
-
-// Collective over `comm` at construction (it sets up the ranks' doorbells, doorbells.h).
 class MpiTransport : public Transport {
  public:
   explicit MpiTransport(MPI_Comm comm);
@@ -28,8 +25,6 @@ class MpiTransport : public Transport {
   bool receives_may_be_posted_early() const override { return true; }
   // MPI_TAG_UB: the same on every process for the whole run.
   int max_tag() const override { return max_tag_; }
-  // How often peers have rung this rank's bell (doorbells.h; 0 without shared memory): for tests and reports.
-  uint32_t rings_received() const;
 
  private:
   std::string world_rank(int peer) const;  // "world rank 3", for messages
@@ -39,7 +34,6 @@ class MpiTransport : public Transport {
   int rank_ = 0;
   int size_ = 1;
   int max_tag_ = 32767;
-  std::shared_ptr<const Doorbells> bells_;  // shared with the requests, which may outlive a failed exchange
 };
 
 // Private communicator and start-order queue shared by a group's in-flight ordered sums (mpi_transport.cc).

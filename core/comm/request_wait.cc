@@ -20,10 +20,9 @@ std::string seconds_text(double seconds) {
 
 }  // namespace
 
-namespace {
+void wait_for(MPI_Request& request, const std::string& what) { wait_for(request, what, nullptr); }
 
-void wait_polling(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile,
-                  BellWord* bell) {
+void wait_for(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile) {
   if (request == MPI_REQUEST_NULL) return;
   int code = MPI_SUCCESS;
   auto complete = [&] {
@@ -33,7 +32,7 @@ void wait_polling(MPI_Request& request, const std::string& what, const std::func
     return code != MPI_SUCCESS || done != 0;
   };
   const Deadline deadline = step_deadline();
-  if (!wait_until(complete, deadline, what, bell)) {
+  if (!wait_until(complete, deadline, what)) {
     g_abandoned = true;
     throw Error(ErrorCode::kTimeout, what + ": no answer within " + seconds_text(deadline.seconds()) +
                                          " s (comm.timeout); the peer is stopped, hung or not in the same call");
@@ -44,18 +43,6 @@ void wait_polling(MPI_Request& request, const std::string& what, const std::func
     MPI_Error_string(code, text, &length);
     throw Error(ErrorCode::kComm, what + " failed: " + std::string(text, static_cast<size_t>(length)));
   }
-}
-
-}  // namespace
-
-void wait_for(MPI_Request& request, const std::string& what) { wait_polling(request, what, nullptr, nullptr); }
-
-void wait_for(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile) {
-  wait_polling(request, what, meanwhile, nullptr);
-}
-
-void wait_for(MPI_Request& request, const std::string& what, BellWord* bell) {
-  wait_polling(request, what, nullptr, bell);
 }
 
 bool finish_or_abandon(MPI_Request& request) {

@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "core/comm/bell.h"
 #include "core/common/error.h"
 
 namespace sluice::comm {
@@ -29,8 +28,6 @@ void wait_for(MPI_Request& request, const std::string& what);
 // The same wait, calling `meanwhile` (which must not block) before every poll: for a rank that others wait on
 // while it waits itself, and must keep telling them it is alive (the checkpoint writer's progress messages).
 void wait_for(MPI_Request& request, const std::string& what, const std::function<void()>& meanwhile);
-// The same wait, sleeping on `bell` (this rank's, bell.h; may be null): for a request whose peer rings it.
-void wait_for(MPI_Request& request, const std::string& what, BellWord* bell);
 
 // wait_for, for a request whose buffer lives in `buffer`: when the wait times out, MPI may still write into (or
 // read from) the buffer once the silent peer wakes up, so the buffer is leaked rather than freed, then the
