@@ -11,6 +11,10 @@ Per run: both ranks' utime + stime (/proc/PID/stat) are sampled when rank 0 prin
 `--warmup` and again at the last step; CPU-s per wall-s = their difference over the wall time between, step ms
 = that wall time over the steps between. Needs bazel-bin/tools/sluice/sluice (build with -c opt) and Open MPI's
 mpirun; ranks are bound to a core each (mpirun --bind-to core; the PyTorch ranks pin themselves).
+
+Caution: the samples are taken when rank 0's step lines reach this script. On a machine where they arrive in bursts
+(seen 2026-11-29: 31 lines within 0.2 s), its step times and CPU rates are wrong; rusage_diff.sh measures the same
+from /usr/bin/time and the ranks' own step_ms, independently of when lines arrive.
 """
 import argparse
 import os
