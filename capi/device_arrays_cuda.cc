@@ -104,24 +104,34 @@ int64_t elements(int64_t rows, int64_t width) {
   return rows * width;
 }
 
+// sluice_train_step_device and sluice_evaluate_device: inputs and targets in (those this rank reads), a host loss
+// out, then `host`, the host twin named `twin`.
+using InputsTargetsLoss = sluice_status (*)(sluice_trainer*, const float*, const float*, int64_t, float*);
+sluice_status inputs_targets_loss(sluice_trainer* t, const float* inputs, const float* targets, int64_t batch,
+                                  float* loss, void* stream, const char* function, const char* twin,
+                                  InputsTargetsLoss host) {
+  Widths w;
+  if (!widths_of(t, w)) return host(t, nullptr, nullptr, batch, loss);
+  Staging staging(stream);
+  const float* x = nullptr;
+  const float* y = nullptr;
+  return collective(
+      t, function, twin, staging,
+      [&] {
+        x = w.inputs ? staging.input(inputs, elements(batch, w.in), "inputs") : nullptr;
+        y = w.targets ? staging.input(targets, elements(batch, w.out), "targets") : nullptr;
+      },
+      [&] { return host(t, x, y, batch, loss); });
+}
+
 }  // namespace
 
 extern "C" {
 
 sluice_status sluice_train_step_device(sluice_trainer* t, const float* inputs, const float* targets, int64_t batch,
                                        float* loss, void* stream) {
-  Widths w;
-  if (!widths_of(t, w)) return sluice_train_step(t, nullptr, nullptr, batch, loss);
-  Staging staging(stream);
-  const float* x = nullptr;
-  const float* y = nullptr;
-  return collective(
-      t, "sluice_train_step_device", "sluice_train_step", staging,
-      [&] {
-        x = w.inputs ? staging.input(inputs, elements(batch, w.in), "inputs") : nullptr;
-        y = w.targets ? staging.input(targets, elements(batch, w.out), "targets") : nullptr;
-      },
-      [&] { return sluice_train_step(t, x, y, batch, loss); });
+  return inputs_targets_loss(t, inputs, targets, batch, loss, stream, "sluice_train_step_device", "sluice_train_step",
+                             sluice_train_step);
 }
 
 sluice_status sluice_submit_samples_device(sluice_trainer* t, const float* inputs, const float* targets,
@@ -158,18 +168,8 @@ sluice_status sluice_predict_device(sluice_trainer* t, const float* inputs, floa
 
 sluice_status sluice_evaluate_device(sluice_trainer* t, const float* inputs, const float* targets, int64_t batch,
                                      float* loss, void* stream) {
-  Widths w;
-  if (!widths_of(t, w)) return sluice_evaluate(t, nullptr, nullptr, batch, loss);
-  Staging staging(stream);
-  const float* x = nullptr;
-  const float* y = nullptr;
-  return collective(
-      t, "sluice_evaluate_device", "sluice_evaluate", staging,
-      [&] {
-        x = w.inputs ? staging.input(inputs, elements(batch, w.in), "inputs") : nullptr;
-        y = w.targets ? staging.input(targets, elements(batch, w.out), "targets") : nullptr;
-      },
-      [&] { return sluice_evaluate(t, x, y, batch, loss); });
+  return inputs_targets_loss(t, inputs, targets, batch, loss, stream, "sluice_evaluate_device", "sluice_evaluate",
+                             sluice_evaluate);
 }
 
 sluice_status sluice_model_predict_device(sluice_model* m, const float* inputs, float* outputs, int64_t batch,
