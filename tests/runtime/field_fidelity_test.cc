@@ -71,8 +71,7 @@ TEST_P(FieldFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 
 // Every schedule once, with and without recompute on one replica; the skip grid below covers two replicas.
 INSTANTIATE_TEST_SUITE_P(AllSchedules, FieldFidelity,
-                         ::testing::Combine(testing::all_schedules(), ::testing::Values("none", "full"),
-                                            ::testing::Values(1)),
+                         testing::schedule_recompute_grid_one_replica(),
                          testing::grid_name);
 
 // A Fourier neural operator (issue 29): a 1 × 1 lift, 4 fno_blocks, a spectral_conv keeping every mode of the 8 × 8
@@ -96,8 +95,7 @@ TEST_P(FnoFidelity, ParametersAfterThreeStepsEqualSequentialBitForBit) {
 
 // Every schedule, with and without recompute, on one replica.
 INSTANTIATE_TEST_SUITE_P(AllSchedules, FnoFidelity,
-                         ::testing::Combine(testing::all_schedules(), ::testing::Values("none", "full"),
-                                            ::testing::Values(1)),
+                         testing::schedule_recompute_grid_one_replica(),
                          testing::grid_name);
 
 // Skip connections across stages: a one-level U-Net (pool, convolutions, upsample, concat with the level's input)
