@@ -24,14 +24,14 @@ Micros WaitHistory::longest() const {
 AdaptivePlan plan_adaptive_wait(const WaitHistory& history) {
   AdaptivePlan plan;
   const Micros shortest = history.shortest();
-  Micros most_poll = kMaxPoll;
   if (history.size() >= kSleepAheadAfter && shortest >= kSleepAheadFrom) {
     const Micros margin = std::max(kWakeMargin, shortest / kWakeMarginDivisor);
     plan.sleep_until = shortest - margin;
-    most_poll = std::max(kMinPoll, 2 * margin);
+    plan.poll_until = shortest + margin;
+    return plan;
   }
   const Micros beyond_longest = history.longest() + history.longest() / 4;
-  plan.poll_until = std::clamp(beyond_longest, plan.sleep_until + kMinPoll, plan.sleep_until + most_poll);
+  plan.poll_until = std::clamp(beyond_longest, kMinPoll, kMaxPoll);
   return plan;
 }
 

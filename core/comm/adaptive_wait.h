@@ -5,9 +5,10 @@
 // nobody else wants) burns that rank's core for the whole wait; sleeping with a fixed back-off (block) answers
 // up to a millisecond late on the waits that are short. A wait of a kind whose recent instances all took at
 // least T is therefore slept through up to a margin before T (in slices, polling between, so a message that
-// comes early is still seen within a slice), polled with sched_yield around when those waits ended, and
-// backed off with sleeps growing to 1 ms after that. A kind with no history (the first waits, a new call)
-// polls for `block`'s 250 us. The slices bound the worst answer delay to `block`'s (about a millisecond).
+// comes early is still seen within a slice), polled with sched_yield from there to the same margin past T, and
+// backed off with sleeps growing to 1 ms after that. The margin covers a sleep's late wake-up; polling longer
+// than that around T spends the waiting rank's core on the jitter of the waits (bench/host_cores). A kind with no
+// history (the first waits, a new call) polls for `block`'s 250 us. The slices bound the worst answer delay to `block`'s (about a millisecond).
 //
 // The plan is a pure function of the history (tests/comm:adaptive_wait_test); bounded_wait.cc keeps one history
 // per kind of wait (the text that names what is waited for) and thread.
@@ -52,13 +53,13 @@ constexpr Micros kSleepAheadFrom{1000};
 constexpr int kSleepAheadAfter = 2;
 // The longest slice of the sleep-ahead phase: how late an earlier-than-usual answer can be seen.
 constexpr Micros kSleepSlice{1000};
-// How far before the shortest recent wait the sleep ends: at least kWakeMargin (a sleep wakes up to ~100 us
-// late), or 1/kWakeMarginDivisor of that wait (the waits' own jitter grows with them).
-constexpr Micros kWakeMargin{150};
-constexpr int kWakeMarginDivisor = 32;
-// Polling runs until a quarter past the longest recent wait, but at least kMinPoll (`block`'s first phase) and at
-// most: twice the margin past a sleep ahead (a window around where the waits ended: polling longer would spin
-// through the jitter of long waits), or kMaxPoll when there was no sleep ahead.
+// How far before the shortest recent wait the sleep ends, and polling runs as far past it: at least kWakeMargin
+// (a sleep wakes late by the timer slack, 50 us by default, plus the scheduler's latency), or 1/kWakeMarginDivisor
+// of that wait (the waits' own jitter grows with them).
+constexpr Micros kWakeMargin{60};
+constexpr int kWakeMarginDivisor = 64;
+// Without a sleep ahead (short waits, or too little history), polling runs until a quarter past the longest recent
+// wait, but at least kMinPoll (`block`'s first phase) and at most kMaxPoll.
 constexpr Micros kMinPoll{250};
 constexpr Micros kMaxPoll{500};
 

@@ -1,6 +1,6 @@
 // comm.wait: adaptive (issue 28). The plan a wait follows is a pure function of how long recent waits of its kind
-// took: sleep ahead only through what every recent wait took (minus a wake-up margin), poll around where they
-// ended (at most twice the margin after a sleep ahead, kMaxPoll without one). No timing here: fake histories in, plans out; and that
+// took: sleep ahead only through what every recent wait took (minus a wake-up margin), poll from there to the same
+// margin past it (kMinPoll to kMaxPoll without a sleep ahead). No timing here: fake histories in, plans out; and that
 // wait_until records a wait that waited, and neither one answered at the first poll nor one that timed out.
 #include "core/comm/adaptive_wait.h"
 
@@ -24,21 +24,20 @@ TEST(AdaptivePlan, WithoutHistoryWaitsAsBlock) {
 }
 
 TEST(AdaptivePlan, LongRegularWaitsAreSleptThroughUpToAMargin) {
-  // Eight waits of 8 ms: sleep until 8 ms - 8/32 ms, then poll for twice that margin (a quarter past the longest
-  // is further).
+  // Eight waits of 8 ms: sleep until 8 ms - 8/64 ms, then poll to the same margin past 8 ms.
   const AdaptivePlan plan = plan_adaptive_wait(history_of({8000, 8000, 8000, 8000, 8000, 8000, 8000, 8000}));
-  EXPECT_EQ(plan.sleep_until.count(), 7750);
-  EXPECT_EQ(plan.poll_until.count(), 8250);
-  // 1.6 ms waits: the margin is kWakeMargin (150 us > 1600 / 32); polling lasts twice the margin.
+  EXPECT_EQ(plan.sleep_until.count(), 7875);
+  EXPECT_EQ(plan.poll_until.count(), 8125);
+  // 1.6 ms waits: the margin is kWakeMargin (60 us > 1600 / 64); polling lasts twice the margin.
   const AdaptivePlan short_ones = plan_adaptive_wait(history_of({1600, 1700, 1650}));
-  EXPECT_EQ(short_ones.sleep_until.count(), 1450);
-  EXPECT_EQ(short_ones.poll_until.count(), 1750);
+  EXPECT_EQ(short_ones.sleep_until.count(), 1540);
+  EXPECT_EQ(short_ones.poll_until.count(), 1660);
 }
 
 TEST(AdaptivePlan, TheShortestRecentWaitBoundsTheSleep) {
   const AdaptivePlan plan = plan_adaptive_wait(history_of({9000, 3200, 12000, 9000}));
-  EXPECT_EQ(plan.sleep_until.count(), 3050);
-  EXPECT_EQ(plan.poll_until.count(), 3350);  // 1.25 x 12 ms is further: polling stops twice the margin on
+  EXPECT_EQ(plan.sleep_until.count(), 3140);
+  EXPECT_EQ(plan.poll_until.count(), 3260);  // the margin past the shortest, however long the longest was
 }
 
 TEST(AdaptivePlan, ShortWaitsAreNeverSleptAhead) {
