@@ -8,7 +8,8 @@
 // comes early is still seen within a slice), polled with sched_yield from there to the same margin past T, and
 // backed off with sleeps growing to 1 ms after that. The margin covers a sleep's late wake-up; polling longer
 // than that around T spends the waiting rank's core on the jitter of the waits (bench/host_cores). A kind with no
-// history (the first waits, a new call) polls for `block`'s 250 us. The slices bound the worst answer delay to `block`'s (about a millisecond).
+// history (the first waits, a new call) polls for `block`'s 250 us. The slices bound the worst answer delay to
+// `block`'s (about a millisecond).
 //
 // The plan is a pure function of the history (tests/comm:adaptive_wait_test); bounded_wait.cc keeps one history
 // per kind of wait (the text that names what is waited for) and thread.
