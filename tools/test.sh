@@ -5,7 +5,8 @@
 # Five configurations, run in the order default, asan, fuzz, mpich, cuda, each in its own output folder
 # (--platform_suffix in .bazelrc), so none evicts another's outputs (docs/CI.md has what each one checks and measured times):
 #   default  `bazel test //...`                                         every test target
-#   cuda     `bazel build --config=cuda //...`, then `bazel test --config=cuda` of the tests whose code differs
+#   cuda     `bazel build --config=cuda -- //... -//tests/... //tests/cuda/...` (everything but the test binaries out
+#            of the scope below), then `bazel test --config=cuda` of the tests whose code differs
 #            under cuda (they depend on a target with a select() on //:cuda_enabled) in the packages that drive
 #            it in-process: tests/cuda, capi, runtime, checkpoint, build and one command-line test (92 of 283
 #            in November 2026; cuda_test_scope below). CUT TO FIT CI's 90 MINUTES: the landing of 2026-11-29
@@ -154,7 +155,8 @@ if wanted cuda; then
   elif [ ! -x "$nvcc" ]; then
     summaries+=("cuda configuration: skipped (no CUDA toolkit: $nvcc not found; it comes with the machine image)")
   elif [ "${SLUICE_CUDA_TESTS:-affected}" = affected ]; then
-    # Building everything first makes a target that fails to compile under cuda a failure even if no test uses it.
+    # Building the product, examples and benchmarks first makes one that fails to compile under cuda a failure even if
+    # no test uses it; the test binaries out of cuda_test_scope are left out (their code is the default build's).
     # Under the time budget the build gets what is left (run_suite then finds how much remains for the tests).
     cuda_build_limit=()
     if [ "$budget_s" -gt 0 ]; then
@@ -162,7 +164,7 @@ if wanted cuda; then
     fi
     if [ "$budget_s" -gt 0 ] && [ $((budget_s - ($(date +%s) - script_started))) -lt 300 ]; then
       summaries+=("cuda configuration: skipped, under 300 s left of the ${budget_s} s time budget (not counted)")
-    elif "${cuda_build_limit[@]}" bazel build --config=cuda //...; then
+    elif "${cuda_build_limit[@]}" bazel build --config=cuda -- //... -//tests/... //tests/cuda/...; then
       mapfile -t affected < <(cuda_affected_tests)
       run_suite cuda --config=cuda "${affected[@]}"
     elif [ "${#cuda_build_limit[@]}" -gt 0 ] && [ $((budget_s - ($(date +%s) - script_started))) -le 0 ]; then
