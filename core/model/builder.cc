@@ -209,7 +209,8 @@ std::unique_ptr<Layer> build_one(size_t index, const config::LayerSpec& layer, c
 
 // A model with skip connections: the whole layer list is walked for the skips' widths (custom layers outside
 // [first, last) are built once and dropped, as model_shape does), and the layers in range that carry or read a skip
-// are wrapped in a SkipLayer (core/model/skip_layer.h).
+// are wrapped in a SkipLayer (core/model/skip_layer.h). The layers carry only the skips [first, last) makes or reads
+// (a pipeline stage's: skip_plan's ranged form).
 std::vector<std::unique_ptr<Layer>> build_with_skips(const config::ModelSpec& spec, kernels::Backend& backend,
                                                      const CustomLayerRegistry& custom_layers, int first, int last,
                                                      FieldDomain* domain) {
@@ -228,7 +229,7 @@ std::vector<std::unique_ptr<Layer>> build_with_skips(const config::ModelSpec& sp
     walk.next(layer, [&](const std::string&, int64_t) { return inner[i]->out_features(); });
     main_out.push_back(width_of(walk.current(), level_of(domain, walk.current(), where(i, layer))));
   }
-  const std::vector<LayerCarry> plan = skip_plan(spec.layers, main_out);
+  const std::vector<LayerCarry> plan = skip_plan(spec.layers, main_out, first, last);
   std::vector<std::unique_ptr<Layer>> layers;
   for (int i = first; i < last; ++i) {
     const config::LayerSpec& layer = spec.layers[static_cast<size_t>(i)];

@@ -28,7 +28,9 @@ std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, 
 
 // Only model layers [first, last), the first taking samples of shape `in_shape` (model_shape.h has every layer's
 // shapes): what a pipeline rank builds, so that it allocates only its share of the model. Initial values do not
-// depend on which layers are built together (the RNG is keyed by global layer index).
+// depend on which layers are built together (the RNG is keyed by global layer index). [first, last) is one pipeline
+// stage: its layers carry only the skip tensors it makes or reads (core/model/skip_plan.h), so its boundary widths
+// can be narrower than model_shape's, which carry every skip.
 std::vector<std::unique_ptr<Layer>> build_layers(const config::ModelSpec& spec, kernels::Backend& backend,
                                                  const CustomLayerRegistry& custom_layers, int first, int last,
                                                  const config::SampleShape& in_shape);

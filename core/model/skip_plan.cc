@@ -1,5 +1,6 @@
 #include "core/model/skip_plan.h"
 
+#include <algorithm>
 #include <map>
 
 namespace sluice::model {
@@ -25,6 +26,28 @@ std::vector<LayerCarry> skip_plan(const std::vector<config::LayerSpec>& layers, 
     carried = plan[i].out;
   }
   return plan;
+}
+
+bool touches(const std::vector<config::LayerSpec>& layers, const std::vector<LayerCarry>& plan, int first, int last,
+             const std::string& name) {
+  for (int i = first; i < last; ++i) {
+    const size_t at = static_cast<size_t>(i);
+    if (layers[at].from == name || (plan[at].keeps_output && layers[at].name == name)) return true;
+  }
+  return false;
+}
+
+std::vector<LayerCarry> skip_plan(const std::vector<config::LayerSpec>& layers, const std::vector<int64_t>& main_out,
+                                  int first, int last) {
+  std::vector<LayerCarry> plan = skip_plan(layers, main_out);
+  std::vector<LayerCarry> local = plan;
+  const auto passes_over = [&](const SkipSlot& slot) { return !touches(layers, plan, first, last, slot.name); };
+  for (int i = first; i < last; ++i) {
+    LayerCarry& carry = local[static_cast<size_t>(i)];
+    carry.in.erase(std::remove_if(carry.in.begin(), carry.in.end(), passes_over), carry.in.end());
+    carry.out.erase(std::remove_if(carry.out.begin(), carry.out.end(), passes_over), carry.out.end());
+  }
+  return local;
 }
 
 int64_t carried_features(const std::vector<SkipSlot>& slots) {

@@ -66,17 +66,23 @@ SkipRoutes skip_routes(const std::vector<config::LayerSpec>& layers, const std::
     index[route] = static_cast<int>(routes.routes.size());
     routes.routes.push_back({route.first, route.second, width});
   }
-  routes.width.resize(std::max(boundaries, 0));
-  routes.columns.resize(std::max(boundaries, 0));
-  for (int s = 0; s < boundaries; ++s) {
-    const size_t last = static_cast<size_t>(ranges[s].last - 1);
-    int64_t offset = main_out[last];
-    for (const SkipSlot& slot : plan[last].out) {
+  // Each side's columns from the slots its own layers carry across the boundary.
+  const auto routed_in = [&](const std::vector<SkipSlot>& slots, int64_t main, int s) {
+    std::vector<RoutedColumns> columns;
+    int64_t offset = main;
+    for (const SkipSlot& slot : slots) {
       const auto route = route_across(touching.at(slot.name), s);
-      if (route.first >= 0) routes.columns[s].push_back({offset, slot.features, index.at(route)});
+      if (route.first >= 0) columns.push_back({offset, slot.features, index.at(route)});
       offset += slot.features;
     }
-    routes.width[s] = offset;
+    return columns;
+  };
+  for (int s = 0; s < boundaries; ++s) {
+    const size_t last = static_cast<size_t>(ranges[s].last - 1), next = static_cast<size_t>(ranges[s + 1].first);
+    const auto sender = skip_plan(layers, main_out, ranges[s].first, ranges[s].last);
+    const auto receiver = skip_plan(layers, main_out, ranges[s + 1].first, ranges[s + 1].last);
+    routes.sent.push_back(routed_in(sender[last].out, main_out[last], s));
+    routes.received.push_back(routed_in(receiver[next].in, main_out[last], s));
   }
   return routes;
 }

@@ -135,8 +135,8 @@ void Executor::post_receive(const Action& a) {
   Key key{a.stage, a.microbatch};
   if (pending.count(key)) return;  // already posted by the look-ahead
   model::StageModule* stage = stages_.at(a.stage);
-  const int boundary = forward ? a.stage - 1 : a.stage;
-  const int64_t cols = wire_width(routed(boundary), forward ? stage->in_features() : stage->out_features());
+  const int64_t cols = forward ? wire_width(received(a.stage - 1), stage->in_features())
+                               : wire_width(sent(a.stage), stage->out_features());
   const int peer_stage = forward ? a.stage - 1 : a.stage + 1;
   Pending p;
   p.buffer = backend_.empty(rows_of(a.microbatch).count, cols);
@@ -158,7 +158,14 @@ void Executor::post_receives_ahead(size_t position) {
 }
 
 kernels::Tensor Executor::take_received(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local,
-                                        Key key, const char* what, StepCounters& counters, int boundary) {
+                                        Key key, const char* what, StepCounters& counters,
+                                        const std::vector<model::RoutedColumns>& held, int64_t width) {
+  kernels::Tensor t = take_wire(pending, local, key, what, counters);
+  return held.empty() ? t : restore_routed(backend_, t, held, width);
+}
+
+kernels::Tensor Executor::take_wire(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local, Key key,
+                                    const char* what, StepCounters& counters) {
   auto l = local.find(key);
   if (l != local.end()) {
     kernels::Tensor t = std::move(l->second);
@@ -174,9 +181,7 @@ kernels::Tensor Executor::take_received(std::map<Key, Pending>& pending, std::ma
   kernels::Tensor t = wait_for(p->second, std::string(what) + " for stage " + std::to_string(key.stage) +
                                               " micro-batch " + std::to_string(key.mb), counters);
   pending.erase(p);
-  if (boundary < 0 || routed(boundary).empty()) return t;
-  return restore_routed(backend_, t, routed(boundary), boundary == key.stage ? stages_.at(key.stage)->out_features()
-                                                                              : stages_.at(key.stage)->in_features());
+  return t;
 }
 
 kernels::Tensor Executor::wait_for(Pending& pending, const std::string& what, StepCounters& counters) {
@@ -193,9 +198,13 @@ kernels::Tensor Executor::wait_for(Pending& pending, const std::string& what, St
 }
 
 // Hands a tensor that `producer` made to the stage that consumes it: directly when that stage lives on this
-// rank (no message is scheduled then), else into `outbox`, keyed by the producer as its SEND names it.
+// rank (no message is scheduled then), else into `outbox`, keyed by the producer as its SEND names it. Either way
+// without the `held` routed columns, which the producer's side has and the consumer's does not (their routes carry
+// them): the consumer's side puts back its own (take_received).
 void Executor::route(kernels::Tensor tensor, const Action& producer, int consumer_stage,
-                     std::map<Key, kernels::Tensor>& local, std::map<Key, kernels::Tensor>& outbox) {
+                     const std::vector<model::RoutedColumns>& held, std::map<Key, kernels::Tensor>& local,
+                     std::map<Key, kernels::Tensor>& outbox) {
+  if (!held.empty()) tensor = drop_routed(backend_, tensor, held);
   if (schedule_.stage_to_rank.at(consumer_stage) == rank_) {
     local[Key{consumer_stage, producer.microbatch}] = std::move(tensor);
   } else {
@@ -204,11 +213,11 @@ void Executor::route(kernels::Tensor tensor, const Action& producer, int consume
 }
 
 void Executor::send_produced(std::map<Key, kernels::Tensor>& outbox, const Action& a, int peer_stage, bool forward,
-                             const char* missing, int boundary) {
+                             const char* missing) {
   auto it = outbox.find(Key{a.stage, a.microbatch});
   if (it == outbox.end()) throw Error(ErrorCode::kInternal, missing);
   Pending p;
-  p.buffer = routed(boundary).empty() ? std::move(it->second) : drop_routed(backend_, it->second, routed(boundary));
+  p.buffer = std::move(it->second);
   outbox.erase(it);
   // Tagged by the receiving stage, as its receive is.
   p.request = transport_.isend(p.buffer.data(), p.buffer.size(), schedule_.stage_to_rank.at(peer_stage),
@@ -231,11 +240,11 @@ void Executor::reap_sends(bool wait_all) {
 }
 
 void Executor::exec_send_forward(const Action& a) {
-  send_produced(to_send_forward_, a, a.stage + 1, true, "SEND_F before its forward", a.stage);
+  send_produced(to_send_forward_, a, a.stage + 1, true, "SEND_F before its forward");
 }
 
 void Executor::exec_send_backward(const Action& a) {
-  send_produced(to_send_backward_, a, a.stage - 1, false, "SEND_B before its backward", a.stage - 1);
+  send_produced(to_send_backward_, a, a.stage - 1, false, "SEND_B before its backward");
 }
 
 // A receive is posted no later than its place in the list and waited for by the compute that uses it. Where
@@ -249,8 +258,8 @@ void Executor::exec_receive(const Action& a) {
 
 kernels::Tensor Executor::forward_input(const Action& a, Step& step) {
   if (a.stage == 0) return input_slice(step.data, a.microbatch);
-  kernels::Tensor input =
-      take_received(recv_forward_, local_inputs_, Key{a.stage, a.microbatch}, "input", step.counters, a.stage - 1);
+  kernels::Tensor input = take_received(recv_forward_, local_inputs_, Key{a.stage, a.microbatch}, "input",
+                                        step.counters, received(a.stage - 1), stages_.at(a.stage)->in_features());
   fill_skips(a.stage, a.microbatch, input, step.counters);
   return input;
 }
@@ -290,7 +299,7 @@ Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) 
   if (a.stage == last_stage_) {
     finish_last_stage(a, std::move(output), step);
   } else {
-    route(std::move(output), a, a.stage + 1, local_inputs_, to_send_forward_);
+    route(std::move(output), a, a.stage + 1, sent(a.stage), local_inputs_, to_send_forward_);
   }
   add_busy(step.counters, ComputeKind::kF, c0);
   return c0;
@@ -300,7 +309,7 @@ Executor::Clock::time_point Executor::exec_forward(const Action& a, Step& step) 
 Executor::Clock::time_point Executor::exec_input_gradient(const Action& a, Step& step) {
   model::StageModule* stage = stages_.at(a.stage);
   kernels::Tensor grad_out = take_received(recv_backward_, local_grads_, Key{a.stage, a.microbatch},
-                                           "output gradient", step.counters, a.stage);
+                                           "output gradient", step.counters, sent(a.stage), stage->out_features());
   fill_skip_gradients(a.stage, a.microbatch, grad_out, step.counters);
   const Clock::time_point c0 = Clock::now();
   const int mb = step.data.microbatch_offset + a.microbatch;
@@ -314,7 +323,7 @@ Executor::Clock::time_point Executor::exec_input_gradient(const Action& a, Step&
   if (a.stage > 0) {
     if (!ok) grad_in = backend_.zeros(rows_of(a.microbatch).count, stage->in_features());
     produce_skip_gradients(a.stage, a.microbatch, grad_in);
-    route(std::move(grad_in), a, a.stage - 1, local_grads_, to_send_backward_);
+    route(std::move(grad_in), a, a.stage - 1, received(a.stage - 1), local_grads_, to_send_backward_);
   }
   add_busy(step.counters, fused ? ComputeKind::kB : ComputeKind::kI, c0);
   return c0;

@@ -10,8 +10,8 @@
 //
 // Skips (core/model/skip_routes.h): a routed skip tensor goes from its producer's stage to its reader's in its own
 // message (SEND_SKIP/RECV_SKIP, and the gradient back with SEND_SKIP_GRAD/RECV_SKIP_GRAD, or by hand-over when both
-// stages live on this rank); the activation messages between leave its columns out, and the stages between see
-// zeros there, which they only copy along.
+// stages live on this rank). The stages between do not hold it (their layers carry only the skips they touch); the
+// producer's output loses its columns before the activation message, the reader's input gets them from the route.
 //
 // Failure: if a stage throws (a failing user callback, say), the rank keeps walking its action list with
 // zero-filled data so that every peer still gets the messages it waits for, and reports the first error at
@@ -144,8 +144,10 @@ class Executor {
   int route_index(int from, int to) const;
   int skip_tag(int route, int mb, bool forward) const;
   void post_skip_receive(const schedule::Action& a);
-  // The routed columns of boundary `boundary` (output of that stage), empty when none.
-  const std::vector<model::RoutedColumns>& routed(int boundary) const;
+  // The routed columns of boundary `boundary` in its sender's output (stage `boundary`) and in its receiver's input
+  // (stage `boundary` + 1), empty when none (also for a boundary out of range).
+  const std::vector<model::RoutedColumns>& sent(int boundary) const;
+  const std::vector<model::RoutedColumns>& received(int boundary) const;
   // Forward: the routes leaving `stage` take their columns of its output; the routes reaching it fill its input.
   void produce_skips(int stage, int mb, const kernels::Tensor& output);
   void fill_skips(int stage, int mb, kernels::Tensor& input, StepCounters& counters);
@@ -160,20 +162,24 @@ class Executor {
   void finish_last_stage(const schedule::Action& a, kernels::Tensor output, Step& step);
   Clock::time_point exec_input_gradient(const schedule::Action& a, Step& step);
   void route(kernels::Tensor tensor, const schedule::Action& producer, int consumer_stage,
-             std::map<Key, kernels::Tensor>& local, std::map<Key, kernels::Tensor>& outbox);
+             const std::vector<model::RoutedColumns>& held, std::map<Key, kernels::Tensor>& local,
+             std::map<Key, kernels::Tensor>& outbox);
   void weight_gradient_done(int stage);
   void record_compute(const schedule::Action& a, Clock::time_point c0, Step& step, bool trace) const;
   void discard_failed_step(const StepData& data);
 
   void post_receives_ahead(size_t position);
   void post_receive(const schedule::Action& a);
-  // A tensor received over the wire gets back the routed columns of `boundary` (-1: none) as zeros.
+  // A tensor handed over or received (without any routed columns) gets back the routed columns `held` of the
+  // receiving side, as zeros (a route fills them), for a tensor of `width` columns.
   kernels::Tensor take_received(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local, Key key,
-                                const char* what, StepCounters& counters, int boundary);
+                                const char* what, StepCounters& counters,
+                                const std::vector<model::RoutedColumns>& held, int64_t width);
+  kernels::Tensor take_wire(std::map<Key, Pending>& pending, std::map<Key, kernels::Tensor>& local, Key key,
+                            const char* what, StepCounters& counters);
   kernels::Tensor wait_for(Pending& pending, const std::string& what, StepCounters& counters);
-  // `boundary`: whose routed columns the message leaves out (-1: none).
   void send_produced(std::map<Key, kernels::Tensor>& outbox, const schedule::Action& a, int peer_stage, bool forward,
-                     const char* missing, int boundary);
+                     const char* missing);
   void reap_sends(bool wait_all);
   int tag(int stage, int mb, bool forward) const;
   kernels::Tensor input_slice(const StepData& data, int mb) const;

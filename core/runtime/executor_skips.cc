@@ -30,10 +30,23 @@ int Executor::route_index(int from, int to) const {
                                         std::to_string(to));
 }
 
-const std::vector<model::RoutedColumns>& Executor::routed(int boundary) const {
+namespace {
+
+const std::vector<model::RoutedColumns>& at_boundary(const std::vector<std::vector<model::RoutedColumns>>& columns,
+                                                     int boundary) {
   static const std::vector<model::RoutedColumns> kNone;
-  if (boundary < 0 || boundary >= static_cast<int>(routes_.columns.size())) return kNone;
-  return routes_.columns[boundary];
+  if (boundary < 0 || boundary >= static_cast<int>(columns.size())) return kNone;
+  return columns[boundary];
+}
+
+}  // namespace
+
+const std::vector<model::RoutedColumns>& Executor::sent(int boundary) const {
+  return at_boundary(routes_.sent, boundary);
+}
+
+const std::vector<model::RoutedColumns>& Executor::received(int boundary) const {
+  return at_boundary(routes_.received, boundary);
 }
 
 // RECV_SKIP at the reader's stage (from its producer, the action's peer); RECV_SKIP_GRAD at the producer's.
@@ -97,7 +110,7 @@ void Executor::produce_skips(int stage, int mb, const kernels::Tensor& output) {
     const model::SkipRoute& r = routes_.routes[route];
     if (r.from != stage) continue;
     skip_out_[RouteKey{static_cast<int>(route), mb}] =
-        gather_route(backend_, output, routed(stage), static_cast<int>(route), r.features);
+        gather_route(backend_, output, sent(stage), static_cast<int>(route), r.features);
   }
 }
 
@@ -105,7 +118,7 @@ void Executor::fill_skips(int stage, int mb, kernels::Tensor& input, StepCounter
   for (size_t route = 0; route < routes_.routes.size(); ++route) {
     if (routes_.routes[route].to != stage) continue;
     const kernels::Tensor skip = take_skip(static_cast<int>(route), mb, true, counters);
-    scatter_route(backend_, skip, routed(stage - 1), static_cast<int>(route), input);
+    scatter_route(backend_, skip, received(stage - 1), static_cast<int>(route), input);
   }
 }
 
@@ -113,7 +126,7 @@ void Executor::fill_skip_gradients(int stage, int mb, kernels::Tensor& grad_outp
   for (size_t route = 0; route < routes_.routes.size(); ++route) {
     if (routes_.routes[route].from != stage) continue;
     const kernels::Tensor grad = take_skip(static_cast<int>(route), mb, false, counters);
-    scatter_route(backend_, grad, routed(stage), static_cast<int>(route), grad_output);
+    scatter_route(backend_, grad, sent(stage), static_cast<int>(route), grad_output);
   }
 }
 
@@ -122,7 +135,7 @@ void Executor::produce_skip_gradients(int stage, int mb, const kernels::Tensor& 
     const model::SkipRoute& r = routes_.routes[route];
     if (r.to != stage) continue;
     skip_grad_out_[RouteKey{static_cast<int>(route), mb}] =
-        gather_route(backend_, grad_input, routed(stage - 1), static_cast<int>(route), r.features);
+        gather_route(backend_, grad_input, received(stage - 1), static_cast<int>(route), r.features);
   }
 }
 

@@ -1,5 +1,5 @@
-// The executor's column work for routed skips (core/model/skip_routes.h): what a boundary tensor loses on the wire
-// between the stages a skip route passes over, and what a route's own message carries.
+// The executor's column work for routed skips (core/model/skip_routes.h): what a stage's boundary tensor loses on
+// the wire (the routed columns its side holds), and what a route's own message carries.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,8 @@ namespace sluice::runtime {
 
 // Columns of a boundary tensor of `width` that go on the wire: all but the routed ones.
 int64_t wire_width(const std::vector<model::RoutedColumns>& routed, int64_t width);
-// The boundary tensor without its routed columns, and back (the routed columns zero; the receiving stage or a
-// route's message fills them where they are read).
+// The boundary tensor without its routed columns, and back (the routed columns zero; the route's message fills
+// them).
 kernels::Tensor drop_routed(kernels::Backend& backend, const kernels::Tensor& full,
                             const std::vector<model::RoutedColumns>& routed);
 kernels::Tensor restore_routed(kernels::Backend& backend, const kernels::Tensor& wire,

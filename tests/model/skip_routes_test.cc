@@ -1,6 +1,7 @@
 // Which skips travel straight between stages (core/model/skip_routes.h): a skip read two or more stages after the
 // stage that makes it gets a route; one read on the next stage stays in the activation; a skip read on several
-// stages goes from each stage that touches it to the next one; the routed columns sit where skip_plan puts them.
+// stages goes from each stage that touches it to the next one; the routed columns sit where the sending and the
+// receiving stage's own layers carry them (skip_plan's ranged form), and no stage in between holds them.
 #include "core/model/skip_routes.h"
 
 #include <gtest/gtest.h>
@@ -40,20 +41,28 @@ TEST(SkipRoutes, EachTouchingStageSendsToTheNextOneTwoOrMoreStagesOn) {
   EXPECT_EQ(routes.routes[0].features, 4);
   EXPECT_EQ(routes.routes[1].from, 2);
   EXPECT_EQ(routes.routes[1].to, 4);
-  // Boundary 0: [b's 5 | a | b] (main = b's output); a is routed, b rides to stage 1 in the activation.
-  EXPECT_EQ(routes.width[0], 5 + 4 + 5);
-  ASSERT_EQ(routes.columns[0].size(), 1u);
-  EXPECT_EQ(routes.columns[0][0].first, 5);
-  EXPECT_EQ(routes.columns[0][0].count, 4);
-  EXPECT_EQ(routes.columns[0][0].route, 0);
-  // Boundary 1 (stage 1 -> 2): [4 | a], a on route 0; boundaries 2 and 3: a on route 1.
-  ASSERT_EQ(routes.columns[1].size(), 1u);
-  EXPECT_EQ(routes.columns[1][0].route, 0);
-  EXPECT_EQ(routes.columns[1][0].first, 4);
-  for (int s : {2, 3}) {
-    ASSERT_EQ(routes.columns[s].size(), 1u) << s;
-    EXPECT_EQ(routes.columns[s][0].route, 1) << s;
-  }
+  // Boundary 0: stage 0's output is [b's 5 | a | b] (main = b's output); a is routed and only stage 0 holds it,
+  // b rides to stage 1 in the activation: stage 1's input is [5 | b].
+  ASSERT_EQ(routes.sent.size(), 4u);
+  ASSERT_EQ(routes.received.size(), 4u);
+  ASSERT_EQ(routes.sent[0].size(), 1u);
+  EXPECT_EQ(routes.sent[0][0].first, 5);
+  EXPECT_EQ(routes.sent[0][0].count, 4);
+  EXPECT_EQ(routes.sent[0][0].route, 0);
+  EXPECT_TRUE(routes.received[0].empty()) << "stage 1 does not hold a";
+  // Boundary 1 (stage 1 -> 2): stage 1's output is the main 4 alone; stage 2's input [4 | a], a from route 0.
+  EXPECT_TRUE(routes.sent[1].empty()) << "stage 1 does not hold a";
+  ASSERT_EQ(routes.received[1].size(), 1u);
+  EXPECT_EQ(routes.received[1][0].route, 0);
+  EXPECT_EQ(routes.received[1][0].first, 4);
+  // Boundaries 2 and 3: a on route 1, in stage 2's output and stage 4's input; stage 3 never holds it.
+  ASSERT_EQ(routes.sent[2].size(), 1u);
+  EXPECT_EQ(routes.sent[2][0].route, 1);
+  EXPECT_TRUE(routes.received[2].empty());
+  EXPECT_TRUE(routes.sent[3].empty());
+  ASSERT_EQ(routes.received[3].size(), 1u);
+  EXPECT_EQ(routes.received[3][0].route, 1);
+  EXPECT_EQ(routes.received[3][0].first, 4);
 }
 
 TEST(SkipRoutes, NeighbouringStagesAndOneStageNeedNoRoute) {

@@ -1,8 +1,9 @@
 // Skips across stages travel straight from producer to reader (issue 27 item 3): with a skip from the first of
 // three stages to the last, the middle rank's activation and gradient messages hold only the main tensor, and the
-// skip tensor (forward) and its gradient (backward) go between the first and last ranks in their own messages.
-// Every rank's step runs alone over a transport that completes at once (receives read zeros) and records each
-// message's size.
+// skip tensor (forward) and its gradient (backward) go between the first and last ranks in their own messages; the
+// middle stage does not hold the skip at all: its input, output and stash are the main tensor's, as in the same
+// model without the skip. Every rank's step runs alone over a transport that completes at once (receives read
+// zeros) and records each message's size.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -64,13 +65,22 @@ const char* const kModel =
     "    - {type: add, from: a}\n"
     "    - {type: linear, outputs: 2}\n"
     "pipeline: {stages: 3, schedule: 1f1b, microbatches: 2}\n";
+// The same main chain without the skip: the middle stage (layers 1 and 2) is the same.
+const char* const kNoSkip =
+    "model:\n  inputs: 3\n  layers:\n"
+    "    - {type: linear, outputs: 4}\n"
+    "    - {type: relu}\n"
+    "    - {type: linear, outputs: 4}\n"
+    "    - {type: relu}\n"
+    "    - {type: linear, outputs: 2}\n"
+    "pipeline: {stages: 3, schedule: 1f1b, microbatches: 2}\n";
 
 struct SkipModel {
-  config::Config cfg = config::parse_config(kModel);
+  config::Config cfg;
   std::vector<model::LayerRange> ranges{{0, 1}, {1, 3}, {3, 5}};
   model::SkipRoutes routes;
   schedule::Schedule lowered;
-  SkipModel() {
+  explicit SkipModel(const char* yaml = kModel) : cfg(config::parse_config(yaml)) {
     std::vector<int64_t> main_out;
     for (const auto& shape : model::model_shape(cfg.model, {})) main_out.push_back(config::features_of(shape.out_shape));
     routes = model::skip_routes(cfg.model.layers, main_out, ranges);
@@ -80,19 +90,23 @@ struct SkipModel {
   }
 };
 
-// Runs rank `rank`'s step of 4 rows (2 per micro-batch) and returns the messages it posted; `training` false runs
-// the forward-only list, as a prediction does.
-std::vector<Message> messages_of(const SkipModel& setup, int rank, bool training = true) {
+struct RankStep {
+  std::vector<Message> messages;  // in the order posted
+  StepCounters counters;
+  int64_t stage_in = 0, stage_out = 0;  // the stage's input and output widths
+};
+
+// Runs rank `rank`'s step of 4 rows (2 per micro-batch), its stage built as the trainer builds it; `training` false
+// runs the forward-only list, as a prediction does.
+RankStep step_of(const SkipModel& setup, int rank, bool training = true,
+                 model::RecomputeMode recompute = model::RecomputeMode::kNone) {
   kernels::Backend& backend = kernels::cpu_backend();
-  auto layers = model::build_layers(setup.cfg.model, backend);
-  model::init_layers(layers, 1);
-  std::vector<std::unique_ptr<model::StageModule>> owned;
-  std::map<int, model::StageModule*> stages;
   const model::LayerRange range = setup.ranges[rank];
-  std::vector<std::unique_ptr<model::Layer>> mine;
-  for (int i = range.first; i < range.last; ++i) mine.push_back(std::move(layers[i]));
-  owned.push_back(std::make_unique<model::StageModule>(backend, range.first, std::move(mine)));
-  stages[rank] = owned.back().get();
+  const auto shapes = model::model_shape(setup.cfg.model, {});
+  auto mine = model::build_layers(setup.cfg.model, backend, {}, range.first, range.last, shapes[range.first].in_shape);
+  model::init_layers(mine, 1);
+  model::StageModule stage(backend, range.first, std::move(mine), model::recompute_policy(recompute, {}));
+  std::map<int, model::StageModule*> stages{{rank, &stage}};
   RecordingTransport transport(rank, 3);
   auto loss = [](const kernels::Tensor&, const float*, int64_t, kernels::Tensor&) { return 0.0; };
   const schedule::Schedule forward = schedule::forward_only(setup.lowered);
@@ -107,9 +121,16 @@ std::vector<Message> messages_of(const SkipModel& setup, int rank, bool training
   data.target_features = 2;
   data.global_batch = 4;
   data.training = training;
-  StepCounters counters;
-  EXPECT_FALSE(executor.run(data, counters, false).error) << "rank " << rank;
-  return transport.messages;
+  RankStep result;
+  EXPECT_FALSE(executor.run(data, result.counters, false).error) << "rank " << rank;
+  result.messages = transport.messages;
+  result.stage_in = stage.in_features();
+  result.stage_out = stage.out_features();
+  return result;
+}
+
+std::vector<Message> messages_of(const SkipModel& setup, int rank, bool training = true) {
+  return step_of(setup, rank, training).messages;
 }
 
 TEST(SkipRouteBytes, TheSkipGoesFromTheFirstRankToTheLastOnly) {
@@ -144,6 +165,23 @@ TEST(SkipRouteBytes, APredictionSendsTheSkipStraightToTheLastRankToo) {
   int skips = 0;
   for (const Message& m : messages_of(setup, 2, false)) skips += !m.send && m.peer == 0 && m.floats == 2 * 4;
   EXPECT_EQ(skips, 2);
+}
+
+// The middle stage holds only the main tensor: its input and output are 4 wide (not 4 + the skip's 4), and what it
+// stashes per micro-batch is what the same stage stashes without the skip: the stage input kept for a full
+// recompute, and the layers' saved state and output gradients.
+TEST(SkipRouteBytes, TheMiddleStageHoldsOnlyTheMainTensor) {
+  const SkipModel skip, plain(kNoSkip);
+  ASSERT_TRUE(plain.routes.empty());
+  for (const model::RecomputeMode recompute : {model::RecomputeMode::kNone, model::RecomputeMode::kFull}) {
+    const RankStep with = step_of(skip, 1, true, recompute), without = step_of(plain, 1, true, recompute);
+    EXPECT_EQ(with.stage_in, 4);
+    EXPECT_EQ(with.stage_out, 4);
+    EXPECT_GT(with.counters.peak_stash_bytes, 0u);
+    EXPECT_EQ(with.counters.peak_stash_bytes, without.counters.peak_stash_bytes)
+        << "recompute " << static_cast<int>(recompute);
+    EXPECT_EQ(with.counters.peak_stash_microbatches, without.counters.peak_stash_microbatches);
+  }
 }
 
 }  // namespace

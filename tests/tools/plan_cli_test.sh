@@ -151,6 +151,15 @@ assert "0SEND_SKIP0@2" in actions[0] and "0RECV_SKIP_GRAD1@2" in actions[0], act
 assert "2RECV_SKIP1@0" in actions[2] and "2SEND_SKIP_GRAD0@0" in actions[2], actions[2]
 assert not any("SKIP" in a for a in actions[1]), actions[1]
 PY
+# Under full recompute each stage stashes its input per micro-batch (2 rows): rank 0 its 3 columns, rank 2 the main
+# 4 and the skip's 4, rank 1 only the main 4: the skip passes over it in its own messages.
+skip_json="$("$SLUICE" plan "$config_dir/skip.yaml" --set pipeline.recompute=full --format json)" ||
+  fail "skip plan (recompute full) exited $?"
+python3 - "$skip_json" <<'PY' || fail "plan's stash with a skip passing over a stage"
+import json, sys
+stash = json.loads(sys.argv[1])["stash_bytes_per_stage"]
+assert stash == [2 * 3 * 4, 2 * 4 * 4, 2 * 8 * 4], stash
+PY
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan_cli_test: all checks passed"

@@ -9,6 +9,7 @@
 #include "core/model/model_shape.h"
 #include "core/runtime/trainer_domain.h"
 #include "core/model/partition.h"
+#include "core/model/skip_plan.h"
 #include "core/model/stage_module.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tools/sluice/plan_declared_layers.h"
@@ -64,16 +65,35 @@ double stashed_halo_inputs(const std::vector<double>& halo, const model::LayerRa
   return bytes * static_cast<double>(rows);
 }
 
+// Each layer's input width (features per sample) as the stage `range` builds it: its main tensor and only the skips
+// the stage makes or reads (model_shape's widths carry every skip, also those that pass over the stage in their own
+// messages: skip_routes.h).
+std::vector<int64_t> stage_in_widths(const config::ModelSpec& spec, const std::vector<model::LayerShape>& shapes,
+                                     const model::LayerRange& range) {
+  std::vector<int64_t> widths;
+  for (const model::LayerShape& shape : shapes) widths.push_back(shape.in);
+  if (!config::has_skips(spec.layers)) return widths;
+  std::vector<int64_t> main_out;
+  for (const model::LayerShape& shape : shapes) main_out.push_back(config::features_of(shape.out_shape));
+  const std::vector<model::LayerCarry> plan = model::skip_plan(spec.layers, main_out, range.first, range.last);
+  for (int l = range.first; l < range.last; ++l) {
+    const size_t at = static_cast<size_t>(l);
+    widths[at] = config::features_of(shapes[at].in_shape) + model::carried_features(plan[at].in);
+  }
+  return widths;
+}
+
 // What the layers of `range` keep for one micro-batch of `rows` rows under `policy`, from their shapes: a kept
 // layer its declared stash (or its input), a run of dropped layers only its first layer's input.
-double estimated_stash(const std::vector<model::LayerShape>& shapes, const model::LayerRange& range,
-                       const model::RecomputePolicy& policy, int64_t rows) {
+double estimated_stash(const config::ModelSpec& spec, const std::vector<model::LayerShape>& shapes,
+                       const model::LayerRange& range, const model::RecomputePolicy& policy, int64_t rows) {
   auto dropped = [&](int layer) { return sluice::tools::dropped(policy, layer); };
   constexpr double kBytesPerFloat = 4.0;
+  const std::vector<int64_t> in = stage_in_widths(spec, shapes, range);
   double bytes = 0.0;
   for (int l = range.first; l < range.last; ++l) {
     const model::LayerShape& shape = shapes[static_cast<size_t>(l)];
-    const double input = kBytesPerFloat * static_cast<double>(shape.in);
+    const double input = kBytesPerFloat * static_cast<double>(in[static_cast<size_t>(l)]);
     if (!dropped(l)) {
       bytes += shape.stash_bytes > 0.0 ? shape.stash_bytes : input;
     } else if (l == range.first || !dropped(l - 1)) {
@@ -87,11 +107,12 @@ double estimated_stash(const std::vector<model::LayerShape>& shapes, const model
 std::vector<double> measured_stash(const config::Config& cfg, const std::vector<int>& split,
                                    const model::RecomputePolicy& policy, int64_t rows) {
   kernels::Backend& backend = kernels::cpu_backend();
-  std::vector<std::unique_ptr<model::Layer>> layers = model::build_layers(cfg.model, backend, declared_layers(cfg.model));
+  const model::CustomLayerRegistry declared = declared_layers(cfg.model);
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, declared);
   std::vector<double> stash;
   for (const model::LayerRange& range : model::split_to_ranges(split)) {
-    std::vector<std::unique_ptr<model::Layer>> mine;
-    for (int l = range.first; l < range.last; ++l) mine.push_back(std::move(layers[l]));
+    std::vector<std::unique_ptr<model::Layer>> mine = model::build_layers(
+        cfg.model, backend, declared, range.first, range.last, shapes[static_cast<size_t>(range.first)].in_shape);
     model::StageModule stage(backend, range.first, std::move(mine), policy);
     stage.forward(0, backend.zeros(rows, stage.in_features()), model::StepInfo{});
     stash.push_back(static_cast<double>(stage.stashed_bytes()));
@@ -128,7 +149,7 @@ StageMemory stage_memory(const config::Config& cfg, int stages, int chunks, int 
   } else {
     const std::vector<model::LayerShape> rank_shapes = model::model_shape(rank_cfg.model, declared_layers(cfg.model));
     for (const model::LayerRange& range : ranges) {
-      memory.stash_bytes.push_back(estimated_stash(rank_shapes, range, policy, memory.rows));
+      memory.stash_bytes.push_back(estimated_stash(rank_cfg.model, rank_shapes, range, policy, memory.rows));
     }
   }
   for (size_t s = 0; s < ranges.size(); ++s) {
