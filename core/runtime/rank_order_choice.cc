@@ -8,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/config/domain_layout.h"
 #include "core/model/partition.h"
+#include "core/model/stage_widths.h"
 #include "core/runtime/domain_step_traffic.h"
 #include "core/runtime/node_ranks.h"
 
@@ -96,6 +97,10 @@ config::StepTraffic step_traffic(const config::Config& cfg, const std::vector<mo
   config::StepTraffic traffic;
   traffic.gradient_floats.resize(cfg.pipeline.stages);
   std::vector<int> layer_stage(shapes.size(), 0);
+  // What crosses each boundary: the main tensor and the carried skips; a routed skip goes straight from its
+  // sender's rank to its reader's, once (model/stage_widths.h).
+  const model::SkipRoutes routes = model::skip_routes_of(cfg.model, shapes, ranges);
+  const std::vector<int64_t> widths = model::activation_widths(shapes, ranges, routes);
   for (size_t chunk = 0; chunk < ranges.size(); ++chunk) {
     int64_t params = 0;
     for (int l = ranges[chunk].first; l < ranges[chunk].last; ++l) {
@@ -104,9 +109,12 @@ config::StepTraffic step_traffic(const config::Config& cfg, const std::vector<mo
     }
     traffic.gradient_floats.at(stage_to_rank.at(chunk)).push_back(params);
     if (chunk + 1 == ranges.size() || stage_to_rank[chunk] == stage_to_rank[chunk + 1]) continue;
-    const int64_t width = shapes[ranges[chunk].last - 1].out;
     // the activation forward and its gradient backward, 4-byte floats
-    traffic.boundaries.push_back({stage_to_rank[chunk], stage_to_rank[chunk + 1], 2 * rows * width * 4});
+    traffic.boundaries.push_back({stage_to_rank[chunk], stage_to_rank[chunk + 1], 2 * rows * widths[chunk] * 4});
+  }
+  for (const model::SkipRoute& route : routes.routes) {
+    const int from = stage_to_rank.at(route.from), to = stage_to_rank.at(route.to);
+    if (from != to) traffic.boundaries.push_back({from, to, 2 * rows * route.features * 4});
   }
   if (config::domain_block_count(cfg.pipeline.domain) > 1) {
     add_domain_traffic(cfg, shapes, layer_stage, data_parallel, traffic);

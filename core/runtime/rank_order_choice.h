@@ -16,7 +16,8 @@
 namespace sluice::runtime {
 
 // One replica's traffic per optimizer step for this model: activations and their gradients at each model-chunk
-// boundary between pipeline ranks (`stage_to_rank`: model chunk -> pipeline rank, from the schedule), for
+// boundary between pipeline ranks (`stage_to_rank`: model chunk -> pipeline rank, from the schedule) and each
+// routed skip from its sender's rank to its reader's (skip_routes.h: not at the boundaries it passes), for
 // data.batch / data_parallel rows per call (one row per micro-batch when the config has no data.batch: the API
 // passes batches in) times optimizer.accumulate calls; and each chunk's parameter floats. With a split also each
 // stage's halos per link, each boundary cut into its blocks and each block's tile gathers (inter_node_traffic.h).

@@ -5,6 +5,7 @@
 
 #include "core/comm/rank_zero_decides.h"
 #include "core/model/partition.h"
+#include "core/model/stage_widths.h"
 #include "core/common/error.h"
 #include "core/schedule/cost_profile.h"
 #include "core/schedule/generators.h"
@@ -18,7 +19,8 @@ constexpr double kFlopsPerTimeUnit = 1e6;  // the table's time unit: MFLOP
 
 // The stages of the balanced partition (the one a run without pipeline.split uses) into ranks x chunks pieces.
 // `rank_shapes`: the same layers' widths on one rank (one block's with a domain) for the stash; the partition and
-// the FLOPs stay the whole field's, as the trainer's partition weighs them.
+// the FLOPs stay the whole field's, as the trainer's partition weighs them. A stage's widths are those it builds
+// (model::stage_in_widths): a skip routed over it (skip_routes.h) is neither its input nor in its stash.
 std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
                                               const std::vector<model::LayerShape>& rank_shapes, int chunks) {
   const int stages = cfg.pipeline.stages * chunks;
@@ -26,17 +28,22 @@ std::vector<schedule::StageSizes> stage_sizes(const config::Config& cfg, const s
   const double state_floats = state_floats_per_parameter(cfg);
   // Full recompute drops every layer: under recompute_halos: stash each halo layer's filled input stays too.
   const std::vector<double> halo = rank_halo_stash(cfg);
+  const config::ModelSpec rank_spec = rank_model(cfg);
+  config::PipelineSpec balanced = cfg.pipeline;
+  balanced.split.clear();
   std::vector<schedule::StageSizes> sizes;
-  for (const model::LayerRange& range : model::split_to_ranges(model::balanced_split(model::partition_costs(shapes, cfg.pipeline), stages))) {
+  for (const model::LayerRange& range :
+       model::split_to_ranges(model::choose_model_split(cfg.model, shapes, balanced, stages))) {
+    const std::vector<int64_t> in = model::stage_in_widths(rank_spec, rank_shapes, range);
     schedule::StageSizes stage;
-    stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(rank_shapes[range.first].in);
+    stage.input_bytes_per_sample = kBytesPerFloat * static_cast<double>(in[range.first]);
     for (int layer = range.first; layer < range.last; ++layer) {
       stage.forward_time_per_sample += shapes[layer].flops / 3.0 / kFlopsPerTimeUnit;  // flops counts F + B, B = 2F
       stage.static_bytes += kBytesPerFloat * state_floats * static_cast<double>(shapes[layer].params);
       // each layer's input, or what a custom layer declares it keeps
       stage.stash_bytes_per_sample += rank_shapes[layer].stash_bytes > 0.0
                                           ? rank_shapes[layer].stash_bytes
-                                          : kBytesPerFloat * static_cast<double>(rank_shapes[layer].in);
+                                          : kBytesPerFloat * static_cast<double>(in[layer]);
       stage.input_bytes_per_sample += halo[static_cast<size_t>(layer)];
     }
     sizes.push_back(stage);

@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/config/domain_layout.h"
 #include "core/model/partition.h"
+#include "core/model/stage_widths.h"
 #include "core/runtime/cpu_threads.h"
 #include "core/runtime/custom_layer_devices.h"
 #include "core/runtime/domain_support.h"
@@ -43,7 +44,7 @@ config::RankOrderChoice choose_rank_order(const RunParts& parts, const config::C
     }
     const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
     const std::vector<int> split =
-        model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * cfg.pipeline.chunks);
+        model::choose_model_split(cfg.model, shapes, cfg.pipeline, P * cfg.pipeline.chunks);
     const schedule::Schedule order = schedule::make_schedule(config::resolved_schedule_name(cfg.pipeline.schedule), P,
                                                              cfg.pipeline.microbatches, cfg.pipeline.chunks);
     // A host that declared its blocks placed them as block = rank % blocks (decided on rank 0; a rank without a
@@ -86,7 +87,7 @@ void build_local_state(RunParts& parts, const config::Config& cfg) {
   // Shapes and costs from the config alone: a rank builds (allocates) only the layers of its own chunks.
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, parts.custom_layers);
   const std::vector<model::LayerRange> ranges =
-      model::split_to_ranges(model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), P * V));
+      model::split_to_ranges(model::choose_model_split(cfg.model, shapes, cfg.pipeline, P * V));
   const std::vector<model::LayerShape> widths = rank_widths(parts, cfg, shapes);
   parts.skip_routes = model::skip_routes_of(cfg.model, widths, ranges);
   for (const model::SkipRoute& route : parts.skip_routes.routes) compute.skips.push_back({route.from, route.to});

@@ -21,6 +21,7 @@
 #include "core/schedule/validator.h"
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
+#include "core/model/stage_widths.h"
 #include "tools/sluice/plan_declared_layers.h"
 #include "tools/sluice/plan_domain.h"
 #include "core/runtime/schedule_choice.h"
@@ -252,7 +253,7 @@ Schedule with_skip_routes(Schedule compute, const std::optional<config::Config>&
   if (!cfg || !compute.skips.empty()) return compute;  // a schedule file that lists its skips keeps them
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg->model, declared_layers(cfg->model));
   const std::vector<model::LayerRange> ranges = model::split_to_ranges(
-      model::choose_split(cfg->pipeline.split, model::partition_costs(shapes, cfg->pipeline), compute.num_stages()));
+      model::choose_model_split(cfg->model, shapes, cfg->pipeline, compute.num_stages()));
   for (const model::SkipRoute& route : model::skip_routes_of(cfg->model, shapes, ranges).routes)
     compute.skips.push_back({route.from, route.to});
   return compute;

@@ -9,8 +9,8 @@
 #include "core/model/model_shape.h"
 #include "core/runtime/trainer_domain.h"
 #include "core/model/partition.h"
-#include "core/model/skip_plan.h"
 #include "core/model/stage_module.h"
+#include "core/model/stage_widths.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tools/sluice/plan_declared_layers.h"
 
@@ -65,31 +65,13 @@ double stashed_halo_inputs(const std::vector<double>& halo, const model::LayerRa
   return bytes * static_cast<double>(rows);
 }
 
-// Each layer's input width (features per sample) as the stage `range` builds it: its main tensor and only the skips
-// the stage makes or reads (model_shape's widths carry every skip, also those that pass over the stage in their own
-// messages: skip_routes.h).
-std::vector<int64_t> stage_in_widths(const config::ModelSpec& spec, const std::vector<model::LayerShape>& shapes,
-                                     const model::LayerRange& range) {
-  std::vector<int64_t> widths;
-  for (const model::LayerShape& shape : shapes) widths.push_back(shape.in);
-  if (!config::has_skips(spec.layers)) return widths;
-  std::vector<int64_t> main_out;
-  for (const model::LayerShape& shape : shapes) main_out.push_back(config::features_of(shape.out_shape));
-  const std::vector<model::LayerCarry> plan = model::skip_plan(spec.layers, main_out, range.first, range.last);
-  for (int l = range.first; l < range.last; ++l) {
-    const size_t at = static_cast<size_t>(l);
-    widths[at] = config::features_of(shapes[at].in_shape) + model::carried_features(plan[at].in);
-  }
-  return widths;
-}
-
 // What the layers of `range` keep for one micro-batch of `rows` rows under `policy`, from their shapes: a kept
 // layer its declared stash (or its input), a run of dropped layers only its first layer's input.
 double estimated_stash(const config::ModelSpec& spec, const std::vector<model::LayerShape>& shapes,
                        const model::LayerRange& range, const model::RecomputePolicy& policy, int64_t rows) {
   auto dropped = [&](int layer) { return sluice::tools::dropped(policy, layer); };
   constexpr double kBytesPerFloat = 4.0;
-  const std::vector<int64_t> in = stage_in_widths(spec, shapes, range);
+  const std::vector<int64_t> in = model::stage_in_widths(spec, shapes, range);
   double bytes = 0.0;
   for (int l = range.first; l < range.last; ++l) {
     const model::LayerShape& shape = shapes[static_cast<size_t>(l)];
@@ -131,7 +113,7 @@ StageMemory stage_memory(const config::Config& cfg, int stages, int chunks, int 
   memory.recompute_share = recompute_share(cfg, model::flops_of(shapes));
   // The trainer's split: explicit from the config, else balanced by cost (FLOPs and the bytes at each cut).
   const std::vector<int> split =
-      model::choose_split(cfg.pipeline.split, model::partition_costs(shapes, cfg.pipeline), stages * chunks);
+      model::choose_model_split(cfg.model, shapes, cfg.pipeline, stages * chunks);
   const model::RecomputePolicy policy =
       model::recompute_policy(cfg.pipeline.recompute, cfg.pipeline.recompute_layers, cfg.pipeline.recompute_halos);
   int64_t parameters = 0;

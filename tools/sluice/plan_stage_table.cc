@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/model/model_shape.h"
+#include "core/model/stage_widths.h"
 #include "core/runtime/schedule_choice.h"
 #include "core/schedule/chrome_trace.h"
 #include "core/schedule/generators.h"
@@ -41,8 +42,8 @@ ScheduleStages rows_of(StagePlanner& planner, const Schedule& compute, const sch
   ScheduleStages table;
   table.schedule = compute.name;
   table.chunks = compute.chunks;
-  const std::vector<model::LayerRange> ranges = model::split_to_ranges(model::choose_split(
-      cfg.pipeline.split, model::partition_costs(planner.shapes, cfg.pipeline), compute.num_stages()));
+  const std::vector<model::LayerRange> ranges = model::split_to_ranges(model::choose_model_split(
+      cfg.model, planner.shapes, cfg.pipeline, compute.num_stages()));
   const std::vector<double> stash = schedule::peak_stash(compute, planner.memory_for(compute).stash_bytes);
   const schedule::SimulationResult result = schedule::simulate(compute, costs);
   table.makespan = result.makespan;
