@@ -8,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/model/linear_layer.h"
 #include "core/model/partition.h"
+#include "core/model/stage_widths.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/model/test_support.h"
 
@@ -90,6 +91,84 @@ TEST(PartitionCosts, CutsCostTheirBytesAtTheLinkBandwidth) {
   }
   pipeline.bandwidth = 1e300;  // links as fast as anything: the FLOP split
   EXPECT_EQ(balanced_split(partition_costs(shapes, pipeline), 3), balanced_split(flops_of(shapes), 3));
+}
+
+// A skip from the first stage to the last of four (core/model/stage_widths.h): it goes straight from stage 0 to
+// stage 3, so the activation messages, the middle stages' inputs and the cut costs hold it only where it is sent.
+config::ModelSpec first_to_last_skip() {
+  config::ModelSpec spec;
+  spec.inputs = 3;
+  config::LayerSpec a = layer_spec("linear");
+  a.outputs = 8;
+  a.name = "a";
+  config::LayerSpec narrow = layer_spec("linear");
+  narrow.outputs = 4;
+  config::LayerSpec concat = layer_spec("concat");
+  concat.from = "a";
+  config::LayerSpec head = layer_spec("linear");
+  head.outputs = 2;
+  spec.layers = {a, narrow, narrow, concat, head};  // stages {0}, {1}, {2}, {3, 4}
+  return spec;
+}
+
+const std::vector<LayerRange> kFourStages = {{0, 1}, {1, 2}, {2, 3}, {3, 5}};
+
+TEST(StageWidths, ARoutedSkipLeavesTheStagesAndMessagesBetween) {
+  const config::ModelSpec spec = first_to_last_skip();
+  const std::vector<LayerShape> shapes = model_shape(spec, {});
+  ASSERT_EQ(shapes[1].in, 16) << "the sequential model carries a (8) past layer 1";
+  EXPECT_EQ(activation_widths(shapes, kFourStages, skip_routes_of(spec, shapes, kFourStages)),
+            (std::vector<int64_t>{8, 4, 4}));
+  EXPECT_EQ(stage_in_widths(spec, shapes, kFourStages[1])[1], 8) << "stage 1 holds only its main input";
+  EXPECT_EQ(stage_in_widths(spec, shapes, kFourStages[2])[2], 4);
+  EXPECT_EQ(stage_in_widths(spec, shapes, kFourStages[3])[3], 12) << "the reader holds its main input and a";
+  EXPECT_EQ(stage_in_widths(spec, shapes, kFourStages[0])[0], 3);
+}
+
+TEST(StageWidths, ARoutedSkipCostsOnlyTheCutThatEndsItsSendersStage) {
+  const config::ModelSpec spec = first_to_last_skip();
+  const std::vector<LayerShape> shapes = model_shape(spec, {});
+  config::PipelineSpec pipeline;
+  pipeline.bandwidth = 2e9;
+  pipeline.flop_rate = 1e10;  // 5 FLOPs per byte
+  const PartitionCosts costs = routed_partition_costs(spec, shapes, pipeline, kFourStages);
+  const std::vector<int64_t> charged = {16, 4, 4, 12, 2};  // a (8) at cut 0 only, not at cuts 1 and 2
+  ASSERT_EQ(costs.boundaries.size(), charged.size());
+  for (size_t i = 0; i < charged.size(); ++i) {
+    EXPECT_DOUBLE_EQ(costs.boundaries[i], 2.0 * 4.0 * static_cast<double>(charged[i]) * 5.0) << "cut " << i;
+  }
+}
+
+// The split under routed skips: a wide skip from the first layer to the last charges every cut it passes under the
+// carried estimate, so all stages look alike; charged once, the stages between take more layers, and the chosen
+// split is faster under its own routes than the carried one. Without skips the split is choose_split's.
+TEST(StageWidths, TheSplitWeighsARoutedSkipOnce) {
+  config::ModelSpec spec;
+  spec.inputs = 16;
+  config::LayerSpec a = layer_spec("linear");
+  a.outputs = 16;
+  a.name = "a";
+  config::LayerSpec body = layer_spec("linear");
+  body.outputs = 16;
+  config::LayerSpec add = layer_spec("add");
+  add.from = "a";
+  spec.layers = {a};
+  for (int i = 0; i < 10; ++i) spec.layers.push_back(body);
+  spec.layers.push_back(add);
+  const std::vector<LayerShape> shapes = model_shape(spec, {});
+  config::PipelineSpec pipeline;
+  pipeline.flop_rate = 1e10;
+  pipeline.bandwidth = 1e9;
+  const std::vector<int> carried = balanced_split(partition_costs(shapes, pipeline), 4);
+  const std::vector<int> routed = choose_model_split(spec, shapes, pipeline, 4);
+  EXPECT_NE(routed, carried);
+  const auto own_cost = [&](const std::vector<int>& split) {
+    return slowest_chunk(routed_partition_costs(spec, shapes, pipeline, split_to_ranges(split)), split);
+  };
+  EXPECT_LT(own_cost(routed), own_cost(carried));
+  spec.layers.back() = body;  // no skip
+  const std::vector<LayerShape> plain = model_shape(spec, {});
+  EXPECT_EQ(choose_model_split(spec, plain, pipeline, 4), balanced_split(partition_costs(plain, pipeline), 4));
 }
 
 TEST(ModelShape, AnUnregisteredCustomLayerIsNamed) {
