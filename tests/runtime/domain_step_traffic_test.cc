@@ -28,6 +28,29 @@ pipeline: {stages: 2, split: [3, 4], domain: [2, 2]}
 data: {type: synthetic, batch: 2}
 )";
 
+// Without a domain: a skip from the first of four stages to the last (core/model/skip_routes.h) crosses only once,
+// from rank 0 to rank 3; the boundaries between carry the main tensor alone.
+TEST(StepTraffic, ARoutedSkipGoesOnceFromItsSenderToItsReader) {
+  const config::Config cfg = config::parse_config(R"(model:
+  inputs: 3
+  layers:
+    - {type: linear, outputs: 8, name: a}
+    - {type: linear, outputs: 4}
+    - {type: linear, outputs: 4}
+    - {type: concat, from: a}
+    - {type: linear, outputs: 2}
+pipeline: {stages: 4, split: [1, 1, 1, 2]}
+data: {type: synthetic, batch: 2}
+)");
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  const config::StepTraffic t = step_traffic(cfg, shapes, {1, 1, 1, 2}, {0, 1, 2, 3}, 1);
+  std::map<std::pair<int, int>, int64_t> bytes;
+  for (const config::StepTraffic::Boundary& b : t.boundaries) bytes[{b.from_stage, b.to_stage}] += b.bytes;
+  const int64_t per_float = 2 * 2 * 4;  // forward and backward, 2 rows, 4-byte floats
+  EXPECT_EQ(bytes, (std::map<std::pair<int, int>, int64_t>{
+                       {{0, 1}, 8 * per_float}, {{1, 2}, 4 * per_float}, {{2, 3}, 4 * per_float}, {{0, 3}, 8 * per_float}}));
+}
+
 TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
   const config::Config cfg = config::parse_config(kUnet);
   const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});

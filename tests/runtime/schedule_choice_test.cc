@@ -15,6 +15,8 @@
 #include "core/common/error.h"
 #include "core/config/config_parser.h"
 #include "core/model/model_shape.h"
+#include "core/model/partition.h"
+#include "core/model/stage_widths.h"
 #include "core/schedule/cost_profile.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/simulator.h"
@@ -96,6 +98,29 @@ TEST(ScheduleChoiceWithProfile, VersionOneProfileStillChoosesLinearlyInRows) {
       "backward_weight_seconds_per_sample 5e-5\nmessage_seconds 0\n");
   EXPECT_EQ(outcome.chosen.microbatches, outcome.expected.microbatches);
   EXPECT_EQ(outcome.chosen.microbatches, kBatch);
+}
+
+// A skip from the first stage to the last goes straight between them (core/model/skip_routes.h): auto's estimate of
+// a middle stage's stash counts only its own main inputs, not the 64-wide skip passing over it.
+TEST(ScheduleChoiceWithSkips, AMiddleStageStashesOnlyItsMainInputs) {
+  std::string text = "model:\n  inputs: 16\n  layers:\n    - {type: linear, outputs: 64, name: a}\n";
+  for (int i = 0; i < 6; ++i) text += "    - {type: linear, outputs: 16}\n";
+  text += "    - {type: concat, from: a}\n";  // the last layer: on the last stage
+  const config::Config cfg = config::parse_config(
+      text + "pipeline: {stages: 4, schedule: auto, memory_budget: 1.0e12}\nloss: mse\n"
+             "optimizer: {type: sgd, lr: 0.1}\ndata: {type: synthetic, batch: 8}\n");
+  const std::vector<model::LayerShape> shapes = model::model_shape(cfg.model, {});
+  const std::vector<schedule::StageSizes> sizes = search_model(cfg, shapes, shapes, 1).stages(1);
+  const std::vector<model::LayerRange> ranges =
+      model::split_to_ranges(model::choose_model_split(cfg.model, shapes, cfg.pipeline, 4));
+  ASSERT_EQ(sizes.size(), 4u);
+  ASSERT_EQ(ranges.front().first, 0);
+  for (size_t s = 1; s + 1 < ranges.size(); ++s) {
+    double main_inputs = 0.0;  // 4 bytes per feature of each layer's own input
+    for (int l = ranges[s].first; l < ranges[s].last; ++l) main_inputs += 4.0 * config::features_of(shapes[l].in_shape);
+    EXPECT_DOUBLE_EQ(sizes[s].stash_bytes_per_sample, main_inputs) << "stage " << s;
+    EXPECT_DOUBLE_EQ(sizes[s].input_bytes_per_sample, 4.0 * config::features_of(shapes[ranges[s].first].in_shape));
+  }
 }
 
 // pipeline.domain: a rank stashes its block's activations, so a budget between one block's need and the whole
