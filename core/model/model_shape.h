@@ -1,7 +1,8 @@
 // A model's per-layer shape from the config alone: sample shapes and widths, parameter counts and per-sample FLOPs, with nothing
 // allocated for the built-in layers (a custom layer is built once through its factory and dropped: its size is
 // the application's). The partition (balanced_split over `flops`) and the rank-order choice use it before a rank
-// knows which layers it will hold.
+// knows which layers it will hold. Its widths are the sequential model's; what a pipeline stage holds and sends,
+// given the skips routed between stages, is in stage_widths.h.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +35,9 @@ std::vector<double> flops_of(const std::vector<LayerShape>& shapes);
 
 // What the balanced partition weighs (partition.h), in FLOPs: each layer's FLOPs, and at each cut the bytes one
 // sample sends across it (its activation forward, with the skip tensors carried past it, and the gradient back)
-// at the pipeline's link bandwidth, as FLOPs at its flop rate.
+// at the pipeline's link bandwidth, as FLOPs at its flop rate. Every skip counts at each cut it crosses, an upper
+// bound once skips are routed: the split a run uses is stage_widths.h's choose_model_split, which charges a routed
+// skip once.
 PartitionCosts partition_costs(const std::vector<LayerShape>& shapes, const config::PipelineSpec& pipeline);
 
 // The skips of `spec` that travel straight between the stages of `ranges` (skip_routes.h), from its shapes: what the

@@ -31,8 +31,10 @@ double state_floats_per_parameter(const config::Config& cfg);
 
 // Stages of the balanced FLOP partition for each chunk count. Costs from the FLOP estimate (time unit: MFLOP);
 // memory: 4-byte parameters, gradients and optimizer state (AdamW 2, SGD with momentum 1) of the rank's layers, and
-// a stash of every layer's input per sample (each stage's input alone with full recompute) at `rank_shapes`' widths. The batch per replica is data.batch / data_parallel; without
-// data.batch (the API passes batches in) only pipeline.microbatches is tried.
+// a stash of every layer's input per sample (each stage's input alone with full recompute) at `rank_shapes`' widths,
+// as the stage builds them (model/stage_widths.h: a skip routed over a stage is not in its stash). The batch per
+// replica is data.batch / data_parallel; without data.batch (the API passes batches in) only
+// pipeline.microbatches is tried.
 schedule::SearchModel search_model(const config::Config& cfg, const std::vector<model::LayerShape>& shapes,
                                    const std::vector<model::LayerShape>& rank_shapes, int data_parallel);
 

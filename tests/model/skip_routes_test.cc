@@ -11,6 +11,7 @@
 #include "core/config/config_parser.h"
 #include "core/config/sample_shape.h"
 #include "core/model/model_shape.h"
+#include "core/model/stage_widths.h"
 
 namespace sluice::model {
 namespace {
@@ -63,6 +64,16 @@ TEST(SkipRoutes, EachTouchingStageSendsToTheNextOneTwoOrMoreStagesOn) {
   ASSERT_EQ(routes.received[3].size(), 1u);
   EXPECT_EQ(routes.received[3][0].route, 1);
   EXPECT_EQ(routes.received[3][0].first, 4);
+}
+
+// The activation messages (stage_widths.h) without the routed columns: [5 | b], then the main 4 at every other
+// boundary (a goes on routes 0 -> 2 and 2 -> 4).
+TEST(SkipRoutes, ActivationMessagesLeaveTheRoutedColumnsOut) {
+  const config::Config cfg = config::parse_config("model:\n  inputs: 3\n  layers:\n" + std::string(kLayers));
+  const std::vector<LayerShape> shapes = model_shape(cfg.model, {});
+  const std::vector<LayerRange> ranges = {{0, 2}, {2, 4}, {4, 5}, {5, 6}, {6, 8}};
+  EXPECT_EQ(activation_widths(shapes, ranges, skip_routes_of(cfg.model, shapes, ranges)),
+            (std::vector<int64_t>{10, 4, 4, 4}));
 }
 
 TEST(SkipRoutes, NeighbouringStagesAndOneStageNeedNoRoute) {

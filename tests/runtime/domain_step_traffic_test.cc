@@ -47,8 +47,9 @@ data: {type: synthetic, batch: 2}
   std::map<std::pair<int, int>, int64_t> bytes;
   for (const config::StepTraffic::Boundary& b : t.boundaries) bytes[{b.from_stage, b.to_stage}] += b.bytes;
   const int64_t per_float = 2 * 2 * 4;  // forward and backward, 2 rows, 4-byte floats
-  EXPECT_EQ(bytes, (std::map<std::pair<int, int>, int64_t>{
-                       {{0, 1}, 8 * per_float}, {{1, 2}, 4 * per_float}, {{2, 3}, 4 * per_float}, {{0, 3}, 8 * per_float}}));
+  const std::map<std::pair<int, int>, int64_t> expected = {
+      {{0, 1}, 8 * per_float}, {{1, 2}, 4 * per_float}, {{2, 3}, 4 * per_float}, {{0, 3}, 8 * per_float}};
+  EXPECT_EQ(bytes, expected);
 }
 
 TEST(DomainStepTraffic, HalosPerStageAndBoundariesPerBlock) {
