@@ -69,10 +69,9 @@ std::vector<int> choose_model_split(const config::ModelSpec& spec, const std::ve
   const PartitionCosts carried = partition_costs(shapes, pipeline);
   const std::vector<int> first = choose_split(pipeline.split, carried, chunks);
   if (!pipeline.split.empty() || !config::has_skips(spec.layers)) return first;
-  const std::vector<LayerRange> first_ranges = split_to_ranges(first);
-  const std::vector<int> second =
-      balanced_split(routed_partition_costs(spec, shapes, pipeline, first_ranges), chunks);
-  const double first_cost = slowest_chunk(routed_partition_costs(spec, shapes, pipeline, first_ranges), first);
+  const PartitionCosts first_routed = routed_partition_costs(spec, shapes, pipeline, split_to_ranges(first));
+  const std::vector<int> second = balanced_split(first_routed, chunks);
+  const double first_cost = slowest_chunk(first_routed, first);
   const double second_cost =
       slowest_chunk(routed_partition_costs(spec, shapes, pipeline, split_to_ranges(second)), second);
   return second_cost < first_cost ? second : first;
