@@ -57,13 +57,13 @@ void head_forward(const HeadViews& v, const float* q, float* p, float* o, float*
 // through the mask; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q. `scratch` holds 4·T²
 // floats: ds, dp, then (with dropout) the pair's draws, filled by the caller, and p'.
 void head_backward(const HeadViews& v, const float* q, const float* p, const float* dout, float* dq,
-                   std::vector<float>& scratch) {
+                   float* scratch) {
   const int64_t t = v.tokens, d = v.head_dim, third = v.qkv_stride / 3;
   const float* k = q + third;
   const float* val = q + 2 * third;
   float* dk = dq + third;
   float* dv = dq + 2 * third;
-  float* ds = scratch.data();
+  float* ds = scratch;
   float* dp = ds + t * t;
   const float* draws = ds + 2 * t * t;
   float* dropped = ds + 3 * t * t;
@@ -74,6 +74,15 @@ void head_backward(const HeadViews& v, const float* q, const float* p, const flo
   softmax_rows_backward(t, t, p, dp, ds);
   product(false, false, t, d, t, v.scale, ds, t, k, v.qkv_stride, dq, v.qkv_stride);
   product(true, false, t, d, t, v.scale, ds, t, q, v.qkv_stride, dk, v.qkv_stride);
+}
+
+// The calling thread's scratch of at least `floats`, kept for the thread's next pair: a pair's backward needs
+// 2-4 T² floats that it writes before it reads, so a fresh zero-filled vector per pair only cost an allocation and
+// a memset of that size each time.
+float* thread_scratch(size_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
 }
 
 HeadViews views_of(const AttentionGeometry& g) {
@@ -136,9 +145,9 @@ void CpuBackend::attention_forward_impl(const AttentionGeometry& geometry, const
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
     const float* q = qkv.data() + s * t * v.qkv_stride + h * d;
     float* p = probs.data() + (s * geometry.heads + h) * t * t;
-    std::vector<float> dropped(v.dropout > 0.0f ? static_cast<size_t>(t * t) : 0);
-    if (v.dropout > 0.0f) draws_of(geometry, s, h, dropped.data());
-    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d, v.dropout > 0.0f ? dropped.data() : nullptr);
+    float* dropped = v.dropout > 0.0f ? thread_scratch(static_cast<size_t>(t * t)) : nullptr;
+    if (dropped != nullptr) draws_of(geometry, s, h, dropped);
+    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d, dropped);
   });
 }
 
@@ -147,8 +156,8 @@ void CpuBackend::attention_backward_impl(const AttentionGeometry& geometry, cons
   const HeadViews v = views_of(geometry);
   const int64_t t = geometry.tokens, d = v.head_dim;
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
-    std::vector<float> scratch(static_cast<size_t>((v.dropout > 0.0f ? 4 : 2) * t * t));
-    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch.data() + 2 * t * t);
+    float* scratch = thread_scratch(static_cast<size_t>((v.dropout > 0.0f ? 4 : 2) * t * t));
+    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch + 2 * t * t);
     head_backward(v, qkv.data() + s * t * v.qkv_stride + h * d, probs.data() + (s * geometry.heads + h) * t * t,
                   dout.data() + s * t * v.out_stride + h * d, dqkv.data() + s * t * v.qkv_stride + h * d, scratch);
   });
