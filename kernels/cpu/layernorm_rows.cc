@@ -90,11 +90,13 @@ SLUICE_AVX512 inline void add_partials(Partials16& s, __mmask16 m, __m512d low, 
   s.low = _mm512_mask_add_pd(s.low, static_cast<__mmask8>(m & 0xFF), s.low, low);
   s.high = _mm512_mask_add_pd(s.high, static_cast<__mmask8>(m >> 8), s.high, high);
 }
+// combine_partials' tree in registers: a store and a call into the SSE2 function stalled on the store's reload and
+// on leaving AVX-512 state dirty, and cost as much as the row's sums.
 SLUICE_AVX512 inline double total(const Partials16& s) {
-  double p[kPartials];
-  _mm512_storeu_pd(p, s.low);
-  _mm512_storeu_pd(p + 8, s.high);
-  return combine_partials(p);
+  const __m512d eight = _mm512_add_pd(s.low, s.high);  // p[i] + p[i + 8]
+  const __m256d four = _mm256_add_pd(_mm512_castpd512_pd256(eight), _mm512_extractf64x4_pd(eight, 1));
+  const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));  // (four[0] + four[2]) + (four[1] + four[3])
 }
 
 SLUICE_AVX512 void forward_row_avx512(int64_t n, const float* x, const float* gamma, const float* beta, float eps,
