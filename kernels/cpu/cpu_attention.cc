@@ -13,6 +13,7 @@
 #include "kernels/cpu/onednn_softmax.h"
 #include "kernels/cpu/parallel_blocks.h"
 #include "kernels/cpu/routed_product.h"
+#include "kernels/cpu/transpose_tiles.h"
 
 namespace sluice::kernels {
 namespace {
@@ -105,28 +106,14 @@ void per_head(const AttentionGeometry& g, int64_t samples, Body&& body) {
   run_blocks(samples * g.heads, threads, [&](int64_t j) { body(j / g.heads, j % g.heads); });
 }
 
-// out [cols][rows] = in [rows][cols]ᵀ, in square tiles: a sample's [256, 256] is 256 KiB, and the plain loop's
-// column walk touched a new cache line at every element. Copies only, so the bits are the plain loop's.
-void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
-  constexpr int64_t kTile = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const int64_t r1 = std::min(rows, r0 + kTile);
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
-    }
-  }
-}
-
 }  // namespace
 
 void CpuBackend::tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
-  for (int64_t s = 0; s < x.rows(); ++s) transpose(x.data() + s * dim * tokens, dim, tokens, y.data() + s * dim * tokens);
+  for (int64_t s = 0; s < x.rows(); ++s) transpose_matrix(x.data() + s * dim * tokens, dim, tokens, y.data() + s * dim * tokens);
 }
 
 void CpuBackend::rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
-  for (int64_t s = 0; s < y.rows(); ++s) transpose(x.data() + s * dim * tokens, tokens, dim, y.data() + s * dim * tokens);
+  for (int64_t s = 0; s < y.rows(); ++s) transpose_matrix(x.data() + s * dim * tokens, tokens, dim, y.data() + s * dim * tokens);
 }
 
 void CpuBackend::gather_columns_impl(const std::vector<int64_t>& source, const Tensor& x, Tensor& y) {
