@@ -13,6 +13,7 @@
 #include "kernels/cpu/onednn_softmax.h"
 #include "kernels/cpu/parallel_blocks.h"
 #include "kernels/cpu/routed_product.h"
+#include "kernels/cpu/transpose_tiles.h"
 
 namespace sluice::kernels {
 namespace {
@@ -57,13 +58,13 @@ void head_forward(const HeadViews& v, const float* q, float* p, float* o, float*
 // through the mask; ds = p ∘ (dp − Σ_j dp·p) per row; dq = scale ds k; dk = scale dsᵀ q. `scratch` holds 4·T²
 // floats: ds, dp, then (with dropout) the pair's draws, filled by the caller, and p'.
 void head_backward(const HeadViews& v, const float* q, const float* p, const float* dout, float* dq,
-                   std::vector<float>& scratch) {
+                   float* scratch) {
   const int64_t t = v.tokens, d = v.head_dim, third = v.qkv_stride / 3;
   const float* k = q + third;
   const float* val = q + 2 * third;
   float* dk = dq + third;
   float* dv = dq + 2 * third;
-  float* ds = scratch.data();
+  float* ds = scratch;
   float* dp = ds + t * t;
   const float* draws = ds + 2 * t * t;
   float* dropped = ds + 3 * t * t;
@@ -74,6 +75,15 @@ void head_backward(const HeadViews& v, const float* q, const float* p, const flo
   softmax_rows_backward(t, t, p, dp, ds);
   product(false, false, t, d, t, v.scale, ds, t, k, v.qkv_stride, dq, v.qkv_stride);
   product(true, false, t, d, t, v.scale, ds, t, q, v.qkv_stride, dk, v.qkv_stride);
+}
+
+// The calling thread's scratch of at least `floats`, kept for the thread's next pair: a pair's backward needs
+// 2-4 T² floats that it writes before it reads, so a fresh zero-filled vector per pair only cost an allocation and
+// a memset of that size each time.
+float* thread_scratch(size_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
 }
 
 HeadViews views_of(const AttentionGeometry& g) {
@@ -96,28 +106,14 @@ void per_head(const AttentionGeometry& g, int64_t samples, Body&& body) {
   run_blocks(samples * g.heads, threads, [&](int64_t j) { body(j / g.heads, j % g.heads); });
 }
 
-// out [cols][rows] = in [rows][cols]ᵀ, in square tiles: a sample's [256, 256] is 256 KiB, and the plain loop's
-// column walk touched a new cache line at every element. Copies only, so the bits are the plain loop's.
-void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
-  constexpr int64_t kTile = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const int64_t r1 = std::min(rows, r0 + kTile);
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
-    }
-  }
-}
-
 }  // namespace
 
 void CpuBackend::tokens_to_rows_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
-  for (int64_t s = 0; s < x.rows(); ++s) transpose(x.data() + s * dim * tokens, dim, tokens, y.data() + s * dim * tokens);
+  for (int64_t s = 0; s < x.rows(); ++s) transpose_matrix(x.data() + s * dim * tokens, dim, tokens, y.data() + s * dim * tokens);
 }
 
 void CpuBackend::rows_to_tokens_impl(int64_t dim, int64_t tokens, const Tensor& x, Tensor& y) {
-  for (int64_t s = 0; s < y.rows(); ++s) transpose(x.data() + s * dim * tokens, tokens, dim, y.data() + s * dim * tokens);
+  for (int64_t s = 0; s < y.rows(); ++s) transpose_matrix(x.data() + s * dim * tokens, tokens, dim, y.data() + s * dim * tokens);
 }
 
 void CpuBackend::gather_columns_impl(const std::vector<int64_t>& source, const Tensor& x, Tensor& y) {
@@ -136,9 +132,9 @@ void CpuBackend::attention_forward_impl(const AttentionGeometry& geometry, const
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
     const float* q = qkv.data() + s * t * v.qkv_stride + h * d;
     float* p = probs.data() + (s * geometry.heads + h) * t * t;
-    std::vector<float> dropped(v.dropout > 0.0f ? static_cast<size_t>(t * t) : 0);
-    if (v.dropout > 0.0f) draws_of(geometry, s, h, dropped.data());
-    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d, v.dropout > 0.0f ? dropped.data() : nullptr);
+    float* dropped = v.dropout > 0.0f ? thread_scratch(static_cast<size_t>(t * t)) : nullptr;
+    if (dropped != nullptr) draws_of(geometry, s, h, dropped);
+    head_forward(v, q, p, out.data() + s * t * v.out_stride + h * d, dropped);
   });
 }
 
@@ -147,8 +143,8 @@ void CpuBackend::attention_backward_impl(const AttentionGeometry& geometry, cons
   const HeadViews v = views_of(geometry);
   const int64_t t = geometry.tokens, d = v.head_dim;
   per_head(geometry, probs.rows(), [&](int64_t s, int64_t h) {
-    std::vector<float> scratch(static_cast<size_t>((v.dropout > 0.0f ? 4 : 2) * t * t));
-    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch.data() + 2 * t * t);
+    float* scratch = thread_scratch(static_cast<size_t>((v.dropout > 0.0f ? 4 : 2) * t * t));
+    if (v.dropout > 0.0f) draws_of(geometry, s, h, scratch + 2 * t * t);
     head_backward(v, qkv.data() + s * t * v.qkv_stride + h * d, probs.data() + (s * geometry.heads + h) * t * t,
                   dout.data() + s * t * v.out_stride + h * d, dqkv.data() + s * t * v.qkv_stride + h * d, scratch);
   });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -14,6 +15,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/onednn_softmax.h"
 #include "kernels/cpu/parallel_blocks.h"
+#include "kernels/cpu/transpose_tiles.h"
 #include "tests/kernels/random_tensor.h"
 
 namespace sluice::kernels {
@@ -190,6 +192,22 @@ TEST(CpuAttention, TokenLayoutsRoundTripAndTheGatherReadsItsSources) {
   backend.gather_columns({11, 0, 5}, x, gathered);
   EXPECT_EQ(gathered.at(1, 0), x.at(1, 11));
   EXPECT_EQ(gathered.at(1, 2), x.at(1, 5));
+}
+
+// The blocked transpose (16 x 16 register blocks on AVX-512F, element by element elsewhere) puts every element in
+// place, on whole blocks, edges and shapes smaller than a block, on both paths.
+TEST(CpuAttention, TransposeMatrixPutsEveryElementInPlaceOnBothPaths) {
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {256, 256}, {33, 47}, {17, 16},
+                                                                     {16, 48}, {1, 5}, {70, 40}}) {
+    const Tensor in = random_tensor(rows, cols, 9);
+    std::vector<float> fast(static_cast<size_t>(rows * cols), -7.0f), portable(fast);
+    transpose_matrix(in.data(), rows, cols, fast.data());
+    transpose_matrix_portable(in.data(), rows, cols, portable.data());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(fast[static_cast<size_t>(c * rows + r)], in.at(r, c)) << rows << "x" << cols << " at " << r << ", " << c;
+    EXPECT_EQ(fast, portable) << rows << "x" << cols;
+  }
 }
 
 std::string refusal(const std::function<void()>& call) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "kernels/cpu/layernorm_rows.h"
 #include "tests/kernels/random_tensor.h"
 
 namespace sluice::kernels {
@@ -165,6 +166,98 @@ TEST(CpuBackendLayerNorm, NormalisesEachRowThenAppliesGammaBeta) {
   EXPECT_NEAR(y.at(0, 1), 2 * -0.5 / std::sqrt(1.25 + 1e-5), 1e-5);
   EXPECT_NEAR(y.at(0, 3), 1.5 / std::sqrt(1.25 + 1e-5) + 3, 1e-5);
   EXPECT_FLOAT_EQ(mean.data()[1], 1.0f);
+}
+
+// LayerNorm's row kernels (kernels/cpu/layernorm_rows.h) on both paths against a double-precision reference, on
+// widths that leave a partial sixteen-lane step (1, 3, 17, 257) and whole ones (16, 256), and the two paths' bits
+// equal (the summation order is fixed by the width, not by the ISA).
+struct LayerNormRun {
+  std::vector<float> y, mean, rstd, dx, gamma_grad, beta_grad;
+};
+
+LayerNormRun run_layernorm_rows(layernorm_rows::Lanes lanes, int64_t rows, int64_t cols, const Tensor& x,
+                                const Tensor& gamma, const Tensor& beta, const Tensor& dy) {
+  const size_t n = static_cast<size_t>(rows * cols), c = static_cast<size_t>(cols);
+  LayerNormRun run{std::vector<float>(n), std::vector<float>(rows), std::vector<float>(rows), std::vector<float>(n),
+                   std::vector<float>(c, 0.5f), std::vector<float>(c, -0.25f)};
+  layernorm_rows::forward(lanes, rows, cols, x.data(), gamma.data(), beta.data(), 1e-5f, run.y.data(),
+                          run.mean.data(), run.rstd.data());
+  layernorm_rows::backward_input(lanes, rows, cols, dy.data(), x.data(), gamma.data(), run.mean.data(),
+                                 run.rstd.data(), run.dx.data());
+  layernorm_rows::accumulate_param_grads(lanes, rows, cols, dy.data(), x.data(), run.mean.data(), run.rstd.data(),
+                                         run.gamma_grad.data(), run.beta_grad.data());
+  return run;
+}
+
+// The double reference for `run`, row by row; the parameter gradients start from 0.5 and -0.25 as in the run.
+void expect_layernorm_near_reference(const LayerNormRun& run, int64_t rows, int64_t cols, const Tensor& x,
+                                     const Tensor& gamma, const Tensor& beta, const Tensor& dy) {
+  std::vector<double> gamma_grad(static_cast<size_t>(cols), 0.5), beta_grad(static_cast<size_t>(cols), -0.25);
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0.0, squares = 0.0, sum_g = 0.0, sum_g_xhat = 0.0;
+    for (int64_t c = 0; c < cols; ++c) sum += x.at(r, c);
+    const double mu = sum / cols;
+    for (int64_t c = 0; c < cols; ++c) squares += (x.at(r, c) - mu) * (x.at(r, c) - mu);
+    const double rstd = 1.0 / std::sqrt(squares / cols + 1e-5);
+    EXPECT_NEAR(run.mean[r], mu, 1e-6 * (1.0 + std::fabs(mu))) << "width " << cols << " row " << r;
+    EXPECT_NEAR(run.rstd[r], rstd, 2e-6 * rstd) << "width " << cols << " row " << r;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double xhat = (x.at(r, c) - mu) * rstd, g = static_cast<double>(dy.at(r, c)) * gamma.data()[c];
+      sum_g += g;
+      sum_g_xhat += g * xhat;
+      const double y = gamma.data()[c] * xhat + beta.data()[c];
+      EXPECT_NEAR(run.y[static_cast<size_t>(r * cols + c)], y, 1e-5 * (1.0 + std::fabs(y))) << "width " << cols;
+      gamma_grad[static_cast<size_t>(c)] += dy.at(r, c) * xhat;
+      beta_grad[static_cast<size_t>(c)] += dy.at(r, c);
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      const double xhat = (x.at(r, c) - mu) * rstd, g = static_cast<double>(dy.at(r, c)) * gamma.data()[c];
+      const double dx = rstd * (g - sum_g / cols - xhat * sum_g_xhat / cols);
+      EXPECT_NEAR(run.dx[static_cast<size_t>(r * cols + c)], dx, 1e-5 * rstd) << "width " << cols << " row " << r;
+    }
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    EXPECT_NEAR(run.gamma_grad[static_cast<size_t>(c)], gamma_grad[static_cast<size_t>(c)], 1e-5 * rows);
+    EXPECT_NEAR(run.beta_grad[static_cast<size_t>(c)], beta_grad[static_cast<size_t>(c)], 1e-5 * rows);
+  }
+}
+
+TEST(CpuBackendLayerNorm, BothRowPathsMatchADoubleReferenceAndEachOthersBits) {
+  const int64_t rows = 7;
+  for (int64_t cols : {1, 3, 16, 17, 256, 257}) {
+    Tensor x = random_tensor(rows, cols, 11), gamma = random_tensor(1, cols, 12), beta = random_tensor(1, cols, 13);
+    Tensor dy = random_tensor(rows, cols, 14);
+    // An offset and a spread per row: the centred second pass must not lose the variance to the mean.
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) x.data()[r * cols + c] = 3.0f * r - 5.0f + x.at(r, c) * (0.5f + r);
+    const LayerNormRun portable =
+        run_layernorm_rows(layernorm_rows::Lanes::kPortable, rows, cols, x, gamma, beta, dy);
+    expect_layernorm_near_reference(portable, rows, cols, x, gamma, beta, dy);
+    if (layernorm_rows::best() != layernorm_rows::Lanes::kAvx512) continue;  // no AVX-512F here: portable only
+    const LayerNormRun avx512 = run_layernorm_rows(layernorm_rows::Lanes::kAvx512, rows, cols, x, gamma, beta, dy);
+    expect_layernorm_near_reference(avx512, rows, cols, x, gamma, beta, dy);
+    EXPECT_EQ(avx512.y, portable.y) << "width " << cols;
+    EXPECT_EQ(avx512.mean, portable.mean) << "width " << cols;
+    EXPECT_EQ(avx512.rstd, portable.rstd) << "width " << cols;
+    EXPECT_EQ(avx512.dx, portable.dx) << "width " << cols;
+    EXPECT_EQ(avx512.gamma_grad, portable.gamma_grad) << "width " << cols;
+    EXPECT_EQ(avx512.beta_grad, portable.beta_grad) << "width " << cols;
+  }
+}
+
+// A row's results do not depend on the rows around it: one row alone gives its bits inside a batch.
+TEST(CpuBackendLayerNorm, RowBitsDoNotDependOnTheBatch) {
+  const int64_t rows = 5, cols = 257;
+  Tensor x = random_tensor(rows, cols, 21), gamma = random_tensor(1, cols, 22), beta = random_tensor(1, cols, 23);
+  Tensor y = Tensor::host(rows, cols), mean = Tensor::host(rows, 1), rstd = Tensor::host(rows, 1);
+  cpu_backend().layernorm_forward(x, gamma, beta, 1e-5f, y, mean, rstd);
+  Tensor one = Tensor::host(1, cols), y_one = Tensor::host(1, cols), mean_one = Tensor::host(1, 1);
+  Tensor rstd_one = Tensor::host(1, 1);
+  for (int64_t c = 0; c < cols; ++c) one.data()[c] = x.at(3, c);
+  cpu_backend().layernorm_forward(one, gamma, beta, 1e-5f, y_one, mean_one, rstd_one);
+  EXPECT_EQ(mean_one.data()[0], mean.data()[3]);
+  EXPECT_EQ(rstd_one.data()[0], rstd.data()[3]);
+  for (int64_t c = 0; c < cols; ++c) EXPECT_EQ(y_one.data()[c], y.at(3, c)) << "column " << c;
 }
 
 TEST(CpuBackendRng, StreamElementsDoNotDependOnHowTheyAreDrawn) {
