@@ -44,7 +44,7 @@ esac
 
 # The program must use the library it was just built against: the installed one, or none (static).
 if [[ "$mode" == c_static ]]; then
-  if readelf -d "$program" | grep -q 'libsluice'; then fail "static build still needs a shared libsluice"; fi
+  if grep -q 'libsluice' <<< "$(readelf -d "$program")"; then fail "static build still needs a shared libsluice"; fi
 else
   resolved="$(ldd "$program" | awk '$1 == "libsluice.so" { print $3 }')"
   [[ "$resolved" == "$prefix/lib/libsluice.so" || "$(realpath "$resolved")" == "$(realpath "$prefix/lib/libsluice.so")" ]] ||

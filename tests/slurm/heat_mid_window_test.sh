@@ -135,7 +135,7 @@ mid="$(printf '%s/ckpt/ckpt_%08d.h5' "$work" $((hold_at / accumulate)))"
 [ -f "$mid" ] || fail "no preemption checkpoint $mid (have: $(ls "$work/ckpt"))"
 position="$(h5value "$mid" /train/accumulation_position)"
 [ "$position" = $((hold_at % accumulate)) ] || fail "$mid: accumulation_position $position, expected $((hold_at % accumulate))"
-h5ls -r "$mid/accumulation" | grep -q "replica_0" || fail "$mid holds no partial sums under /accumulation"
+grep -q "replica_0" <<< "$(h5ls -r "$mid/accumulation")" || fail "$mid holds no partial sums under /accumulation"
 [ "$(h5value "$mid" /application/heat.time_step)" = "$hold_at" ] || fail "$mid: heat.time_step is not $hold_at"
 
 # --- 3. bit for bit equal to the uninterrupted job --------------------------------------------------------
