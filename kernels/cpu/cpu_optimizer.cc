@@ -13,11 +13,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define SLUICE_ADAMW_AVX512 1
-#endif
 
+#include "kernels/cpu/avx512_lanes.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace sluice::kernels {
@@ -82,15 +79,15 @@ void for_each_lane_group(int64_t n, float* const (&arrays)[kArrays], Lanes lanes
   for (int a = 1; a < kArrays; ++a) std::memcpy(arrays[a] + i, padded[a], sizeof(float) * tail);
 }
 
-#if defined(SLUICE_ADAMW_AVX512)
+#if defined(SLUICE_AVX512_LANES)
 // Sixteen lanes of adamw_lanes' formula with the same IEEE operations in the same order (vdivps and vsqrtps are
 // correctly rounded like their SSE forms; no FMA), so every element gets the SSE2 path's bits. Why: with four lanes
 // the three divisions and the square root bound the loop, and the update was 15% of a pipeline rank's step on the
 // benchmark model (issue 17); sixteen lanes leave it bound by memory. Compiled for AVX-512F only here and chosen
-// at run time (adamw_avx512_available), so the binary still runs on any x86-64. Returns how many leading elements
+// at run time (avx512_available), so the binary still runs on any x86-64. Returns how many leading elements
 // it updated (a multiple of 16); the rest go through the four-lane code.
-__attribute__((target("avx512f"))) int64_t adamw_avx512(const AdamWConstants& k, int64_t n, const float* g_ptr,
-                                                        float* m1_ptr, float* m2_ptr, float* p_ptr) {
+SLUICE_AVX512 int64_t adamw_avx512(const AdamWConstants& k, int64_t n, const float* g_ptr, float* m1_ptr,
+                                   float* m2_ptr, float* p_ptr) {
   const __m512 beta1 = _mm512_set1_ps(k.beta1), one_minus_beta1 = _mm512_set1_ps(k.one_minus_beta1);
   const __m512 beta2 = _mm512_set1_ps(k.beta2), one_minus_beta2 = _mm512_set1_ps(k.one_minus_beta2);
   const __m512 bc1 = _mm512_set1_ps(k.bias_correction1), bc2 = _mm512_set1_ps(k.bias_correction2);
@@ -109,12 +106,6 @@ __attribute__((target("avx512f"))) int64_t adamw_avx512(const AdamWConstants& k,
     _mm512_storeu_ps(p_ptr + i, _mm512_sub_ps(_mm512_mul_ps(_mm512_loadu_ps(p_ptr + i), decay), step));
   }
   return i;
-}
-
-// Whether this CPU runs adamw_avx512 (fixed per machine; the results do not depend on it).
-bool adamw_avx512_available() {
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
 }
 #endif
 
@@ -147,8 +138,8 @@ void CpuBackend::adamw_update_impl(const AdamWHyper& hyper, int64_t step, const 
   k.eps = hyper.eps;
   k.decay = 1.0f - hyper.lr * hyper.weight_decay;
   int64_t done = 0;  // elements already updated by the sixteen-lane code
-#if defined(SLUICE_ADAMW_AVX512)
-  if (adamw_avx512_available())
+#if defined(SLUICE_AVX512_LANES)
+  if (avx512_available())
     done = adamw_avx512(k, param.size(), grad.data(), exp_avg.data(), exp_avg_sq.data(), param.data());
 #endif
   float* const arrays[4] = {const_cast<float*>(grad.data()) + done, exp_avg.data() + done, exp_avg_sq.data() + done,

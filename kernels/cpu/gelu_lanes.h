@@ -21,13 +21,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// GCC 12.2's AVX-512 intrinsics start several operations from a deliberately undefined vector and then warn about
-// it where they are inlined (GCC bug 105593, fixed in 12.3): quiet that warning for the header's own lines.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "kernels/cpu/avx512_lanes.h"
+#if defined(SLUICE_AVX512_LANES)
 #define SLUICE_GELU_AVX512 1
 #endif
 
@@ -94,10 +89,7 @@ inline void backward(const float* x_ptr, const float* dy, float* out) {
 constexpr int kWidth16 = 16;
 
 // Whether this CPU runs forward16/backward16 (fixed per machine; the results do not depend on it).
-inline bool avx512_available() {
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
-}
+using kernels::avx512_available;
 
 // exp_ps on sixteen lanes, operation for operation.
 __attribute__((target("avx512f"))) inline __m512 exp16(__m512 x) {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/cpu/gelu_lanes.h"  // avx512_available(): the run-time choice the GELU's sixteen lanes use
+#include "kernels/cpu/avx512_lanes.h"
 
 namespace sluice::kernels::layernorm_rows {
 namespace {
@@ -61,17 +61,11 @@ void param_grads_row_portable(int64_t n, const float* dy, const float* x, float 
   }
 }
 
-#if defined(SLUICE_GELU_AVX512)
+#if defined(SLUICE_AVX512_LANES)
 // ---- AVX-512F path: sixteen floats per step, widened to two 8-lane doubles; lane i of the low (high) half is
 // partial i (i + 8). The last, partial step is masked: masked-off lanes are neither loaded nor added nor stored.
 
-#define SLUICE_AVX512 __attribute__((target("avx512f")))
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12.2's AVX-512 conversions start from a deliberately undefined vector and warn where they are inlined (GCC
-// bug 105593, fixed in 12.3; gelu_lanes.h quiets the same warning for its own lines).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+SLUICE_AVX512_CODE_BEGIN
 
 SLUICE_AVX512 inline __mmask16 step_mask(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
@@ -174,10 +168,7 @@ SLUICE_AVX512 void param_grads_row_avx512(int64_t n, const float* dy, const floa
   }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#undef SLUICE_AVX512
+SLUICE_AVX512_CODE_END
 #endif
 
 // Whether `lanes` can run here: kAvx512 only where best() is.
@@ -186,8 +177,8 @@ bool use_avx512(Lanes lanes) { return lanes == Lanes::kAvx512 && best() == Lanes
 }  // namespace
 
 Lanes best() {
-#if defined(SLUICE_GELU_AVX512)
-  if (gelu_lanes::avx512_available()) return Lanes::kAvx512;
+#if defined(SLUICE_AVX512_LANES)
+  if (avx512_available()) return Lanes::kAvx512;
 #endif
   return Lanes::kPortable;
 }
@@ -197,7 +188,7 @@ void forward(Lanes lanes, int64_t rows, int64_t cols, const float* x, const floa
   const bool avx512 = use_avx512(lanes);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t at = r * cols;
-#if defined(SLUICE_GELU_AVX512)
+#if defined(SLUICE_AVX512_LANES)
     if (avx512) {
       forward_row_avx512(cols, x + at, gamma, beta, eps, y + at, mean + r, rstd + r);
       continue;
@@ -213,7 +204,7 @@ void backward_input(Lanes lanes, int64_t rows, int64_t cols, const float* dy, co
   const bool avx512 = use_avx512(lanes);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t at = r * cols;
-#if defined(SLUICE_GELU_AVX512)
+#if defined(SLUICE_AVX512_LANES)
     if (avx512) {
       backward_row_avx512(cols, dy + at, x + at, gamma, mean[r], rstd[r], dx + at);
       continue;
@@ -229,7 +220,7 @@ void accumulate_param_grads(Lanes lanes, int64_t rows, int64_t cols, const float
   const bool avx512 = use_avx512(lanes);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t at = r * cols;
-#if defined(SLUICE_GELU_AVX512)
+#if defined(SLUICE_AVX512_LANES)
     if (avx512) {
       param_grads_row_avx512(cols, dy + at, x + at, mean[r], rstd[r], gamma_grad, beta_grad);
       continue;

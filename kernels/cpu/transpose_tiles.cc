@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/gelu_lanes.h"  // avx512_available(): the run-time choice the GELU's sixteen lanes use
+#include "kernels/cpu/avx512_lanes.h"
 
 namespace sluice::kernels {
 namespace {
@@ -18,14 +18,8 @@ void transpose_block(const float* in, int64_t rows, int64_t cols, float* out, in
     for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
 }
 
-#if defined(SLUICE_GELU_AVX512)
-#define SLUICE_AVX512 __attribute__((target("avx512f")))
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12.2's AVX-512 shuffles start from a deliberately undefined vector and warn where they are inlined (GCC bug
-// 105593, fixed in 12.3; gelu_lanes.h quiets the same warning for its own lines).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#if defined(SLUICE_AVX512_LANES)
+SLUICE_AVX512_CODE_BEGIN
 
 // 16 x 16 floats from `in` (row stride ld_in) transposed into `out` (row stride ld_out): pairs of rows interleaved,
 // then 4 x 4 transposes inside each 128-bit lane, then the 4 x 4 transpose of the lanes.
@@ -66,10 +60,7 @@ SLUICE_AVX512 void transpose_tile_avx512(const float* in, int64_t rows, int64_t 
   transpose_block(in, rows, cols, out, r, r1, c0, c1);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#undef SLUICE_AVX512
+SLUICE_AVX512_CODE_END
 #endif
 
 template <typename Tile>
@@ -88,8 +79,8 @@ void transpose_matrix_portable(const float* in, int64_t rows, int64_t cols, floa
 }
 
 void transpose_matrix(const float* in, int64_t rows, int64_t cols, float* out) {
-#if defined(SLUICE_GELU_AVX512)
-  if (gelu_lanes::avx512_available()) {
+#if defined(SLUICE_AVX512_LANES)
+  if (avx512_available()) {
     by_tiles(in, rows, cols, out, transpose_tile_avx512);
     return;
   }
