@@ -26,7 +26,7 @@ using GridParam = std::tuple<ScheduleCase, std::string, int>;
 // Under AddressSanitizer (CI's asan configuration) the grids shrink to a cover: every schedule once, and each
 // recompute policy and replica count with more than one schedule. Why: the sanitizer looks for memory errors,
 // which any case that runs a code path finds; the full grid (bit-for-bit equality of every combination) runs in
-// the default configuration, where it is 4-8x cheaper, and the grid took a quarter of CI's time under asan.
+// the default configuration, several times cheaper than under the sanitizers (docs/CI.md, "Time budget").
 #if defined(__SANITIZE_ADDRESS__)
 #define SLUICE_TEST_GRID_COVER 1
 #elif defined(__has_feature)
